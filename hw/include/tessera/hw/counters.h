@@ -1,0 +1,35 @@
+// Event counters every target reports: instructions, bytes moved, MACs, ALU operations, cycles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::hw {
+
+struct Counters {
+  // Executed instructions by opcode (LOAD, STORE, GEMM, FINISH, ALU); zero-width LOAD/STORE
+  // (dependency carriers) are counted in `nops` instead.
+  uint64_t insns[5] = {0, 0, 0, 0, 0};
+  uint64_t nops = 0;
+  // Bytes read from DRAM by LOAD, by memory type (UOP, WGT, INP, ACC, OUT unused, ACC8).
+  uint64_t loadBytes[6] = {0, 0, 0, 0, 0, 0};
+  // Bytes written to DRAM by STORE.
+  uint64_t storeBytes = 0;
+  uint64_t gemmUops = 0;       // micro-ops executed by accumulating GEMMs
+  uint64_t gemmResetUops = 0;  // micro-ops executed by GEMMs with reset set
+  uint64_t macs = 0;           // multiply-accumulates (BATCH*BLOCK_IN*BLOCK_OUT per GEMM micro-op)
+  uint64_t aluUops = 0;
+  uint64_t aluElemOps = 0;     // BATCH*BLOCK_OUT per ALU micro-op
+  uint64_t cycles = 0;         // clock cycles; 0 on untimed targets such as fsim
+  uint64_t runs = 0;           // device runs accumulated
+
+  uint64_t totalInsns() const { return insns[0] + insns[1] + insns[2] + insns[3] + insns[4] + nops; }
+  uint64_t totalLoadBytes() const;
+  Counters& operator+=(const Counters& o);
+  // Human-readable block, one counter per line, for `tessera sim --stats` and the demo.
+  std::string format() const;
+  // The same as a flat JSON object.
+  std::string toJson() const;
+};
+
+}  // namespace tessera::hw

@@ -1,0 +1,127 @@
+// Lazily backed physical address space and its first-fit contiguous allocator.
+#include "tessera/hw/dram.h"
+
+#include <cstring>
+#include <sys/mman.h>
+
+#include "tessera/hw/error.h"
+#include "tessera/hw/isa.h"
+
+namespace tessera::hw {
+
+namespace {
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+}  // namespace
+
+uint64_t Dram::expressibleSpan(const Config& cfg) {
+  // Largest element index a LOAD/STORE can touch: dram_base + (y_size-1)*x_stride + x_size.
+  uint64_t maxIndex = ((uint64_t(1) << kMemDramBaseBits) - 1) +
+                      ((uint64_t(1) << kMemSizeBits) - 2) * ((uint64_t(1) << kMemStrideBits) - 1) +
+                      ((uint64_t(1) << kMemSizeBits) - 1);
+  uint64_t maxElem = 0;
+  for (MemId id : {MemId::kUop, MemId::kWgt, MemId::kInp, MemId::kAcc, MemId::kOut, MemId::kAcc8})
+    maxElem = std::max<uint64_t>(maxElem, cfg.dramElemBytes(id));
+  uint64_t span = maxIndex * maxElem;
+  return (span + kPageBytes - 1) / kPageBytes * kPageBytes;
+}
+
+Dram::Dram(const Config& cfg) {
+  uint64_t want = expressibleSpan(cfg);
+  // NORESERVE: nothing is committed until touched, so the whole ISA-visible space costs only
+  // address space. Fall back to smaller spans on hosts that refuse the reservation.
+  for (uint64_t span = want; span >= kAllocLimit; span /= 2) {
+    void* p = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) {
+      base_ = static_cast<uint8_t*>(p);
+      span_ = span;
+      break;
+    }
+  }
+  if (!base_) throw Error("simulated DRAM", "cannot reserve " + hex(kAllocLimit) + " bytes of address space");
+  free_[kAllocBase] = kAllocLimit - kAllocBase;
+}
+
+Dram::~Dram() {
+  if (base_) ::munmap(base_, span_);
+}
+
+uint8_t* Dram::at(uint64_t phys, uint64_t bytes, const std::string& what) {
+  return const_cast<uint8_t*>(static_cast<const Dram*>(this)->at(phys, bytes, what));
+}
+
+const uint8_t* Dram::at(uint64_t phys, uint64_t bytes, const std::string& what) const {
+  if (phys > span_ || bytes > span_ - phys)
+    throw Error(what, "DRAM range [" + hex(phys) + ", " + hex(phys + bytes) + ") lies outside the simulated " +
+                          "physical address space [0, " + hex(span_) + ")");
+  if (bytes > 0 && phys < kPageBytes)
+    throw Error(what, "DRAM range [" + hex(phys) + ", " + hex(phys + bytes) +
+                          ") touches page 0, which is unmapped (a null physical address?)");
+  return base_ + phys;
+}
+
+void Dram::write(uint64_t phys, const void* src, uint64_t bytes, const std::string& what) {
+  if (bytes) std::memcpy(at(phys, bytes, what), src, bytes);
+}
+
+void Dram::read(uint64_t phys, void* dst, uint64_t bytes, const std::string& what) const {
+  if (bytes) std::memcpy(dst, at(phys, bytes, what), bytes);
+}
+
+uint64_t Dram::alloc(uint64_t bytes) {
+  if (bytes == 0) bytes = 1;
+  uint64_t size = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < size) continue;
+    uint64_t start = it->first, left = it->second - size;
+    free_.erase(it);
+    if (left) free_[start + size] = left;
+    allocs_[start] = size;
+    // Fresh allocations read as zero, like newly mapped pages on a board.
+    std::memset(base_ + start, 0, size);
+    return start;
+  }
+  return 0;
+}
+
+void Dram::free(uint64_t phys) {
+  auto it = allocs_.find(phys);
+  if (it == allocs_.end())
+    throw Error("free " + hex(phys), "address does not start a live DRAM allocation (double free?)");
+  uint64_t start = it->first, size = it->second;
+  allocs_.erase(it);
+  // Give the pages back to the host so long runs do not grow without bound.
+  ::madvise(base_ + start, size, MADV_DONTNEED);
+  auto next = free_.lower_bound(start);
+  if (next != free_.end() && start + size == next->first) {
+    size += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == start) {
+      prev->second += size;
+      return;
+    }
+  }
+  free_[start] = size;
+}
+
+uint64_t Dram::allocationContaining(uint64_t phys, uint64_t* size) const {
+  auto it = allocs_.upper_bound(phys);
+  if (it == allocs_.begin()) return 0;
+  --it;
+  if (phys >= it->first + it->second) return 0;
+  if (size) *size = it->second;
+  return it->first;
+}
+
+bool Dram::contains(const void* host) const {
+  auto p = static_cast<const uint8_t*>(host);
+  return p >= base_ && p < base_ + span_;
+}
+
+}  // namespace tessera::hw

@@ -1,0 +1,485 @@
+// Behavioral simulator: decode once, schedule the three stages by tokens, run tight SRAM loops.
+#include "tessera/hw/fsim.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+
+#include "tessera/hw/asm.h"
+#include "tessera/hw/error.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a little-endian host");
+
+namespace tessera::hw {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// acc[b][o] += sum_k inp[b][k] * w[o][k] for one micro-op, on the widened SRAM layouts.
+void gemmUopGeneric(int32_t* acc, const int16_t* inp, const int16_t* wp, int batch, int pairs, int bo) {
+  for (int b = 0; b < batch; ++b) {
+    int32_t* a = acc + b * bo;
+    const int16_t* x = inp + b * 2 * pairs;
+    for (int p = 0; p < pairs; ++p) {
+      const int32_t x0 = x[2 * p], x1 = x[2 * p + 1];
+      const int16_t* w = wp + p * bo * 2;
+      for (int o = 0; o < bo; ++o) a[o] += x0 * w[2 * o] + x1 * w[2 * o + 1];
+    }
+  }
+}
+
+#if defined(__x86_64__)
+template <int kChunks>
+__attribute__((target("avx2"))) inline void gemmRowAvx2(int32_t* a, const int16_t* x, const int16_t* wp, int pairs,
+                                                       int bo) {
+  __m256i sum[kChunks];
+  for (int c = 0; c < kChunks; ++c) sum[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8 * c));
+  for (int p = 0; p < pairs; ++p) {
+    int32_t pair;
+    std::memcpy(&pair, x + 2 * p, sizeof pair);
+    const __m256i xv = _mm256_set1_epi32(pair);
+    const int16_t* w = wp + p * bo * 2;
+    for (int c = 0; c < kChunks; ++c) {
+      __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 * c));
+      sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(xv, wv));
+    }
+  }
+  for (int c = 0; c < kChunks; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 8 * c), sum[c]);
+}
+
+// Requires bo % 8 == 0. Output columns are processed 32 at a time so the sums stay in registers.
+__attribute__((target("avx2"))) void gemmUopAvx2(int32_t* acc, const int16_t* inp, const int16_t* wp, int batch,
+                                                 int pairs, int bo) {
+  for (int b = 0; b < batch; ++b) {
+    int32_t* a = acc + b * bo;
+    const int16_t* x = inp + b * 2 * pairs;
+    for (int o0 = 0; o0 < bo; o0 += 32) {
+      // The weight pointer is offset to column o0; rows of pairs stay bo*2 apart.
+      const int16_t* w = wp + o0 * 2;
+      switch (std::min(4, (bo - o0) / 8)) {
+        case 1: gemmRowAvx2<1>(a + o0, x, w, pairs, bo); break;
+        case 2: gemmRowAvx2<2>(a + o0, x, w, pairs, bo); break;
+        case 3: gemmRowAvx2<3>(a + o0, x, w, pairs, bo); break;
+        default: gemmRowAvx2<4>(a + o0, x, w, pairs, bo); break;
+      }
+    }
+  }
+}
+#endif
+
+using GemmKernel = void (*)(int32_t*, const int16_t*, const int16_t*, int, int, int);
+
+GemmKernel pickGemmKernel(int bo) {
+#if defined(__x86_64__)
+  if (bo % 8 == 0 && __builtin_cpu_supports("avx2")) return gemmUopAvx2;
+#endif
+  return gemmUopGeneric;
+}
+
+// VTA ALU semantics on 32-bit accumulators; shifts take the amount modulo the accumulator width,
+// a negative amount shifts left.
+inline int32_t aluShr(int32_t a, int32_t b) {
+  if (b >= 0) return a >> (b & 31);
+  uint32_t s = static_cast<uint32_t>(-static_cast<int64_t>(b)) & 31;
+  return static_cast<int32_t>(static_cast<uint32_t>(a) << s);
+}
+
+template <typename F>
+void aluRows(int32_t* dst, const int32_t* src, int n, F f) {
+  for (int i = 0; i < n; ++i) dst[i] = f(dst[i], src[i]);
+}
+
+template <typename F>
+void aluRowsImm(int32_t* dst, int32_t imm, int n, F f) {
+  for (int i = 0; i < n; ++i) dst[i] = f(dst[i], imm);
+}
+
+struct OpMin { int32_t operator()(int32_t a, int32_t b) const { return a < b ? a : b; } };
+struct OpMax { int32_t operator()(int32_t a, int32_t b) const { return a < b ? b : a; } };
+struct OpAdd { int32_t operator()(int32_t a, int32_t b) const { return static_cast<int32_t>(uint32_t(a) + uint32_t(b)); } };
+struct OpMul { int32_t operator()(int32_t a, int32_t b) const { return static_cast<int32_t>(uint32_t(a) * uint32_t(b)); } };
+struct OpShr { int32_t operator()(int32_t a, int32_t b) const { return aluShr(a, b); } };
+
+std::string insnName(size_t index, const Insn& insn) {
+  std::string s = "instruction " + std::to_string(index) + " (" + opcodeName(insn.opcode);
+  if (insn.isMem()) s += std::string(".") + memIdName(insn.memType);
+  if (insn.opcode == Opcode::kAlu) s += std::string(".") + aluOpName(insn.aluOp);
+  return s + ")";
+}
+
+}  // namespace
+
+Fsim::Fsim(const Config& cfg, Dram& dram)
+    : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
+  pairs_ = (blockIn_ + 1) / 2;
+  inpLanes_ = batch_ * 2 * pairs_;
+  wgtLanes_ = pairs_ * blockOut_ * 2;
+  accLanes_ = batch_ * blockOut_;
+  inp16_.assign(size_t(cfg.inpDepth) * inpLanes_, 0);
+  wgtPairs_.assign(size_t(cfg.wgtDepth) * wgtLanes_, 0);
+  acc_.assign(size_t(cfg.accDepth) * accLanes_, 0);
+  uops_.assign(cfg.uopDepth, Uop());
+  gemmKernel_ = pickGemmKernel(blockOut_);
+}
+
+int8_t Fsim::inp(uint32_t index, int b, int k) const {
+  return static_cast<int8_t>(inp16_[size_t(index) * inpLanes_ + b * 2 * pairs_ + k]);
+}
+
+int8_t Fsim::wgt(uint32_t index, int o, int k) const {
+  return static_cast<int8_t>(wgtPairs_[size_t(index) * wgtLanes_ + ((k / 2) * blockOut_ + o) * 2 + (k % 2)]);
+}
+
+void Fsim::run(uint64_t insnPhys, uint32_t count) {
+  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
+  // Decode and validate the whole stream once; the scheduler then works on decoded values.
+  const uint8_t* bytes = dram_.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
+                                                                      " instructions at " + hex(insnPhys));
+  std::vector<Insn> prog(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    prog[i] = isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i)));
+    isa_.validate(prog[i], i);
+    if (prog[i].isMem() && !prog[i].isNop()) checkDram(prog[i], i, cfg_.dramElemBytes(static_cast<MemId>(prog[i].memType)));
+  }
+
+  std::deque<uint32_t> queues[3];
+  int tokens[4] = {0, 0, 0, 0};
+  const size_t insnCap = static_cast<size_t>(cfg_.insnQueueDepth);
+  const int tokenCap = cfg_.depQueueDepth;
+  uint32_t fetchPc = 0;
+
+  // Token queues each instruction pops from and pushes to, by stage.
+  auto pops = [](const Insn& in, int* q) {
+    int n = 0;
+    switch (in.stage()) {
+      case Stage::kLoad: if (in.popNext) q[n++] = int(TokenQueue::kComputeToLoad); break;
+      case Stage::kCompute:
+        if (in.popPrev) q[n++] = int(TokenQueue::kLoadToCompute);
+        if (in.popNext) q[n++] = int(TokenQueue::kStoreToCompute);
+        break;
+      case Stage::kStore: if (in.popPrev) q[n++] = int(TokenQueue::kComputeToStore); break;
+    }
+    return n;
+  };
+  auto pushes = [](const Insn& in, int* q) {
+    int n = 0;
+    switch (in.stage()) {
+      case Stage::kLoad: if (in.pushNext) q[n++] = int(TokenQueue::kLoadToCompute); break;
+      case Stage::kCompute:
+        if (in.pushPrev) q[n++] = int(TokenQueue::kComputeToLoad);
+        if (in.pushNext) q[n++] = int(TokenQueue::kComputeToStore);
+        break;
+      case Stage::kStore: if (in.pushPrev) q[n++] = int(TokenQueue::kStoreToCompute); break;
+    }
+    return n;
+  };
+  // Why the head of a stage cannot issue, or empty if it can.
+  auto blockedBy = [&](const Insn& in) -> std::string {
+    int q[2];
+    int n = pops(in, q);
+    for (int i = 0; i < n; ++i)
+      if (tokens[q[i]] == 0)
+        return std::string("waits for a token on queue ") + tokenQueueName(static_cast<TokenQueue>(q[i])) +
+               ", which is empty";
+    n = pushes(in, q);
+    for (int i = 0; i < n; ++i)
+      if (tokens[q[i]] >= tokenCap)
+        return std::string("waits for space on queue ") + tokenQueueName(static_cast<TokenQueue>(q[i])) +
+               ", which is full (" + std::to_string(tokenCap) + " tokens)";
+    return "";
+  };
+  auto issue = [&](uint32_t idx) {
+    const Insn& in = prog[idx];
+    int q[2];
+    int n = pops(in, q);
+    for (int i = 0; i < n; ++i) --tokens[q[i]];
+    execute(in, idx);
+    n = pushes(in, q);
+    for (int i = 0; i < n; ++i) ++tokens[q[i]];
+  };
+  auto fetch = [&]() {
+    bool moved = false;
+    while (fetchPc < count) {
+      auto& q = queues[int(prog[fetchPc].stage())];
+      if (q.size() >= insnCap) break;
+      q.push_back(fetchPc++);
+      moved = true;
+    }
+    return moved;
+  };
+  auto drain = [&](Stage s) {
+    bool moved = false;
+    auto& q = queues[int(s)];
+    while (!q.empty()) {
+      const Insn& in = prog[q.front()];
+      if (in.opcode == Opcode::kFinish) break;
+      if (!blockedBy(in).empty()) break;
+      uint32_t idx = q.front();
+      q.pop_front();
+      issue(idx);
+      moved = true;
+    }
+    return moved;
+  };
+
+  counters_.runs += 1;
+  for (;;) {
+    bool moved = fetch();
+    moved |= drain(Stage::kLoad);
+    moved |= drain(Stage::kStore);
+    moved |= drain(Stage::kCompute);
+    if (moved) continue;
+
+    auto& cq = queues[int(Stage::kCompute)];
+    if (!cq.empty() && prog[cq.front()].opcode == Opcode::kFinish && blockedBy(prog[cq.front()]).empty()) {
+      // Everything that could run has run; FINISH raises done.
+      uint32_t finishIdx = cq.front();
+      cq.pop_front();
+      issue(finishIdx);
+      std::string left;
+      const char* stageNames[3] = {"load", "compute", "store"};
+      for (int s = 0; s < 3; ++s)
+        if (!queues[s].empty())
+          left += std::string("; ") + stageNames[s] + " " + insnName(queues[s].front(), prog[queues[s].front()]) +
+                  " never executed (" + blockedBy(prog[queues[s].front()]) + ")";
+      if (fetchPc < count)
+        left += "; " + insnName(fetchPc, prog[fetchPc]) + " and " + std::to_string(count - fetchPc - 1) +
+                " more after it were never fetched";
+      for (int t = 0; t < 4; ++t)
+        if (tokens[t])
+          left += "; " + std::to_string(tokens[t]) + " token(s) left on queue " + tokenQueueName(static_cast<TokenQueue>(t));
+      if (!left.empty())
+        throw Error("FINISH at instruction " + std::to_string(finishIdx),
+                    "the program is not balanced at FINISH" + left);
+      return;
+    }
+    bool idle = fetchPc >= count && queues[0].empty() && queues[1].empty() && queues[2].empty();
+    if (idle)
+      throw Error("run of " + std::to_string(count) + " instructions",
+                  "the program ended without a FINISH instruction; the device would never signal done");
+    std::string why;
+    const char* stageNames[3] = {"load", "compute", "store"};
+    for (int s = 0; s < 3; ++s) {
+      if (queues[s].empty()) continue;
+      uint32_t idx = queues[s].front();
+      why += std::string(why.empty() ? "" : "; ") + stageNames[s] + " stage: " + insnName(idx, prog[idx]) + " " +
+             blockedBy(prog[idx]);
+    }
+    if (fetchPc < count)
+      why += std::string(why.empty() ? "" : "; ") + "fetch stalled at " + insnName(fetchPc, prog[fetchPc]) + ": the " +
+             stageNames[int(prog[fetchPc].stage())] + " instruction queue is full (" + std::to_string(insnCap) + " entries)";
+    uint32_t first = count;
+    for (int s = 0; s < 3; ++s)
+      if (!queues[s].empty()) first = std::min(first, queues[s].front());
+    throw Error("deadlock at instruction " + std::to_string(first == count ? fetchPc : first),
+                "no stage can make progress: " + why);
+  }
+}
+
+void Fsim::checkDram(const Insn& in, size_t index, uint64_t eb) const {
+  if (in.ySize == 0) return;
+  uint64_t first = uint64_t(in.dramBase) * eb;
+  uint64_t last = (uint64_t(in.dramBase) + uint64_t(in.ySize - 1) * in.xStride + in.xSize) * eb;
+  dram_.at(first, last - first, insnName(index, in) + ", field dram_base");
+}
+
+void Fsim::execute(const Insn& in, size_t index) {
+  switch (in.opcode) {
+    case Opcode::kLoad:
+      if (in.isNop()) { ++counters_.nops; return; }
+      ++counters_.insns[0];
+      execLoad(in, index);
+      return;
+    case Opcode::kStore:
+      if (in.isNop()) { ++counters_.nops; return; }
+      ++counters_.insns[1];
+      execStore(in, index);
+      return;
+    case Opcode::kGemm: ++counters_.insns[2]; execGemm(in, index); return;
+    case Opcode::kAlu: ++counters_.insns[4]; execAlu(in, index); return;
+    case Opcode::kFinish: ++counters_.insns[3]; return;
+  }
+}
+
+void Fsim::execLoad(const Insn& in, size_t) {
+  const MemId id = static_cast<MemId>(in.memType);
+  const uint64_t eb = cfg_.dramElemBytes(id);
+  const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
+  counters_.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * eb;
+
+  if (id == MemId::kUop) {
+    const uint8_t* src = dram_.raw(uint64_t(in.dramBase) * eb);
+    for (uint32_t x = 0; x < in.xSize; ++x) {
+      uint32_t w;
+      std::memcpy(&w, src + 4 * x, 4);
+      uops_[in.sramBase + x] = isa_.decodeUop(w);
+    }
+    return;
+  }
+  // Writes one SRAM element from DRAM bytes (or zeros for padding when src is null).
+  auto lanesOf = [&](size_t* lanes) {
+    switch (id) {
+      case MemId::kInp: *lanes = inpLanes_; break;
+      case MemId::kWgt: *lanes = wgtLanes_; break;
+      default: *lanes = accLanes_; break;
+    }
+  };
+  size_t lanes;
+  lanesOf(&lanes);
+  auto zeroElems = [&](uint64_t sramIdx, uint64_t n) {
+    if (id == MemId::kInp) std::fill_n(&inp16_[sramIdx * lanes], n * lanes, int16_t(0));
+    else if (id == MemId::kWgt) std::fill_n(&wgtPairs_[sramIdx * lanes], n * lanes, int16_t(0));
+    else std::fill_n(&acc_[sramIdx * lanes], n * lanes, 0);
+  };
+  auto copyElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n) {
+    switch (id) {
+      case MemId::kInp:
+        for (uint64_t e = 0; e < n; ++e) {
+          int16_t* dst = &inp16_[(sramIdx + e) * lanes];
+          const int8_t* s = reinterpret_cast<const int8_t*>(src + e * eb);
+          for (int b = 0; b < batch_; ++b)
+            for (int k = 0; k < blockIn_; ++k) dst[b * 2 * pairs_ + k] = s[b * blockIn_ + k];
+        }
+        break;
+      case MemId::kWgt:
+        for (uint64_t e = 0; e < n; ++e) {
+          int16_t* dst = &wgtPairs_[(sramIdx + e) * lanes];
+          const int8_t* s = reinterpret_cast<const int8_t*>(src + e * eb);
+          for (int o = 0; o < blockOut_; ++o)
+            for (int k = 0; k < blockIn_; ++k) dst[((k >> 1) * blockOut_ + o) * 2 + (k & 1)] = s[o * blockIn_ + k];
+        }
+        break;
+      case MemId::kAcc: std::memcpy(&acc_[sramIdx * lanes], src, n * eb); break;
+      default: {  // ACC8: sign-extend int8 into the accumulator
+        const int8_t* s = reinterpret_cast<const int8_t*>(src);
+        int32_t* d = &acc_[sramIdx * lanes];
+        for (uint64_t i = 0; i < n * lanes; ++i) d[i] = s[i];
+        break;
+      }
+    }
+  };
+
+  uint64_t sram = in.sramBase;
+  zeroElems(sram, width * in.yPad0);
+  sram += width * in.yPad0;
+  for (uint32_t y = 0; y < in.ySize; ++y) {
+    zeroElems(sram, in.xPad0);
+    sram += in.xPad0;
+    copyElems(sram, dram_.raw((uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb), in.xSize);
+    sram += in.xSize;
+    zeroElems(sram, in.xPad1);
+    sram += in.xPad1;
+  }
+  zeroElems(sram, width * in.yPad1);
+}
+
+void Fsim::execStore(const Insn& in, size_t) {
+  const uint64_t eb = cfg_.outElemBytes;
+  counters_.storeBytes += uint64_t(in.xSize) * in.ySize * eb;
+  for (uint32_t y = 0; y < in.ySize; ++y) {
+    int8_t* dst = reinterpret_cast<int8_t*>(dram_.raw((uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb));
+    const int32_t* src = &acc_[(uint64_t(in.sramBase) + uint64_t(y) * in.xSize) * accLanes_];
+    // Narrowing keeps the low bits, as VTA's store does.
+    for (uint64_t i = 0; i < uint64_t(in.xSize) * accLanes_; ++i) dst[i] = static_cast<int8_t>(src[i]);
+  }
+}
+
+void Fsim::checkLoopIndices(const Insn& in, size_t index) const {
+  if (in.iterOut == 0 || in.iterIn == 0 || in.uopBgn >= in.uopEnd) return;
+  const bool gemm = in.opcode == Opcode::kGemm;
+  struct Check {
+    const char* what;
+    uint32_t Uop::*field;
+    uint64_t factorOut, factorIn, depth;
+    Field fieldOut;
+  } checks[3] = {
+      {"accumulator (dst)", &Uop::dst, in.dstFactorOut, in.dstFactorIn, cfg_.accDepth, Field::kDstFactorOut},
+      {gemm ? "input (src)" : "accumulator (src)", &Uop::src, in.srcFactorOut, in.srcFactorIn,
+       gemm ? cfg_.inpDepth : cfg_.accDepth, Field::kSrcFactorOut},
+      {"weight (wgt)", &Uop::wgt, in.wgtFactorOut, in.wgtFactorIn, cfg_.wgtDepth, Field::kWgtFactorOut}};
+  const int nChecks = gemm ? 3 : 2;
+  for (int c = 0; c < nChecks; ++c) {
+    const auto& ck = checks[c];
+    if (gemm && in.reset && c != 0) continue;   // a reset GEMM only writes the accumulator
+    uint64_t loopMax = uint64_t(in.iterOut - 1) * ck.factorOut + uint64_t(in.iterIn - 1) * ck.factorIn;
+    for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
+      uint64_t idx = uint64_t(uops_[u].*ck.field) + loopMax;
+      if (idx >= ck.depth)
+        throw Error(insnName(index, in) + ", micro-op " + std::to_string(u) + " with field " + fieldName(ck.fieldOut) +
+                        "/" + fieldName(static_cast<Field>(int(ck.fieldOut) + 1)),
+                    std::string("the ") + ck.what + " index reaches " + std::to_string(idx) +
+                        " at the last loop iteration, past the buffer depth " + std::to_string(ck.depth));
+    }
+  }
+}
+
+void Fsim::execGemm(const Insn& in, size_t index) {
+  checkLoopIndices(in, index);
+  const uint64_t nUops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
+  if (in.reset) {
+    counters_.gemmResetUops += nUops;
+    for (uint32_t i = 0; i < in.iterOut; ++i)
+      for (uint32_t j = 0; j < in.iterIn; ++j)
+        for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
+          uint64_t dst = uops_[u].dst + uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
+          std::fill_n(&acc_[dst * accLanes_], accLanes_, 0);
+        }
+    return;
+  }
+  counters_.gemmUops += nUops;
+  counters_.macs += nUops * uint64_t(batch_) * blockIn_ * blockOut_;
+  const auto k = gemmKernel_;
+  int32_t* acc = acc_.data();
+  const int16_t* inp = inp16_.data();
+  const int16_t* wgt = wgtPairs_.data();
+  for (uint32_t i = 0; i < in.iterOut; ++i) {
+    for (uint32_t j = 0; j < in.iterIn; ++j) {
+      const uint64_t dOff = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
+      const uint64_t sOff = uint64_t(i) * in.srcFactorOut + uint64_t(j) * in.srcFactorIn;
+      const uint64_t wOff = uint64_t(i) * in.wgtFactorOut + uint64_t(j) * in.wgtFactorIn;
+      for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
+        const Uop& op = uops_[u];
+        k(acc + (op.dst + dOff) * accLanes_, inp + (op.src + sOff) * inpLanes_, wgt + (op.wgt + wOff) * wgtLanes_,
+          batch_, pairs_, blockOut_);
+      }
+    }
+  }
+}
+
+void Fsim::execAlu(const Insn& in, size_t index) {
+  checkLoopIndices(in, index);
+  const uint64_t nUops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
+  counters_.aluUops += nUops;
+  counters_.aluElemOps += nUops * accLanes_;
+  const int n = accLanes_;
+  auto loop = [&](auto op) {
+    for (uint32_t i = 0; i < in.iterOut; ++i)
+      for (uint32_t j = 0; j < in.iterIn; ++j) {
+        const uint64_t dOff = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
+        const uint64_t sOff = uint64_t(i) * in.srcFactorOut + uint64_t(j) * in.srcFactorIn;
+        for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
+          int32_t* dst = &acc_[(uops_[u].dst + dOff) * n];
+          if (in.useImm) aluRowsImm(dst, in.imm, n, op);
+          else aluRows(dst, &acc_[(uops_[u].src + sOff) * n], n, op);
+        }
+      }
+  };
+  switch (static_cast<AluOp>(in.aluOp)) {
+    case AluOp::kMin: loop(OpMin()); break;
+    case AluOp::kMax: loop(OpMax()); break;
+    case AluOp::kAdd: loop(OpAdd()); break;
+    case AluOp::kShr: loop(OpShr()); break;
+    case AluOp::kMul: loop(OpMul()); break;
+  }
+}
+
+}  // namespace tessera::hw
