@@ -2,6 +2,7 @@
 #include "tessera/runtime/command_queue.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 
@@ -431,7 +432,10 @@ void CommandQueue::synchronize(uint32_t waitCycles) {
     *debug_ << hw::disassembleProgram(isa_, raws);
   }
   lastProgram_ = program;
+  auto t0 = std::chrono::steady_clock::now();
   device_->run(insnBuffer_.phys, static_cast<uint32_t>(program.size()), waitCycles);
+  lastRunSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  totalRunSeconds_ += lastRunSeconds_;
 }
 
 }  // namespace tessera::runtime

@@ -84,6 +84,11 @@ class CommandQueue {
   const std::vector<hw::Insn>& pendingInstructions() const { return insns_; }
   // The instruction stream of the last synchronize, as run.
   const std::vector<hw::Insn>& lastProgram() const { return lastProgram_; }
+  // Physical address of the last program's instructions (valid until the next synchronize).
+  uint64_t lastProgramPhys() const { return insnBuffer_.phys; }
+  // Wall-clock seconds the device spent in the last synchronize, and in all of them.
+  double lastRunSeconds() const { return lastRunSeconds_; }
+  double totalRunSeconds() const { return totalRunSeconds_; }
 
  private:
   hw::Insn& create(int stage);
@@ -115,6 +120,7 @@ class CommandQueue {
   std::map<void**, std::map<std::string, std::unique_ptr<UopKernel>>> kernels_;
   UopKernel* recording_ = nullptr;
   int debugFlags_ = 0;
+  double lastRunSeconds_ = 0, totalRunSeconds_ = 0;
   std::ostream* debug_;
 };
 

@@ -1,0 +1,60 @@
+// Reference workloads written against the VTA runtime API: blocked GEMM and ALU programs with host
+// references. Used by the demo, the benchmarks and the cross-target tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/hw/config.h"
+#include "tessera/hw/counters.h"
+#include "tessera/runtime/target.h"
+
+namespace tessera::sw {
+
+// C[m][n] = clip((sum_k A[m][k] * B[n][k]) >> shift, -128, 127), int8 A and B, int32 accumulation.
+struct GemmProblem {
+  int m = 256, n = 256, k = 256;  // multiples of BATCH, BLOCK_OUT and BLOCK_IN respectively
+  int shift = 8;                  // requantization shift (ALU SHR by immediate)
+  uint32_t seed = 1;
+  bool doubleBuffer = true;       // overlap loads with compute through the token protocol
+  bool uopCompression = true;     // micro-op loops (false: one micro-op per GEMM step)
+};
+
+struct WorkloadResult {
+  bool correct = false;
+  uint64_t mismatches = 0;
+  std::string firstMismatch;  // "C[3][7]: got 12, expected 13"
+  hw::Counters counters;       // of the runs this workload made
+  double deviceSeconds = 0;    // wall time inside the device's run
+  uint64_t macs = 0;
+  std::string tiling;          // human-readable tile sizes chosen
+};
+
+// Called after a workload's program ran once, while its buffers and instructions are still in
+// DRAM, so benchmarks can run the very same program again: device.run(insnPhys, count, 0).
+using RerunHook = std::function<void(runtime::Target& device, uint64_t insnPhys, uint32_t count)>;
+
+// Runs on the runtime's current session (TesseraInit / $TESSERA_TARGET / $TESSERA_CONFIG).
+// Throws tessera::Error if the problem does not fit the configuration or the runtime fails.
+WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun = {});
+
+// Host reference of runBlockedGemm's arithmetic, on row-major A [m][k], B [n][k]; returns C [m][n].
+std::vector<int8_t> referenceGemm(const GemmProblem& p, const std::vector<int8_t>& a, const std::vector<int8_t>& b);
+
+// VTA's ALU hardware test: int32 A (and B) loaded into the accumulator, one ALU operation applied
+// (with an immediate or element-wise with B), narrowed by STORE to int8 and checked.
+struct AluProblem {
+  uint32_t op = 2;      // MIN 0, MAX 1, ADD 2, SHR 3, MUL 4
+  bool useImm = false;
+  int32_t imm = 0;      // used when useImm
+  int rows = 16;        // accumulator elements (BATCH x BLOCK_OUT each)
+  uint32_t seed = 1;
+  bool uopCompression = true;
+};
+WorkloadResult runAluTest(const AluProblem& p);
+// Reference semantics of one ALU operation on 32-bit accumulator values.
+int32_t referenceAlu(uint32_t op, int32_t a, int32_t b);
+
+}  // namespace tessera::sw

@@ -1,0 +1,35 @@
+// Shared pieces of the tessera CLI: command table, argument helpers and error reporting.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::cli {
+
+namespace po = boost::program_options;
+
+// A verb of the CLI: `tessera <name> ...`.
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+const std::vector<Command>& commands();
+
+// Parses `args` with `opts` (and positional `pos`); prints --help when asked and returns false.
+bool parse(const char* verb, const char* usage, const std::vector<std::string>& args, po::options_description& opts,
+           const po::positional_options_description* pos, po::variables_map* vm);
+
+// Unsigned integer in decimal or 0x-hex; throws tessera::Error naming `what`.
+uint64_t parseNumber(const std::string& text, const std::string& what);
+
+int cmdInfo(const std::vector<std::string>& args);
+int cmdDisasm(const std::vector<std::string>& args);
+int cmdAsm(const std::vector<std::string>& args);
+int cmdSim(const std::vector<std::string>& args);
+int cmdDemo(const std::vector<std::string>& args);
+
+}  // namespace tessera::cli

@@ -1,0 +1,115 @@
+// tessera sim: a bare-metal loader and runner over simulated DRAM, on any target.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli.h"
+#include "tessera/hw/asm.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct Placement {
+  std::string file;
+  uint64_t addr;
+  std::vector<uint8_t> bytes;
+};
+
+std::string envOr(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+int cmdSim(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string config, target, insn;
+  std::vector<std::string> loads, dumps;
+  opts.add_options()
+      ("config,c", po::value<std::string>(&config)->default_value(envOr("TESSERA_CONFIG", "default")),
+       "config JSON file or shipped config name ($TESSERA_CONFIG)")
+      ("target,t", po::value<std::string>(&target)->default_value(envOr("TESSERA_TARGET", "fsim")),
+       "target to run on ($TESSERA_TARGET)")
+      ("load,l", po::value<std::vector<std::string>>(&loads), "FILE@ADDR: place a file's bytes at a physical address (repeatable)")
+      ("insn,i", po::value<std::string>(&insn)->required(),
+       "ADDR:COUNT of instructions already loaded, or a program FILE placed automatically")
+      ("dump,d", po::value<std::vector<std::string>>(&dumps), "ADDR:BYTES:FILE: write DRAM bytes to a file after the run (repeatable)")
+      ("stats,s", "print the target's counters")
+      ("force,f", "replace existing dump files");
+  po::variables_map vm;
+  if (!parse("sim", "--insn ADDR:COUNT|FILE [--load FILE@ADDR]... [--dump ADDR:BYTES:FILE]... [--config C] [--target T] [--stats]",
+             args, opts, nullptr, &vm))
+    return 0;
+
+  runtime::Session session(target, hw::Config::load(config));
+  hw::Dram& dram = session.dram();
+
+  // Place files, refusing overlaps so one load cannot silently clobber another.
+  std::vector<Placement> placed;
+  uint64_t highest = hw::Dram::kPageBytes;
+  for (const auto& spec : loads) {
+    auto at = spec.rfind('@');
+    if (at == std::string::npos || at == 0) throw Error("--load " + spec, "expected FILE@ADDR");
+    Placement p{spec.substr(0, at), parseNumber(spec.substr(at + 1), "--load " + spec + ": address"), {}};
+    p.bytes = hw::readBinaryFile(p.file);
+    for (const auto& q : placed)
+      if (p.addr < q.addr + q.bytes.size() && q.addr < p.addr + p.bytes.size())
+        throw Error("--load " + spec, "overlaps " + q.file + " at [" + hex(q.addr) + ", " + hex(q.addr + q.bytes.size()) + ")");
+    dram.write(p.addr, p.bytes.data(), p.bytes.size(), "--load " + spec);
+    highest = std::max<uint64_t>(highest, p.addr + p.bytes.size());
+    placed.push_back(std::move(p));
+  }
+
+  uint64_t insnAddr;
+  uint64_t count;
+  auto colon = insn.find(':');
+  if (colon != std::string::npos) {
+    insnAddr = parseNumber(insn.substr(0, colon), "--insn " + insn + ": address");
+    count = parseNumber(insn.substr(colon + 1), "--insn " + insn + ": count");
+    if (count == 0 || count > 0xffffffffull) throw Error("--insn " + insn, "count must be in [1, 2^32)");
+  } else {
+    auto program = hw::readProgramFile(insn);
+    auto bytes = hw::programBytes(program);
+    // Place the program after everything loaded, page aligned.
+    insnAddr = (highest + hw::Dram::kPageBytes - 1) / hw::Dram::kPageBytes * hw::Dram::kPageBytes;
+    dram.write(insnAddr, bytes.data(), bytes.size(), "--insn " + insn);
+    count = program.size();
+    std::printf("placed %llu instructions from %s at %s\n", static_cast<unsigned long long>(count), insn.c_str(),
+                hex(insnAddr).c_str());
+  }
+
+  auto device = session.createDevice();
+  auto t0 = std::chrono::steady_clock::now();
+  device->run(insnAddr, static_cast<uint32_t>(count), 0);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("ran %llu instructions on %s (config %s) in %.3f ms\n", static_cast<unsigned long long>(count),
+              target.c_str(), session.config().name.c_str(), secs * 1e3);
+
+  for (const auto& spec : dumps) {
+    auto c1 = spec.find(':');
+    auto c2 = c1 == std::string::npos ? std::string::npos : spec.find(':', c1 + 1);
+    if (c2 == std::string::npos) throw Error("--dump " + spec, "expected ADDR:BYTES:FILE");
+    uint64_t addr = parseNumber(spec.substr(0, c1), "--dump " + spec + ": address");
+    uint64_t bytes = parseNumber(spec.substr(c1 + 1, c2 - c1 - 1), "--dump " + spec + ": size");
+    std::string file = spec.substr(c2 + 1);
+    if (file.empty()) throw Error("--dump " + spec, "missing file name");
+    std::vector<uint8_t> data(bytes);
+    dram.read(addr, data.data(), bytes, "--dump " + spec);
+    hw::writeBinaryFile(file, data, vm.count("force") != 0);
+    std::printf("dumped %llu bytes at %s to %s\n", static_cast<unsigned long long>(bytes), hex(addr).c_str(), file.c_str());
+  }
+  if (vm.count("stats")) std::printf("%s", device->counters().format().c_str());
+  return 0;
+}
+
+}  // namespace tessera::cli
