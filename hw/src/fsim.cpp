@@ -7,10 +7,8 @@
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
+#include "fsim_kernels.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a little-endian host");
 
@@ -23,91 +21,6 @@ std::string hex(uint64_t v) {
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
 }
-
-// acc[b][o] += sum_k inp[b][k] * w[o][k] for one micro-op, on the widened SRAM layouts.
-void gemmUopGeneric(int32_t* acc, const int16_t* inp, const int16_t* wp, int batch, int pairs, int bo) {
-  for (int b = 0; b < batch; ++b) {
-    int32_t* a = acc + b * bo;
-    const int16_t* x = inp + b * 2 * pairs;
-    for (int p = 0; p < pairs; ++p) {
-      const int32_t x0 = x[2 * p], x1 = x[2 * p + 1];
-      const int16_t* w = wp + p * bo * 2;
-      for (int o = 0; o < bo; ++o) a[o] += x0 * w[2 * o] + x1 * w[2 * o + 1];
-    }
-  }
-}
-
-#if defined(__x86_64__)
-template <int kChunks>
-__attribute__((target("avx2"))) inline void gemmRowAvx2(int32_t* a, const int16_t* x, const int16_t* wp, int pairs,
-                                                       int bo) {
-  __m256i sum[kChunks];
-  for (int c = 0; c < kChunks; ++c) sum[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8 * c));
-  for (int p = 0; p < pairs; ++p) {
-    int32_t pair;
-    std::memcpy(&pair, x + 2 * p, sizeof pair);
-    const __m256i xv = _mm256_set1_epi32(pair);
-    const int16_t* w = wp + p * bo * 2;
-    for (int c = 0; c < kChunks; ++c) {
-      __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 * c));
-      sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(xv, wv));
-    }
-  }
-  for (int c = 0; c < kChunks; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 8 * c), sum[c]);
-}
-
-// Requires bo % 8 == 0. Output columns are processed 32 at a time so the sums stay in registers.
-__attribute__((target("avx2"))) void gemmUopAvx2(int32_t* acc, const int16_t* inp, const int16_t* wp, int batch,
-                                                 int pairs, int bo) {
-  for (int b = 0; b < batch; ++b) {
-    int32_t* a = acc + b * bo;
-    const int16_t* x = inp + b * 2 * pairs;
-    for (int o0 = 0; o0 < bo; o0 += 32) {
-      // The weight pointer is offset to column o0; rows of pairs stay bo*2 apart.
-      const int16_t* w = wp + o0 * 2;
-      switch (std::min(4, (bo - o0) / 8)) {
-        case 1: gemmRowAvx2<1>(a + o0, x, w, pairs, bo); break;
-        case 2: gemmRowAvx2<2>(a + o0, x, w, pairs, bo); break;
-        case 3: gemmRowAvx2<3>(a + o0, x, w, pairs, bo); break;
-        default: gemmRowAvx2<4>(a + o0, x, w, pairs, bo); break;
-      }
-    }
-  }
-}
-#endif
-
-using GemmKernel = void (*)(int32_t*, const int16_t*, const int16_t*, int, int, int);
-
-GemmKernel pickGemmKernel(int bo) {
-#if defined(__x86_64__)
-  if (bo % 8 == 0 && __builtin_cpu_supports("avx2")) return gemmUopAvx2;
-#endif
-  return gemmUopGeneric;
-}
-
-// VTA ALU semantics on 32-bit accumulators; shifts take the amount modulo the accumulator width,
-// a negative amount shifts left.
-inline int32_t aluShr(int32_t a, int32_t b) {
-  if (b >= 0) return a >> (b & 31);
-  uint32_t s = static_cast<uint32_t>(-static_cast<int64_t>(b)) & 31;
-  return static_cast<int32_t>(static_cast<uint32_t>(a) << s);
-}
-
-template <typename F>
-void aluRows(int32_t* dst, const int32_t* src, int n, F f) {
-  for (int i = 0; i < n; ++i) dst[i] = f(dst[i], src[i]);
-}
-
-template <typename F>
-void aluRowsImm(int32_t* dst, int32_t imm, int n, F f) {
-  for (int i = 0; i < n; ++i) dst[i] = f(dst[i], imm);
-}
-
-struct OpMin { int32_t operator()(int32_t a, int32_t b) const { return a < b ? a : b; } };
-struct OpMax { int32_t operator()(int32_t a, int32_t b) const { return a < b ? b : a; } };
-struct OpAdd { int32_t operator()(int32_t a, int32_t b) const { return static_cast<int32_t>(uint32_t(a) + uint32_t(b)); } };
-struct OpMul { int32_t operator()(int32_t a, int32_t b) const { return static_cast<int32_t>(uint32_t(a) * uint32_t(b)); } };
-struct OpShr { int32_t operator()(int32_t a, int32_t b) const { return aluShr(a, b); } };
 
 std::string insnName(size_t index, const Insn& insn) {
   std::string s = "instruction " + std::to_string(index) + " (" + opcodeName(insn.opcode);
@@ -128,7 +41,11 @@ Fsim::Fsim(const Config& cfg, Dram& dram)
   wgtPairs_.assign(size_t(cfg.wgtDepth) * wgtLanes_, 0);
   acc_.assign(size_t(cfg.accDepth) * accLanes_, 0);
   uops_.assign(cfg.uopDepth, Uop());
-  gemmKernel_ = pickGemmKernel(blockOut_);
+  inpRaw_.assign(size_t(cfg.inpDepth) * cfg.inpElemBytes, 0);
+  wgtRaw_.assign(size_t(cfg.wgtDepth) * cfg.wgtElemBytes, 0);
+  shape_ = kernels::Shape{batch_, pairs_, blockOut_, accLanes_, inpLanes_, wgtLanes_};
+  gemmKernel_ = kernels::selectGemm(shape_);
+  for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_);
 }
 
 int8_t Fsim::inp(uint32_t index, int b, int k) const {
@@ -292,6 +209,11 @@ void Fsim::checkDram(const Insn& in, size_t index, uint64_t eb) const {
   dram_.at(first, last - first, insnName(index, in) + ", field dram_base");
 }
 
+kernels::Loops Fsim::loopsOf(const Insn& in) {
+  return kernels::Loops{in.iterOut,     in.iterIn,      in.uopBgn,       in.uopEnd,      in.dstFactorOut,
+                        in.dstFactorIn, in.srcFactorOut, in.srcFactorIn, in.wgtFactorOut, in.wgtFactorIn};
+}
+
 void Fsim::execute(const Insn& in, size_t index) {
   switch (in.opcode) {
     case Opcode::kLoad:
@@ -335,15 +257,22 @@ void Fsim::execLoad(const Insn& in, size_t) {
   };
   size_t lanes;
   lanesOf(&lanes);
+  // Inputs and weights keep their DRAM bytes next to the widened form: an element reloaded with
+  // the same bytes (common for weights) skips the widening.
+  std::vector<uint8_t>* raw = id == MemId::kInp ? &inpRaw_ : id == MemId::kWgt ? &wgtRaw_ : nullptr;
   auto zeroElems = [&](uint64_t sramIdx, uint64_t n) {
     if (id == MemId::kInp) std::fill_n(&inp16_[sramIdx * lanes], n * lanes, int16_t(0));
     else if (id == MemId::kWgt) std::fill_n(&wgtPairs_[sramIdx * lanes], n * lanes, int16_t(0));
     else std::fill_n(&acc_[sramIdx * lanes], n * lanes, 0);
+    if (raw) std::fill_n(raw->data() + sramIdx * eb, n * eb, uint8_t(0));
   };
   auto copyElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n) {
     switch (id) {
       case MemId::kInp:
         for (uint64_t e = 0; e < n; ++e) {
+          uint8_t* cached = raw->data() + (sramIdx + e) * eb;
+          if (std::memcmp(cached, src + e * eb, eb) == 0) continue;
+          std::memcpy(cached, src + e * eb, eb);
           int16_t* dst = &inp16_[(sramIdx + e) * lanes];
           const int8_t* s = reinterpret_cast<const int8_t*>(src + e * eb);
           for (int b = 0; b < batch_; ++b)
@@ -352,6 +281,9 @@ void Fsim::execLoad(const Insn& in, size_t) {
         break;
       case MemId::kWgt:
         for (uint64_t e = 0; e < n; ++e) {
+          uint8_t* cached = raw->data() + (sramIdx + e) * eb;
+          if (std::memcmp(cached, src + e * eb, eb) == 0) continue;
+          std::memcpy(cached, src + e * eb, eb);
           int16_t* dst = &wgtPairs_[(sramIdx + e) * lanes];
           const int8_t* s = reinterpret_cast<const int8_t*>(src + e * eb);
           for (int o = 0; o < blockOut_; ++o)
@@ -437,22 +369,7 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   }
   counters_.gemmUops += nUops;
   counters_.macs += nUops * uint64_t(batch_) * blockIn_ * blockOut_;
-  const auto k = gemmKernel_;
-  int32_t* acc = acc_.data();
-  const int16_t* inp = inp16_.data();
-  const int16_t* wgt = wgtPairs_.data();
-  for (uint32_t i = 0; i < in.iterOut; ++i) {
-    for (uint32_t j = 0; j < in.iterIn; ++j) {
-      const uint64_t dOff = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
-      const uint64_t sOff = uint64_t(i) * in.srcFactorOut + uint64_t(j) * in.srcFactorIn;
-      const uint64_t wOff = uint64_t(i) * in.wgtFactorOut + uint64_t(j) * in.wgtFactorIn;
-      for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
-        const Uop& op = uops_[u];
-        k(acc + (op.dst + dOff) * accLanes_, inp + (op.src + sOff) * inpLanes_, wgt + (op.wgt + wOff) * wgtLanes_,
-          batch_, pairs_, blockOut_);
-      }
-    }
-  }
+  gemmKernel_(shape_, loopsOf(in), uops_.data(), acc_.data(), inp16_.data(), wgtPairs_.data());
 }
 
 void Fsim::execAlu(const Insn& in, size_t index) {
@@ -460,26 +377,7 @@ void Fsim::execAlu(const Insn& in, size_t index) {
   const uint64_t nUops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
   counters_.aluUops += nUops;
   counters_.aluElemOps += nUops * accLanes_;
-  const int n = accLanes_;
-  auto loop = [&](auto op) {
-    for (uint32_t i = 0; i < in.iterOut; ++i)
-      for (uint32_t j = 0; j < in.iterIn; ++j) {
-        const uint64_t dOff = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
-        const uint64_t sOff = uint64_t(i) * in.srcFactorOut + uint64_t(j) * in.srcFactorIn;
-        for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
-          int32_t* dst = &acc_[(uops_[u].dst + dOff) * n];
-          if (in.useImm) aluRowsImm(dst, in.imm, n, op);
-          else aluRows(dst, &acc_[(uops_[u].src + sOff) * n], n, op);
-        }
-      }
-  };
-  switch (static_cast<AluOp>(in.aluOp)) {
-    case AluOp::kMin: loop(OpMin()); break;
-    case AluOp::kMax: loop(OpMax()); break;
-    case AluOp::kAdd: loop(OpAdd()); break;
-    case AluOp::kShr: loop(OpShr()); break;
-    case AluOp::kMul: loop(OpMul()); break;
-  }
+  aluKernels_[in.aluOp](loopsOf(in), uops_.data(), acc_.data(), accLanes_, in.useImm, in.imm);
 }
 
 }  // namespace tessera::hw

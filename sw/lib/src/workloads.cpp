@@ -25,6 +25,7 @@ struct KernelSig {
   int32_t imm;
   uint32_t useImm;
   uint32_t srcBase;
+  uint32_t width, rows, ky, accTile;  // convolution kernels
 };
 
 int recordKernel(void* signature) {
@@ -43,6 +44,17 @@ int recordKernel(void* signature) {
         for (uint32_t b = 0; b < s.tb; ++b)
           for (uint32_t o = 0; o < s.to; ++o)
             VTAUopPush(0, 0, s.accBase + b * s.to + o, s.inpBase + b * s.tk + k, s.wgtBase + o * s.tk + k, 0, 0, 0);
+      return 0;
+    case 5:  // one kernel row ky of a 3x3 convolution: outer loop output rows, inner loop kx,
+             // micro-ops over (output-channel block, output column)
+      VTAUopLoopBegin(s.rows, s.width, s.width + 2, 0);
+      VTAUopLoopBegin(3, 0, 1, 1);
+      for (uint32_t co = 0; co < s.to; ++co)
+        for (uint32_t x = 0; x < s.width; ++x)
+          VTAUopPush(0, 0, s.accBase + co * s.accTile + x, s.inpBase + s.ky * (s.width + 2) + x,
+                     s.wgtBase + co * 9 + s.ky * 3, 0, 0, 0);
+      VTAUopLoopEnd();
+      VTAUopLoopEnd();
       return 0;
     case 1:  // reset the accumulator tile
       VTAUopLoopBegin(s.tb, s.to, 0, 0);
@@ -98,6 +110,23 @@ struct Buffer {
 };
 
 int32_t clip8(int64_t v) { return static_cast<int32_t>(std::min<int64_t>(127, std::max<int64_t>(-128, v))); }
+
+// Counters of the current device minus a snapshot.
+hw::Counters countersSince(const hw::Counters& now, const hw::Counters& before) {
+  hw::Counters d = now;
+  for (int i = 0; i < 5; ++i) d.insns[i] -= before.insns[i];
+  d.nops -= before.nops;
+  for (int i = 0; i < 6; ++i) d.loadBytes[i] -= before.loadBytes[i];
+  d.storeBytes -= before.storeBytes;
+  d.gemmUops -= before.gemmUops;
+  d.gemmResetUops -= before.gemmResetUops;
+  d.macs -= before.macs;
+  d.aluUops -= before.aluUops;
+  d.aluElemOps -= before.aluElemOps;
+  d.cycles -= before.cycles;
+  d.runs -= before.runs;
+  return d;
+}
 
 }  // namespace
 
@@ -242,21 +271,7 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
   auto expect = referenceGemm(p, a, b);
 
   WorkloadResult r;
-  r.counters = queue.device().counters();
-  // Report only this workload's share of the device counters.
-  hw::Counters delta = r.counters;
-  for (int i = 0; i < 5; ++i) delta.insns[i] -= before.insns[i];
-  delta.nops -= before.nops;
-  for (int i = 0; i < 6; ++i) delta.loadBytes[i] -= before.loadBytes[i];
-  delta.storeBytes -= before.storeBytes;
-  delta.gemmUops -= before.gemmUops;
-  delta.gemmResetUops -= before.gemmResetUops;
-  delta.macs -= before.macs;
-  delta.aluUops -= before.aluUops;
-  delta.aluElemOps -= before.aluElemOps;
-  delta.cycles -= before.cycles;
-  delta.runs -= before.runs;
-  r.counters = delta;
+  r.counters = countersSince(queue.device().counters(), before);
   r.deviceSeconds = queue.totalRunSeconds() - secondsBefore;
   r.macs = uint64_t(p.m) * p.n * p.k;
   r.tiling = "tiles of " + std::to_string(TB * B) + "x" + std::to_string(TO * BO) + "x" + std::to_string(TK * BI) +
@@ -269,6 +284,155 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
         r.firstMismatch = "C[" + std::to_string(i) + "][" + std::to_string(j) + "]: got " + std::to_string(got) +
                           ", expected " + std::to_string(want);
     }
+  r.correct = r.mismatches == 0;
+  return r;
+}
+
+
+WorkloadResult runConv3x3(const ConvProblem& p, const RerunHook& rerun) {
+  Session& session = Session::global();
+  const hw::Config& cfg = session.config();
+  const int B = cfg.batch, BI = cfg.blockIn, BO = cfg.blockOut;
+  const int H = p.height, W = p.width;
+  if (H <= 0 || W <= 0 || p.inChannels <= 0 || p.outChannels <= 0 || p.inChannels % BI || p.outChannels % BO)
+    throw Error("conv3x3", "sizes must be positive, channels multiples of BLOCK_IN=" + std::to_string(BI) +
+                               " and BLOCK_OUT=" + std::to_string(BO));
+  const int CIB = p.inChannels / BI, COB = p.outChannels / BO;
+  const int inpHalf = static_cast<int>(cfg.inpDepth) / 2, wgtHalf = static_cast<int>(cfg.wgtDepth) / 2;
+  const int accHalf = static_cast<int>(cfg.accDepth) / 2;
+  if ((W + 2) * 3 > inpHalf || W > accHalf || 9 > wgtHalf)
+    throw Error("conv3x3", "width " + std::to_string(W) + " does not fit the on-chip buffers of config " + cfg.name);
+  const int TCO = divisorAtMost(COB, std::min(wgtHalf / 9, std::min(accHalf / W, static_cast<int>(cfg.uopDepth / 2) / W)));
+  int TH = 1;
+  for (int d = H; d >= 1; --d)
+    if (H % d == 0 && (d + 2) * (W + 2) <= inpHalf && TCO * d * W <= accHalf) { TH = d; break; }
+
+  std::mt19937 rng(p.seed);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  // in[b][c][y][x], w[o][c][ky][kx]
+  std::vector<int8_t> in(size_t(B) * p.inChannels * H * W), w(size_t(p.outChannels) * p.inChannels * 9);
+  for (auto& v : in) v = static_cast<int8_t>(dist(rng));
+  for (auto& v : w) v = static_cast<int8_t>(dist(rng));
+  std::vector<int8_t> inPacked(in.size()), wPacked(w.size());
+  for (int b = 0; b < B; ++b)
+    for (int c = 0; c < p.inChannels; ++c)
+      for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x)  // [CIB][H][W][B][BI]
+          inPacked[((((size_t(c / BI) * H + y) * W + x) * B + b) * BI) + c % BI] =
+              in[((size_t(b) * p.inChannels + c) * H + y) * W + x];
+  for (int o = 0; o < p.outChannels; ++o)
+    for (int c = 0; c < p.inChannels; ++c)
+      for (int k = 0; k < 9; ++k)  // [COB][CIB][3][3][BO][BI]
+        wPacked[(((size_t(o / BO) * CIB + c / BI) * 9 + k) * BO + o % BO) * BI + c % BI] =
+            w[(size_t(o) * p.inChannels + c) * 9 + k];
+
+  Buffer inBuf(inPacked.size()), wBuf(wPacked.size()), outBuf(size_t(B) * p.outChannels * H * W);
+  VTABufferCopy(inPacked.data(), 0, inBuf.handle, 0, inPacked.size(), VTA_MEMCPY_H2D);
+  VTABufferCopy(wPacked.data(), 0, wBuf.handle, 0, wPacked.size(), VTA_MEMCPY_H2D);
+  checkRuntime("VTABufferCopy");
+
+  VTACommandHandle cmd = VTATLSCommandHandle();
+  auto& queue = session.threadQueue();
+  hw::Counters before = queue.device().counters();
+  double secondsBefore = queue.totalRunSeconds();
+  void* convHandle = nullptr;
+  void* resetHandle = nullptr;
+  void* aluHandle = nullptr;
+  int step = 0, tile = 0;
+  const uint32_t accTile = static_cast<uint32_t>(TH * W);
+  for (int ct = 0; ct < COB / TCO; ++ct) {
+    for (int yt = 0; yt < H / TH; ++yt, ++tile) {
+      const uint32_t accBase = static_cast<uint32_t>((tile % 2) * accHalf);
+      if (tile >= 2) VTADepPop(cmd, VTA_STAGE_STORE, VTA_STAGE_COMPUTE);
+      KernelSig rs = sig(1);
+      rs.accBase = accBase;
+      rs.tb = static_cast<uint32_t>(TCO * TH);
+      rs.to = static_cast<uint32_t>(W);
+      VTAPushGEMMOp(&resetHandle, recordKernel, &rs, sizeof rs);
+      const int y0 = yt * TH;
+      const int yFirst = std::max(y0 - 1, 0), yEnd = std::min(y0 + TH + 1, H);
+      for (int ci = 0; ci < CIB; ++ci, ++step) {
+        const uint32_t inpBase = static_cast<uint32_t>((step % 2) * inpHalf);
+        const uint32_t wgtBase = static_cast<uint32_t>((step % 2) * wgtHalf);
+        if (step >= 2) VTADepPop(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_LOAD);
+        VTALoadBuffer2D(cmd, inBuf.handle, static_cast<uint32_t>((ci * H + yFirst) * W), static_cast<uint32_t>(W),
+                        static_cast<uint32_t>(yEnd - yFirst), static_cast<uint32_t>(W), 1, y0 == 0 ? 1 : 0, 1,
+                        y0 + TH == H ? 1 : 0, inpBase, 2);
+        VTALoadBuffer2D(cmd, wBuf.handle, static_cast<uint32_t>((ct * TCO * CIB + ci) * 9), 9,
+                        static_cast<uint32_t>(TCO), static_cast<uint32_t>(CIB * 9), 0, 0, 0, 0, wgtBase, 1);
+        VTADepPush(cmd, VTA_STAGE_LOAD, VTA_STAGE_COMPUTE);
+        VTADepPop(cmd, VTA_STAGE_LOAD, VTA_STAGE_COMPUTE);
+        for (uint32_t ky = 0; ky < 3; ++ky) {
+          KernelSig cs = sig(5);
+          cs.accBase = accBase;
+          cs.inpBase = inpBase;
+          cs.wgtBase = wgtBase;
+          cs.to = static_cast<uint32_t>(TCO);
+          cs.width = static_cast<uint32_t>(W);
+          cs.rows = static_cast<uint32_t>(TH);
+          cs.ky = ky;
+          cs.accTile = accTile;
+          VTAPushGEMMOp(&convHandle, recordKernel, &cs, sizeof cs);
+        }
+        VTADepPush(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_LOAD);
+        checkRuntime("conv3x3 step");
+      }
+      const struct { uint32_t op; int32_t imm; } steps[] = {{3, p.shift}, {0, 127}, {1, -128}};
+      for (const auto& s : steps) {
+        KernelSig as = sig(2);
+        as.accBase = as.srcBase = accBase;
+        as.tb = static_cast<uint32_t>(TCO * TH);
+        as.to = static_cast<uint32_t>(W);
+        as.aluOp = s.op;
+        as.imm = s.imm;
+        as.useImm = 1;
+        VTAPushALUOp(&aluHandle, recordKernel, &as, sizeof as);
+      }
+      VTADepPush(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
+      VTADepPop(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
+      for (int co = 0; co < TCO; ++co)
+        VTAStoreBuffer2D(cmd, accBase + co * accTile, 4, outBuf.handle,
+                         static_cast<uint32_t>(((ct * TCO + co) * H + y0) * W), static_cast<uint32_t>(W),
+                         static_cast<uint32_t>(TH), static_cast<uint32_t>(W));
+      VTADepPush(cmd, VTA_STAGE_STORE, VTA_STAGE_COMPUTE);
+      checkRuntime("conv3x3 epilogue");
+    }
+  }
+  for (int i = 0; i < std::min(step, 2); ++i) VTADepPop(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_LOAD);
+  for (int i = 0; i < std::min(tile, 2); ++i) VTADepPop(cmd, VTA_STAGE_STORE, VTA_STAGE_COMPUTE);
+  VTASynchronize(cmd, 1u << 31);
+  checkRuntime("VTASynchronize");
+  if (rerun) rerun(queue.device(), queue.lastProgramPhys(), static_cast<uint32_t>(queue.lastProgram().size()));
+
+  std::vector<int8_t> outPacked(size_t(B) * p.outChannels * H * W);
+  VTABufferCopy(outBuf.handle, 0, outPacked.data(), 0, outPacked.size(), VTA_MEMCPY_D2H);
+  checkRuntime("VTABufferCopy");
+
+  WorkloadResult r;
+  r.counters = countersSince(queue.device().counters(), before);
+  r.deviceSeconds = queue.totalRunSeconds() - secondsBefore;
+  r.macs = uint64_t(B) * p.outChannels * H * W * p.inChannels * 9;
+  r.tiling = "tiles of " + std::to_string(TCO * BO) + " output channels x " + std::to_string(TH) + " rows x " +
+             std::to_string(W) + " columns, double-buffered";
+  for (int b = 0; b < B; ++b)
+    for (int o = 0; o < p.outChannels; ++o)
+      for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x) {
+          int32_t sum = 0;
+          for (int c = 0; c < p.inChannels; ++c)
+            for (int ky = 0; ky < 3; ++ky)
+              for (int kx = 0; kx < 3; ++kx) {
+                int iy = y + ky - 1, ix = x + kx - 1;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                sum += int32_t(in[((size_t(b) * p.inChannels + c) * H + iy) * W + ix]) *
+                       int32_t(w[(size_t(o) * p.inChannels + c) * 9 + ky * 3 + kx]);
+              }
+          int8_t want = static_cast<int8_t>(clip8(referenceAlu(3, sum, p.shift)));
+          int8_t got = outPacked[((((size_t(o / BO) * H + y) * W + x) * B + b) * BO) + o % BO];
+          if (got != want && r.mismatches++ == 0)
+            r.firstMismatch = "out[" + std::to_string(b) + "][" + std::to_string(o) + "][" + std::to_string(y) + "][" +
+                              std::to_string(x) + "]: got " + std::to_string(got) + ", expected " + std::to_string(want);
+        }
   r.correct = r.mismatches == 0;
   return r;
 }

@@ -11,6 +11,15 @@
 
 namespace tessera::hw {
 
+namespace kernels {
+struct Shape {
+  int batch, pairs, blockOut, accLanes, inpLanes, wgtLanes;
+};
+struct Loops;
+using GemmFn = void (*)(const Shape&, const Loops&, const Uop*, int32_t*, const int16_t*, const int16_t*);
+using AluFn = void (*)(const Loops&, const Uop*, int32_t*, int, bool, int32_t);
+}  // namespace kernels
+
 // Executes instruction streams against a Dram exactly as the hardware does, untimed: the three
 // stages (load, compute, store) fed in order by fetch through bounded instruction queues and
 // synchronized only by the four dependency-token queues. SRAM contents persist across runs, as on
@@ -39,6 +48,7 @@ class Fsim {
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
   void execAlu(const Insn& insn, size_t index);
+  static kernels::Loops loopsOf(const Insn& insn);
   void checkDram(const Insn& insn, size_t index, uint64_t elemBytes) const;
   // Highest index each micro-op field reaches over the loops; throws if past `depth`.
   void checkLoopIndices(const Insn& insn, size_t index) const;
@@ -59,8 +69,12 @@ class Fsim {
   std::vector<int16_t> wgtPairs_;
   std::vector<int32_t> acc_;
   std::vector<Uop> uops_;
-  // GEMM micro-op kernel chosen once for this shape and host CPU.
-  void (*gemmKernel_)(int32_t*, const int16_t*, const int16_t*, int, int, int) = nullptr;
+  // Raw DRAM bytes of each input and weight entry, to skip re-widening identical reloads.
+  std::vector<uint8_t> inpRaw_, wgtRaw_;
+  // Inner loops chosen once for this shape and host CPU.
+  kernels::Shape shape_;
+  kernels::GemmFn gemmKernel_ = nullptr;
+  kernels::AluFn aluKernels_[5] = {};
 };
 
 }  // namespace tessera::hw

@@ -43,6 +43,16 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun = {})
 // Host reference of runBlockedGemm's arithmetic, on row-major A [m][k], B [n][k]; returns C [m][n].
 std::vector<int8_t> referenceGemm(const GemmProblem& p, const std::vector<int8_t>& a, const std::vector<int8_t>& b);
 
+// 3x3 convolution, padding 1, stride 1, on one BATCH of NCHW activations in VTA's packed layouts:
+// out = clip(conv(in, w) >> shift). Exercises 2D strided, padded input loads on every tile.
+struct ConvProblem {
+  int height = 14, width = 14;           // input = output spatial size
+  int inChannels = 64, outChannels = 64;  // multiples of BLOCK_IN / BLOCK_OUT
+  int shift = 8;
+  uint32_t seed = 1;
+};
+WorkloadResult runConv3x3(const ConvProblem& p, const RerunHook& rerun = {});
+
 // VTA's ALU hardware test: int32 A (and B) loaded into the accumulator, one ALU operation applied
 // (with an immediate or element-wise with B), narrowed by STORE to int8 and checked.
 struct AluProblem {
