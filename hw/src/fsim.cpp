@@ -2,6 +2,7 @@
 #include "tessera/hw/fsim.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 
@@ -33,27 +34,30 @@ std::string insnName(size_t index, const Insn& insn) {
 
 Fsim::Fsim(const Config& cfg, Dram& dram)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
-  pairs_ = (blockIn_ + 1) / 2;
-  inpLanes_ = batch_ * 2 * pairs_;
-  wgtLanes_ = pairs_ * blockOut_ * 2;
   accLanes_ = batch_ * blockOut_;
-  inp16_.assign(size_t(cfg.inpDepth) * inpLanes_, 0);
-  wgtPairs_.assign(size_t(cfg.wgtDepth) * wgtLanes_, 0);
-  acc_.assign(size_t(cfg.accDepth) * accLanes_, 0);
-  uops_.assign(cfg.uopDepth, Uop());
+  const char* want = std::getenv("TESSERA_FSIM_KERNELS");
+  const std::string kernelSet = want && *want ? want : "auto";
+  backend_ = kernels::selectBackend(batch_, blockIn_, blockOut_, kernelSet);
+  const auto& sh = backend_.shape;
   inpRaw_.assign(size_t(cfg.inpDepth) * cfg.inpElemBytes, 0);
   wgtRaw_.assign(size_t(cfg.wgtDepth) * cfg.wgtElemBytes, 0);
-  shape_ = kernels::Shape{batch_, pairs_, blockOut_, accLanes_, inpLanes_, wgtLanes_};
-  gemmKernel_ = kernels::selectGemm(shape_);
-  for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_);
+  inpPacked_.resize(size_t(cfg.inpDepth) * sh.inpEntryBytes);
+  wgtPacked_.resize(size_t(cfg.wgtDepth) * sh.wgtEntryBytes);
+  // Packed zeros are not necessarily zero bytes (the VNNI layout biases inputs).
+  std::vector<int8_t> zeros(std::max(cfg.inpElemBytes, cfg.wgtElemBytes), 0);
+  for (uint32_t i = 0; i < cfg.inpDepth; ++i) backend_.packInp(sh, &inpPacked_[size_t(i) * sh.inpEntryBytes], zeros.data(), 1);
+  for (uint32_t i = 0; i < cfg.wgtDepth; ++i) backend_.packWgt(sh, &wgtPacked_[size_t(i) * sh.wgtEntryBytes], zeros.data(), 1);
+  acc_.assign(size_t(cfg.accDepth) * accLanes_, 0);
+  uops_.assign(cfg.uopDepth, Uop());
+  for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
 }
 
 int8_t Fsim::inp(uint32_t index, int b, int k) const {
-  return static_cast<int8_t>(inp16_[size_t(index) * inpLanes_ + b * 2 * pairs_ + k]);
+  return static_cast<int8_t>(inpRaw_[size_t(index) * cfg_.inpElemBytes + b * blockIn_ + k]);
 }
 
 int8_t Fsim::wgt(uint32_t index, int o, int k) const {
-  return static_cast<int8_t>(wgtPairs_[size_t(index) * wgtLanes_ + ((k / 2) * blockOut_ + o) * 2 + (k % 2)]);
+  return static_cast<int8_t>(wgtRaw_[size_t(index) * cfg_.wgtElemBytes + o * blockIn_ + k]);
 }
 
 void Fsim::run(uint64_t insnPhys, uint32_t count) {
@@ -247,58 +251,37 @@ void Fsim::execLoad(const Insn& in, size_t) {
     }
     return;
   }
-  // Writes one SRAM element from DRAM bytes (or zeros for padding when src is null).
-  auto lanesOf = [&](size_t* lanes) {
-    switch (id) {
-      case MemId::kInp: *lanes = inpLanes_; break;
-      case MemId::kWgt: *lanes = wgtLanes_; break;
-      default: *lanes = accLanes_; break;
+  // Inputs and weights: compare with the bytes already there and repack only what changed.
+  const kernels::Shape& sh = backend_.shape;
+  const bool isInp = id == MemId::kInp;
+  uint8_t* raw = isInp ? inpRaw_.data() : wgtRaw_.data();
+  uint8_t* packed = isInp ? inpPacked_.data() : wgtPacked_.data();
+  const size_t packedBytes = isInp ? sh.inpEntryBytes : sh.wgtEntryBytes;
+  const kernels::PackFn pack = isInp ? backend_.packInp : backend_.packWgt;
+  static const uint8_t kZeros[4096] = {};  // the largest element: 64x64 int8 weights
+  auto putElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n, bool padding) {
+    if (id == MemId::kAcc || id == MemId::kAcc8) {
+      int32_t* d = &acc_[sramIdx * accLanes_];
+      if (padding) std::fill_n(d, n * accLanes_, 0);
+      else if (id == MemId::kAcc) std::memcpy(d, src, n * eb);
+      else for (uint64_t i = 0; i < n * accLanes_; ++i) d[i] = static_cast<int8_t>(src[i]);  // ACC8 sign-extends
+      return;
+    }
+    if (isInp && !padding) {  // input tiles rarely repeat: copy and pack the row in one go
+      std::memcpy(raw + sramIdx * eb, src, n * eb);
+      pack(sh, packed + sramIdx * packedBytes, reinterpret_cast<const int8_t*>(src), n);
+      return;
+    }
+    for (uint64_t e = 0; e < n; ++e) {
+      const uint8_t* s = padding ? kZeros : src + e * eb;
+      uint8_t* cached = raw + (sramIdx + e) * eb;
+      if (std::memcmp(cached, s, eb) == 0) continue;
+      std::memcpy(cached, s, eb);
+      pack(sh, packed + (sramIdx + e) * packedBytes, reinterpret_cast<const int8_t*>(s), 1);
     }
   };
-  size_t lanes;
-  lanesOf(&lanes);
-  // Inputs and weights keep their DRAM bytes next to the widened form: an element reloaded with
-  // the same bytes (common for weights) skips the widening.
-  std::vector<uint8_t>* raw = id == MemId::kInp ? &inpRaw_ : id == MemId::kWgt ? &wgtRaw_ : nullptr;
-  auto zeroElems = [&](uint64_t sramIdx, uint64_t n) {
-    if (id == MemId::kInp) std::fill_n(&inp16_[sramIdx * lanes], n * lanes, int16_t(0));
-    else if (id == MemId::kWgt) std::fill_n(&wgtPairs_[sramIdx * lanes], n * lanes, int16_t(0));
-    else std::fill_n(&acc_[sramIdx * lanes], n * lanes, 0);
-    if (raw) std::fill_n(raw->data() + sramIdx * eb, n * eb, uint8_t(0));
-  };
-  auto copyElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n) {
-    switch (id) {
-      case MemId::kInp:
-        for (uint64_t e = 0; e < n; ++e) {
-          uint8_t* cached = raw->data() + (sramIdx + e) * eb;
-          if (std::memcmp(cached, src + e * eb, eb) == 0) continue;
-          std::memcpy(cached, src + e * eb, eb);
-          int16_t* dst = &inp16_[(sramIdx + e) * lanes];
-          const int8_t* s = reinterpret_cast<const int8_t*>(src + e * eb);
-          for (int b = 0; b < batch_; ++b)
-            for (int k = 0; k < blockIn_; ++k) dst[b * 2 * pairs_ + k] = s[b * blockIn_ + k];
-        }
-        break;
-      case MemId::kWgt:
-        for (uint64_t e = 0; e < n; ++e) {
-          uint8_t* cached = raw->data() + (sramIdx + e) * eb;
-          if (std::memcmp(cached, src + e * eb, eb) == 0) continue;
-          std::memcpy(cached, src + e * eb, eb);
-          int16_t* dst = &wgtPairs_[(sramIdx + e) * lanes];
-          const int8_t* s = reinterpret_cast<const int8_t*>(src + e * eb);
-          for (int o = 0; o < blockOut_; ++o)
-            for (int k = 0; k < blockIn_; ++k) dst[((k >> 1) * blockOut_ + o) * 2 + (k & 1)] = s[o * blockIn_ + k];
-        }
-        break;
-      case MemId::kAcc: std::memcpy(&acc_[sramIdx * lanes], src, n * eb); break;
-      default: {  // ACC8: sign-extend int8 into the accumulator
-        const int8_t* s = reinterpret_cast<const int8_t*>(src);
-        int32_t* d = &acc_[sramIdx * lanes];
-        for (uint64_t i = 0; i < n * lanes; ++i) d[i] = s[i];
-        break;
-      }
-    }
-  };
+  auto zeroElems = [&](uint64_t sramIdx, uint64_t n) { putElems(sramIdx, nullptr, n, true); };
+  auto copyElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n) { putElems(sramIdx, src, n, false); };
 
   uint64_t sram = in.sramBase;
   zeroElems(sram, width * in.yPad0);
@@ -369,7 +352,7 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   }
   counters_.gemmUops += nUops;
   counters_.macs += nUops * uint64_t(batch_) * blockIn_ * blockOut_;
-  gemmKernel_(shape_, loopsOf(in), uops_.data(), acc_.data(), inp16_.data(), wgtPairs_.data());
+  backend_.gemm(backend_.shape, loopsOf(in), uops_.data(), acc_.data(), inpPacked_.data(), wgtPacked_.data());
 }
 
 void Fsim::execAlu(const Insn& in, size_t index) {

@@ -1,7 +1,11 @@
-// GEMM and ALU inner loops: portable versions and AVX2 versions specialized on the block shape.
+// GEMM and ALU inner loops: a portable version and AVX2, AVX-512BW and AVX-512 VNNI versions,
+// each with the SRAM layout that lets its inner loop run without per-element decoding.
 #include "fsim_kernels.h"
 
+#include "tessera/hw/error.h"
+
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -11,38 +15,103 @@ namespace tessera::hw::kernels {
 
 namespace {
 
-// Walks the two loops and the micro-ops, handing each micro-op's rows to `body`.
-template <typename Body>
-inline void forEachUop(const Loops& l, const Uop* uops, Body body) {
-  for (uint32_t i = 0; i < l.iterOut; ++i)
-    for (uint32_t j = 0; j < l.iterIn; ++j) {
-      const uint64_t d = i * l.dstOut + j * l.dstIn, s = i * l.srcOut + j * l.srcIn, w = i * l.wgtOut + j * l.wgtIn;
-      for (uint32_t u = l.uopBgn; u < l.uopEnd; ++u) body(uops[u].dst + d, uops[u].src + s, uops[u].wgt + w);
-    }
+// Input rows are read as int32 groups of narrower lanes.
+typedef int32_t __attribute__((may_alias)) AliasedI32;
+
+// ---- Layout "pairs": inputs and weights widened to int16, weights as (k, k+1) pairs per output.
+// Input entry: [batch][2 * pairs] int16. Weight entry: [pairs][blockOut][2] int16.
+
+void packInpPairs(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  for (uint64_t e = 0; e < n; ++e, dst += sh.inpEntryBytes, src += sh.batch * sh.blockIn) {
+    int16_t* d = reinterpret_cast<int16_t*>(dst);
+    for (int b = 0; b < sh.batch; ++b)
+      for (int k = 0; k < 2 * sh.groups; ++k) d[b * 2 * sh.groups + k] = k < sh.blockIn ? src[b * sh.blockIn + k] : 0;
+  }
 }
 
-void gemmGeneric(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const int16_t* inp,
-                 const int16_t* wgt) {
-  forEachUop(l, uops, [&](uint64_t d, uint64_t s, uint64_t w) {
+void packWgtPairsOne(const Shape& sh, uint8_t* dst, const int8_t* src) {
+  int16_t* d = reinterpret_cast<int16_t*>(dst);
+  for (int p = 0; p < sh.groups; ++p)
+    for (int o = 0; o < sh.blockOut; ++o)
+      for (int h = 0; h < 2; ++h) {
+        int k = 2 * p + h;
+        d[(p * sh.blockOut + o) * 2 + h] = k < sh.blockIn ? src[o * sh.blockIn + k] : 0;
+      }
+}
+
+void packWgtPairs(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  for (uint64_t e = 0; e < n; ++e) packWgtPairsOne(sh, dst + e * sh.wgtEntryBytes, src + e * sh.blockIn * sh.blockOut);
+}
+
+// ---- Layout "quads" (VNNI): inputs biased to uint8 (x + 128), weights as (k..k+3) quads per
+// output followed by int32 corr[o] = 128 * sum_k w[o][k], so that
+// sum_k x*w = sum_k (x+128)*w - corr[o] with unsigned-by-signed 4-way dot products.
+// Input entry: [batch][4 * quads] uint8. Weight entry: [quads][blockOut][4] int8, int32[blockOut].
+
+void packInpQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  if (4 * sh.groups == sh.blockIn) {  // no padding lanes: a straight biasing copy of all n entries
+    for (uint64_t i = 0; i < n * sh.batch * sh.blockIn; ++i) dst[i] = static_cast<uint8_t>(src[i]) ^ 0x80;
+    return;
+  }
+  for (uint64_t e = 0; e < n; ++e, dst += sh.inpEntryBytes, src += sh.batch * sh.blockIn)
+    for (int b = 0; b < sh.batch; ++b)
+      for (int k = 0; k < 4 * sh.groups; ++k)
+        dst[b * 4 * sh.groups + k] = static_cast<uint8_t>((k < sh.blockIn ? src[b * sh.blockIn + k] : 0) + 128);
+}
+
+void packWgtQuadsOne(const Shape& sh, uint8_t* dst, const int8_t* src) {
+  int8_t* d = reinterpret_cast<int8_t*>(dst);
+  int32_t corr[64];
+  for (int o = 0; o < sh.blockOut; ++o) corr[o] = 0;
+  for (int q = 0; q < sh.groups; ++q)
+    for (int o = 0; o < sh.blockOut; ++o)
+      for (int h = 0; h < 4; ++h) {
+        int k = 4 * q + h;
+        int8_t w = k < sh.blockIn ? src[o * sh.blockIn + k] : 0;
+        d[(q * sh.blockOut + o) * 4 + h] = w;
+        corr[o] += 128 * w;
+      }
+  std::memcpy(dst + sh.groups * sh.blockOut * 4, corr, sizeof(int32_t) * sh.blockOut);
+}
+
+void packWgtQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  for (uint64_t e = 0; e < n; ++e) packWgtQuadsOne(sh, dst + e * sh.wgtEntryBytes, src + e * sh.blockIn * sh.blockOut);
+}
+
+// Walks the two loops and the micro-ops of an instruction, binding each micro-op's entry indices
+// to d (accumulator), s (source) and w (weight) for the statement that follows. A macro rather
+// than a function taking a lambda, so the body is compiled for the target of the kernel using it.
+#define TESSERA_FOR_EACH_UOP(l, uops, d, s, w)                                                      \
+  for (uint32_t i_ = 0; i_ < (l).iterOut; ++i_)                                                     \
+    for (uint32_t j_ = 0; j_ < (l).iterIn; ++j_)                                                    \
+      for (uint32_t u_ = (l).uopBgn; u_ < (l).uopEnd; ++u_)                                         \
+        for (uint64_t d = (uops)[u_].dst + i_ * (l).dstOut + j_ * (l).dstIn,                        \
+                      s = (uops)[u_].src + i_ * (l).srcOut + j_ * (l).srcIn,                        \
+                      w = (uops)[u_].wgt + i_ * (l).wgtOut + j_ * (l).wgtIn, once_ = 1;             \
+             once_; once_ = 0, (void)d, (void)s, (void)w)
+
+void gemmGeneric(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
+                 const uint8_t* wgt) {
+  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
     int32_t* a0 = acc + d * sh.accLanes;
-    const int16_t* x0 = inp + s * sh.inpLanes;
-    const int16_t* wp = wgt + w * sh.wgtLanes;
+    const int16_t* x0 = reinterpret_cast<const int16_t*>(inp + s * sh.inpEntryBytes);
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * sh.wgtEntryBytes);
     for (int b = 0; b < sh.batch; ++b) {
       int32_t* a = a0 + b * sh.blockOut;
-      const int16_t* x = x0 + b * 2 * sh.pairs;
-      for (int p = 0; p < sh.pairs; ++p) {
+      const int16_t* x = x0 + b * 2 * sh.groups;
+      for (int p = 0; p < sh.groups; ++p) {
         const int32_t x0v = x[2 * p], x1v = x[2 * p + 1];
         const int16_t* wr = wp + p * sh.blockOut * 2;
         for (int o = 0; o < sh.blockOut; ++o) a[o] += x0v * wr[2 * o] + x1v * wr[2 * o + 1];
       }
     }
-  });
+  }
 }
 
 template <typename Op>
 void aluGeneric(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
   Op op;
-  forEachUop(l, uops, [&](uint64_t d, uint64_t s, uint64_t) {
+  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
     int32_t* dst = acc + d * lanes;
     const int32_t* src = acc + s * lanes;
     if (useImm) {
@@ -50,7 +119,7 @@ void aluGeneric(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool u
     } else {
       for (int i = 0; i < lanes; ++i) dst[i] = op(dst[i], src[i]);
     }
-  });
+  }
 }
 
 struct OpMin { int32_t operator()(int32_t a, int32_t b) const { return a < b ? a : b; } };
@@ -60,15 +129,10 @@ struct OpMul { int32_t operator()(int32_t a, int32_t b) const { return static_ca
 struct OpShr { int32_t operator()(int32_t a, int32_t b) const { return shiftRight(a, b); } };
 
 #if defined(__x86_64__)
-// The AVX2 kernels are compiled for AVX2 (lambdas included) and only selected when the CPU has it.
+// The vector kernels are compiled for their instruction set (lambdas included) and only selected
+// when the CPU has it.
 #pragma GCC push_options
 #pragma GCC target("avx2")
-// One micro-op row: acc[o] += sum over kPairs of (x[2p], x[2p+1]) . (w[o][2p], w[o][2p+1]).
-// The products of all pairs are independent and summed as a tree, so consecutive micro-ops
-// overlap in the CPU instead of waiting on one long add chain.
-// Input rows are read as int32 (k, k+1) pairs of int16.
-typedef int32_t __attribute__((may_alias)) AliasedI32;
-
 template <int N>
 __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
   if constexpr (N == 1) {
@@ -78,37 +142,30 @@ __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
   }
 }
 
+// Pairs layout, 8 outputs per register. The products of all pairs are independent and summed as
+// a tree so consecutive micro-ops overlap; inputs are broadcast from memory to save registers.
 template <int kPairs, int kChunks>
-__attribute__((always_inline)) inline void gemmRowAvx2(int32_t* a, const int16_t* x, const int16_t* w) {
-  // Input pairs are broadcast straight from memory each time: holding them in registers would
-  // spill the products.
-  const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x);
+void gemmAvx2(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
+              const uint8_t* wgt) {
+  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
+    int32_t* a0 = acc + d * sh.accLanes;
+    const uint8_t* x0 = inp + s * sh.inpEntryBytes;
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * sh.wgtEntryBytes);
+    for (int b = 0; b < sh.batch; ++b) {
+      const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kPairs);
+      int32_t* a = a0 + b * kChunks * 8;
 #pragma GCC unroll 8
-  for (int c = 0; c < kChunks; ++c) {
-    __m256i m[kPairs];
+      for (int c = 0; c < kChunks; ++c) {
+        __m256i m[kPairs];
 #pragma GCC unroll 32
-    for (int p = 0; p < kPairs; ++p)
-      m[p] = _mm256_madd_epi16(_mm256_set1_epi32(xp[p]),
-                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p * kChunks * 16 + 16 * c)));
-    __m256i* out = reinterpret_cast<__m256i*>(a + 8 * c);
-    _mm256_storeu_si256(out, _mm256_add_epi32(_mm256_loadu_si256(out), treeSum<kPairs>(m)));
-  }
-}
-
-template <int kPairs, int kChunks>
-void gemmAvx2(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const int16_t* inp,
-              const int16_t* wgt) {
-  const int batch = sh.batch, accLanes = sh.accLanes, inpLanes = sh.inpLanes, wgtLanes = sh.wgtLanes;
-  for (uint32_t i = 0; i < l.iterOut; ++i)
-    for (uint32_t j = 0; j < l.iterIn; ++j) {
-      const uint64_t d = i * l.dstOut + j * l.dstIn, s = i * l.srcOut + j * l.srcIn, w = i * l.wgtOut + j * l.wgtIn;
-      for (uint32_t u = l.uopBgn; u < l.uopEnd; ++u) {
-        int32_t* a = acc + (uops[u].dst + d) * accLanes;
-        const int16_t* x = inp + (uops[u].src + s) * inpLanes;
-        const int16_t* wp = wgt + (uops[u].wgt + w) * wgtLanes;
-        for (int b = 0; b < batch; ++b) gemmRowAvx2<kPairs, kChunks>(a + b * kChunks * 8, x + b * 2 * kPairs, wp);
+        for (int p = 0; p < kPairs; ++p)
+          m[p] = _mm256_madd_epi16(_mm256_set1_epi32(xp[p]),
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + p * kChunks * 16 + 16 * c)));
+        __m256i* out = reinterpret_cast<__m256i*>(a + 8 * c);
+        _mm256_storeu_si256(out, _mm256_add_epi32(_mm256_loadu_si256(out), treeSum<kPairs>(m)));
       }
     }
+  }
 }
 
 template <int kOp>
@@ -129,10 +186,9 @@ inline __m256i aluVec(__m256i a, __m256i b) {
 
 // Requires lanes % 8 == 0.
 template <int kOp>
-void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm,
-                                             int32_t imm) {
+void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
   const __m256i immv = _mm256_set1_epi32(imm);
-  forEachUop(l, uops, [&](uint64_t d, uint64_t s, uint64_t) {
+  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
     int32_t* dst = acc + d * lanes;
     const int32_t* src = acc + s * lanes;
     for (int i = 0; i < lanes; i += 8) {
@@ -140,12 +196,42 @@ void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useI
       __m256i b = useImm ? immv : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
       _mm256_storeu_si256(p, aluVec<kOp>(_mm256_loadu_si256(p), b));
     }
-  });
+  }
 }
-
 #pragma GCC pop_options
 
-// AVX-512BW: one register holds 16 outputs x one (k, k+1) pair, halving the work of AVX2.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vnni")
+// Quads layout, 16 outputs per register: one VNNI instruction does 64 multiply-accumulates.
+template <int kQuads, int kChunks>
+void gemmVnni(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
+              const uint8_t* wgt) {
+  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
+    int32_t* a0 = acc + d * sh.accLanes;
+    const uint8_t* x0 = inp + s * sh.inpEntryBytes;
+    const uint8_t* wp = wgt + w * sh.wgtEntryBytes;
+    const int32_t* corr = reinterpret_cast<const int32_t*>(wp + kQuads * kChunks * 64);
+    for (int b = 0; b < sh.batch; ++b) {
+      const AliasedI32* xq = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kQuads);
+      int32_t* a = a0 + b * kChunks * 16;
+#pragma GCC unroll 4
+      for (int c = 0; c < kChunks; ++c) {
+        // Two independent accumulation chains halve the dependent latency.
+        __m512i s0 = _mm512_sub_epi32(_mm512_loadu_si512(a + 16 * c), _mm512_loadu_si512(corr + 16 * c));
+        __m512i s1 = _mm512_setzero_si512();
+#pragma GCC unroll 32
+        for (int q = 0; q < kQuads; ++q) {
+          __m512i wv = _mm512_loadu_si512(wp + (q * kChunks + c) * 64);
+          if (q % 2 == 0) s0 = _mm512_dpbusd_epi32(s0, _mm512_set1_epi32(xq[q]), wv);
+          else s1 = _mm512_dpbusd_epi32(s1, _mm512_set1_epi32(xq[q]), wv);
+        }
+        _mm512_storeu_si512(a + 16 * c, _mm512_add_epi32(s0, s1));
+      }
+    }
+  }
+}
+#pragma GCC pop_options
+
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw")
 template <int N>
@@ -157,67 +243,121 @@ __attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
   }
 }
 
+// Pairs layout, 16 outputs per register.
 template <int kPairs, int kChunks>
-void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const int16_t* inp,
-                const int16_t* wgt) {
-  const int batch = sh.batch, accLanes = sh.accLanes, inpLanes = sh.inpLanes, wgtLanes = sh.wgtLanes;
-  for (uint32_t i = 0; i < l.iterOut; ++i)
-    for (uint32_t j = 0; j < l.iterIn; ++j) {
-      const uint64_t d = i * l.dstOut + j * l.dstIn, s = i * l.srcOut + j * l.srcIn, w = i * l.wgtOut + j * l.wgtIn;
-      for (uint32_t u = l.uopBgn; u < l.uopEnd; ++u) {
-        int32_t* a0 = acc + (uops[u].dst + d) * accLanes;
-        const int16_t* x0 = inp + (uops[u].src + s) * inpLanes;
-        const int16_t* wp = wgt + (uops[u].wgt + w) * wgtLanes;
-        for (int b = 0; b < batch; ++b) {
-          const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 2 * kPairs);
-          int32_t* a = a0 + b * kChunks * 16;
-#pragma GCC unroll 8
-          for (int c = 0; c < kChunks; ++c) {
-            __m512i m[kPairs];
+void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
+                const uint8_t* wgt) {
+  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
+    int32_t* a0 = acc + d * sh.accLanes;
+    const uint8_t* x0 = inp + s * sh.inpEntryBytes;
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * sh.wgtEntryBytes);
+    for (int b = 0; b < sh.batch; ++b) {
+      const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kPairs);
+      int32_t* a = a0 + b * kChunks * 16;
+#pragma GCC unroll 4
+      for (int c = 0; c < kChunks; ++c) {
+        __m512i m[kPairs];
 #pragma GCC unroll 32
-            for (int p = 0; p < kPairs; ++p)
-              m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
-            _mm512_storeu_si512(a + 16 * c, _mm512_add_epi32(_mm512_loadu_si512(a + 16 * c), treeSum512<kPairs>(m)));
-          }
-        }
+        for (int p = 0; p < kPairs; ++p)
+          m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
+        _mm512_storeu_si512(a + 16 * c, _mm512_add_epi32(_mm512_loadu_si512(a + 16 * c), treeSum512<kPairs>(m)));
       }
     }
+  }
 }
 #pragma GCC pop_options
 
-bool haveAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
-bool haveAvx2() { return __builtin_cpu_supports("avx2"); }
+bool cpuHas(const char* feature) {
+  if (!std::strcmp(feature, "avx2")) return __builtin_cpu_supports("avx2");
+  if (!std::strcmp(feature, "avx512bw")) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  if (!std::strcmp(feature, "avx512vnni"))
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+  return false;
+}
+#endif
+
+// Picks gemm<G, C> for G groups (pairs or quads) and C register chunks, if instantiated.
+template <template <int, int> class Pick>
+GemmFn dispatch(int groups, int chunks) {
+  GemmFn fn = nullptr;
+  auto tryOne = [&](auto g, auto c) {
+    if (!fn && groups == decltype(g)::value && chunks == decltype(c)::value) fn = Pick<decltype(g)::value, decltype(c)::value>::fn;
+  };
+  auto forChunks = [&](auto g) {
+    tryOne(g, std::integral_constant<int, 1>());
+    tryOne(g, std::integral_constant<int, 2>());
+    tryOne(g, std::integral_constant<int, 4>());
+  };
+  forChunks(std::integral_constant<int, 1>());
+  forChunks(std::integral_constant<int, 2>());
+  forChunks(std::integral_constant<int, 4>());
+  forChunks(std::integral_constant<int, 8>());
+  forChunks(std::integral_constant<int, 16>());
+  forChunks(std::integral_constant<int, 32>());
+  return fn;
+}
+
+#if defined(__x86_64__)
+template <int G, int C> struct PickVnni { static constexpr GemmFn fn = gemmVnni<G, C>; };
+template <int G, int C> struct PickAvx512 { static constexpr GemmFn fn = gemmAvx512<G, C>; };
+template <int G, int C> struct PickAvx2 { static constexpr GemmFn fn = gemmAvx2<G, C>; };
 #endif
 
 }  // namespace
 
-GemmFn selectGemm(const Shape& sh) {
+Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& want) {
+  if (want != "auto" && want != "generic" && want != "avx2" && want != "avx512bw" && want != "avx512-vnni")
+    throw Error("TESSERA_FSIM_KERNELS=" + want, "unknown kernel set (auto, generic, avx2, avx512bw, avx512-vnni)");
+  auto allowed = [&](const char* name) { return want == "auto" || want == name; };
+  Backend be;
+  Shape& sh = be.shape;
+  sh.batch = batch;
+  sh.blockIn = blockIn;
+  sh.blockOut = blockOut;
+  sh.accLanes = batch * blockOut;
 #if defined(__x86_64__)
-  if (haveAvx512()) {
-#define TESSERA_GEMM_CASE(P, C) \
-  if (sh.pairs == P && sh.blockOut == 16 * C) return gemmAvx512<P, C>;
-#define TESSERA_GEMM_CASES(P) TESSERA_GEMM_CASE(P, 1) TESSERA_GEMM_CASE(P, 2) TESSERA_GEMM_CASE(P, 4)
-    TESSERA_GEMM_CASES(1) TESSERA_GEMM_CASES(2) TESSERA_GEMM_CASES(4) TESSERA_GEMM_CASES(8) TESSERA_GEMM_CASES(16)
-    TESSERA_GEMM_CASES(32)
-#undef TESSERA_GEMM_CASES
-#undef TESSERA_GEMM_CASE
-  }
-  if (haveAvx2()) {
-#define TESSERA_GEMM_CASE(P, C) \
-  if (sh.pairs == P && sh.blockOut == 8 * C) return gemmAvx2<P, C>;
-#define TESSERA_GEMM_CASES(P) TESSERA_GEMM_CASE(P, 1) TESSERA_GEMM_CASE(P, 2) TESSERA_GEMM_CASE(P, 4) TESSERA_GEMM_CASE(P, 8)
-    TESSERA_GEMM_CASES(1) TESSERA_GEMM_CASES(2) TESSERA_GEMM_CASES(4) TESSERA_GEMM_CASES(8) TESSERA_GEMM_CASES(16)
-    TESSERA_GEMM_CASES(32)
-#undef TESSERA_GEMM_CASES
-#undef TESSERA_GEMM_CASE
+  if (allowed("avx512-vnni") && cpuHas("avx512vnni") && blockOut % 16 == 0 && blockIn % 4 == 0) {
+    sh.groups = blockIn / 4;
+    if (GemmFn fn = dispatch<PickVnni>(sh.groups, blockOut / 16)) {
+      be.name = "avx512-vnni";
+      sh.inpEntryBytes = batch * 4 * sh.groups;
+      sh.wgtEntryBytes = sh.groups * blockOut * 4 + 4 * blockOut;
+      be.packInp = packInpQuads;
+      be.packWgt = packWgtQuads;
+      be.gemm = fn;
+      return be;
+    }
   }
 #endif
-  return gemmGeneric;
+  sh.groups = (blockIn + 1) / 2;
+  sh.inpEntryBytes = batch * 4 * sh.groups;
+  sh.wgtEntryBytes = sh.groups * blockOut * 4;
+  be.packInp = packInpPairs;
+  be.packWgt = packWgtPairs;
+  be.name = "generic";
+  be.gemm = gemmGeneric;
+#if defined(__x86_64__)
+  if (allowed("avx512bw") && cpuHas("avx512bw") && blockOut % 16 == 0) {
+    if (GemmFn fn = dispatch<PickAvx512>(sh.groups, blockOut / 16)) {
+      be.name = "avx512bw";
+      be.gemm = fn;
+      return be;
+    }
+  }
+  if (allowed("avx2") && cpuHas("avx2") && blockOut % 8 == 0) {
+    if (GemmFn fn = dispatch<PickAvx2>(sh.groups, blockOut / 8)) {
+      be.name = "avx2";
+      be.gemm = fn;
+    }
+  }
+#endif
+  return be;
 }
 
-AluFn selectAlu(uint32_t op, int lanes) {
+AluFn selectAlu(uint32_t op, int lanes, const std::string& want) {
 #if defined(__x86_64__)
-  if (haveAvx2() && lanes % 8 == 0) {
+  if (want != "generic" && cpuHas("avx2") && lanes % 8 == 0) {
     switch (op) {
       case 0: return aluAvx2<0>;
       case 1: return aluAvx2<1>;

@@ -1,15 +1,13 @@
-// Inner loops of the behavioral simulator, selected once per shape and host CPU (internal header).
+// Inner loops and SRAM layouts of the behavioral simulator, chosen once per shape and host CPU.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tessera/hw/fsim.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw::kernels {
-
-// Shape (declared in fsim.h): SRAM geometry in the simulator's widened layouts: BATCH, int16
-// (k, k+1) pairs per input row, BLOCK_OUT, and the lanes per accumulator, input and weight entry.
 
 // The loop structure of one GEMM or ALU instruction, indices already bounds-checked.
 struct Loops {
@@ -17,9 +15,13 @@ struct Loops {
   uint64_t dstOut, dstIn, srcOut, srcIn, wgtOut, wgtIn;
 };
 
-
-GemmFn selectGemm(const Shape& shape);
-AluFn selectAlu(uint32_t aluOp, int lanes);
+// Selects the GEMM backend for the shape on this CPU: its SRAM layouts for inputs and weights
+// (entry sizes in bytes, packing functions from DRAM's int8 layout) and its GEMM loop.
+// `want` is "auto" (the fastest) or the name of one kernel set ($TESSERA_FSIM_KERNELS), used where
+// the CPU and shape allow it and the portable set otherwise, so tests can hold every kernel set
+// against the portable one. An unknown name is an error.
+Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& want);
+AluFn selectAlu(uint32_t aluOp, int lanes, const std::string& want);
 
 // VTA's shift: amount modulo 32, negative amounts shift left.
 inline int32_t shiftRight(int32_t a, int32_t b) {

@@ -80,15 +80,21 @@ CommandQueue& queueOf(VTACommandHandle cmd) {
   return q;
 }
 
-// Errors inside a kernel's finit are reported when VTAPush*Op returns.
+// Errors inside a kernel's finit are reported when VTAPush*Op returns; outside finit, at once.
 template <typename F>
-void recording(const char* api, F body) {
+void recording(F body) {
   try {
     body();
   } catch (const std::exception& e) {
-    CommandQueue& q = Session::global().threadQueue();
-    q.recordError(e.what());
-    (void)api;
+    try {
+      CommandQueue& q = Session::global().threadQueue();
+      if (q.recording()) {
+        q.recordError(e.what());
+        return;
+      }
+    } catch (const std::exception&) {
+    }
+    report(e.what());
   }
 }
 
@@ -254,18 +260,17 @@ void VTAStoreBuffer2D(VTACommandHandle cmd, uint32_t src_sram_index, uint32_t sr
 
 void VTAUopPush(uint32_t mode, uint32_t reset_out, uint32_t dst_index, uint32_t src_index, uint32_t wgt_index,
                 uint32_t opcode, uint32_t use_imm, int32_t imm_val) {
-  recording("VTAUopPush", [&] {
+  recording([&] {
     Session::global().threadQueue().uopPush(mode, reset_out, dst_index, src_index, wgt_index, opcode, use_imm, imm_val);
   });
 }
 
 void VTAUopLoopBegin(uint32_t extent, uint32_t dst_factor, uint32_t src_factor, uint32_t wgt_factor) {
-  recording("VTAUopLoopBegin",
-            [&] { Session::global().threadQueue().uopLoopBegin(extent, dst_factor, src_factor, wgt_factor); });
+  recording([&] { Session::global().threadQueue().uopLoopBegin(extent, dst_factor, src_factor, wgt_factor); });
 }
 
 void VTAUopLoopEnd(void) {
-  recording("VTAUopLoopEnd", [&] { Session::global().threadQueue().uopLoopEnd(); });
+  recording([&] { Session::global().threadQueue().uopLoopEnd(); });
 }
 
 int VTAPushGEMMOp(void** uop_handle, int (*finit)(void*), void* signature, int nbytes) {

@@ -12,12 +12,22 @@
 namespace tessera::hw {
 
 namespace kernels {
-struct Shape {
-  int batch, pairs, blockOut, accLanes, inpLanes, wgtLanes;
-};
 struct Loops;
-using GemmFn = void (*)(const Shape&, const Loops&, const Uop*, int32_t*, const int16_t*, const int16_t*);
+// SRAM geometry of a GEMM backend: `groups` input lanes are packed per 32-bit word (2 for int16
+// pairs, 4 for biased-uint8 quads); entries are stored in the backend's own layout.
+struct Shape {
+  int batch = 1, blockIn = 1, blockOut = 1, accLanes = 1, groups = 1, inpEntryBytes = 0, wgtEntryBytes = 0;
+};
+using GemmFn = void (*)(const Shape&, const Loops&, const Uop*, int32_t*, const uint8_t*, const uint8_t*);
 using AluFn = void (*)(const Loops&, const Uop*, int32_t*, int, bool, int32_t);
+// Packs n consecutive DRAM elements into n consecutive SRAM entries.
+using PackFn = void (*)(const Shape&, uint8_t* dst, const int8_t* src, uint64_t n);
+struct Backend {
+  const char* name = "generic";
+  Shape shape;
+  PackFn packInp = nullptr, packWgt = nullptr;
+  GemmFn gemm = nullptr;
+};
 }  // namespace kernels
 
 // Executes instruction streams against a Dram exactly as the hardware does, untimed: the three
@@ -41,6 +51,8 @@ class Fsim {
   int8_t inp(uint32_t index, int b, int k) const;
   int8_t wgt(uint32_t index, int o, int k) const;
   Uop uop(uint32_t index) const { return uops_[index]; }
+  // Name of the GEMM backend in use ("avx512-vnni", "avx512bw", "avx2" or "generic").
+  const char* backendName() const { return backend_.name; }
 
  private:
   void execute(const Insn& insn, size_t index);
@@ -59,21 +71,15 @@ class Fsim {
   Counters counters_;
 
   int batch_, blockIn_, blockOut_;
-  int pairs_;       // ceil(BLOCK_IN / 2): int16 pairs per input row
-  int inpLanes_;    // batch * 2 * pairs
-  int wgtLanes_;    // pairs * BLOCK_OUT * 2
-  int accLanes_;    // batch * BLOCK_OUT
-  // SRAMs. Inputs and weights are kept widened to int16 (weights transposed into (k, k+1) pairs
-  // per output) so the GEMM inner loop is a chain of 16-bit multiply-adds with no per-element decode.
-  std::vector<int16_t> inp16_;
-  std::vector<int16_t> wgtPairs_;
+  int accLanes_;  // batch * BLOCK_OUT
+  // The GEMM backend for this shape and CPU, and the SRAMs in its layouts. Inputs and weights
+  // also keep their DRAM bytes: they are the architectural state, and an entry reloaded with the
+  // same bytes (common for weights) is not repacked.
+  kernels::Backend backend_;
+  std::vector<uint8_t> inpPacked_, wgtPacked_;
+  std::vector<uint8_t> inpRaw_, wgtRaw_;
   std::vector<int32_t> acc_;
   std::vector<Uop> uops_;
-  // Raw DRAM bytes of each input and weight entry, to skip re-widening identical reloads.
-  std::vector<uint8_t> inpRaw_, wgtRaw_;
-  // Inner loops chosen once for this shape and host CPU.
-  kernels::Shape shape_;
-  kernels::GemmFn gemmKernel_ = nullptr;
   kernels::AluFn aluKernels_[5] = {};
 };
 

@@ -75,6 +75,7 @@ class CommandQueue {
   void synchronize(uint32_t waitCycles);
   // Records an error raised by a C API call made from inside finit, reported after finit returns.
   void recordError(const std::string& what);
+  bool recording() const { return recording_ != nullptr; }
   void setDebugFlags(int flags) { debugFlags_ = flags; }
   int debugFlags() const { return debugFlags_; }
   void setDebugStream(std::ostream* os) { debug_ = os; }

@@ -1,0 +1,127 @@
+// VTA's hardware tests through the runtime API, run on every built-in target for every shipped config.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "tessera/hw/config.h"
+#include "tessera/runtime/target.h"
+#include "tessera/runtime/tessera.h"
+#include "tessera/sw/workloads.h"
+
+namespace {
+
+using tessera::sw::AluProblem;
+using tessera::sw::ConvProblem;
+using tessera::sw::GemmProblem;
+using tessera::sw::WorkloadResult;
+
+// (target, config): a new target joins every test here by being built into the runtime.
+class OnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(TesseraInit(std::get<0>(GetParam()).c_str(), std::get<1>(GetParam()).c_str()), 0)
+        << (TesseraLastError() ? TesseraLastError() : "");
+    cfg_ = tessera::hw::Config::load(std::get<1>(GetParam()));
+  }
+  void expectCorrect(const WorkloadResult& r, const std::string& what) {
+    EXPECT_TRUE(r.correct) << what << ": " << r.mismatches << " mismatches, first " << r.firstMismatch;
+  }
+  tessera::hw::Config cfg_;
+};
+
+std::vector<std::string> targets() {
+  std::vector<std::string> names;
+  for (const auto& t : tessera::runtime::builtinTargets()) names.push_back(t.name);
+  return names;
+}
+
+const char* kOpNames[] = {"MIN", "MAX", "ADD", "SHR", "MUL"};
+
+TEST_P(OnTarget, AluVectorOps) {
+  for (uint32_t op = 0; op < 5; ++op)
+    for (bool compressed : {true, false}) {
+      AluProblem p;
+      p.op = op;
+      p.rows = 24;
+      p.seed = 7 + op;
+      p.uopCompression = compressed;
+      expectCorrect(tessera::sw::runAluTest(p), std::string(kOpNames[op]) + (compressed ? " compressed" : " uncompressed"));
+    }
+}
+
+TEST_P(OnTarget, AluImmediateOps) {
+  // Immediates include negatives, zero, both shift directions and 16-bit extremes.
+  const int32_t imms[5][4] = {{-32768, -5, 0, 32767}, {-32768, -1, 3, 32767}, {-32768, -77, 1, 32767},
+                              {-31, -3, 0, 17}, {-32768, -7, 0, 255}};
+  for (uint32_t op = 0; op < 5; ++op)
+    for (int32_t imm : imms[op])
+      for (bool compressed : {true, false}) {
+        AluProblem p;
+        p.op = op;
+        p.useImm = true;
+        p.imm = imm;
+        p.rows = 16;
+        p.seed = 100 + op;
+        p.uopCompression = compressed;
+        expectCorrect(tessera::sw::runAluTest(p), std::string(kOpNames[op]) + " imm " + std::to_string(imm) +
+                                                       (compressed ? " compressed" : " uncompressed"));
+      }
+}
+
+TEST_P(OnTarget, Gemm) {
+  for (bool compressed : {true, false}) {
+    GemmProblem p;
+    p.m = cfg_.batch * 4;
+    p.n = cfg_.blockOut * 4;
+    p.k = cfg_.blockIn * 4;
+    p.shift = 6;
+    p.seed = 3;
+    p.uopCompression = compressed;
+    expectCorrect(tessera::sw::runBlockedGemm(p), compressed ? "compressed" : "uncompressed");
+  }
+}
+
+TEST_P(OnTarget, BlockedGemmManyTiles) {
+  for (bool doubleBuffer : {true, false}) {
+    GemmProblem p;
+    p.m = cfg_.batch * 256;
+    p.n = cfg_.blockOut * 16;
+    p.k = cfg_.blockIn * 16;
+    p.shift = 9;
+    p.seed = 11;
+    p.doubleBuffer = doubleBuffer;
+    auto r = tessera::sw::runBlockedGemm(p);
+    expectCorrect(r, r.tiling);
+    EXPECT_EQ(r.counters.macs, r.macs);
+    EXPECT_GT(r.counters.insns[2], 2u) << "expected several GEMM tiles, got " << r.tiling;
+  }
+}
+
+TEST_P(OnTarget, BlockedGemmUncompressedMicroOps) {
+  GemmProblem p;
+  p.m = cfg_.batch * 32;
+  p.n = cfg_.blockOut * 4;
+  p.k = cfg_.blockIn * 8;
+  p.uopCompression = false;
+  p.seed = 5;
+  expectCorrect(tessera::sw::runBlockedGemm(p), "uncompressed blocked GEMM");
+}
+
+TEST_P(OnTarget, Conv3x3PaddedStridedLoads) {
+  ConvProblem p;
+  p.height = 8;
+  p.width = 6;
+  p.inChannels = cfg_.blockIn * 2;
+  p.outChannels = cfg_.blockOut * 2;
+  p.shift = 7;
+  auto r = tessera::sw::runConv3x3(p);
+  expectCorrect(r, r.tiling);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargetsAndConfigs, OnTarget,
+                         ::testing::Combine(::testing::ValuesIn(targets()),
+                                            ::testing::ValuesIn(tessera::hw::shippedConfigNames())),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+}  // namespace
