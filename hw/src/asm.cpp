@@ -47,7 +47,15 @@ std::string depString(const Insn& insn) {
 }  // namespace
 
 std::string disassemble(const Isa& isa, const Insn& insn) {
-  if (static_cast<uint32_t>(insn.opcode) > 4) return disassemble(isa, isa.encode(insn));
+  if (static_cast<uint32_t>(insn.opcode) > 4) {
+    // Only the generic fields (opcode and dependency flags) are defined for an invalid opcode.
+    RawInsn raw;
+    for (const auto& p : isa.layout().gemmFormat()) {
+      if (p.field != Field::kOpcode && !isDepField(p.field)) continue;
+      raw.lo |= (static_cast<uint64_t>(insn.get(p.field)) & ((uint64_t(1) << p.width) - 1)) << p.lo;
+    }
+    return disassemble(isa, raw);
+  }
   std::string line = mnemonic(insn) + " deps=" + depString(insn);
   for (const auto& p : isa.layout().format(insn.opcode)) {
     if (p.field == Field::kOpcode || isDepField(p.field)) continue;

@@ -57,7 +57,7 @@ Config Config::fromJson(const std::string& text, const std::string& origin) {
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; turn it into line:column for the user.
     size_t line = 1, col = 1;
-    for (size_t i = 0; i < e.byte && i < text.size(); ++i) {
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
       if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
     }
     throw Error(origin + ":" + std::to_string(line) + ":" + std::to_string(col),

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# End-to-end tests of the tessera CLI: every verb, its outputs, and its errors on bad input.
+# Usage: cli_test.sh PATH/TO/tessera
+set -u
+TESSERA=$(realpath "${1:?usage: cli_test.sh PATH/TO/tessera}")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect CODE PATTERN -- CMD...: runs CMD, checks its exit code and that PATTERN is in its output.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; output: $out"; return; fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then bad "'$*' output lacks /$pattern/: $out"; return; fi
+  ok
+}
+
+# --- dispatch and help
+expect 0 "commands:" -- "$TESSERA" --help
+expect 2 "unknown command 'frobnicate'" -- "$TESSERA" frobnicate
+expect 2 "usage" -- "$TESSERA"
+for verb in info disasm asm sim demo; do
+  expect 0 "usage: tessera $verb" -- "$TESSERA" "$verb" --help
+done
+expect 2 "unrecognised option|unknown option" -- "$TESSERA" info --bogus
+
+# --- info
+expect 0 "GEMM core 1x16x16" -- "$TESSERA" info
+expect 0 "GEMM core 1x4x4" -- "$TESSERA" info --config small
+expect 0 "GEMM core 2x16x8" -- "$TESSERA" info -c batch2
+expect 0 "INP_BUFF_DEPTH +2048" -- "$TESSERA" info
+expect 0 "64\.\.79 +y_size" -- "$TESSERA" info
+expect 0 '"LOG_BLOCK_IN": 4' -- "$TESSERA" info --format json
+expect 0 "define VTA_BATCH 1" -- "$TESSERA" info --format cpp
+expect 0 "define TESSERA_BLOCK_OUT 4" -- "$TESSERA" info --format sv --config small
+expect 0 "small" -- "$TESSERA" info --list
+expect 1 "no such config file" -- "$TESSERA" info --config /nonexistent.json
+printf '{\n  "LOG_INP_WIDTH": 3,\n  "LOG_BATCH": \n}\n' > broken.json
+expect 1 "broken.json:4:1: invalid JSON" -- "$TESSERA" info --config broken.json
+printf '{"LOG_INP_WIDTH":4,"LOG_WGT_WIDTH":3,"LOG_ACC_WIDTH":5,"LOG_BATCH":0,"LOG_BLOCK":4,"LOG_UOP_BUFF_SIZE":15,"LOG_INP_BUFF_SIZE":15,"LOG_WGT_BUFF_SIZE":18,"LOG_ACC_BUFF_SIZE":17}' > wide.json
+expect 1 "key LOG_INP_WIDTH: unsupported width" -- "$TESSERA" info --config wide.json
+expect 1 "unknown format" -- "$TESSERA" info --format yaml
+
+# --- asm / disasm round trip
+cat > prog.s <<'PROG'
+# add -3 to one accumulator entry and store it narrowed
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
+ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
+STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
+LOAD.UOP deps=pop_next
+FINISH
+UOP dst=0 src=0 wgt=0
+PROG
+expect 0 "assembled 6 instructions and 1 micro-ops" -- "$TESSERA" asm prog.s -o prog.bin -u prog.uops
+[ "$(stat -c %s prog.bin)" = 96 ] && ok || bad "prog.bin is not 96 bytes"
+expect 0 "2: ALU.ADD deps=push_next" -- "$TESSERA" disasm prog.bin
+"$TESSERA" disasm prog.bin > listing.s 2>&1
+expect 0 "assembled 6" -- "$TESSERA" asm listing.s -o again.bin
+cmp -s prog.bin again.bin && ok || bad "disassembly does not assemble back to the same bytes"
+expect 0 "UOP dst=0 src=0 wgt=0" -- "$TESSERA" disasm --uops prog.uops
+expect 1 "refusing to overwrite" -- "$TESSERA" asm prog.s -o prog.bin -u prog.uops
+expect 0 "assembled" -- "$TESSERA" asm prog.s -o prog.bin -u prog.uops --force
+expect 1 "needs.*--uop-output|give --uop-output" -- "$TESSERA" asm prog.s -o other.bin
+printf 'GEMM deps=- uop_bgn=0 iter_out=99999\n' > overflow.s
+expect 1 "overflow.s:1:1: .*iter_out" -- "$TESSERA" asm overflow.s -o o.bin
+printf 'LOAD.INP deps=- sram_base=0\nALU.FOO deps=-\n' > badop.s
+expect 1 "badop.s:2:1: unknown ALU operation 'FOO'" -- "$TESSERA" asm badop.s -o o.bin
+head -c 40 prog.bin > truncated.bin
+expect 1 "truncated" -- "$TESSERA" disasm truncated.bin
+
+# --- sim: the program above on hand-made data
+# 16 int32 accumulators 0, 1, ..., 15 at 0x400*64 = 0x10000; the micro-op at 0x8000*4 = 0x20000.
+python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<16i', *range(16)))" > acc.bin
+expect 0 "ran 6 instructions on fsim" -- "$TESSERA" sim --load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin --dump 0x30000:16:out.bin --stats
+python3 -c "import sys; d=open('out.bin','rb').read(); sys.exit(0 if list(d)==[(i-3)&255 for i in range(16)] else 1)" && ok || bad "sim output is not acc-3 narrowed"
+expect 0 "ALU element ops +16" -- "$TESSERA" sim --load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin --stats
+"$TESSERA" asm prog.s -o prog.bin -u prog.uops --force > /dev/null
+printf 'original' > keep.bin
+expect 1 "refusing to overwrite" -- "$TESSERA" sim --load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin --dump 0x30000:16:keep.bin
+[ "$(cat keep.bin)" = original ] && ok || bad "an existing dump file was modified"
+expect 1 "overlaps acc.bin" -- "$TESSERA" sim --load acc.bin@0x10000 --load prog.uops@0x10010 --insn prog.bin
+expect 1 "--load acc.bin@0xZZ: address: '0xZZ' is not" -- "$TESSERA" sim --load acc.bin@0xZZ --insn prog.bin
+expect 1 "page 0" -- "$TESSERA" sim --load acc.bin@0x10 --insn prog.bin
+expect 1 "truncated" -- "$TESSERA" sim --insn truncated.bin
+expect 1 "unknown or not built" -- "$TESSERA" sim --target warp --insn prog.bin
+printf 'GEMM deps=pop_prev uop_bgn=0 uop_end=0 iter_out=1 iter_in=1\nFINISH\n' > dead.s
+"$TESSERA" asm dead.s -o dead.bin > /dev/null
+expect 1 "deadlock at instruction 0.*l2g" -- "$TESSERA" sim --insn dead.bin
+printf 'LOAD.INP deps=- sram_base=2040 dram_base=0x100 y_size=1 x_size=16 x_stride=16\nFINISH\n' > oob.s
+"$TESSERA" asm oob.s -o oob.bin > /dev/null
+expect 1 "instruction 0 .LOAD.*sram_base.*exceeds the buffer depth 2048" -- "$TESSERA" sim --insn oob.bin
+expect 2 "--insn" -- "$TESSERA" sim
+
+# --- demo on the small config
+expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64
+expect 1 "multiples of" -- "$TESSERA" demo --k 10
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
