@@ -1,0 +1,27 @@
+# Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
+# Both install missing Debian packages, configure and build as needed.
+.PHONY: all deps configure build demo test bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset default > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
+	@rm -f build-configure.log
+
+build: configure
+	@cmake --build --preset default
+
+demo: build
+	@./build/sw/tessera demo
+
+test: build
+	@ctest --preset default
+
+bench: build
+	@./build/tests/bench/tessera_bench_fsim
+
+clean:
+	@rm -rf build
