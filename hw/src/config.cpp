@@ -193,12 +193,6 @@ void Config::derive(const std::string& origin) {
       fail(b.key, "buffer depth 2^" + std::to_string(b.logDepth) +
                       " no longer fits the 16-bit sram_base field of LOAD/STORE");
   }
-  // The micro-op's src field has the accumulator's index width (VTA's VTAUop); GEMM indexes the
-  // input buffer through it, so the input buffer must not be deeper than the accumulator.
-  if (logInpDepth > logAccDepth)
-    fail("LOG_INP_BUFF_SIZE", "input buffer depth 2^" + std::to_string(logInpDepth) +
-                                  " no longer fits the micro-op src field (" + std::to_string(logAccDepth) +
-                                  " bits, the accumulator index width)");
   if (2 * logAccDepth + logWgtDepth > 32)
     fail(logWgtDepth > logAccDepth ? "LOG_WGT_BUFF_SIZE" : "LOG_ACC_BUFF_SIZE",
          "micro-op fields dst(" + std::to_string(logAccDepth) + ")+src(" + std::to_string(logAccDepth) +
@@ -213,6 +207,15 @@ void Config::derive(const std::string& origin) {
                                                                           : "LOG_INP_BUFF_SIZE";
     fail(key, overflow);
   }
+  // The micro-op's src field indexes the input buffer (GEMM) and the accumulator (ALU). VTA's
+  // sources disagree on its width (the accumulator's in hw_spec.h's VTAUop, the input buffer's in
+  // the HLS design), so only configurations where both depths are equal encode identically for
+  // every VTA toolchain; Tessera accepts only those.
+  if (logInpDepth != logAccDepth)
+    fail("LOG_INP_BUFF_SIZE", "input buffer depth 2^" + std::to_string(logInpDepth) +
+                                  " differs from the accumulator depth 2^" + std::to_string(logAccDepth) +
+                                  "; the micro-op src field indexes both, and VTA toolchains only agree on its "
+                                  "layout when the depths are equal");
 }
 
 int Config::dramElemBytes(MemId id) const {

@@ -1,4 +1,5 @@
 // tessera demo: blocked int8 GEMM plus ALU requantization through the runtime API, checked on the host.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -40,11 +41,22 @@ int cmdDemo(const std::vector<std::string>& args) {
   if (vm.count("dump-insn")) session.threadQueue().setDebugFlags(1 << 1);
   std::printf("tessera demo: C = clip((A x B^T) >> %d) with A %dx%d, B %dx%d int8, on target %s, config %s\n", p.shift,
               p.m, p.k, p.n, p.k, session.targetName().c_str(), session.config().name.c_str());
-  auto r = sw::runBlockedGemm(p);
+  // The first run includes one-time costs (page faults, SRAM packing); re-running the identical
+  // program shows the steady-state simulation speed.
+  double best = 0;
+  auto r = sw::runBlockedGemm(p, [&](runtime::Target& dev, uint64_t phys, uint32_t count) {
+    for (int i = 0; i < 5; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      dev.run(phys, count, 0);
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (best == 0 || s < best) best = s;
+    }
+  });
   std::printf("%s\n\n%s", r.tiling.c_str(), r.counters.format().c_str());
   std::printf("\nMACs                     %llu\n", static_cast<unsigned long long>(r.macs));
-  std::printf("device time              %.3f ms\n", r.deviceSeconds * 1e3);
-  if (r.deviceSeconds > 0) std::printf("simulated GMAC/s         %.2f\n", r.macs / r.deviceSeconds / 1e9);
+  std::printf("device time              %.3f ms (first run), %.3f ms (best of 5 re-runs)\n", r.deviceSeconds * 1e3,
+              best * 1e3);
+  if (best > 0) std::printf("simulated GMAC/s         %.2f\n", r.macs / best / 1e9);
   if (r.counters.cycles)
     std::printf("cycles                   %llu\n", static_cast<unsigned long long>(r.counters.cycles));
   if (!r.correct) {

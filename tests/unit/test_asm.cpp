@@ -164,9 +164,8 @@ TEST(Disassemble, RawForInvalidOpcode) {
   EXPECT_TRUE(a.uops.empty());
 }
 
-// SUSPECTED BUG (hw/src/asm.cpp): asm.h promises that an invalid opcode prints as ".raw ...", but
-// disassemble(const Isa&, const Insn&) re-encodes an invalid-opcode Insn with Isa::encode(), which
-// throws "invalid opcode" instead of producing the .raw line. Expected to fail until fixed.
+// Regression test: asm.h promises that an invalid opcode prints as ".raw ..."; the Insn overload
+// once re-encoded the instruction with Isa::encode(), which throws for an invalid opcode.
 TEST(Disassemble, InsnOverloadWithInvalidOpcodePrintsRaw) {
   Isa isa(Config::load("default"));
   Insn i;

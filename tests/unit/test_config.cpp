@@ -325,10 +325,10 @@ TEST(Config, AccumulatorDepthPastSramBaseFieldIsNamed) {
 }
 
 TEST(Config, InputDeeperThanAccumulatorIsNamed) {
-  // 2^16 / 16 = 2^12 input entries > 2^11 accumulator entries: the uop src field cannot index them.
+  // 2^16 / 16 = 2^12 input entries vs 2^11 accumulator entries: the micro-op src field indexes both.
   std::string msg = errorOf(withKey("LOG_INP_BUFF_SIZE", "16"));
   EXPECT_TRUE(Contains(msg, "LOG_INP_BUFF_SIZE"));
-  EXPECT_TRUE(Contains(msg, "src"));
+  EXPECT_TRUE(Contains(msg, "micro-op src field"));
 }
 
 TEST(Config, MicroOpPast32BitsIsNamed) {
@@ -365,11 +365,15 @@ TEST(Config, AluInstructionPast128BitsIsNamed) {
   EXPECT_TRUE(Contains(msg, "ALU instruction needs 144 bits"));
 }
 
-// SUSPECTED BUG (hw/src/config.cpp, Config::fromJson): the line:column prefix points one column past
-// the offending character. nlohmann's parse_error::byte counts the bytes read including the bad
-// one, and the conversion loop `for (i < e.byte)` advances the column over that byte too; here the
-// prefix reads "cfg.json:3:17" while nlohmann's own message says "line 3, column 16". The two
-// InvalidJson* tests are expected to fail until the loop stops at e.byte - 1.
+TEST(Config, InputShallowerThanAccumulatorIsRejected) {
+  // inp 2^14/16 = 2^10 entries, acc 2^11: VTA toolchains disagree on the micro-op src width here.
+  std::string msg = errorOf(withKey("LOG_INP_BUFF_SIZE", "14"));
+  EXPECT_TRUE(Contains(msg, "LOG_INP_BUFF_SIZE"));
+  EXPECT_TRUE(Contains(msg, "differs from the accumulator depth"));
+}
+
+// Regression test: the line:column prefix once pointed one column past the offending character
+// (nlohmann's parse_error::byte counts the bad byte itself); fixed in hw/src/config.cpp.
 TEST(Config, InvalidJsonReportsLineAndColumn) {
   // Line 3 is `  "LOG_BATCH": ,`: the unexpected ',' is column 16 (2 spaces + 11 + ':' + ' ').
   std::string text = "{\n  \"NAME\": \"x\",\n  \"LOG_BATCH\": ,\n}\n";
@@ -378,7 +382,7 @@ TEST(Config, InvalidJsonReportsLineAndColumn) {
   EXPECT_TRUE(Contains(msg, "invalid JSON"));
 }
 
-// SUSPECTED BUG: same off-by-one column as above (reports 1:4).
+// Regression test for the same off-by-one column (it reported 1:4).
 TEST(Config, InvalidJsonOnFirstLine) {
   // "{ x" : the 'x' at column 3 cannot start a key.
   std::string msg = errorOf("{ x }");
