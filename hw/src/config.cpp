@@ -197,6 +197,15 @@ void Config::derive(const std::string& origin) {
     fail(logWgtDepth > logAccDepth ? "LOG_WGT_BUFF_SIZE" : "LOG_ACC_BUFF_SIZE",
          "micro-op fields dst(" + std::to_string(logAccDepth) + ")+src(" + std::to_string(logAccDepth) +
              ")+wgt(" + std::to_string(logWgtDepth) + " bits) no longer fit the 32-bit micro-op");
+  // The micro-op's src field indexes the input buffer (GEMM) and the accumulator (ALU). VTA's
+  // sources disagree on its width (the accumulator's in hw_spec.h's VTAUop, the input buffer's in
+  // the HLS design), so only configurations where both depths are equal encode identically for
+  // every VTA toolchain; Tessera accepts only those.
+  if (logInpDepth != logAccDepth)
+    fail("LOG_INP_BUFF_SIZE", "input buffer depth 2^" + std::to_string(logInpDepth) +
+                                  " differs from the accumulator depth 2^" + std::to_string(logAccDepth) +
+                                  "; the micro-op src field indexes both, and VTA toolchains only agree on its "
+                                  "layout when the depths are equal");
   // GEMM and ALU instructions must fit in 128 bits with VTA's field packing.
   std::string overflow = InsnLayout::overflowReason(*this);
   if (!overflow.empty()) {
@@ -207,15 +216,6 @@ void Config::derive(const std::string& origin) {
                                                                           : "LOG_INP_BUFF_SIZE";
     fail(key, overflow);
   }
-  // The micro-op's src field indexes the input buffer (GEMM) and the accumulator (ALU). VTA's
-  // sources disagree on its width (the accumulator's in hw_spec.h's VTAUop, the input buffer's in
-  // the HLS design), so only configurations where both depths are equal encode identically for
-  // every VTA toolchain; Tessera accepts only those.
-  if (logInpDepth != logAccDepth)
-    fail("LOG_INP_BUFF_SIZE", "input buffer depth 2^" + std::to_string(logInpDepth) +
-                                  " differs from the accumulator depth 2^" + std::to_string(logAccDepth) +
-                                  "; the micro-op src field indexes both, and VTA toolchains only agree on its "
-                                  "layout when the depths are equal");
 }
 
 int Config::dramElemBytes(MemId id) const {

@@ -350,8 +350,9 @@ TEST(Config, GemmInstructionPast128BitsIsNamed) {
 }
 
 TEST(Config, AluInstructionPast128BitsIsNamed) {
-  // acc 2^18/64 = 2^12, wgt 2^16/256 = 2^8, uop 2^14/4 = 2^12 (micro-op 12+12+8 = 32 bits fits).
-  // GEMM: word 0 is 8+12+13+14+14 = 61 bits; then 64 + dst 24 + src 22 + wgt 16 = 126 bits fits.
+  // acc 2^18/64 = 2^12, inp 2^16/16 = 2^12, wgt 2^16/256 = 2^8, uop 2^14/4 = 2^12 (micro-op
+  // 12+12+8 = 32 bits fits). GEMM: word 0 is 8+12+13+14+14 = 61 bits; then 64 + dst 24 + src 24 +
+  // wgt 16 = 128 bits fits exactly.
   // ALU: 64 + dst 24 + src 24 = 112, alu_opcode 112-114, use_imm 115; imm (16) would straddle
   // bit 128 so it moves to 128-143: 144 bits.
   auto keys = defaultKeys();
@@ -359,6 +360,7 @@ TEST(Config, AluInstructionPast128BitsIsNamed) {
     if (kv.first == "LOG_ACC_BUFF_SIZE") kv.second = "18";
     if (kv.first == "LOG_WGT_BUFF_SIZE") kv.second = "16";
     if (kv.first == "LOG_UOP_BUFF_SIZE") kv.second = "14";
+    if (kv.first == "LOG_INP_BUFF_SIZE") kv.second = "16";  // 2^12 entries, equal to the accumulator
   }
   std::string msg = errorOf(toText(keys));
   EXPECT_TRUE(Contains(msg, "LOG_ACC_BUFF_SIZE"));
