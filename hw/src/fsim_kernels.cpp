@@ -84,25 +84,37 @@ void packWgtQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) 
 #define TESSERA_FOR_EACH_UOP(l, uops, d, s, w)                                                      \
   for (uint32_t i_ = 0; i_ < (l).iterOut; ++i_)                                                     \
     for (uint32_t j_ = 0; j_ < (l).iterIn; ++j_)                                                    \
-      for (uint32_t u_ = (l).uopBgn; u_ < (l).uopEnd; ++u_)                                         \
-        for (uint64_t d = (uops)[u_].dst + i_ * (l).dstOut + j_ * (l).dstIn,                        \
-                      s = (uops)[u_].src + i_ * (l).srcOut + j_ * (l).srcIn,                        \
-                      w = (uops)[u_].wgt + i_ * (l).wgtOut + j_ * (l).wgtIn, once_ = 1;             \
-             once_; once_ = 0, (void)d, (void)s, (void)w)
+      for (uint64_t dOff_ = i_ * (l).dstOut + j_ * (l).dstIn, sOff_ = i_ * (l).srcOut + j_ * (l).srcIn, \
+                    wOff_ = i_ * (l).wgtOut + j_ * (l).wgtIn, outer_ = 1;                           \
+           outer_; outer_ = 0)                                                                      \
+        for (uint32_t u_ = (l).uopBgn; u_ < (l).uopEnd; ++u_)                                       \
+          for (uint64_t d = (uops)[u_].dst + dOff_, s = (uops)[u_].src + sOff_, w = (uops)[u_].wgt + wOff_, \
+                        once_ = 1;                                                                  \
+               once_; once_ = 0, (void)d, (void)s, (void)w)
+
+// Kernels copy the loop and shape parameters into locals first: the accumulator stores could
+// otherwise alias them, forcing a reload of every parameter for every micro-op.
+#define TESSERA_LOCAL_PARAMS                                                                        \
+  const Loops L = l;                                                                                \
+  const int batch = sh.batch, accLanes = sh.accLanes, inpBytes = sh.inpEntryBytes,                 \
+            wgtBytes = sh.wgtEntryBytes;                                                            \
+  (void)batch; (void)accLanes; (void)inpBytes; (void)wgtBytes
 
 void gemmGeneric(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
                  const uint8_t* wgt) {
-  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
-    int32_t* a0 = acc + d * sh.accLanes;
-    const int16_t* x0 = reinterpret_cast<const int16_t*>(inp + s * sh.inpEntryBytes);
-    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * sh.wgtEntryBytes);
-    for (int b = 0; b < sh.batch; ++b) {
-      int32_t* a = a0 + b * sh.blockOut;
-      const int16_t* x = x0 + b * 2 * sh.groups;
-      for (int p = 0; p < sh.groups; ++p) {
+  TESSERA_LOCAL_PARAMS;
+  const int groups = sh.groups, blockOut = sh.blockOut;
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* a0 = acc + d * accLanes;
+    const int16_t* x0 = reinterpret_cast<const int16_t*>(inp + s * inpBytes);
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * wgtBytes);
+    for (int b = 0; b < batch; ++b) {
+      int32_t* a = a0 + b * blockOut;
+      const int16_t* x = x0 + b * 2 * groups;
+      for (int p = 0; p < groups; ++p) {
         const int32_t x0v = x[2 * p], x1v = x[2 * p + 1];
-        const int16_t* wr = wp + p * sh.blockOut * 2;
-        for (int o = 0; o < sh.blockOut; ++o) a[o] += x0v * wr[2 * o] + x1v * wr[2 * o + 1];
+        const int16_t* wr = wp + p * blockOut * 2;
+        for (int o = 0; o < blockOut; ++o) a[o] += x0v * wr[2 * o] + x1v * wr[2 * o + 1];
       }
     }
   }
@@ -110,8 +122,9 @@ void gemmGeneric(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc,
 
 template <typename Op>
 void aluGeneric(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
+  const Loops L = l;
   Op op;
-  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
     int32_t* dst = acc + d * lanes;
     const int32_t* src = acc + s * lanes;
     if (useImm) {
@@ -147,11 +160,12 @@ __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
 template <int kPairs, int kChunks>
 void gemmAvx2(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
               const uint8_t* wgt) {
-  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
-    int32_t* a0 = acc + d * sh.accLanes;
-    const uint8_t* x0 = inp + s * sh.inpEntryBytes;
-    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * sh.wgtEntryBytes);
-    for (int b = 0; b < sh.batch; ++b) {
+  TESSERA_LOCAL_PARAMS;
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* a0 = acc + d * accLanes;
+    const uint8_t* x0 = inp + s * inpBytes;
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * wgtBytes);
+    for (int b = 0; b < batch; ++b) {
       const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kPairs);
       int32_t* a = a0 + b * kChunks * 8;
 #pragma GCC unroll 8
@@ -187,8 +201,9 @@ inline __m256i aluVec(__m256i a, __m256i b) {
 // Requires lanes % 8 == 0.
 template <int kOp>
 void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
+  const Loops L = l;
   const __m256i immv = _mm256_set1_epi32(imm);
-  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
     int32_t* dst = acc + d * lanes;
     const int32_t* src = acc + s * lanes;
     for (int i = 0; i < lanes; i += 8) {
@@ -206,12 +221,13 @@ void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useI
 template <int kQuads, int kChunks>
 void gemmVnni(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
               const uint8_t* wgt) {
-  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
-    int32_t* a0 = acc + d * sh.accLanes;
-    const uint8_t* x0 = inp + s * sh.inpEntryBytes;
-    const uint8_t* wp = wgt + w * sh.wgtEntryBytes;
+  TESSERA_LOCAL_PARAMS;
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* a0 = acc + d * accLanes;
+    const uint8_t* x0 = inp + s * inpBytes;
+    const uint8_t* wp = wgt + w * wgtBytes;
     const int32_t* corr = reinterpret_cast<const int32_t*>(wp + kQuads * kChunks * 64);
-    for (int b = 0; b < sh.batch; ++b) {
+    for (int b = 0; b < batch; ++b) {
       const AliasedI32* xq = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kQuads);
       int32_t* a = a0 + b * kChunks * 16;
 #pragma GCC unroll 4
@@ -247,11 +263,12 @@ __attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
 template <int kPairs, int kChunks>
 void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
                 const uint8_t* wgt) {
-  TESSERA_FOR_EACH_UOP(l, uops, d, s, w) {
-    int32_t* a0 = acc + d * sh.accLanes;
-    const uint8_t* x0 = inp + s * sh.inpEntryBytes;
-    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * sh.wgtEntryBytes);
-    for (int b = 0; b < sh.batch; ++b) {
+  TESSERA_LOCAL_PARAMS;
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* a0 = acc + d * accLanes;
+    const uint8_t* x0 = inp + s * inpBytes;
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * wgtBytes);
+    for (int b = 0; b < batch; ++b) {
       const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kPairs);
       int32_t* a = a0 + b * kChunks * 16;
 #pragma GCC unroll 4
