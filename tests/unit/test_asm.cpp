@@ -16,11 +16,14 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/isa.h"
+#include "test_util.h"
 
 namespace {
 
 using namespace tessera::hw;
 using tessera::Error;
+using tessera::hw::testing::errorOf;
+using tessera::hw::testing::randomInsn;
 
 ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
@@ -38,33 +41,8 @@ Error assembleError(const Isa& isa, const std::string& text) {
   return Error("", "");
 }
 
-template <typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no tessera::Error thrown";
-  return "";
-}
-
 // Random raw instruction with a valid opcode: every field of the format random within its width.
-RawInsn randomRaw(const Isa& isa, Opcode op, std::mt19937& rng) {
-  Insn insn;
-  insn.opcode = op;
-  for (const auto& p : isa.layout().format(op)) {
-    if (p.field == Field::kOpcode) continue;
-    if (p.isSigned) {
-      std::uniform_int_distribution<int64_t> d(-(int64_t(1) << (p.width - 1)), (int64_t(1) << (p.width - 1)) - 1);
-      insn.set(p.field, d(rng));
-    } else {
-      std::uniform_int_distribution<uint64_t> d(0, (uint64_t(1) << p.width) - 1);
-      insn.set(p.field, static_cast<int64_t>(d(rng)));
-    }
-  }
-  return isa.encode(insn);
-}
+RawInsn randomRaw(const Isa& isa, Opcode op, std::mt19937& rng) { return isa.encode(randomInsn(isa.layout(), op, rng)); }
 
 // A scratch directory removed at the end of the test.
 class TempDir {

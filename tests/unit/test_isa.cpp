@@ -9,11 +9,14 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/isa.h"
+#include "test_util.h"
 
 namespace {
 
 using namespace tessera::hw;
 using tessera::Error;
+using tessera::hw::testing::errorOf;
+using tessera::hw::testing::randomInsn;
 
 ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
@@ -34,33 +37,6 @@ FieldPos posOf(const std::vector<FieldPos>& format, Field f) {
     EXPECT_EQ(p_.width, expWidth) << fieldName(fieldEnum);       \
   } while (0)
 
-template <typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no tessera::Error thrown";
-  return "";
-}
-
-// A random instruction of opcode `op`: every field of its format random within its width.
-Insn randomInsn(const InsnLayout& layout, Opcode op, std::mt19937& rng) {
-  Insn insn;
-  insn.opcode = op;
-  for (const auto& p : layout.format(op)) {
-    if (p.field == Field::kOpcode) continue;
-    if (p.isSigned) {
-      std::uniform_int_distribution<int64_t> d(-(int64_t(1) << (p.width - 1)), (int64_t(1) << (p.width - 1)) - 1);
-      insn.set(p.field, d(rng));
-    } else {
-      std::uniform_int_distribution<uint64_t> d(0, (uint64_t(1) << p.width) - 1);
-      insn.set(p.field, static_cast<int64_t>(d(rng)));
-    }
-  }
-  return insn;
-}
 
 Insn memInsn(Opcode op, MemId id, uint32_t sram, uint32_t dram, uint32_t y, uint32_t x) {
   Insn i;

@@ -82,6 +82,21 @@ KernelSig sig(int kind) {
   return s;
 }
 
+// Requantizes a [rows][cols] accumulator tile in place: arithmetic shift right, then clip to int8.
+void pushRequantize(void** handle, uint32_t accBase, uint32_t rows, uint32_t cols, int shift, bool compressed) {
+  const struct { uint32_t op; int32_t imm; } steps[] = {{3, shift}, {0, 127}, {1, -128}};
+  for (const auto& step : steps) {
+    KernelSig as = sig(compressed ? 2 : 3);
+    as.accBase = as.srcBase = accBase;
+    as.tb = rows;
+    as.to = cols;
+    as.aluOp = step.op;
+    as.imm = step.imm;
+    as.useImm = 1;
+    VTAPushALUOp(handle, recordKernel, &as, sizeof as);
+  }
+}
+
 // Largest divisor of n that is at most cap (at least 1).
 int divisorAtMost(int n, int cap) {
   for (int d = std::min(n, cap); d > 1; --d)
@@ -239,17 +254,7 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
         checkRuntime("GEMM tile");
       }
       // Requantize: shift, then clip to int8.
-      const struct { uint32_t op; int32_t imm; } steps[] = {{3, p.shift}, {0, 127}, {1, -128}};
-      for (const auto& s : steps) {
-        KernelSig as = sig(p.uopCompression ? 2 : 3);
-        as.accBase = as.srcBase = accBase;
-        as.tb = TB;
-        as.to = TO;
-        as.aluOp = s.op;
-        as.imm = s.imm;
-        as.useImm = 1;
-        VTAPushALUOp(&aluHandle, recordKernel, &as, sizeof as);
-      }
+      pushRequantize(&aluHandle, accBase, TB, TO, p.shift, p.uopCompression);
       VTADepPush(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
       VTADepPop(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
       VTAStoreBuffer2D(cmd, accBase, 4, cBuf.handle, static_cast<uint32_t>(bt * TB * NO + ot * TO), TO, TB, NO);
@@ -380,17 +385,7 @@ WorkloadResult runConv3x3(const ConvProblem& p, const RerunHook& rerun) {
         VTADepPush(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_LOAD);
         checkRuntime("conv3x3 step");
       }
-      const struct { uint32_t op; int32_t imm; } steps[] = {{3, p.shift}, {0, 127}, {1, -128}};
-      for (const auto& s : steps) {
-        KernelSig as = sig(2);
-        as.accBase = as.srcBase = accBase;
-        as.tb = static_cast<uint32_t>(TCO * TH);
-        as.to = static_cast<uint32_t>(W);
-        as.aluOp = s.op;
-        as.imm = s.imm;
-        as.useImm = 1;
-        VTAPushALUOp(&aluHandle, recordKernel, &as, sizeof as);
-      }
+      pushRequantize(&aluHandle, accBase, static_cast<uint32_t>(TCO * TH), static_cast<uint32_t>(W), p.shift, true);
       VTADepPush(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
       VTADepPop(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
       for (int co = 0; co < TCO; ++co)

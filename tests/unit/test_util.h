@@ -1,0 +1,43 @@
+// Helpers shared by the hw unit tests: error capture and random instructions.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "tessera/hw/error.h"
+#include "tessera/hw/isa.h"
+
+namespace tessera::hw::testing {
+
+// The message of the tessera::Error `f` throws; a test failure if it throws none.
+template <typename F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no tessera::Error thrown";
+  return "";
+}
+
+// A random instruction of opcode `op`: every field of its format random within its width.
+inline Insn randomInsn(const InsnLayout& layout, Opcode op, std::mt19937& rng) {
+  Insn insn;
+  insn.opcode = op;
+  for (const auto& p : layout.format(op)) {
+    if (p.field == Field::kOpcode) continue;
+    if (p.isSigned) {
+      std::uniform_int_distribution<int64_t> d(-(int64_t(1) << (p.width - 1)), (int64_t(1) << (p.width - 1)) - 1);
+      insn.set(p.field, d(rng));
+    } else {
+      std::uniform_int_distribution<uint64_t> d(0, (uint64_t(1) << p.width) - 1);
+      insn.set(p.field, static_cast<int64_t>(d(rng)));
+    }
+  }
+  return insn;
+}
+
+}  // namespace tessera::hw::testing
