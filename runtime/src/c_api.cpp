@@ -127,7 +127,13 @@ const char* TesseraAvailableTargets(void) {
 
 const char* TesseraLastError(void) { return ErrorBook::get().last(); }
 
-void TesseraClearError(void) { ErrorBook::get().clear(); }
+void TesseraClearError(void) {
+  ErrorBook::get().clear();
+  // A failed call may have left a half-built stream; never run it.
+  guardedVoid([] {
+    if (CommandQueue* q = Session::global().existingThreadQueue()) q->discard();
+  });
+}
 
 size_t TesseraCounters(char* json, size_t capacity) {
   return guarded<size_t>(0, [&] {

@@ -397,6 +397,17 @@ void CommandQueue::dumpKernel(const UopKernel& k) const {
   for (size_t i = 0; i < k.uops.size(); ++i) *debug_ << "  [" << i << "] " << hw::disassembleUop(k.uops[i]) << "\n";
 }
 
+void CommandQueue::discard() {
+  insns_.clear();
+  stagedUops_.clear();
+  std::fill(pendingPopPrev_, pendingPopPrev_ + 4, 0);
+  std::fill(pendingPopNext_, pendingPopNext_ + 4, 0);
+  for (UopKernel* k : cachedKernels_) k->sramBegin = k->sramEnd = 0;
+  cachedKernels_.clear();
+  uopSramEnd_ = 0;
+  recording_ = nullptr;
+}
+
 void CommandQueue::synchronize(uint32_t waitCycles) {
   if (recording_) throw Error("VTASynchronize", "called from inside a micro-op kernel's finit");
   if (debugFlags_ & VTA_DEBUG_FORCE_SERIAL) {

@@ -76,6 +76,12 @@ CommandQueue& Session::threadQueue() {
   return *q;
 }
 
+CommandQueue* Session::existingThreadQueue() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = queues_.find(std::this_thread::get_id());
+  return it == queues_.end() ? nullptr : it->second.get();
+}
+
 namespace {
 
 // Everything VTA's C API keeps in globals, in one place.

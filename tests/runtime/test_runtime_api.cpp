@@ -156,6 +156,20 @@ TEST_F(RuntimeApi, BadDependencyPairIsAnErrorAndBlocksTheQueue) {
   EXPECT_EQ(lastError(), "");
 }
 
+TEST_F(RuntimeApi, ClearingAnErrorDiscardsTheHalfBuiltStream) {
+  void* buf = VTABufferAlloc(4096);
+  VTACommandHandle cmd = VTATLSCommandHandle();
+  auto& dev = Session::global().threadQueue().device();
+  uint64_t loadsBefore = dev.counters().insns[0];
+  VTALoadBuffer2D(cmd, buf, 0, 1, 1, 1, 0, 0, 0, 0, 0, 2);
+  EXPECT_NE(VTADepPop(cmd, 3, 1), 0);
+  TesseraClearError();
+  VTASynchronize(cmd, 1000);
+  EXPECT_EQ(lastError(), "");
+  EXPECT_EQ(dev.counters().insns[0], loadsBefore) << "the load queued before the error must not run";
+  VTABufferFree(buf);
+}
+
 TEST_F(RuntimeApi, LoadPastTheEndOfABufferIsAnError) {
   void* buf = VTABufferAlloc(16 * 10);
   VTALoadBuffer2D(VTATLSCommandHandle(), buf, 5, 3, 2, 4, 0, 0, 0, 0, 0, 2);  // reaches element 12

@@ -71,6 +71,9 @@ class CommandQueue {
   void uopPush(uint32_t mode, uint32_t resetOut, uint32_t dst, uint32_t src, uint32_t wgt, uint32_t opcode,
                uint32_t useImm, int32_t imm);
 
+  // Drops everything queued since the last synchronize (instructions, pending pops, staged
+  // micro-ops, the micro-op cache), e.g. after an error left a half-built stream.
+  void discard();
   // Appends FINISH, runs on the device and resets the queues.
   void synchronize(uint32_t waitCycles);
   // Records an error raised by a C API call made from inside finit, reported after finit returns.

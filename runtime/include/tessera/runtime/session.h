@@ -40,6 +40,8 @@ class Session {
 
   // The calling thread's command queue, created on first use.
   CommandQueue& threadQueue();
+  // The calling thread's command queue if it has one.
+  CommandQueue* existingThreadQueue();
 
   // The process-wide session behind the C ABI, created from $TESSERA_TARGET/$TESSERA_CONFIG on
   // first use and replaced by reset().

@@ -22,7 +22,8 @@ const char* TesseraConfigName(void);
 const char* TesseraAvailableTargets(void);
 /*!
  * The calling thread's last error ("where: what"), or NULL if none since TesseraClearError().
- * After an error, the thread's command queue refuses work until the error is cleared.
+ * After an error, the thread's command queue refuses work until the error is cleared; clearing
+ * also discards whatever the thread had queued since its last VTASynchronize.
  */
 const char* TesseraLastError(void);
 void TesseraClearError(void);
