@@ -60,7 +60,7 @@ int8_t Fsim::wgt(uint32_t index, int o, int k) const {
   return static_cast<int8_t>(wgtRaw_[size_t(index) * cfg_.wgtElemBytes + o * blockIn_ + k]);
 }
 
-void Fsim::run(uint64_t insnPhys, uint32_t count) {
+void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
   if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
   // Decode and validate the whole stream once; the scheduler then works on decoded values.
   const uint8_t* bytes = dram_.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
@@ -153,6 +153,8 @@ void Fsim::run(uint64_t insnPhys, uint32_t count) {
   };
 
   counters_.runs += 1;
+  workBudget_ = waitCycles;
+  workDone_ = 0;
   for (;;) {
     bool moved = fetch();
     moved |= drain(Stage::kLoad);
@@ -337,9 +339,17 @@ void Fsim::checkLoopIndices(const Insn& in, size_t index) const {
   }
 }
 
+void Fsim::chargeWork(const Insn& in, size_t index, uint64_t uops) {
+  workDone_ += uops;
+  if (workBudget_ && workDone_ > workBudget_)
+    throw Error(insnName(index, in), "the run exceeds wait_cycles=" + std::to_string(workBudget_) + ": at least " +
+                                         std::to_string(workDone_) + " cycles of GEMM/ALU micro-ops by this instruction");
+}
+
 void Fsim::execGemm(const Insn& in, size_t index) {
   checkLoopIndices(in, index);
   const uint64_t nUops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
+  chargeWork(in, index, nUops);
   if (in.reset) {
     counters_.gemmResetUops += nUops;
     for (uint32_t i = 0; i < in.iterOut; ++i)
@@ -358,6 +368,7 @@ void Fsim::execGemm(const Insn& in, size_t index) {
 void Fsim::execAlu(const Insn& in, size_t index) {
   checkLoopIndices(in, index);
   const uint64_t nUops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
+  chargeWork(in, index, nUops);
   counters_.aluUops += nUops;
   counters_.aluElemOps += nUops * accLanes_;
   aluKernels_[in.aluOp](loopsOf(in), uops_.data(), acc_.data(), accLanes_, in.useImm, in.imm);

@@ -13,7 +13,7 @@ class FsimTarget : public Target {
  public:
   FsimTarget(const hw::Config& cfg, hw::Dram& dram) : sim_(cfg, dram) {}
   std::string name() const override { return "fsim"; }
-  void run(uint64_t insnPhys, uint32_t count, uint32_t) override { sim_.run(insnPhys, count); }
+  void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
   hw::Counters counters() const override { return sim_.counters(); }
   void resetCounters() override { sim_.resetCounters(); }
 

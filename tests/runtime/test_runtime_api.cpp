@@ -95,7 +95,7 @@ TEST_F(RuntimeApi, MicroOpCacheEvictsWhenTheBufferIsFull) {
   EXPECT_EQ(begins[1], 3000u);
   EXPECT_EQ(begins[2], 0u);  // wrapped around
   EXPECT_EQ(begins[3], 3000u);
-  VTASynchronize(VTATLSCommandHandle(), 1000);
+  VTASynchronize(VTATLSCommandHandle(), 1u << 31);
   EXPECT_EQ(lastError(), "");
 }
 
@@ -275,6 +275,22 @@ TEST_F(RuntimeApi, DriverReportsADeadlockedProgram) {
   EXPECT_NE(VTADeviceRun(dev, VTAMemGetPhyAddr(insns), 2, 1000), 0);
   EXPECT_NE(lastError().find("deadlock at instruction 0"), std::string::npos) << lastError();
   EXPECT_NE(lastError().find("l2g"), std::string::npos) << lastError();
+  VTADeviceFree(dev);
+  VTAMemFree(insns);
+}
+
+TEST_F(RuntimeApi, DriverStopsARunPastItsWaitCycles) {
+  tessera::hw::Isa isa(Session::global().config());
+  // One reset micro-op repeated 16383 x 16383 times: far more work than 1000 cycles.
+  auto prog = tessera::hw::assemble(isa,
+                                    "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFINISH\n", "t")
+                  .insns;
+  auto bytes = tessera::hw::programBytes(prog);
+  void* insns = VTAMemAlloc(bytes.size(), VTA_CACHED);
+  VTAMemCopyFromHost(insns, bytes.data(), bytes.size());
+  VTADeviceHandle dev = VTADeviceAlloc();
+  EXPECT_NE(VTADeviceRun(dev, VTAMemGetPhyAddr(insns), 2, 1000), 0);
+  EXPECT_NE(lastError().find("exceeds wait_cycles=1000"), std::string::npos) << lastError();
   VTADeviceFree(dev);
   VTAMemFree(insns);
 }

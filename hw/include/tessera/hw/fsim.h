@@ -39,8 +39,10 @@ class Fsim {
  public:
   Fsim(const Config& cfg, Dram& dram);
 
-  // Runs `count` instructions starting at physical address `insnPhys`.
-  void run(uint64_t insnPhys, uint32_t count);
+  // Runs `count` instructions starting at physical address `insnPhys`. A non-zero `waitCycles`
+  // (VTADeviceRun's timeout) bounds the GEMM/ALU micro-ops executed, each of which takes at least
+  // one cycle on the hardware; exceeding it is an error rather than an hours-long run.
+  void run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles = 0);
 
   const Config& config() const { return cfg_; }
   const Counters& counters() const { return counters_; }
@@ -61,6 +63,7 @@ class Fsim {
   void execGemm(const Insn& insn, size_t index);
   void execAlu(const Insn& insn, size_t index);
   static kernels::Loops loopsOf(const Insn& insn);
+  void chargeWork(const Insn& insn, size_t index, uint64_t uops);
   void checkDram(const Insn& insn, size_t index, uint64_t elemBytes) const;
   // Highest index each micro-op field reaches over the loops; throws if past `depth`.
   void checkLoopIndices(const Insn& insn, size_t index) const;
@@ -69,6 +72,7 @@ class Fsim {
   Isa isa_;
   Dram& dram_;
   Counters counters_;
+  uint64_t workBudget_ = 0, workDone_ = 0;
 
   int batch_, blockIn_, blockOut_;
   int accLanes_;  // batch * BLOCK_OUT
