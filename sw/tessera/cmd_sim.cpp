@@ -44,6 +44,8 @@ int cmdSim(const std::vector<std::string>& args) {
       ("insn,i", po::value<std::string>(&insn)->required(),
        "ADDR:COUNT of instructions already loaded, or a program FILE placed automatically")
       ("dump,d", po::value<std::vector<std::string>>(&dumps), "ADDR:BYTES:FILE: write DRAM bytes to a file after the run (repeatable)")
+      ("wait-cycles,w", po::value<uint32_t>()->default_value(0),
+       "stop with an error past this many cycles (fsim: GEMM/ALU micro-ops); 0: no bound")
       ("stats,s", "print the target's counters")
       ("force,f", "replace existing dump files");
   po::variables_map vm;
@@ -90,7 +92,7 @@ int cmdSim(const std::vector<std::string>& args) {
 
   auto device = session.createDevice();
   auto t0 = std::chrono::steady_clock::now();
-  device->run(insnAddr, static_cast<uint32_t>(count), 0);
+  device->run(insnAddr, static_cast<uint32_t>(count), vm["wait-cycles"].as<uint32_t>());
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ran %llu instructions on %s (config %s) in %.3f ms\n", static_cast<unsigned long long>(count),
               target.c_str(), session.config().name.c_str(), secs * 1e3);

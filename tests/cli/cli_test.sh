@@ -100,6 +100,9 @@ printf 'LOAD.INP deps=- sram_base=2040 dram_base=0x100 y_size=1 x_size=16 x_stri
 "$TESSERA" asm oob.s -o oob.bin > /dev/null
 expect 1 "instruction 0 .LOAD.*sram_base.*exceeds the buffer depth 2048" -- "$TESSERA" sim --insn oob.bin
 expect 2 "--insn" -- "$TESSERA" sim
+printf 'GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFINISH\n' > long.s
+"$TESSERA" asm long.s -o long.bin > /dev/null
+expect 1 "exceeds wait_cycles=5000" -- "$TESSERA" sim --insn long.bin --wait-cycles 5000
 
 # --- demo on the small config
 expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64
