@@ -141,6 +141,27 @@ void checkInsn(const hw::Isa& isa, const Insn& in, size_t index, const char* api
 }
 }  // namespace
 
+namespace {
+// DRAM element index of a 2D transfer in a buffer, after checking that the buffer is aligned to the
+// element, that the transfer stays inside it, and that the index fits the 32-bit dram_base.
+uint32_t dramIndex(const DataBuffer& buf, uint64_t eb, uint32_t elemOffset, uint32_t xSize, uint32_t ySize,
+                   uint32_t xStride, const char* api, const char* side, const char* verb) {
+  if (buf.phys % eb)
+    throw Error(std::string(api) + ": " + side + "_dram_addr",
+                "buffer address is not a multiple of the " + std::to_string(eb) + "-byte element");
+  if (xSize && ySize) {
+    uint64_t endElem = uint64_t(elemOffset) + uint64_t(ySize - 1) * xStride + xSize;
+    if (endElem * eb > buf.size)
+      throw Error(api, std::string(verb) + " elements up to " + std::to_string(endElem) + " (" +
+                           std::to_string(endElem * eb) + " bytes) of a " + std::to_string(buf.size) + "-byte buffer");
+  }
+  uint64_t base = buf.phys / eb + elemOffset;
+  if (base > 0xffffffffull)
+    throw Error(std::string(api) + ": " + side + "_elem_offset", "DRAM element index exceeds 32 bits");
+  return static_cast<uint32_t>(base);
+}
+}  // namespace
+
 void CommandQueue::loadBuffer2D(const DataBuffer& src, uint32_t srcElemOffset, uint32_t xSize, uint32_t ySize,
                                 uint32_t xStride, uint32_t xPadBefore, uint32_t yPadBefore, uint32_t xPadAfter,
                                 uint32_t yPadAfter, uint32_t dstSramIndex, uint32_t dstMemoryType) {
@@ -148,23 +169,12 @@ void CommandQueue::loadBuffer2D(const DataBuffer& src, uint32_t srcElemOffset, u
     throw Error("VTALoadBuffer2D: dst_memory_type", "invalid memory type " + std::to_string(dstMemoryType) +
                                                         " (UOP 0, WGT 1, INP 2, ACC 3, ACC_8BIT 5)");
   const uint64_t eb = session_.config().dramElemBytes(static_cast<MemId>(dstMemoryType));
-  if (src.phys % eb)
-    throw Error("VTALoadBuffer2D: src_dram_addr", "buffer address is not a multiple of the " + std::to_string(eb) +
-                                                      "-byte element");
-  if (xSize && ySize) {
-    uint64_t endElem = uint64_t(srcElemOffset) + uint64_t(ySize - 1) * xStride + xSize;
-    if (endElem * eb > src.size)
-      throw Error("VTALoadBuffer2D", "reads elements up to " + std::to_string(endElem) + " (" +
-                                         std::to_string(endElem * eb) + " bytes) of a " + std::to_string(src.size) +
-                                         "-byte buffer");
-  }
-  uint64_t base = src.phys / eb + srcElemOffset;
-  if (base > 0xffffffffull) throw Error("VTALoadBuffer2D: src_elem_offset", "DRAM element index exceeds 32 bits");
+  const uint32_t base = dramIndex(src, eb, srcElemOffset, xSize, ySize, xStride, "VTALoadBuffer2D", "src", "reads");
   Insn& in = create(memStage(dstMemoryType));
   in.opcode = Opcode::kLoad;
   in.memType = dstMemoryType;
   in.sramBase = dstSramIndex;
-  in.dramBase = static_cast<uint32_t>(base);
+  in.dramBase = base;
   in.ySize = ySize;
   in.xSize = xSize;
   in.xStride = xStride;
@@ -182,22 +192,12 @@ void CommandQueue::storeBuffer2D(uint32_t srcSramIndex, uint32_t srcMemoryType, 
     throw Error("VTAStoreBuffer2D: src_memory_type",
                 "stores read the accumulator as memory type OUT (4), got " + std::to_string(srcMemoryType));
   const uint64_t eb = session_.config().outElemBytes;
-  if (dst.phys % eb)
-    throw Error("VTAStoreBuffer2D: dst_dram_addr", "buffer address is not a multiple of the element size");
-  if (xSize && ySize) {
-    uint64_t endElem = uint64_t(dstElemOffset) + uint64_t(ySize - 1) * xStride + xSize;
-    if (endElem * eb > dst.size)
-      throw Error("VTAStoreBuffer2D", "writes elements up to " + std::to_string(endElem) + " (" +
-                                          std::to_string(endElem * eb) + " bytes) of a " + std::to_string(dst.size) +
-                                          "-byte buffer");
-  }
-  uint64_t base = dst.phys / eb + dstElemOffset;
-  if (base > 0xffffffffull) throw Error("VTAStoreBuffer2D: dst_elem_offset", "DRAM element index exceeds 32 bits");
+  const uint32_t base = dramIndex(dst, eb, dstElemOffset, xSize, ySize, xStride, "VTAStoreBuffer2D", "dst", "writes");
   Insn& in = create(kStoreStage);
   in.opcode = Opcode::kStore;
   in.memType = srcMemoryType;
   in.sramBase = srcSramIndex;
-  in.dramBase = static_cast<uint32_t>(base);
+  in.dramBase = base;
   in.ySize = ySize;
   in.xSize = xSize;
   in.xStride = xStride;
