@@ -25,6 +25,12 @@ Counters& Counters::operator+=(const Counters& o) {
   aluElemOps += o.aluElemOps;
   cycles += o.cycles;
   runs += o.runs;
+  for (int i = 0; i < 4; ++i) {
+    busyCycles[i] += o.busyCycles[i];
+    stallCycles[i] += o.stallCycles[i];
+  }
+  dramReadBeats += o.dramReadBeats;
+  dramWriteBeats += o.dramWriteBeats;
   return *this;
 }
 
@@ -55,24 +61,43 @@ std::string Counters::format() const {
   add("MACs", macs);
   add("ALU micro-ops", aluUops);
   add("ALU element ops", aluElemOps);
-  if (cycles) add("cycles", cycles);
+  if (cycles) {
+    s += "timing:\n";
+    add("cycles", cycles);
+    static const char* kModules[4] = {"fetch", "load", "compute", "store"};
+    for (int m = 0; m < 4; ++m) {
+      std::string busy = std::string(kModules[m]) + " busy", stall = std::string(kModules[m]) + " stall";
+      add(busy.c_str(), busyCycles[m]);
+      add(stall.c_str(), stallCycles[m]);
+    }
+    add("DRAM read beats", dramReadBeats);
+    add("DRAM write beats", dramWriteBeats);
+  }
   return s;
 }
 
 std::string Counters::toJson() const {
-  char buf[1024];
+  char buf[2048];
   std::snprintf(buf, sizeof buf,
                 "{\"load\": %llu, \"store\": %llu, \"gemm\": %llu, \"alu\": %llu, \"finish\": %llu, \"nop\": %llu, "
                 "\"load_bytes_uop\": %llu, \"load_bytes_wgt\": %llu, \"load_bytes_inp\": %llu, "
                 "\"load_bytes_acc\": %llu, \"load_bytes_acc8\": %llu, \"store_bytes\": %llu, "
                 "\"gemm_uops\": %llu, \"gemm_reset_uops\": %llu, \"macs\": %llu, \"alu_uops\": %llu, "
-                "\"alu_elem_ops\": %llu, \"cycles\": %llu}",
+                "\"alu_elem_ops\": %llu, \"cycles\": %llu, \"fetch_busy\": %llu, \"fetch_stall\": %llu, "
+                "\"load_busy\": %llu, \"load_stall\": %llu, \"compute_busy\": %llu, \"compute_stall\": %llu, "
+                "\"store_busy\": %llu, \"store_stall\": %llu, \"dram_read_beats\": %llu, "
+                "\"dram_write_beats\": %llu}",
                 (unsigned long long)insns[0], (unsigned long long)insns[1], (unsigned long long)insns[2],
                 (unsigned long long)insns[4], (unsigned long long)insns[3], (unsigned long long)nops,
                 (unsigned long long)loadBytes[0], (unsigned long long)loadBytes[1], (unsigned long long)loadBytes[2],
                 (unsigned long long)loadBytes[3], (unsigned long long)loadBytes[5], (unsigned long long)storeBytes,
                 (unsigned long long)gemmUops, (unsigned long long)gemmResetUops, (unsigned long long)macs,
-                (unsigned long long)aluUops, (unsigned long long)aluElemOps, (unsigned long long)cycles);
+                (unsigned long long)aluUops, (unsigned long long)aluElemOps, (unsigned long long)cycles,
+                (unsigned long long)busyCycles[0], (unsigned long long)stallCycles[0],
+                (unsigned long long)busyCycles[1], (unsigned long long)stallCycles[1],
+                (unsigned long long)busyCycles[2], (unsigned long long)stallCycles[2],
+                (unsigned long long)busyCycles[3], (unsigned long long)stallCycles[3],
+                (unsigned long long)dramReadBeats, (unsigned long long)dramWriteBeats);
   return buf;
 }
 

@@ -23,6 +23,13 @@ struct Counters {
   uint64_t cycles = 0;         // clock cycles; 0 on untimed targets such as fsim
   uint64_t runs = 0;           // device runs accumulated
 
+  // Cycle-level counters of timed targets (all 0 on fsim), indexed by Module.
+  enum Module { kFetch = 0, kLoad = 1, kCompute = 2, kStore = 3 };
+  uint64_t busyCycles[4] = {0, 0, 0, 0};   // cycles a module works on an instruction
+  uint64_t stallCycles[4] = {0, 0, 0, 0};  // cycles a module's next instruction waits on a token or queue
+  uint64_t dramReadBeats = 0;              // AXI read data beats
+  uint64_t dramWriteBeats = 0;             // AXI write data beats
+
   uint64_t totalInsns() const { return insns[0] + insns[1] + insns[2] + insns[3] + insns[4] + nops; }
   uint64_t totalLoadBytes() const;
   Counters& operator+=(const Counters& o);
