@@ -8,29 +8,13 @@
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
+#include "tessera/hw/program.h"
 #include "fsim_kernels.h"
 
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a little-endian host");
 
 namespace tessera::hw {
-
-namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string insnName(size_t index, const Insn& insn) {
-  std::string s = "instruction " + std::to_string(index) + " (" + opcodeName(insn.opcode);
-  if (insn.isMem()) s += std::string(".") + memIdName(insn.memType);
-  if (insn.opcode == Opcode::kAlu) s += std::string(".") + aluOpName(insn.aluOp);
-  return s + ")";
-}
-
-}  // namespace
 
 Fsim::Fsim(const Config& cfg, Dram& dram)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
@@ -61,16 +45,8 @@ int8_t Fsim::wgt(uint32_t index, int o, int k) const {
 }
 
 void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
-  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
   // Decode and validate the whole stream once; the scheduler then works on decoded values.
-  const uint8_t* bytes = dram_.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
-                                                                      " instructions at " + hex(insnPhys));
-  std::vector<Insn> prog(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    prog[i] = isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i)));
-    isa_.validate(prog[i], i);
-    if (prog[i].isMem() && !prog[i].isNop()) checkDram(prog[i], i, cfg_.dramElemBytes(static_cast<MemId>(prog[i].memType)));
-  }
+  const std::vector<Insn> prog = decodeProgram(isa_, dram_, insnPhys, count);
 
   std::deque<uint32_t> queues[3];
   int tokens[4] = {0, 0, 0, 0};
@@ -206,13 +182,6 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     throw Error("deadlock at instruction " + std::to_string(first == count ? fetchPc : first),
                 "no stage can make progress: " + why);
   }
-}
-
-void Fsim::checkDram(const Insn& in, size_t index, uint64_t eb) const {
-  if (in.ySize == 0) return;
-  uint64_t first = uint64_t(in.dramBase) * eb;
-  uint64_t last = (uint64_t(in.dramBase) + uint64_t(in.ySize - 1) * in.xStride + in.xSize) * eb;
-  dram_.at(first, last - first, insnName(index, in) + ", field dram_base");
 }
 
 kernels::Loops Fsim::loopsOf(const Insn& in) {

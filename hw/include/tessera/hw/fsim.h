@@ -64,7 +64,6 @@ class Fsim {
   void execAlu(const Insn& insn, size_t index);
   static kernels::Loops loopsOf(const Insn& insn);
   void chargeWork(const Insn& insn, size_t index, uint64_t uops);
-  void checkDram(const Insn& insn, size_t index, uint64_t elemBytes) const;
   // Highest index each micro-op field reaches over the loops; throws if past `depth`.
   void checkLoopIndices(const Insn& insn, size_t index) const;
 
