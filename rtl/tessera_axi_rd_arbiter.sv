@@ -1,0 +1,127 @@
+// Shares the AXI4 read channels between the modules that read DRAM (fetch, load, compute).
+//
+// Clients issue whole bursts (address, beats - 1) and receive their beats in order: with a single
+// AXI ID the responses come back in request order, so an order queue of client numbers routes
+// each R beat. Several bursts may be outstanding, which hides the DRAM latency; every client must
+// keep accepting its beats (none may stall the shared R channel indefinitely).
+module tessera_axi_rd_arbiter #(
+  parameter int Clients = 3,
+  parameter int BusWidth = 64,
+  parameter int MaxOutstanding = 16,
+  localparam int ClientWidth = (Clients > 1) ? $clog2(Clients) : 1
+) (
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  // Client side, one lane per client.
+  input  logic [Clients-1:0]            req_valid_i,
+  input  logic [Clients*32-1:0]         req_addr_i,
+  input  logic [Clients*8-1:0]          req_len_i,
+  output logic [Clients-1:0]            req_ready_o,
+  output logic [Clients-1:0]            rsp_valid_o,
+  output logic [BusWidth-1:0]           rsp_data_o,
+  output logic                          rsp_last_o,
+  input  logic [Clients-1:0]            rsp_ready_i,
+  // Error response seen (pulse) and the client it belongs to.
+  output logic                          rsp_error_o,
+  output logic [ClientWidth-1:0]        rsp_error_client_o,
+  // AXI4 master read channels.
+  output logic [31:0]                   m_axi_araddr_o,
+  output logic [7:0]                    m_axi_arlen_o,
+  output logic [2:0]                    m_axi_arsize_o,
+  output logic [1:0]                    m_axi_arburst_o,
+  output logic                          m_axi_arvalid_o,
+  input  logic                          m_axi_arready_i,
+  input  logic [BusWidth-1:0]           m_axi_rdata_i,
+  input  logic [1:0]                    m_axi_rresp_i,
+  input  logic                          m_axi_rlast_i,
+  input  logic                          m_axi_rvalid_i,
+  output logic                          m_axi_rready_o
+);
+
+  localparam logic [2:0] BeatSize = 3'($clog2(BusWidth / 8));
+  localparam logic [1:0] BurstIncr = 2'b01;
+
+  // Address channel register: one request held until the slave takes it.
+  logic                   ar_valid_q;
+  logic [31:0]            ar_addr_q;
+  logic [7:0]             ar_len_q;
+  logic [ClientWidth-1:0] last_grant_q;
+
+  // Order queue of the clients whose bursts are outstanding.
+  logic                   order_push, order_pop, order_empty, order_full;
+  logic [ClientWidth-1:0] order_head;
+  logic [ClientWidth-1:0] grant;
+
+  logic                   grant_valid;
+
+  // Only full/empty matter for the order queue; its occupancy output is left open.
+  /* verilator lint_off PINCONNECTEMPTY */
+  tessera_fifo #(.Width(ClientWidth), .Depth(MaxOutstanding)) u_order (
+    .clk_i, .rst_ni, .clear_i(1'b0),
+    .push_i(order_push), .wdata_i(grant),
+    .pop_i(order_pop), .rdata_o(order_head),
+    .empty_o(order_empty), .full_o(order_full), .count_o()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
+  // Round-robin grant starting after the last granted client.
+  always_comb begin
+    grant = '0;
+    grant_valid = 1'b0;
+    for (int i = Clients; i >= 1; i--) begin
+      logic [ClientWidth-1:0] c;
+      c = ClientWidth'((32'(last_grant_q) + i) % Clients);
+      if (req_valid_i[c]) begin
+        grant = ClientWidth'(c);
+        grant_valid = 1'b1;
+      end
+    end
+  end
+
+  logic can_issue;
+  assign can_issue = (!ar_valid_q || m_axi_arready_i) && !order_full;
+  assign order_push = can_issue && grant_valid;
+
+  always_comb begin
+    req_ready_o = '0;
+    if (order_push) req_ready_o[grant] = 1'b1;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      ar_valid_q   <= 1'b0;
+      ar_addr_q    <= '0;
+      ar_len_q     <= '0;
+      last_grant_q <= '0;
+    end else begin
+      if (order_push) begin
+        ar_valid_q   <= 1'b1;
+        ar_addr_q    <= req_addr_i[grant*32 +: 32];
+        ar_len_q     <= req_len_i[grant*8 +: 8];
+        last_grant_q <= grant;
+      end else if (m_axi_arready_i) begin
+        ar_valid_q <= 1'b0;
+      end
+    end
+  end
+
+  assign m_axi_araddr_o  = ar_addr_q;
+  assign m_axi_arlen_o   = ar_len_q;
+  assign m_axi_arsize_o  = BeatSize;
+  assign m_axi_arburst_o = BurstIncr;
+  assign m_axi_arvalid_o = ar_valid_q;
+
+  // Read data goes to the client at the head of the order queue.
+  always_comb begin
+    rsp_valid_o = '0;
+    if (!order_empty) rsp_valid_o[order_head] = m_axi_rvalid_i;
+  end
+  assign rsp_data_o = m_axi_rdata_i;
+  assign rsp_last_o = m_axi_rlast_i;
+  assign m_axi_rready_o = !order_empty && rsp_ready_i[order_head];
+  assign order_pop = m_axi_rvalid_i && m_axi_rready_o && m_axi_rlast_i;
+
+  assign rsp_error_o = m_axi_rvalid_i && m_axi_rready_o && (m_axi_rresp_i != 2'b00);
+  assign rsp_error_client_o = order_head;
+
+endmodule

@@ -1,0 +1,54 @@
+// Synchronous first-word-fall-through FIFO; the instruction queues between fetch and the modules.
+module tessera_fifo #(
+  parameter int Width = 32,
+  parameter int Depth = 8,
+  localparam int PtrWidth = (Depth > 1) ? $clog2(Depth) : 1,
+  localparam int CountWidth = $clog2(Depth + 1)
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  clear_i,
+  input  logic                  push_i,
+  input  logic [Width-1:0]      wdata_i,
+  input  logic                  pop_i,
+  output logic [Width-1:0]      rdata_o,
+  output logic                  empty_o,
+  output logic                  full_o,
+  output logic [CountWidth-1:0] count_o
+);
+
+  logic [Width-1:0]      mem_q [Depth];
+  logic [PtrWidth-1:0]   wr_ptr_q, rd_ptr_q;
+  logic [CountWidth-1:0] count_q;
+
+  logic do_push, do_pop;
+  assign do_push = push_i && !full_o;
+  assign do_pop = pop_i && !empty_o;
+
+  function automatic logic [PtrWidth-1:0] next_ptr(input logic [PtrWidth-1:0] p);
+    next_ptr = (32'(p) == Depth - 1) ? '0 : p + 1'b1;
+  endfunction
+
+  always_ff @(posedge clk_i) begin
+    if (do_push) mem_q[wr_ptr_q] <= wdata_i;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      wr_ptr_q <= '0;
+      rd_ptr_q <= '0;
+      count_q  <= '0;
+    end else begin
+      if (do_push) wr_ptr_q <= next_ptr(wr_ptr_q);
+      if (do_pop) rd_ptr_q <= next_ptr(rd_ptr_q);
+      if (do_push && !do_pop) count_q <= count_q + 1'b1;
+      else if (do_pop && !do_push) count_q <= count_q - 1'b1;
+    end
+  end
+
+  assign rdata_o = mem_q[rd_ptr_q];
+  assign empty_o = (count_q == '0);
+  assign full_o = (32'(count_q) == Depth);
+  assign count_o = count_q;
+
+endmodule

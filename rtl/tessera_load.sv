@@ -1,0 +1,179 @@
+// Load module: executes LOAD of inputs and weights into their SRAMs, in instruction order,
+// synchronised with compute by the dependency tokens.
+`include "tessera_config.svh"
+
+module tessera_load #(
+  parameter int EntryWidth = 32 + `TESSERA_INS_WIDTH
+) (
+  input  logic                                  clk_i,
+  input  logic                                  rst_ni,
+  input  logic                                  start_i,
+  // Instruction queue head.
+  input  logic                                  q_valid_i,
+  // Instruction words carry fields (opcode, previous-stage flags, padding bits) load does not use.
+  /* verilator lint_off UNUSEDSIGNAL */
+  input  logic [EntryWidth-1:0]                 q_entry_i,
+  /* verilator lint_on UNUSEDSIGNAL */
+  output logic                                  q_pop_o,
+  // Tokens: pops compute->load, pushes load->compute.
+  input  logic                                  c2l_empty_i,
+  output logic                                  c2l_pop_o,
+  input  logic                                  l2c_full_i,
+  output logic                                  l2c_push_o,
+  // DRAM read client.
+  output logic                                  req_valid_o,
+  output logic [31:0]                           req_addr_o,
+  output logic [7:0]                            req_len_o,
+  input  logic                                  req_ready_i,
+  input  logic                                  rsp_valid_i,
+  input  logic [`TESSERA_BUS_WIDTH-1:0]         rsp_data_i,
+  output logic                                  rsp_ready_o,
+  // SRAM write ports.
+  output logic [InpLanes-1:0]                   inp_we_o,
+  output logic [`TESSERA_LOG_INP_BUFF_DEPTH-1:0] inp_waddr_o,
+  output logic [`TESSERA_INP_MATRIX_WIDTH-1:0]  inp_wdata_o,
+  output logic [WgtLanes-1:0]                   wgt_we_o,
+  output logic [`TESSERA_LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr_o,
+  output logic [`TESSERA_WGT_MATRIX_WIDTH-1:0]  wgt_wdata_o,
+  // Status and events.
+  output logic                                  busy_o,
+  output logic                                  stall_o,
+  output logic                                  retire_o,
+  output logic [7:0]                            status_o,
+  output logic [31:0]                           insn_o
+);
+
+  localparam int Bus = `TESSERA_BUS_WIDTH;
+  localparam int InpLanes = `TESSERA_INP_MATRIX_WIDTH / Bus;
+  localparam int WgtLanes = `TESSERA_WGT_MATRIX_WIDTH / Bus;
+  localparam int MaxLanes = (InpLanes > WgtLanes) ? InpLanes : WgtLanes;
+  localparam int BeatIdxWidth = (MaxLanes > 1) ? $clog2(MaxLanes) : 1;
+  localparam int InpAw = `TESSERA_LOG_INP_BUFF_DEPTH;
+  localparam int WgtAw = `TESSERA_LOG_WGT_BUFF_DEPTH;
+  localparam int SramAw = (InpAw > WgtAw) ? InpAw : WgtAw;
+  localparam logic [3:0] LogInpElemBytes = 4'($clog2(`TESSERA_INP_ELEM_BYTES));
+  localparam logic [3:0] LogWgtElemBytes = 4'($clog2(`TESSERA_WGT_ELEM_BYTES));
+  localparam logic [2:0] MemInp = 3'(`TESSERA_MEM_ID_INP);
+  localparam logic [1:0] QueueL2C = 2'd0;
+  localparam logic [1:0] QueueC2L = 2'd1;
+
+  // Instruction fields of the queue head (memory format).
+  logic        pop_next, push_next;
+  logic [2:0]  mem_type;
+  logic [15:0] y_size, x_size, x_stride;
+  // Programs are validated against the buffer depth, so the field's bits above it are zero.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [15:0] sram_base;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [31:0] dram_base;
+  logic [3:0]  y_pad0, y_pad1, x_pad0, x_pad1;
+  always_comb begin
+    pop_next  = q_entry_i[`TESSERA_INSN_MEM_POP_NEXT_LO];
+    push_next = q_entry_i[`TESSERA_INSN_MEM_PUSH_NEXT_LO];
+    mem_type  = q_entry_i[`TESSERA_INSN_MEM_MEMORY_TYPE_LO +: 3];
+    sram_base = q_entry_i[`TESSERA_INSN_MEM_SRAM_BASE_LO +: 16];
+    dram_base = q_entry_i[`TESSERA_INSN_MEM_DRAM_BASE_LO +: 32];
+    y_size    = q_entry_i[`TESSERA_INSN_MEM_Y_SIZE_LO +: 16];
+    x_size    = q_entry_i[`TESSERA_INSN_MEM_X_SIZE_LO +: 16];
+    x_stride  = q_entry_i[`TESSERA_INSN_MEM_X_STRIDE_LO +: 16];
+    y_pad0    = q_entry_i[`TESSERA_INSN_MEM_Y_PAD_0_LO +: 4];
+    y_pad1    = q_entry_i[`TESSERA_INSN_MEM_Y_PAD_1_LO +: 4];
+    x_pad0    = q_entry_i[`TESSERA_INSN_MEM_X_PAD_0_LO +: 4];
+    x_pad1    = q_entry_i[`TESSERA_INSN_MEM_X_PAD_1_LO +: 4];
+  end
+
+  typedef enum logic [1:0] {StIdle, StExec, StPush} state_e;
+  state_e      state_q;
+  logic        is_inp_q, push_next_q;
+  logic [31:0] insn_q;
+
+  logic deps_ready;
+  logic [7:0] deps_status;
+  tessera_dep_check u_deps (
+    .pop_req_i({1'b0, pop_next}), .pop_empty_i({1'b0, c2l_empty_i}), .pop_queue_i({2'b00, QueueC2L}),
+    .push_req_i({1'b0, push_next}), .push_full_i({1'b0, l2c_full_i}), .push_queue_i({2'b00, QueueL2C}),
+    .ready_o(deps_ready), .status_o(deps_status)
+  );
+
+  logic issue, loader_busy, loader_done;
+  assign issue = (state_q == StIdle) && q_valid_i && deps_ready;
+  assign q_pop_o = issue;
+  assign c2l_pop_o = issue && pop_next;
+
+  logic                    wr_valid, wr_pad;
+  logic [SramAw-1:0]       wr_addr;
+  logic [BeatIdxWidth-1:0] wr_beat;
+  logic [Bus-1:0]          wr_data;
+
+  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(SramAw), .BeatIdxWidth(BeatIdxWidth)) u_loader (
+    .clk_i, .rst_ni,
+    .start_i(issue && x_size != '0),
+    .sram_base_i(sram_base[SramAw-1:0]), .dram_base_i(dram_base),
+    .y_size_i(y_size), .x_size_i(x_size), .x_stride_i(x_stride),
+    .y_pad0_i(y_pad0), .y_pad1_i(y_pad1), .x_pad0_i(x_pad0), .x_pad1_i(x_pad1),
+    .log_elem_bytes_i(mem_type == MemInp ? LogInpElemBytes : LogWgtElemBytes),
+    .busy_o(loader_busy), .done_o(loader_done),
+    .req_valid_o, .req_addr_o, .req_len_o, .req_ready_i,
+    .rsp_valid_i, .rsp_data_i, .rsp_ready_o,
+    .wr_valid_o(wr_valid), .wr_addr_o(wr_addr), .wr_beat_o(wr_beat), .wr_pad_o(wr_pad), .wr_data_o(wr_data)
+  );
+
+  // A pad element is written whole, as zeros; a data beat fills its lane of the element.
+  always_comb begin
+    inp_we_o = '0;
+    wgt_we_o = '0;
+    if (wr_valid && is_inp_q) begin
+      if (wr_pad) inp_we_o = '1;
+      else inp_we_o = InpLanes'(1) << wr_beat;
+    end
+    if (wr_valid && !is_inp_q) begin
+      if (wr_pad) wgt_we_o = '1;
+      else wgt_we_o = WgtLanes'(1) << wr_beat;
+    end
+  end
+  assign inp_waddr_o = wr_addr[InpAw-1:0];
+  assign wgt_waddr_o = wr_addr[WgtAw-1:0];
+  assign inp_wdata_o = wr_pad ? '0 : {InpLanes{wr_data}};
+  assign wgt_wdata_o = wr_pad ? '0 : {WgtLanes{wr_data}};
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start_i) begin
+      state_q     <= StIdle;
+      is_inp_q    <= 1'b0;
+      push_next_q <= 1'b0;
+      insn_q      <= '0;
+    end else begin
+      case (state_q)
+        StIdle: begin
+          if (issue) begin
+            is_inp_q    <= (mem_type == MemInp);
+            push_next_q <= push_next;
+            insn_q      <= q_entry_i[EntryWidth-1 -: 32];
+            state_q     <= (x_size != '0) ? StExec : StPush;
+          end else if (q_valid_i) begin
+            insn_q <= q_entry_i[EntryWidth-1 -: 32];
+          end
+        end
+        StExec: if (loader_done) state_q <= StPush;
+        StPush: state_q <= StIdle;
+        default: state_q <= StIdle;
+      endcase
+    end
+  end
+
+  assign l2c_push_o = (state_q == StPush) && push_next_q;
+  assign retire_o = (state_q == StPush);
+  assign busy_o = (state_q != StIdle);
+  assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready;
+  always_comb begin
+    if (state_q != StIdle) status_o = 8'd1;
+    else if (q_valid_i) status_o = deps_status;
+    else status_o = 8'd0;
+  end
+  assign insn_o = insn_q;
+
+  // The loader tracks its own completion through done; its busy level is not needed here.
+  logic unused_loader_busy;
+  assign unused_loader_busy = loader_busy;
+
+endmodule

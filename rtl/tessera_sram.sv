@@ -1,0 +1,32 @@
+// Simple dual-port synchronous RAM (one write, one registered read) with a write enable per lane.
+//
+// Each lane is its own memory array so synthesis infers one RAM per lane (or a vendor macro can
+// replace this module); a read in the same cycle as a write to the same row returns the old data.
+module tessera_sram #(
+  parameter int Depth = 1024,
+  parameter int Lanes = 1,
+  parameter int LaneWidth = 64,
+  localparam int AddrWidth = (Depth > 1) ? $clog2(Depth) : 1
+) (
+  input  logic                           clk_i,
+  input  logic [Lanes-1:0]               we_i,
+  input  logic [AddrWidth-1:0]           waddr_i,
+  input  logic [Lanes*LaneWidth-1:0]     wdata_i,
+  input  logic                           re_i,
+  input  logic [AddrWidth-1:0]           raddr_i,
+  output logic [Lanes*LaneWidth-1:0]     rdata_o
+);
+
+  for (genvar l = 0; l < Lanes; l++) begin : g_lane
+    logic [LaneWidth-1:0] mem_q [Depth];
+    logic [LaneWidth-1:0] rdata_q;
+
+    always_ff @(posedge clk_i) begin
+      if (we_i[l]) mem_q[waddr_i] <= wdata_i[l*LaneWidth +: LaneWidth];
+      if (re_i) rdata_q <= mem_q[raddr_i];
+    end
+
+    assign rdata_o[l*LaneWidth +: LaneWidth] = rdata_q;
+  end
+
+endmodule

@@ -1,0 +1,32 @@
+// Dependency-token queue between two modules: tokens carry no data, so it is a bounded counter.
+module tessera_token_queue #(
+  parameter int Depth = 512,
+  localparam int CountWidth = $clog2(Depth + 1)
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  clear_i,
+  input  logic                  push_i,
+  input  logic                  pop_i,
+  output logic                  empty_o,
+  output logic                  full_o,
+  output logic [CountWidth-1:0] count_o
+);
+
+  logic [CountWidth-1:0] count_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      count_q <= '0;
+    end else if (push_i && !full_o && !(pop_i && !empty_o)) begin
+      count_q <= count_q + 1'b1;
+    end else if (pop_i && !empty_o && !(push_i && !full_o)) begin
+      count_q <= count_q - 1'b1;
+    end
+  end
+
+  assign empty_o = (count_q == '0);
+  assign full_o = (32'(count_q) == Depth);
+  assign count_o = count_q;
+
+endmodule
