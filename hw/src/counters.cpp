@@ -34,6 +34,28 @@ Counters& Counters::operator+=(const Counters& o) {
   return *this;
 }
 
+Counters Counters::since(const Counters& b) const {
+  Counters d = *this;
+  for (int i = 0; i < 5; ++i) d.insns[i] -= b.insns[i];
+  d.nops -= b.nops;
+  for (int i = 0; i < 6; ++i) d.loadBytes[i] -= b.loadBytes[i];
+  d.storeBytes -= b.storeBytes;
+  d.gemmUops -= b.gemmUops;
+  d.gemmResetUops -= b.gemmResetUops;
+  d.macs -= b.macs;
+  d.aluUops -= b.aluUops;
+  d.aluElemOps -= b.aluElemOps;
+  d.cycles -= b.cycles;
+  d.runs -= b.runs;
+  for (int i = 0; i < 4; ++i) {
+    d.busyCycles[i] -= b.busyCycles[i];
+    d.stallCycles[i] -= b.stallCycles[i];
+  }
+  d.dramReadBeats -= b.dramReadBeats;
+  d.dramWriteBeats -= b.dramWriteBeats;
+  return d;
+}
+
 std::string Counters::format() const {
   std::string s;
   char line[160];

@@ -126,23 +126,6 @@ struct Buffer {
 
 int32_t clip8(int64_t v) { return static_cast<int32_t>(std::min<int64_t>(127, std::max<int64_t>(-128, v))); }
 
-// Counters of the current device minus a snapshot.
-hw::Counters countersSince(const hw::Counters& now, const hw::Counters& before) {
-  hw::Counters d = now;
-  for (int i = 0; i < 5; ++i) d.insns[i] -= before.insns[i];
-  d.nops -= before.nops;
-  for (int i = 0; i < 6; ++i) d.loadBytes[i] -= before.loadBytes[i];
-  d.storeBytes -= before.storeBytes;
-  d.gemmUops -= before.gemmUops;
-  d.gemmResetUops -= before.gemmResetUops;
-  d.macs -= before.macs;
-  d.aluUops -= before.aluUops;
-  d.aluElemOps -= before.aluElemOps;
-  d.cycles -= before.cycles;
-  d.runs -= before.runs;
-  return d;
-}
-
 }  // namespace
 
 int32_t referenceAlu(uint32_t op, int32_t a, int32_t b) {
@@ -167,9 +150,56 @@ std::vector<int8_t> referenceGemm(const GemmProblem& p, const std::vector<int8_t
     for (int j = 0; j < p.n; ++j) {
       int32_t sum = 0;
       for (int k = 0; k < p.k; ++k) sum += int32_t(a[size_t(i) * p.k + k]) * int32_t(b[size_t(j) * p.k + k]);
-      c[size_t(i) * p.n + j] = static_cast<int8_t>(clip8(referenceAlu(3, sum, p.shift)));
+      c[size_t(i) * p.n + j] =
+          static_cast<int8_t>(p.requantize ? clip8(referenceAlu(3, sum, p.shift)) : static_cast<uint8_t>(sum & 0xff));
     }
   return c;
+}
+
+GemmTiling chooseGemmTiling(const hw::Config& cfg, const GemmProblem& p) {
+  const int B = cfg.batch, BI = cfg.blockIn, BO = cfg.blockOut;
+  const int NB = p.m / B, NO = p.n / BO, NK = p.k / BI;
+  const int halves = p.doubleBuffer ? 2 : 1;
+  const int inpCap = static_cast<int>(cfg.inpDepth) / halves, wgtCap = static_cast<int>(cfg.wgtDepth) / halves;
+  const int accCap = static_cast<int>(cfg.accDepth) / halves;
+  const int maxLoop = (1 << 14) - 1;
+  // DRAM model: the default memory of the timed targets (8 bytes per cycle, ~40 cycles latency).
+  const double bytesPerCycle = std::min(8, cfg.busBytes), latency = 40;
+  const int epilogueOps = p.requantize ? 3 : 0;
+  auto fixed = [](int elems, int block, const char* what) {
+    if (elems % block) throw Error(std::string("GEMM tile ") + what, "must be a multiple of " + std::to_string(block));
+    return elems / block;
+  };
+  const int wantB = p.tileM ? fixed(p.tileM, B, "m") : 0, wantO = p.tileN ? fixed(p.tileN, BO, "n") : 0;
+  const int wantK = p.tileK ? fixed(p.tileK, BI, "k") : 0;
+
+  GemmTiling best;
+  bool found = false;
+  for (int tk = 1; tk <= NK; ++tk) {
+    if (NK % tk || tk > maxLoop || (wantK && tk != wantK)) continue;
+    for (int to = 1; to <= NO; ++to) {
+      if (NO % to || (wantO && to != wantO) || to * tk > wgtCap) continue;
+      for (int tb = 1; tb <= NB; ++tb) {
+        if (NB % tb || (wantB && tb != wantB) || tb > maxLoop || tb * tk > inpCap || tb * to > accCap) continue;
+        const double steps = double(NB / tb) * (NO / to) * (NK / tk), tiles = double(NB / tb) * (NO / to);
+        const double load = (double(tb) * tk * cfg.inpElemBytes + double(to) * tk * cfg.wgtElemBytes) / bytesPerCycle + latency;
+        const double compute = double(tb) * to * tk;
+        const double overhead = double(tb) * to * (1 + epilogueOps);
+        const double store = double(tb) * to * cfg.outElemBytes / bytesPerCycle + latency;
+        const double cycles = halves == 2 ? load + steps * std::max(compute, load) + tiles * overhead + store
+                                          : steps * (compute + load) + tiles * (overhead + store);
+        if (!found || cycles < best.estimatedCycles) {
+          best = GemmTiling{tb, to, tk, cycles};
+          found = true;
+        }
+      }
+    }
+  }
+  if (!found)
+    throw Error("GEMM " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k),
+                "no tiling fits the SRAMs of this configuration" +
+                    std::string(p.tileM || p.tileN || p.tileK ? " with the requested tile sizes" : ""));
+  return best;
 }
 
 WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
@@ -183,15 +213,11 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
   if (p.shift < 0 || p.shift > 31) throw Error("GEMM shift", "must be in [0, 31]");
   const int NB = p.m / B, NO = p.n / BO, NK = p.k / BI;
 
-  // Tiles: each of the two halves of every SRAM holds one tile (double buffering).
+  const GemmTiling tiling = chooseGemmTiling(cfg, p);
+  const int TB = tiling.tb, TO = tiling.to, TK = tiling.tk;
   const int halves = p.doubleBuffer ? 2 : 1;
   const int inpCap = static_cast<int>(cfg.inpDepth) / halves, wgtCap = static_cast<int>(cfg.wgtDepth) / halves;
   const int accCap = static_cast<int>(cfg.accDepth) / halves;
-  const int TK = divisorAtMost(NK, std::min(inpCap, wgtCap));
-  const int TO = divisorAtMost(NO, std::min(wgtCap / TK, accCap));
-  const int TB = divisorAtMost(NB, std::min(inpCap / TK, accCap / TO));
-  const int maxLoop = (1 << 14) - 1;
-  if (TB > maxLoop || TK > maxLoop) throw Error("GEMM tiling", "tile exceeds the 14-bit loop counter");
 
   // Random operands, packed into VTA's blocked layouts.
   std::mt19937 rng(p.seed);
@@ -254,7 +280,7 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
         checkRuntime("GEMM tile");
       }
       // Requantize: shift, then clip to int8.
-      pushRequantize(&aluHandle, accBase, TB, TO, p.shift, p.uopCompression);
+      if (p.requantize) pushRequantize(&aluHandle, accBase, TB, TO, p.shift, p.uopCompression);
       VTADepPush(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
       VTADepPop(cmd, VTA_STAGE_COMPUTE, VTA_STAGE_STORE);
       VTAStoreBuffer2D(cmd, accBase, 4, cBuf.handle, static_cast<uint32_t>(bt * TB * NO + ot * TO), TO, TB, NO);
@@ -269,7 +295,7 @@ WorkloadResult runBlockedGemm(const GemmProblem& p, const RerunHook& rerun) {
   VTASynchronize(cmd, 1u << 31);
   checkRuntime("VTASynchronize");
   // Counters and time of this workload's own run, before any re-runs.
-  const hw::Counters ran = countersSince(queue.device().counters(), before);
+  const hw::Counters ran = queue.device().counters().since(before);
   const double ranSeconds = queue.totalRunSeconds() - secondsBefore;
   if (rerun) rerun(queue.device(), queue.lastProgramPhys(), static_cast<uint32_t>(queue.lastProgram().size()));
 
@@ -401,7 +427,7 @@ WorkloadResult runConv3x3(const ConvProblem& p, const RerunHook& rerun) {
   VTASynchronize(cmd, 1u << 31);
   checkRuntime("VTASynchronize");
   // Counters and time of this workload's own run, before any re-runs.
-  const hw::Counters ran = countersSince(queue.device().counters(), before);
+  const hw::Counters ran = queue.device().counters().since(before);
   const double ranSeconds = queue.totalRunSeconds() - secondsBefore;
   if (rerun) rerun(queue.device(), queue.lastProgramPhys(), static_cast<uint32_t>(queue.lastProgram().size()));
 

@@ -33,6 +33,8 @@ struct Counters {
   uint64_t totalInsns() const { return insns[0] + insns[1] + insns[2] + insns[3] + insns[4] + nops; }
   uint64_t totalLoadBytes() const;
   Counters& operator+=(const Counters& o);
+  // Counts accumulated since `before` (a snapshot of the same counters taken earlier).
+  Counters since(const Counters& before) const;
   // Human-readable block, one counter per line, for `tessera sim --stats` and the demo.
   std::string format() const;
   // The same as a flat JSON object.

@@ -14,13 +14,30 @@
 namespace tessera::sw {
 
 // C[m][n] = clip((sum_k A[m][k] * B[n][k]) >> shift, -128, 127), int8 A and B, int32 accumulation.
+// Without requantization C keeps the low byte of each int32 sum (STORE's narrowing).
 struct GemmProblem {
   int m = 256, n = 256, k = 256;  // multiples of BATCH, BLOCK_OUT and BLOCK_IN respectively
   int shift = 8;                  // requantization shift (ALU SHR by immediate)
+  bool requantize = true;         // the ALU epilogue (shift, clip); false: pure GEMM
   uint32_t seed = 1;
   bool doubleBuffer = true;       // overlap loads with compute through the token protocol
   bool uopCompression = true;     // micro-op loops (false: one micro-op per GEMM step)
+  // Tile sizes in elements (multiples of BATCH, BLOCK_OUT, BLOCK_IN); 0: chosen by chooseGemmTiling.
+  int tileM = 0, tileN = 0, tileK = 0;
 };
+
+// Tile sizes in blocks (BATCH rows, BLOCK_OUT columns, BLOCK_IN reduction elements) and the cycle
+// estimate that chose them.
+struct GemmTiling {
+  int tb = 1, to = 1, tk = 1;
+  double estimatedCycles = 0;
+};
+// The legal tiling (each tile fits its SRAM half when double-buffered) with the fewest estimated
+// cycles under a simple model of the hardware: one GEMM micro-op per cycle, DRAM at the bus width
+// per cycle after a fixed latency, loads overlapped with compute when double-buffered, and the
+// accumulator reset, the ALU epilogue and the last store not overlapped. Tile sizes the problem
+// fixes are kept (and checked).
+GemmTiling chooseGemmTiling(const hw::Config& cfg, const GemmProblem& p);
 
 struct WorkloadResult {
   bool correct = false;
