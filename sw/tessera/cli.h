@@ -31,5 +31,6 @@ int cmdDisasm(const std::vector<std::string>& args);
 int cmdAsm(const std::vector<std::string>& args);
 int cmdSim(const std::vector<std::string>& args);
 int cmdDemo(const std::vector<std::string>& args);
+int cmdBench(const std::vector<std::string>& args);
 
 }  // namespace tessera::cli

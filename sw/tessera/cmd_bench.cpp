@@ -1,0 +1,129 @@
+// tessera bench: accelerator benchmarks on any target, with cycles, utilization and simulation speed.
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+#include "tessera/sw/workloads.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct BenchRow {
+  std::string name;
+  sw::WorkloadResult result;
+};
+
+std::string withCommas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// One table row; cycle-derived columns show "-" on untimed targets.
+void printRow(const hw::Config& cfg, const BenchRow& row) {
+  const auto& c = row.result.counters;
+  const uint64_t idealCycles = row.result.macs / (uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut);
+  // Timed targets count bus beats (instructions and micro-ops included); fsim counts LOAD/STORE bytes.
+  const uint64_t readBytes = c.cycles ? c.dramReadBeats * uint64_t(cfg.busBytes) : c.totalLoadBytes();
+  const uint64_t writeBytes = c.cycles ? c.dramWriteBeats * uint64_t(cfg.busBytes) : c.storeBytes;
+  char util[32] = "-", speed[32] = "-", cycles[32] = "-";
+  if (c.cycles) {
+    std::snprintf(util, sizeof util, "%.1f%%", 100.0 * double(idealCycles) / double(c.cycles));
+    std::snprintf(cycles, sizeof cycles, "%s", withCommas(c.cycles).c_str());
+    if (row.result.deviceSeconds > 0)
+      std::snprintf(speed, sizeof speed, "%s", withCommas(uint64_t(double(c.cycles) / row.result.deviceSeconds)).c_str());
+  }
+  std::printf("%-30s %14s %12s %12s %7s %12s %12s %9.3f %12s  %s\n", row.name.c_str(),
+              withCommas(row.result.macs).c_str(), cycles, withCommas(idealCycles).c_str(), util,
+              withCommas(readBytes).c_str(), withCommas(writeBytes).c_str(), row.result.deviceSeconds, speed,
+              row.result.correct ? "ok" : ("MISMATCH: " + row.result.firstMismatch).c_str());
+}
+
+void printHeader() {
+  std::printf("%-30s %14s %12s %12s %7s %12s %12s %9s %12s  %s\n", "workload", "MACs", "cycles", "ideal", "util",
+              "DRAM read B", "DRAM write B", "wall s", "cycles/s", "check");
+}
+
+}  // namespace
+
+int cmdBench(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string config, target, which;
+  const char* envTarget = std::getenv("TESSERA_TARGET");
+  const char* envConfig = std::getenv("TESSERA_CONFIG");
+  int m = 0, n = 0, k = 0;
+  opts.add_options()
+      ("benchmark", po::value<std::string>(&which)->default_value("gemm"), "benchmark: gemm")
+      ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
+       "config JSON file or shipped config name ($TESSERA_CONFIG)")
+      ("target,t", po::value<std::string>(&target)->default_value(envTarget && *envTarget ? envTarget : "tsim"),
+       "target to run on ($TESSERA_TARGET)")
+      ("m", po::value<int>(&m)->default_value(0), "run only this GEMM shape: rows (with --n and --k)")
+      ("n", po::value<int>(&n)->default_value(0), "GEMM columns")
+      ("k", po::value<int>(&k)->default_value(0), "GEMM reduction length");
+  po::positional_options_description pos;
+  pos.add("benchmark", 1);
+  po::variables_map vm;
+  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K]", args, opts, &pos, &vm)) return 0;
+  if (which != "gemm") throw Error("tessera bench", "unknown benchmark '" + which + "' (available: gemm)");
+  if ((m || n || k) && !(m && n && k)) throw Error("tessera bench gemm", "--m, --n and --k go together");
+
+  runtime::Session::reset(target, config);
+  auto& session = runtime::Session::global();
+  const hw::Config& cfg = session.config();
+  std::printf("tessera bench gemm: target %s, config %s (%dx%dx%d GEMM core, %d MACs/cycle)\n\n",
+              session.targetName().c_str(), cfg.name.c_str(), cfg.batch, cfg.blockIn, cfg.blockOut,
+              cfg.batch * cfg.blockIn * cfg.blockOut);
+
+  struct Job {
+    std::string name;
+    std::function<sw::WorkloadResult()> run;
+  };
+  std::vector<Job> jobs;
+  auto gemm = [&](int gm, int gn, int gk, bool requantize) {
+    sw::GemmProblem p;
+    p.m = gm;
+    p.n = gn;
+    p.k = gk;
+    p.requantize = requantize;
+    std::string name = "gemm " + std::to_string(gm) + "x" + std::to_string(gn) + "x" + std::to_string(gk) +
+                       (requantize ? " +requant" : "");
+    jobs.push_back({name, [p] { return sw::runBlockedGemm(p); }});
+  };
+  if (m) {
+    gemm(m, n, k, false);
+    gemm(m, n, k, true);
+  } else {
+    // Compute-bound GEMMs (no epilogue), the same with the ALU requantization epilogue, and the
+    // 3x3 convolution tile loop with padded strided input loads.
+    const int scale = cfg.blockIn * cfg.blockOut >= 256 ? 1 : 4;  // smaller cores: smaller problems
+    gemm(256 / scale, 256 / scale, 256 / scale, false);
+    gemm(256 / scale, 256 / scale, 512 / scale, false);
+    gemm(512 / scale, 512 / scale, 512 / scale, false);
+    gemm(256 / scale, 256 / scale, 256 / scale, true);
+    sw::ConvProblem conv;
+    conv.height = conv.width = 14;
+    conv.inChannels = conv.outChannels = 256 / scale;
+    jobs.push_back({"conv3x3 14x14 " + std::to_string(conv.inChannels) + "->" + std::to_string(conv.outChannels),
+                    [conv] { return sw::runConv3x3(conv); }});
+  }
+
+  printHeader();
+  int failures = 0;
+  for (const auto& job : jobs) {
+    BenchRow row{job.name, job.run()};
+    printRow(cfg, row);
+    if (!row.result.correct) ++failures;
+  }
+  std::printf("\nideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT); util = ideal / cycles (GEMM-core utilization);\n"
+              "cycles/s = simulated cycles per second of wall time inside the device run.\n");
+  return failures ? 1 : 0;
+}
+
+}  // namespace tessera::cli
