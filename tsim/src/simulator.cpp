@@ -1,0 +1,479 @@
+// The run protocol of tsim: validate, start over AXI4-Lite, clock to done, watch for deadlock, account.
+#include "tessera/tsim/simulator.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "bench.h"
+#include "tessera/hw/error.h"
+#include "tessera/hw/generate.h"
+#include "tessera/hw/isa.h"
+#include "tessera/hw/program.h"
+
+namespace tessera::tsim {
+
+namespace {
+
+constexpr int kResetCycles = 8;
+constexpr uint64_t kLiteTimeout = 1000;      // cycles one register transfer may take
+constexpr uint64_t kWatchInterval = 4096;    // cycles between progress samples
+constexpr uint64_t kAxiLimit = uint64_t(1) << 32;  // the RTL's AXI addresses are 32-bit
+
+const char* const kModules[4] = {"fetch", "load", "compute", "store"};
+const char* const kStages[3] = {"load", "compute", "store"};
+
+// Module status states (docs/rtl.md).
+enum State : uint32_t {
+  kIdle = 0, kBusy = 1, kWaitPop = 2, kWaitPush = 3, kFetchQueueFull = 4, kHaltedAtFinish = 5, kAllDispatched = 6
+};
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string queueName(uint32_t q) {
+  return q < 4 ? hw::tokenQueueName(static_cast<hw::TokenQueue>(q)) : "#" + std::to_string(q) + " (no such queue)";
+}
+
+// Instruction-level counters of a program that ran to completion, as fsim counts them.
+hw::Counters countProgram(const std::vector<hw::Insn>& prog, const hw::Config& cfg) {
+  hw::Counters c;
+  for (const hw::Insn& in : prog) {
+    const uint64_t uops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
+    switch (in.opcode) {
+      case hw::Opcode::kLoad:
+        if (in.isNop()) { ++c.nops; break; }
+        ++c.insns[0];
+        c.loadBytes[in.memType] +=
+            uint64_t(in.xSize) * in.ySize * cfg.dramElemBytes(static_cast<hw::MemId>(in.memType));
+        break;
+      case hw::Opcode::kStore:
+        if (in.isNop()) { ++c.nops; break; }
+        ++c.insns[1];
+        c.storeBytes += uint64_t(in.xSize) * in.ySize * cfg.outElemBytes;
+        break;
+      case hw::Opcode::kGemm:
+        ++c.insns[2];
+        if (in.reset) {
+          c.gemmResetUops += uops;
+        } else {
+          c.gemmUops += uops;
+          c.macs += uops * uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut;
+        }
+        break;
+      case hw::Opcode::kAlu:
+        ++c.insns[4];
+        c.aluUops += uops;
+        c.aluElemOps += uops * uint64_t(cfg.batch) * cfg.blockOut;
+        break;
+      case hw::Opcode::kFinish: ++c.insns[3]; break;
+    }
+  }
+  return c;
+}
+
+bool fileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The derived parameters of each built config, computed once.
+const std::vector<std::vector<std::pair<std::string, long long>>>& builtParameters() {
+  static const auto kParams = [] {
+    std::vector<std::vector<std::pair<std::string, long long>>> all;
+    for (int i = 0; i < kBuiltModelCount; ++i)
+      all.push_back(hw::derivedParameters(hw::Config::fromJson(hw::shippedConfigJson(kBuiltModels[i].config),
+                                                               kBuiltModels[i].config)));
+    return all;
+  }();
+  return kParams;
+}
+
+int builtIndex(const hw::Config& cfg) {
+  const auto want = hw::derivedParameters(cfg);
+  const auto& built = builtParameters();
+  for (size_t i = 0; i < built.size(); ++i)
+    if (built[i] == want) return static_cast<int>(i);
+  return -1;
+}
+
+// Register values describing where every module is, read in one go.
+struct Snapshot {
+  uint32_t status[4], insn[4], tokens[4], queue[3];
+  uint32_t state(int m) const { return status[m] & 0xf; }
+  uint32_t arg(int m) const { return (status[m] >> 4) & 0xf; }
+};
+
+// Progress counters: if none of them moves, nothing is happening.
+struct Progress {
+  uint32_t words[5];
+  bool operator==(const Progress& o) const { return std::equal(words, words + 5, o.words); }
+};
+
+}  // namespace
+
+struct Simulator::Impl {
+  Impl(const hw::Config& c, hw::Dram& d, const Options& o)
+      : cfg(c), isa(c), dram(d), opt(o), bench(d, c.busBytes, o.memory) {}
+
+  hw::Config cfg;
+  hw::Isa isa;
+  hw::Dram& dram;
+  Options opt;
+  Bench bench;
+  std::unique_ptr<Model> model;
+  std::string built;
+  hw::Counters counters;
+
+  // Stops the run if the memory saw an AXI violation or the RTL stopped the simulation.
+  void checkHealthy() {
+    if (bench.mem.violated()) throw Error("tsim DRAM port", bench.mem.violation());
+    const std::string why = model->stopReason();
+    if (!why.empty()) throw Error("tsim at cycle " + std::to_string(bench.cycle), why);
+  }
+
+  uint32_t read(uint32_t offset) {
+    bench.host.startRead(static_cast<uint16_t>(offset));
+    for (uint64_t n = 0; !bench.host.readDone(); ++n) {
+      if (n == kLiteTimeout)
+        throw Error("register read at " + hex(offset),
+                    "the AXI4-Lite port did not answer within " + std::to_string(kLiteTimeout) + " cycles");
+      model->step();
+      checkHealthy();
+    }
+    if (bench.host.resp() != 0)
+      throw Error("register read at " + hex(offset), "answered with response " + std::to_string(bench.host.resp()));
+    return bench.host.data();
+  }
+
+  void write(uint32_t offset, uint32_t value) {
+    bench.host.startWrite(static_cast<uint16_t>(offset), value);
+    for (uint64_t n = 0; !bench.host.writeDone(); ++n) {
+      if (n == kLiteTimeout)
+        throw Error("register write of " + hex(value) + " to " + hex(offset),
+                    "the AXI4-Lite port did not answer within " + std::to_string(kLiteTimeout) + " cycles");
+      model->step();
+      checkHealthy();
+    }
+    if (bench.host.resp() != 0)
+      throw Error("register write to " + hex(offset), "answered with response " + std::to_string(bench.host.resp()));
+  }
+
+  uint64_t read64(uint32_t offset) {
+    const uint64_t lo = read(offset);
+    return lo | uint64_t(read(offset + 4)) << 32;
+  }
+
+  Progress progress() {
+    Progress p;
+    const uint32_t regs[5] = {reg::kCntRetired, reg::kCntGemmUops, reg::kCntAluUops, reg::kCntReadBeats,
+                              reg::kCntWriteBeats};
+    for (int i = 0; i < 5; ++i) p.words[i] = read(regs[i]);
+    return p;
+  }
+
+  Snapshot snapshot() {
+    Snapshot s;
+    for (int m = 0; m < 4; ++m) s.status[m] = read(reg::kStatus + 4 * m);
+    for (int m = 0; m < 4; ++m) s.insn[m] = read(reg::kInsnIndex + 4 * m);
+    for (int q = 0; q < 4; ++q) s.tokens[q] = read(reg::kTokens + 4 * q);
+    for (int m = 0; m < 3; ++m) s.queue[m] = read(reg::kQueue + 4 * m);
+    return s;
+  }
+
+  static std::string nameOf(const std::vector<hw::Insn>& prog, uint32_t index) {
+    return index < prog.size() ? hw::insnName(index, prog[index])
+                               : "instruction " + std::to_string(index) + " (past the program's end)";
+  }
+
+  // Why a module's head instruction cannot go on, in fsim's words ("waits for a token on queue
+  // l2g (load->compute), which is empty").
+  std::string blockedBy(const Snapshot& s, int m) const {
+    const uint32_t q = s.arg(m);
+    const uint32_t tokens = q < 4 ? s.tokens[q] : 0;
+    if (s.state(m) == kWaitPop)
+      return "waits for a token on queue " + queueName(q) + ", which " +
+             (tokens == 0 ? std::string("is empty") : "holds " + std::to_string(tokens) + " token(s)");
+    if (s.state(m) == kWaitPush)
+      return "waits for space on queue " + queueName(q) + ", which holds " + std::to_string(tokens) + " of " +
+             std::to_string(cfg.depQueueDepth) + " tokens";
+    return "";
+  }
+
+  std::string describeModule(const Snapshot& s, int m, const std::vector<hw::Insn>& prog) const {
+    const std::string mod = kModules[m];
+    const uint32_t st = s.state(m);
+    const std::string insn = nameOf(prog, s.insn[m]);
+    switch (st) {
+      case kIdle: return mod + " idle";
+      case kBusy:
+        if (m == 0) return "fetch busy reading instructions (next to dispatch: " + insn + ")";
+        return mod + " busy with " + insn;
+      case kWaitPop:
+      case kWaitPush:
+        if (m != 0) return mod + " " + insn + " " + blockedBy(s, m);
+        break;
+      case kFetchQueueFull:
+        if (m == 0 && s.arg(m) < 3)
+          return "fetch stalled at " + insn + ": the " + kStages[s.arg(m)] + " instruction queue is full (" +
+                 std::to_string(s.queue[s.arg(m)]) + " of " + std::to_string(cfg.insnQueueDepth) + " entries)";
+        break;
+      case kHaltedAtFinish:
+        if (m == 2) return "compute halted at FINISH (" + insn + ")";
+        break;
+      case kAllDispatched:
+        if (m == 0) return "fetch dispatched all " + std::to_string(prog.size()) + " instructions";
+        break;
+    }
+    return mod + " in state " + std::to_string(st) + " (status " + hex(s.status[m]) +
+           "), which docs/rtl.md does not define for it";
+  }
+
+  // Every module, blocked ones first, then the DRAM.
+  std::string describe(const Snapshot& s, const std::vector<hw::Insn>& prog) const {
+    std::string blocked, rest;
+    for (int m = 0; m < 4; ++m) {
+      const uint32_t st = s.state(m);
+      std::string& to = st == kWaitPop || st == kWaitPush || st == kFetchQueueFull ? blocked : rest;
+      to += (to.empty() ? "" : "; ") + describeModule(s, m, prog);
+    }
+    std::string all = blocked + (blocked.empty() || rest.empty() ? "" : "; ") + rest;
+    const AxiMemory& mem = bench.mem;
+    if (!mem.idle())
+      all += "; DRAM: " + std::to_string(mem.readBurstsInFlight()) + " read and " +
+             std::to_string(mem.writeBurstsInFlight()) + " write burst(s) in flight";
+    return all;
+  }
+
+  [[noreturn]] void throwFault(const std::vector<hw::Insn>& prog, uint64_t cycles) {
+    const uint32_t cause = read(reg::kFaultCause);
+    const uint32_t index = read(reg::kFaultInsn);
+    const uint32_t info = read(reg::kFaultInfo);
+    const std::string insn = nameOf(prog, index);
+    const std::string when = " (the accelerator faulted after " + std::to_string(cycles) + " cycles)";
+    switch (cause) {
+      case 1: {
+        const uint32_t field = info & 3, uop = info >> 2;
+        const bool gemm = index < prog.size() && prog[index].opcode == hw::Opcode::kGemm;
+        static const char* const kFields[3] = {"dst_factor_out/dst_factor_in", "src_factor_out/src_factor_in",
+                                               "wgt_factor_out/wgt_factor_in"};
+        const char* what[3] = {"accumulator (dst)", gemm ? "input (src)" : "accumulator (src)", "weight (wgt)"};
+        const uint32_t depth[3] = {cfg.accDepth, gemm ? cfg.inpDepth : cfg.accDepth, cfg.wgtDepth};
+        if (field > 2)
+          throw Error(insn + ", micro-op " + std::to_string(uop),
+                      "SRAM index out of range in field code " + std::to_string(field) + ", which docs/rtl.md does not define" + when);
+        throw Error(insn + ", micro-op " + std::to_string(uop) + " with field " + kFields[field],
+                    std::string("the ") + what[field] + " index goes past the buffer depth " +
+                        std::to_string(depth[field]) + when);
+      }
+      case 2:
+      case 3: {
+        const std::string& err = bench.mem.firstError();
+        throw Error(insn, std::string("DRAM ") + (cause == 2 ? "read" : "write") + " error response" + when + ": " +
+                              (err.empty() ? "the memory model answered no access with an error (an RTL bug)" : err));
+      }
+      default:
+        throw Error(insn, "the RTL reports fault cause " + std::to_string(cause) + ", which docs/rtl.md does not define" + when);
+    }
+  }
+
+  // After done, lets modules that FINISH did not wait for complete, until every module is idle
+  // (or nothing moves any more: the program is unbalanced and the check below says how).
+  void drain() {
+    const uint64_t stallLimit =
+        kWatchInterval + 16 * uint64_t(std::max(opt.memory.readLatency, opt.memory.writeLatency));
+    const uint64_t begin = bench.cycle;
+    Progress last = progress();
+    uint64_t lastMove = bench.cycle;
+    for (;;) {
+      const Snapshot s = snapshot();
+      const bool settled = (s.state(0) == kIdle || s.state(0) == kAllDispatched) && s.state(1) == kIdle &&
+                           (s.state(2) == kIdle || s.state(2) == kHaltedAtFinish) && s.state(3) == kIdle &&
+                           s.queue[0] == 0 && s.queue[1] == 0 && s.queue[2] == 0;
+      if (settled && bench.mem.idle()) return;
+      model->stepCycles(256);
+      checkHealthy();
+      const Progress p = progress();
+      if (!(p == last)) {
+        last = p;
+        lastMove = bench.cycle;
+      } else if (bench.cycle - lastMove > stallLimit) {
+        return;
+      }
+      if (bench.cycle - begin > std::max(opt.watchdogCycles, stallLimit)) return;
+    }
+  }
+
+  // fsim's FINISH rule: every instruction executed and no token left on any queue.
+  void checkBalanced(const std::vector<hw::Insn>& prog) {
+    const Snapshot s = snapshot();
+    uint32_t finish = s.insn[2];
+    if (s.state(2) != kHaltedAtFinish)
+      finish = static_cast<uint32_t>(std::find_if(prog.begin(), prog.end(), [](const hw::Insn& i) {
+                                       return i.opcode == hw::Opcode::kFinish;
+                                     }) - prog.begin());
+    std::string left;
+    for (int stage = 0; stage < 3; ++stage) {
+      const int m = stage + 1;
+      const uint32_t st = s.state(m);
+      const bool done = (st == kIdle || (m == 2 && st == kHaltedAtFinish)) && s.queue[stage] == 0;
+      if (done) continue;
+      const std::string why = blockedBy(s, m);
+      if (m == 2 && st == kHaltedAtFinish)
+        left += "; " + std::to_string(s.queue[stage]) + " compute instruction(s) after FINISH never executed";
+      else
+        left += std::string("; ") + kStages[stage] + " " + nameOf(prog, s.insn[m]) + " never executed (" +
+                (why.empty() ? describeModule(s, m, prog) : why) + ")";
+    }
+    const uint32_t fetched = read(reg::kInsnIndex);
+    if (fetched < prog.size())
+      left += "; " + nameOf(prog, fetched) + " and " + std::to_string(prog.size() - fetched - 1) +
+              " more after it were never fetched";
+    for (uint32_t q = 0; q < 4; ++q)
+      if (s.tokens[q]) left += "; " + std::to_string(s.tokens[q]) + " token(s) left on queue " + queueName(q);
+    if (!left.empty())
+      throw Error("FINISH at instruction " + std::to_string(finish), "the program is not balanced at FINISH" + left);
+  }
+
+  void execute(const std::vector<hw::Insn>& prog, uint64_t insnPhys, uint64_t waitCycles) {
+    const uint32_t count = static_cast<uint32_t>(prog.size());
+    write(reg::kInsnAddr, static_cast<uint32_t>(insnPhys));
+    write(reg::kInsnCount, count);
+    const uint64_t start = bench.cycle;
+    write(reg::kCtrl, 1);
+
+    // Clock to irq_o, sampling the progress counters between stretches of free-running cycles.
+    const uint64_t interval =
+        opt.watchdogCycles ? std::clamp<uint64_t>(opt.watchdogCycles / 4, 64, kWatchInterval) : kWatchInterval;
+    Progress last = progress();
+    uint64_t lastMove = bench.cycle;
+    while (!bench.irq) {
+      uint64_t chunk = interval;
+      if (waitCycles) chunk = std::min(chunk, start + waitCycles > bench.cycle ? start + waitCycles - bench.cycle : 1);
+      model->stepUntilIrq(chunk);
+      checkHealthy();
+      if (bench.irq) break;
+      const uint64_t elapsed = bench.cycle - start;
+      if (waitCycles && elapsed >= waitCycles)
+        throw Error("run of " + std::to_string(count) + " instructions",
+                    "the run exceeds wait_cycles=" + std::to_string(waitCycles) + ": still running after " +
+                        std::to_string(elapsed) + " cycles; " + describe(snapshot(), prog));
+      const Progress p = progress();
+      if (!(p == last)) {
+        last = p;
+        lastMove = bench.cycle;
+      } else if (opt.watchdogCycles && bench.cycle - lastMove >= opt.watchdogCycles) {
+        throw Error("deadlock after " + std::to_string(bench.cycle - start) + " cycles",
+                    "nothing moved for " + std::to_string(bench.cycle - lastMove) + " cycles: " +
+                        describe(snapshot(), prog));
+      }
+    }
+
+    const uint32_t ctrl = read(reg::kCtrl);
+    if (ctrl & 4) throwFault(prog, bench.cycle - start);
+    if (!(ctrl & 2))
+      throw Error("CTRL register", "irq_o is high but CTRL reads " + hex(ctrl) +
+                                       ", neither done (bit 1) nor fault (bit 2): docs/rtl.md says irq_o = done | fault");
+    drain();
+    checkBalanced(prog);
+
+    hw::Counters c = countProgram(prog, cfg);
+    c.cycles = read64(reg::kCntCycles);
+    for (int m = 0; m < 4; ++m) {
+      c.busyCycles[m] = read64(reg::kCntBusy + 16 * m);
+      c.stallCycles[m] = read64(reg::kCntStall + 16 * m);
+    }
+    c.dramReadBeats = read64(reg::kCntReadBeats);
+    c.dramWriteBeats = read64(reg::kCntWriteBeats);
+    const uint64_t gemm = read64(reg::kCntGemmUops), alu = read64(reg::kCntAluUops), retired = read64(reg::kCntRetired);
+    auto disagree = [&](const char* what, uint64_t rtl, uint64_t program) {
+      if (rtl != program)
+        throw Error("counters after a run of " + std::to_string(count) + " instructions",
+                    std::string("the RTL counted ") + std::to_string(rtl) + " " + what + " but the program has " +
+                        std::to_string(program) + " (an RTL bug)");
+    };
+    disagree("GEMM micro-ops", gemm, c.gemmUops + c.gemmResetUops);
+    disagree("ALU micro-ops", alu, c.aluUops);
+    disagree("retired instructions", retired, count);
+    counters += c;
+  }
+};
+
+Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options) {
+  const std::string why = unsupportedReason(cfg);
+  if (!why.empty()) throw Error("target tsim", why);
+  if (!options.trace.empty() && !options.traceForce && fileExists(options.trace))
+    throw Error("trace " + options.trace, "refusing to overwrite an existing file (give trace-force=1 to replace it)");
+  impl_ = std::make_unique<Impl>(cfg, dram, options);
+  const int index = builtIndex(cfg);
+  impl_->built = kBuiltModels[index].config;
+  impl_->model = kBuiltModels[index].create(impl_->bench, cfg.busBytes, options.trace);
+  impl_->model->reset(kResetCycles);
+}
+
+Simulator::~Simulator() = default;
+
+void Simulator::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
+  Impl& s = *impl_;
+  s.counters.runs += 1;
+  // The same checks, in the same order and words, as fsim; then what only the RTL requires.
+  const std::vector<hw::Insn> prog = hw::decodeProgram(s.isa, s.dram, insnPhys, count);
+  if (insnPhys % 16)
+    throw Error("instruction fetch at " + hex(insnPhys), "the program address is not 16-byte aligned, as the RTL's fetch requires");
+  if (insnPhys + uint64_t(count) * 16 > kAxiLimit)
+    throw Error("instruction fetch of " + std::to_string(count) + " instructions at " + hex(insnPhys),
+                "reaches past 4 GiB; the RTL's AXI addresses are 32-bit");
+  for (uint32_t i = 0; i < count; ++i) {
+    const hw::DramRange r = hw::dramRange(prog[i], s.cfg);
+    if (r.end > kAxiLimit)
+      throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
+                  "the DRAM range [" + hex(r.first) + ", " + hex(r.end) + ") reaches past 4 GiB; the RTL's AXI addresses are 32-bit");
+  }
+  if (std::none_of(prog.begin(), prog.end(), [](const hw::Insn& i) { return i.opcode == hw::Opcode::kFinish; }))
+    throw Error("run of " + std::to_string(count) + " instructions",
+                "the program ended without a FINISH instruction; the device would never signal done");
+  try {
+    s.execute(prog, insnPhys, waitCycles);
+  } catch (...) {
+    // Whatever state the failed run left (tokens, half-done bursts) must not leak into the next.
+    s.model->reset(kResetCycles);
+    throw;
+  }
+}
+
+const hw::Counters& Simulator::counters() const { return impl_->counters; }
+void Simulator::resetCounters() { impl_->counters = hw::Counters(); }
+uint32_t Simulator::readRegister(uint32_t offset) { return impl_->read(offset); }
+void Simulator::writeRegister(uint32_t offset, uint32_t value) { impl_->write(offset, value); }
+uint64_t Simulator::cycle() const { return impl_->bench.cycle; }
+const std::string& Simulator::modelConfig() const { return impl_->built; }
+
+std::vector<std::string> Simulator::builtConfigs() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kBuiltModelCount; ++i) names.push_back(kBuiltModels[i].config);
+  return names;
+}
+
+std::string Simulator::unsupportedReason(const hw::Config& cfg) {
+  if (builtIndex(cfg) >= 0) return "";
+  std::string names;
+  for (const auto& n : builtConfigs()) names += (names.empty() ? "" : ", ") + n;
+  // Name one parameter that differs, so the reader sees why a config of the same name would not do.
+  std::string differs;
+  const auto want = hw::derivedParameters(cfg);
+  const auto& first = builtParameters().front();
+  for (size_t i = 0; i < want.size() && i < first.size(); ++i)
+    if (want[i] != first[i]) {
+      differs = "; e.g. " + want[i].first + " is " + std::to_string(want[i].second) + " here but " +
+                std::to_string(first[i].second) + " in " + kBuiltModels[0].config;
+      break;
+    }
+  return "tsim is not built for config '" + cfg.name + "': the RTL model exists only for configs " + names +
+         differs + " (add the config to TESSERA_TSIM_CONFIGS and rebuild)";
+}
+
+}  // namespace tessera::tsim
