@@ -7,13 +7,15 @@
 
 namespace tessera::runtime {
 
-Session::Session(const std::string& target, const hw::Config& cfg)
-    : target_(target), cfg_(cfg), dram_(std::make_unique<hw::Dram>(cfg)) {
-  // Fail now, not at the first run, if the target does not exist.
-  bool known = false;
-  for (const auto& t : builtinTargets()) known |= t.name == target;
-  if (!known)
-    throw Error("target '" + target + "'", "unknown or not built into this build (available: " + availableTargetNames() + ")");
+Session::Session(const std::string& target, const hw::Config& cfg, const TargetOptions& options)
+    : target_(target), cfg_(cfg) {
+  const char* env = std::getenv("TESSERA_TARGET_OPTIONS");
+  options_ = parseTargetOptions(env ? env : "", "TESSERA_TARGET_OPTIONS");
+  for (const auto& [key, value] : options) options_[key] = value;
+  // Fail now, not at the first run, if the target does not exist, cannot run this config or
+  // does not know an option.
+  checkTarget(findTarget(target), cfg_, options_);
+  dram_ = std::make_unique<hw::Dram>(cfg);
 }
 
 Session::~Session() {

@@ -1,8 +1,11 @@
-// The targets built into the runtime, and creation by name.
+// The targets built into the runtime, their options, and creation by name.
 #include "tessera/runtime/target.h"
 
 #include "tessera/hw/error.h"
 #include "tessera/hw/fsim.h"
+#ifdef TESSERA_HAVE_TSIM
+#include "tessera/tsim/simulator.h"
+#endif
 
 namespace tessera::runtime {
 
@@ -21,12 +24,46 @@ class FsimTarget : public Target {
   hw::Fsim sim_;
 };
 
+#ifdef TESSERA_HAVE_TSIM
+// The RTL under Verilator: cycle-accurate, for the configs the build verilated.
+class TsimTarget : public Target {
+ public:
+  TsimTarget(const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options)
+      : sim_(cfg, dram, tsim::Options::parse(options)) {}
+  std::string name() const override { return "tsim"; }
+  void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
+  hw::Counters counters() const override { return sim_.counters(); }
+  void resetCounters() override { sim_.resetCounters(); }
+
+ private:
+  tsim::Simulator sim_;
+};
+
+std::string tsimDescription() {
+  std::string names;
+  for (const auto& n : tsim::Simulator::builtConfigs()) names += (names.empty() ? "" : ", ") + n;
+  return "RTL simulator (Verilator, cycle-accurate; configs " + names + ")";
+}
+#endif
+
 }  // namespace
 
 const std::vector<TargetInfo>& builtinTargets() {
   static const std::vector<TargetInfo> kTargets = {
       {"fsim", "behavioral simulator (untimed executable specification)",
-       [](const hw::Config& cfg, hw::Dram& dram) { return std::unique_ptr<Target>(new FsimTarget(cfg, dram)); }},
+       [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions&) {
+         return std::unique_ptr<Target>(new FsimTarget(cfg, dram));
+       },
+       {},
+       nullptr},
+#ifdef TESSERA_HAVE_TSIM
+      {"tsim", tsimDescription(),
+       [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
+         return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options));
+       },
+       tsim::Options::keys(),
+       [](const hw::Config& cfg) { return tsim::Simulator::unsupportedReason(cfg); }},
+#endif
   };
   return kTargets;
 }
@@ -37,10 +74,52 @@ std::string availableTargetNames() {
   return s;
 }
 
-std::unique_ptr<Target> createTarget(const std::string& name, const hw::Config& cfg, hw::Dram& dram) {
+const TargetInfo& findTarget(const std::string& name) {
   for (const auto& t : builtinTargets())
-    if (t.name == name) return t.create(cfg, dram);
+    if (t.name == name) return t;
   throw Error("target '" + name + "'", "unknown or not built into this build (available: " + availableTargetNames() + ")");
+}
+
+void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options) {
+  for (const auto& [key, value] : options) {
+    bool known = false;
+    std::string keys;
+    for (const auto& o : info.options) {
+      known |= o.first == key;
+      keys += (keys.empty() ? "" : ", ") + o.first;
+    }
+    if (!known)
+      throw Error("target option '" + key + "'", "unknown for target " + info.name +
+                                                     (keys.empty() ? " (it takes no options)" : " (known: " + keys + ")"));
+  }
+  if (info.unsupportedReason) {
+    const std::string why = info.unsupportedReason(cfg);
+    if (!why.empty()) throw Error("target " + info.name, why);
+  }
+}
+
+std::unique_ptr<Target> createTarget(const std::string& name, const hw::Config& cfg, hw::Dram& dram,
+                                     const TargetOptions& options) {
+  const TargetInfo& info = findTarget(name);
+  checkTarget(info, cfg, options);
+  return info.create(cfg, dram, options);
+}
+
+TargetOptions parseTargetOptions(const std::string& text, const std::string& origin) {
+  TargetOptions options;
+  size_t pos = 0;
+  while (pos <= text.size() && !text.empty()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string entry = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (entry.empty()) continue;  // "a=1," or ",,": nothing to set
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(origin, "entry '" + entry + "' is not KEY=VALUE (expected key=value,key=value)");
+    options[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return options;
 }
 
 }  // namespace tessera::runtime

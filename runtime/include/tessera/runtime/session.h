@@ -15,18 +15,22 @@
 
 namespace tessera::runtime {
 
-// A configured runtime: one hardware config, one simulated DRAM, one target name. C++ users may
-// create Sessions directly; the C ABI uses Session::global().
+// A configured runtime: one hardware config, one simulated DRAM, one target name and its options.
+// C++ users may create Sessions directly; the C ABI uses Session::global().
 class Session {
  public:
-  Session(const std::string& target, const hw::Config& cfg);
+  // Target options are those of $TESSERA_TARGET_OPTIONS ("key=value,key=value"), replaced key by
+  // key by `options`. Throws if the target is unknown, cannot run `cfg` or rejects an option key.
+  Session(const std::string& target, const hw::Config& cfg, const TargetOptions& options = TargetOptions());
   ~Session();
 
   const hw::Config& config() const { return cfg_; }
   const std::string& targetName() const { return target_; }
   hw::Dram& dram() { return *dram_; }
 
-  std::unique_ptr<Target> createDevice() { return createTarget(target_, cfg_, *dram_); }
+  const TargetOptions& targetOptions() const { return options_; }
+
+  std::unique_ptr<Target> createDevice() { return createTarget(target_, cfg_, *dram_, options_); }
 
   // Buffers (thread-safe). Throws on exhaustion.
   DataBuffer* allocBuffer(uint64_t bytes);
@@ -43,8 +47,8 @@ class Session {
   // The calling thread's command queue if it has one.
   CommandQueue* existingThreadQueue();
 
-  // The process-wide session behind the C ABI, created from $TESSERA_TARGET/$TESSERA_CONFIG on
-  // first use and replaced by reset().
+  // The process-wide session behind the C ABI, created from $TESSERA_TARGET/$TESSERA_CONFIG
+  // (and $TESSERA_TARGET_OPTIONS) on first use and replaced by reset().
   static Session& global();
   static void reset(const std::string& target, const std::string& config);
   static void shutdownQueues();
@@ -52,6 +56,7 @@ class Session {
  private:
   std::string target_;
   hw::Config cfg_;
+  TargetOptions options_;
   std::unique_ptr<hw::Dram> dram_;
   std::mutex mutex_;
   std::set<DataBuffer*> buffers_;

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/hw/config.h"
@@ -25,19 +27,37 @@ class Target {
   virtual void resetCounters() = 0;
 };
 
-using TargetFactory = std::function<std::unique_ptr<Target>(const hw::Config&, hw::Dram&)>;
+// Target-specific settings by key (e.g. tsim's trace=FILE); each target documents its keys.
+using TargetOptions = std::map<std::string, std::string>;
+
+using TargetFactory = std::function<std::unique_ptr<Target>(const hw::Config&, hw::Dram&, const TargetOptions&)>;
 
 struct TargetInfo {
   std::string name;
   std::string description;
   TargetFactory create;
+  // The option keys the target accepts, each with a line of help.
+  std::vector<std::pair<std::string, std::string>> options;
+  // Why the target cannot run `cfg` (e.g. an RTL model built for some configs only); empty or
+  // unset: it runs every config.
+  std::function<std::string(const hw::Config&)> unsupportedReason;
+
+  bool supports(const hw::Config& cfg) const { return !unsupportedReason || unsupportedReason(cfg).empty(); }
 };
 
 // The targets built into this library (fsim always; others when their simulators are built).
 const std::vector<TargetInfo>& builtinTargets();
 // Comma-separated names of builtinTargets().
 std::string availableTargetNames();
-// Creates a target by name; throws tessera::Error listing the available targets if unknown.
-std::unique_ptr<Target> createTarget(const std::string& name, const hw::Config& cfg, hw::Dram& dram);
+// The built-in target of that name; throws tessera::Error listing the available targets if unknown.
+const TargetInfo& findTarget(const std::string& name);
+// Throws tessera::Error naming the first key `info` does not accept, or why it cannot run `cfg`.
+void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options);
+// Creates a target by name after checkTarget().
+std::unique_ptr<Target> createTarget(const std::string& name, const hw::Config& cfg, hw::Dram& dram,
+                                     const TargetOptions& options = TargetOptions());
+// Parses "key=value,key=value" (TESSERA_TARGET_OPTIONS); `origin` names the source in errors.
+// A later key replaces an earlier one; an empty text gives no options.
+TargetOptions parseTargetOptions(const std::string& text, const std::string& origin);
 
 }  // namespace tessera::runtime
