@@ -34,7 +34,8 @@ std::string hex(uint64_t v) {
 int cmdSim(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, target, insn;
-  std::vector<std::string> loads, dumps;
+  std::vector<std::string> loads, dumps, targetOptions;
+  std::string trace;
   opts.add_options()
       ("config,c", po::value<std::string>(&config)->default_value(envOr("TESSERA_CONFIG", "default")),
        "config JSON file or shipped config name ($TESSERA_CONFIG)")
@@ -46,14 +47,32 @@ int cmdSim(const std::vector<std::string>& args) {
       ("dump,d", po::value<std::vector<std::string>>(&dumps), "ADDR:BYTES:FILE: write DRAM bytes to a file after the run (repeatable)")
       ("wait-cycles,w", po::value<uint32_t>()->default_value(0),
        "stop with an error past this many cycles (fsim: GEMM/ALU micro-ops); 0: no bound")
+      ("target-option,o", po::value<std::vector<std::string>>(&targetOptions),
+       "KEY=VALUE: a target option, e.g. mem-latency=100 on tsim (repeatable; adds to $TESSERA_TARGET_OPTIONS)")
+      ("trace", po::value<std::string>(&trace), "FILE: write an FST waveform of the run (tsim; view with GTKWave)")
       ("stats,s", "print the target's counters")
-      ("force,f", "replace existing dump files");
+      ("force,f", "replace existing dump and trace files");
   po::variables_map vm;
-  if (!parse("sim", "--insn ADDR:COUNT|FILE [--load FILE@ADDR]... [--dump ADDR:BYTES:FILE]... [--config C] [--target T] [--stats]",
+  if (!parse("sim",
+             "--insn ADDR:COUNT|FILE [--load FILE@ADDR]... [--dump ADDR:BYTES:FILE]... [--config C] [--target T] "
+             "[--target-option KEY=VALUE]... [--trace FILE] [--stats]",
              args, opts, nullptr, &vm))
     return 0;
 
-  runtime::Session session(target, hw::Config::load(config));
+  runtime::TargetOptions options;
+  for (const auto& spec : targetOptions) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--target-option " + spec, "expected KEY=VALUE");
+    options[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  if (!trace.empty()) {
+    bool traces = false;
+    for (const auto& o : runtime::findTarget(target).options) traces |= o.first == "trace";
+    if (!traces) throw Error("--trace " + trace, "target " + target + " writes no waveforms (tsim does)");
+    options["trace"] = trace;
+    if (vm.count("force")) options["trace-force"] = "1";
+  }
+  runtime::Session session(target, hw::Config::load(config), options);
   hw::Dram& dram = session.dram();
 
   // Place files, refusing overlaps so one load cannot silently clobber another.
@@ -96,6 +115,10 @@ int cmdSim(const std::vector<std::string>& args) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ran %llu instructions on %s (config %s) in %.3f ms\n", static_cast<unsigned long long>(count),
               target.c_str(), session.config().name.c_str(), secs * 1e3);
+  // Timed targets: how fast the simulation itself went.
+  const uint64_t cycles = device->counters().cycles;
+  if (cycles && secs > 0)
+    std::printf("%llu cycles simulated at %.0f cycles/s\n", static_cast<unsigned long long>(cycles), cycles / secs);
 
   for (const auto& spec : dumps) {
     auto c1 = spec.find(':');
