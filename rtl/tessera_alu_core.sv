@@ -1,37 +1,47 @@
-// The vector ALU: one micro-op's BATCH x BLOCK_OUT int32 lanes, combinational.
+// The vector ALU: one micro-op's BATCH x BLOCK_OUT int32 lanes per cycle, result registered.
 //
-// MIN and MAX compare signed; ADD and MUL wrap at 32 bits; SHR shifts arithmetically right by the
-// operand mod 32, and left by its magnitude mod 32 when the operand is negative.
+// The second operand is the immediate (sign-extended by the caller) or the source row. MIN and
+// MAX compare signed; ADD and MUL wrap at 32 bits; SHR shifts arithmetically right by the operand
+// mod 32, and left by its magnitude mod 32 when the operand is negative.
 `include "tessera_config.svh"
 
 module tessera_alu_core (
+  input  logic                                 clk_i,
+  input  logic                                 en_i,
   input  logic [2:0]                           op_i,
+  input  logic                                 use_imm_i,
+  input  logic [31:0]                          imm_i,
   input  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] a_i,
   input  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] b_i,
   output logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] y_o
 );
 
   localparam int Lanes = `TESSERA_BATCH * `TESSERA_BLOCK_OUT;
+  localparam int AccWidth = `TESSERA_ACC_MATRIX_WIDTH;
   localparam logic [2:0] OpMin = 3'(`TESSERA_ALU_OPCODE_MIN);
   localparam logic [2:0] OpMax = 3'(`TESSERA_ALU_OPCODE_MAX);
   localparam logic [2:0] OpAdd = 3'(`TESSERA_ALU_OPCODE_ADD);
   localparam logic [2:0] OpShr = 3'(`TESSERA_ALU_OPCODE_SHR);
 
-  for (genvar l = 0; l < Lanes; l++) begin : g_lane
-    logic signed [31:0] a, b;
+  function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
     logic [4:0] left;
-    assign a = $signed(a_i[l * 32 +: 32]);
-    assign b = $signed(b_i[l * 32 +: 32]);
-    assign left = 5'(-b);
-    always_comb begin
-      case (op_i)
-        OpMin: y_o[l * 32 +: 32] = (a < b) ? a : b;
-        OpMax: y_o[l * 32 +: 32] = (a < b) ? b : a;
-        OpAdd: y_o[l * 32 +: 32] = a + b;
-        OpShr: y_o[l * 32 +: 32] = b[31] ? (a << left) : (a >>> b[4:0]);
-        default: y_o[l * 32 +: 32] = 32'(a * b);
-      endcase
-    end
+    left = 5'(-b);
+    case (op)
+      OpMin: lane_op = ($signed(a) < $signed(b)) ? a : b;
+      OpMax: lane_op = ($signed(a) < $signed(b)) ? b : a;
+      OpAdd: lane_op = a + b;
+      OpShr: lane_op = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);
+      default: lane_op = a * b;
+    endcase
+  endfunction
+
+  function automatic logic [AccWidth-1:0] apply(input logic [2:0] op, input logic use_imm, input logic [31:0] imm,
+                                                input logic [AccWidth-1:0] a, input logic [AccWidth-1:0] b);
+    for (int l = 0; l < Lanes; l++) apply[l * 32 +: 32] = lane_op(op, a[l * 32 +: 32], use_imm ? imm : b[l * 32 +: 32]);
+  endfunction
+
+  always_ff @(posedge clk_i) begin
+    if (en_i) y_o <= apply(op_i, use_imm_i, imm_i, a_i, b_i);
   end
 
 endmodule

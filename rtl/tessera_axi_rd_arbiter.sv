@@ -3,7 +3,8 @@
 // Clients issue whole bursts (address, beats - 1) and receive their beats in order: with a single
 // AXI ID the responses come back in request order, so an order queue of client numbers routes
 // each R beat. Several bursts may be outstanding, which hides the DRAM latency; every client must
-// keep accepting its beats (none may stall the shared R channel indefinitely).
+// keep accepting its beats (none may stall the shared R channel indefinitely). Read data is
+// registered before it reaches the clients.
 module tessera_axi_rd_arbiter #(
   parameter int Clients = 3,
   parameter int BusWidth = 64,
@@ -111,17 +112,37 @@ module tessera_axi_rd_arbiter #(
   assign m_axi_arburst_o = BurstIncr;
   assign m_axi_arvalid_o = ar_valid_q;
 
-  // Read data goes to the client at the head of the order queue.
+  // Read data passes a two-entry register slice (full rate, and the clients' logic sees registers
+  // rather than the bus), then goes to the client at the head of the order queue.
+  logic                 slice_push, slice_pop, slice_empty, slice_full;
+  logic [BusWidth+2:0]  slice_head;
+  logic [BusWidth-1:0]  beat_data;
+  logic [1:0]           beat_resp;
+  logic                 beat_last;
+
+  /* verilator lint_off PINCONNECTEMPTY */
+  tessera_fifo #(.Width(BusWidth + 3), .Depth(2)) u_slice (
+    .clk_i, .rst_ni, .clear_i(1'b0),
+    .push_i(slice_push), .wdata_i({m_axi_rlast_i, m_axi_rresp_i, m_axi_rdata_i}),
+    .pop_i(slice_pop), .rdata_o(slice_head),
+    .empty_o(slice_empty), .full_o(slice_full), .count_o()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
+  assign m_axi_rready_o = !slice_full;
+  assign slice_push = m_axi_rvalid_i && m_axi_rready_o;
+  assign {beat_last, beat_resp, beat_data} = slice_head;
+
   always_comb begin
     rsp_valid_o = '0;
-    if (!order_empty) rsp_valid_o[order_head] = m_axi_rvalid_i;
+    if (!order_empty) rsp_valid_o[order_head] = !slice_empty;
   end
-  assign rsp_data_o = m_axi_rdata_i;
-  assign rsp_last_o = m_axi_rlast_i;
-  assign m_axi_rready_o = !order_empty && rsp_ready_i[order_head];
-  assign order_pop = m_axi_rvalid_i && m_axi_rready_o && m_axi_rlast_i;
+  assign rsp_data_o = beat_data;
+  assign rsp_last_o = beat_last;
+  assign slice_pop = !slice_empty && !order_empty && rsp_ready_i[order_head];
+  assign order_pop = slice_pop && beat_last;
 
-  assign rsp_error_o = m_axi_rvalid_i && m_axi_rready_o && (m_axi_rresp_i != 2'b00);
+  assign rsp_error_o = slice_pop && (beat_resp != 2'b00);
   assign rsp_error_client_o = order_head;
 
 endmodule

@@ -1,12 +1,13 @@
 // Compute module: executes LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH in instruction order.
 //
-// GEMM and ALU run as a three-stage micro-op pipeline: S0 walks the two loops and the micro-op
+// GEMM and ALU run as a four-stage micro-op pipeline: S0 walks the two loops and the micro-op
 // range and reads the micro-op; S1 adds the loop offsets, checks the indices against the buffer
-// depths and reads the SRAMs; S2 computes and writes the accumulator (and its narrowed copy in
-// the output SRAM). The accumulator SRAM has one read port and returns old data when read in the
-// cycle it is written, so S2 forwards the previous cycle's write to a read of the same row; with
-// that, dependent micro-ops issue back to back. A vector ALU micro-op reads its source and then
-// its destination, so it holds S1 for two cycles.
+// depths and reads the SRAMs; S2 computes into the GEMM or ALU core's result register; S3 writes
+// the accumulator (and its narrowed copy in the output SRAM). The accumulator SRAM has one read
+// port and returns old data when read in the cycle it is written, so S2 takes a row from the S3
+// write of this cycle or the write of the previous cycle when the addresses match; with that,
+// dependent micro-ops issue back to back. A vector ALU micro-op reads its source and then its
+// destination, so it holds S1 for two cycles.
 `include "tessera_config.svh"
 
 module tessera_compute #(
@@ -219,11 +220,14 @@ module tessera_compute #(
   /* verilator lint_off UNUSEDSIGNAL */
   logic [31:0] s1_uop_q;
   /* verilator lint_on UNUSEDSIGNAL */
-  // S2: execute and write back.
+  // S2: operands arrive and the cores compute.
   logic        s2_valid_q;
   logic [AccAw-1:0] s2_dst_q;
   logic [AccWidth-1:0] s2_src_val_q;
-  // Forwarding of the last accumulator write, and the row read in the previous cycle.
+  // S3: the result is written.
+  logic        s3_valid_q, s3_gemm_q, s3_reset_q;
+  logic [AccAw-1:0] s3_dst_q;
+  // The accumulator write of the previous cycle, and the row read in the previous cycle.
   logic             fwd_valid_q;
   logic [AccAw-1:0] fwd_addr_q;
   logic [AccWidth-1:0] fwd_data_q;
@@ -267,26 +271,31 @@ module tessera_compute #(
   assign acc_re_o = s1_valid_q && !(gemm_q && reset_q) && !s1_fault;
   assign acc_raddr_o = s1_reads_acc_src ? idx_src[AccAw-1:0] : idx_dst[AccAw-1:0];
 
-  // S2: the accumulator row read last cycle, corrected by the write of last cycle.
-  logic [AccWidth-1:0] acc_read, gemm_result, alu_result, alu_operand, result;
-  assign acc_read = (fwd_valid_q && fwd_addr_q == acc_rd_addr_q) ? fwd_data_q : acc_rdata_i;
+  // S2: the accumulator row read last cycle, with any write since the read applied.
+  logic [AccWidth-1:0] acc_fresh, gemm_out, alu_out, s3_result;
   always_comb begin
-    for (int l = 0; l < AccValues; l++) alu_operand[l * 32 +: 32] = use_imm_q ? imm_q : s2_src_val_q[l * 32 +: 32];
+    if (s3_valid_q && s3_dst_q == acc_rd_addr_q) acc_fresh = s3_result;
+    else if (fwd_valid_q && fwd_addr_q == acc_rd_addr_q) acc_fresh = fwd_data_q;
+    else acc_fresh = acc_rdata_i;
   end
 
-  tessera_gemm_core u_gemm (.inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(acc_read), .acc_o(gemm_result));
-  tessera_alu_core u_alu (.op_i(alu_op_q), .a_i(acc_read), .b_i(alu_operand), .y_o(alu_result));
+  tessera_gemm_core u_gemm (
+    .clk_i, .en_i(s2_valid_q && gemm_q && !reset_q),
+    .inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(acc_fresh), .acc_o(gemm_out)
+  );
+  tessera_alu_core u_alu (
+    .clk_i, .en_i(s2_valid_q && !gemm_q), .op_i(alu_op_q), .use_imm_i(use_imm_q), .imm_i(imm_q),
+    .a_i(acc_fresh), .b_i(s2_src_val_q), .y_o(alu_out)
+  );
 
   always_comb begin
-    if (!gemm_q) result = alu_result;
-    else if (reset_q) result = '0;
-    else result = gemm_result;
+    if (!s3_gemm_q) s3_result = alu_out;
+    else if (s3_reset_q) s3_result = '0;
+    else s3_result = gemm_out;
   end
 
-  logic s2_write;
-  assign s2_write = s2_valid_q;
-  assign gemm_uop_o = s2_valid_q && gemm_q;
-  assign alu_uop_o = s2_valid_q && !gemm_q;
+  assign gemm_uop_o = s3_valid_q && s3_gemm_q;
+  assign alu_uop_o = s3_valid_q && !s3_gemm_q;
 
   // Accumulator and output SRAM writes: the loader's or S2's (never both: one instruction at a time).
   logic [AccWidth-1:0] acc_wdata;
@@ -296,9 +305,9 @@ module tessera_compute #(
       acc_waddr_o = ld_addr[AccAw-1:0];
       acc_wdata = ld_acc_wdata;
     end else begin
-      acc_we_o = s2_write ? '1 : '0;
-      acc_waddr_o = s2_dst_q;
-      acc_wdata = result;
+      acc_we_o = s3_valid_q ? '1 : '0;
+      acc_waddr_o = s3_dst_q;
+      acc_wdata = s3_result;
     end
   end
   assign acc_wdata_o = acc_wdata;
@@ -311,7 +320,7 @@ module tessera_compute #(
 
   // ------------------------------------------------------------ sequencing
   logic uops_drained;
-  assign uops_drained = !s0_active_q && !s1_valid_q && !s2_valid_q;
+  assign uops_drained = !s0_active_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) begin
@@ -416,6 +425,10 @@ module tessera_compute #(
       s2_valid_q    <= 1'b0;
       s2_dst_q      <= '0;
       s2_src_val_q  <= '0;
+      s3_valid_q    <= 1'b0;
+      s3_gemm_q     <= 1'b0;
+      s3_reset_q    <= 1'b0;
+      s3_dst_q      <= '0;
       fwd_valid_q   <= 1'b0;
       fwd_addr_q    <= '0;
       fwd_data_q    <= '0;
@@ -479,18 +492,24 @@ module tessera_compute #(
       // S2 takes the micro-op whose reads S1 completes this cycle.
       s2_valid_q <= s1_valid_q && !s1_busy_next && !s1_fault;
       s2_dst_q <= idx_dst[AccAw-1:0];
-      // The vector source read in S1's first cycle arrives now, corrected by last cycle's write.
-      if (s1_valid_q && alu_vector && s1_phase_q) s2_src_val_q <= acc_read;
+      // The vector source read in S1's first cycle arrives now.
+      if (s1_valid_q && alu_vector && s1_phase_q) s2_src_val_q <= acc_fresh;
       acc_rd_addr_q <= acc_raddr_o;
 
-      fwd_valid_q <= s2_write;
-      fwd_addr_q  <= s2_dst_q;
-      fwd_data_q  <= result;
+      s3_valid_q <= s2_valid_q;
+      s3_gemm_q  <= gemm_q;
+      s3_reset_q <= reset_q;
+      s3_dst_q   <= s2_dst_q;
+
+      fwd_valid_q <= s3_valid_q;
+      fwd_addr_q  <= s3_dst_q;
+      if (s3_valid_q) fwd_data_q <= s3_result;
 
       // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
       if (fault_o) begin
         s1_valid_q <= 1'b0;
         s2_valid_q <= 1'b0;
+        s3_valid_q <= 1'b0;
       end
     end
   end

@@ -28,13 +28,13 @@ module tessera_load #(
   input  logic                                  rsp_valid_i,
   input  logic [`TESSERA_BUS_WIDTH-1:0]         rsp_data_i,
   output logic                                  rsp_ready_o,
-  // SRAM write ports.
+  // SRAM write ports (one bus beat, written to the enabled lanes).
   output logic [InpLanes-1:0]                   inp_we_o,
   output logic [`TESSERA_LOG_INP_BUFF_DEPTH-1:0] inp_waddr_o,
-  output logic [`TESSERA_INP_MATRIX_WIDTH-1:0]  inp_wdata_o,
+  output logic [`TESSERA_BUS_WIDTH-1:0]         inp_wdata_o,
   output logic [WgtLanes-1:0]                   wgt_we_o,
   output logic [`TESSERA_LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr_o,
-  output logic [`TESSERA_WGT_MATRIX_WIDTH-1:0]  wgt_wdata_o,
+  output logic [`TESSERA_BUS_WIDTH-1:0]         wgt_wdata_o,
   // Status and events.
   output logic                                  busy_o,
   output logic                                  stall_o,
@@ -133,8 +133,9 @@ module tessera_load #(
   end
   assign inp_waddr_o = wr_addr[InpAw-1:0];
   assign wgt_waddr_o = wr_addr[WgtAw-1:0];
-  assign inp_wdata_o = wr_pad ? '0 : {InpLanes{wr_data}};
-  assign wgt_wdata_o = wr_pad ? '0 : {WgtLanes{wr_data}};
+  // The SRAMs broadcast one beat to the enabled lanes.
+  assign inp_wdata_o = wr_pad ? '0 : wr_data;
+  assign wgt_wdata_o = inp_wdata_o;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) begin

@@ -2,16 +2,20 @@
 //
 // Each lane is its own memory array so synthesis infers one RAM per lane (or a vendor macro can
 // replace this module); a read in the same cycle as a write to the same row returns the old data.
+// With Broadcast set, the write data is one lane wide and goes to every enabled lane: a DRAM beat
+// fills one lane of a wide row without building a row-wide copy of it.
 module tessera_sram #(
   parameter int Depth = 1024,
   parameter int Lanes = 1,
   parameter int LaneWidth = 64,
-  localparam int AddrWidth = (Depth > 1) ? $clog2(Depth) : 1
+  parameter bit Broadcast = 1'b0,
+  localparam int AddrWidth = (Depth > 1) ? $clog2(Depth) : 1,
+  localparam int WriteWidth = Broadcast ? LaneWidth : Lanes * LaneWidth
 ) (
   input  logic                           clk_i,
   input  logic [Lanes-1:0]               we_i,
   input  logic [AddrWidth-1:0]           waddr_i,
-  input  logic [Lanes*LaneWidth-1:0]     wdata_i,
+  input  logic [WriteWidth-1:0]          wdata_i,
   input  logic                           re_i,
   input  logic [AddrWidth-1:0]           raddr_i,
   output logic [Lanes*LaneWidth-1:0]     rdata_o
@@ -20,13 +24,20 @@ module tessera_sram #(
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic [LaneWidth-1:0] mem_q [Depth];
     logic [LaneWidth-1:0] rdata_q;
+    logic [LaneWidth-1:0] wdata;
+
+    if (Broadcast) begin : g_broadcast
+      assign wdata = wdata_i[LaneWidth-1:0];
+    end else begin : g_lane_data
+      assign wdata = wdata_i[l * LaneWidth +: LaneWidth];
+    end
 
     always_ff @(posedge clk_i) begin
-      if (we_i[l]) mem_q[waddr_i] <= wdata_i[l*LaneWidth +: LaneWidth];
+      if (we_i[l]) mem_q[waddr_i] <= wdata;
       if (re_i) rdata_q <= mem_q[raddr_i];
     end
 
-    assign rdata_o[l*LaneWidth +: LaneWidth] = rdata_q;
+    assign rdata_o[l * LaneWidth +: LaneWidth] = rdata_q;
   end
 
 endmodule

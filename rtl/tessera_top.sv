@@ -158,11 +158,12 @@ module tessera_top (
   logic [InpLanes-1:0]                    inp_we;
   logic                                   inp_re;
   logic [`TESSERA_LOG_INP_BUFF_DEPTH-1:0] inp_waddr, inp_raddr;
-  logic [`TESSERA_INP_MATRIX_WIDTH-1:0]   inp_wdata, inp_rdata;
+  logic [Bus-1:0]                         inp_wdata, wgt_wdata;
+  logic [`TESSERA_INP_MATRIX_WIDTH-1:0]   inp_rdata;
   logic [WgtLanes-1:0]                    wgt_we;
   logic                                   wgt_re;
   logic [`TESSERA_LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr, wgt_raddr;
-  logic [`TESSERA_WGT_MATRIX_WIDTH-1:0]   wgt_wdata, wgt_rdata;
+  logic [`TESSERA_WGT_MATRIX_WIDTH-1:0]   wgt_rdata;
   logic [AccLanes-1:0]                    acc_we, out_we;
   logic                                   acc_re, out_re;
   logic [`TESSERA_LOG_ACC_BUFF_DEPTH-1:0] acc_waddr, acc_raddr, out_waddr, out_raddr;
@@ -173,11 +174,11 @@ module tessera_top (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
     .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata)
   );
-  tessera_sram #(.Depth(`TESSERA_INP_BUFF_DEPTH), .Lanes(InpLanes), .LaneWidth(Bus)) u_inp_sram (
+  tessera_sram #(.Depth(`TESSERA_INP_BUFF_DEPTH), .Lanes(InpLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_inp_sram (
     .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
     .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata)
   );
-  tessera_sram #(.Depth(`TESSERA_WGT_BUFF_DEPTH), .Lanes(WgtLanes), .LaneWidth(Bus)) u_wgt_sram (
+  tessera_sram #(.Depth(`TESSERA_WGT_BUFF_DEPTH), .Lanes(WgtLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_wgt_sram (
     .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
     .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata)
   );
