@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end tests of the tessera CLI: every verb, its outputs, and its errors on bad input.
-# Usage: cli_test.sh PATH/TO/tessera
+# Usage: cli_test.sh PATH/TO/tessera [TSIM_CONFIGS]   (configs tsim was built for, comma-separated)
 set -u
-TESSERA=$(realpath "${1:?usage: cli_test.sh PATH/TO/tessera}")
+TESSERA=$(realpath "${1:?usage: cli_test.sh PATH/TO/tessera [TSIM_CONFIGS]}")
+TSIM_CONFIGS=${2:-}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
@@ -103,6 +104,42 @@ expect 2 "--insn" -- "$TESSERA" sim
 printf 'GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFINISH\n' > long.s
 "$TESSERA" asm long.s -o long.bin > /dev/null
 expect 1 "exceeds wait_cycles=5000" -- "$TESSERA" sim --insn long.bin --wait-cycles 5000
+
+# --- sim on tsim, the RTL under Verilator (when the build has it)
+if [ -n "$TSIM_CONFIGS" ]; then
+  simargs=(--load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin)
+  expect 0 "ran 6 instructions on tsim" -- "$TESSERA" sim --target tsim "${simargs[@]}" --dump 0x30000:16:tout.bin
+  cmp -s out.bin tout.bin && ok || bad "tsim and fsim outputs differ"
+  expect 0 "ALU element ops +16" -- "$TESSERA" sim --target tsim "${simargs[@]}" --stats
+  expect 0 "DRAM write beats +2$" -- "$TESSERA" sim --target tsim "${simargs[@]}" --stats
+  expect 0 "compute busy +[1-9]" -- "$TESSERA" sim --target tsim "${simargs[@]}" --stats
+  expect 0 "[1-9][0-9]* cycles simulated at [0-9]+ cycles/s" -- "$TESSERA" sim --target tsim "${simargs[@]}"
+  expect 0 "ran 6 instructions on tsim" -- "$TESSERA" sim --target tsim "${simargs[@]}" --trace wave.fst
+  [ -s wave.fst ] && ok || bad "--trace wrote no waveform"
+  size=$(stat -c %s wave.fst)
+  expect 1 "trace wave.fst: refusing to overwrite" -- "$TESSERA" sim --target tsim "${simargs[@]}" --trace wave.fst
+  [ "$(stat -c %s wave.fst)" = "$size" ] && ok || bad "an existing trace file was modified"
+  expect 0 "ran 6" -- "$TESSERA" sim --target tsim "${simargs[@]}" --trace wave.fst --force
+  expect 0 "ran 6" -- "$TESSERA" sim --target tsim "${simargs[@]}" --target-option trace=wave2.fst
+  [ -s wave2.fst ] && ok || bad "--target-option trace= wrote no waveform"
+  expect 1 "writes no waveforms" -- "$TESSERA" sim "${simargs[@]}" --trace nowave.fst
+  [ ! -e nowave.fst ] && ok || bad "fsim created a trace file"
+  expect 1 "target option 'bogus': unknown for target tsim" -- "$TESSERA" sim --target tsim "${simargs[@]}" -o bogus=1
+  expect 1 "target option 'mem-latency': unknown for target fsim" -- "$TESSERA" sim "${simargs[@]}" -o mem-latency=9
+  expect 1 "target option mem-latency=soon: expected" -- "$TESSERA" sim --target tsim "${simargs[@]}" -o mem-latency=soon
+  expect 1 "TESSERA_TARGET_OPTIONS: entry 'oops' is not KEY=VALUE" -- env TESSERA_TARGET_OPTIONS=oops "$TESSERA" sim --target tsim "${simargs[@]}"
+  expect 0 "ran 6" -- env TESSERA_TARGET_OPTIONS=mem-latency=300,mem-bytes-per-cycle=2 "$TESSERA" sim --target tsim "${simargs[@]}"
+  for c in default small batch2; do
+    case ",$TSIM_CONFIGS," in
+      *",$c,"*) ;;
+      *) expect 1 "tsim is not built for config '$c'" -- "$TESSERA" sim --target tsim --config "$c" --insn prog.bin ;;
+    esac
+  done
+  expect 1 "deadlock after [0-9]+ cycles: .*compute instruction 0 \(GEMM\) waits for a token on queue l2g \(load->compute\), which is empty" \
+    -- "$TESSERA" sim --target tsim --insn dead.bin -o watchdog-cycles=20000
+  expect 1 "exceeds wait_cycles=5000" -- "$TESSERA" sim --target tsim --insn long.bin --wait-cycles 5000
+  expect 1 "instruction 0 .LOAD.*sram_base.*exceeds the buffer depth 2048" -- "$TESSERA" sim --target tsim --insn oob.bin
+fi
 
 # --- demo on the small config
 expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64

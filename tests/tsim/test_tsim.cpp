@@ -1,0 +1,329 @@
+// Tests of the tsim harness on the verilated RTL: registers, run protocol, errors, watchdog, trace.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "tessera/hw/asm.h"
+#include "tessera/hw/config.h"
+#include "tessera/hw/dram.h"
+#include "tessera/hw/error.h"
+#include "tessera/hw/fsim.h"
+#include "tessera/tsim/simulator.h"
+
+namespace {
+
+using tessera::Error;
+using tessera::hw::Config;
+using tessera::hw::Dram;
+using tessera::hw::Fsim;
+using tessera::tsim::Options;
+using tessera::tsim::Simulator;
+namespace reg = tessera::tsim::reg;
+
+constexpr uint64_t kUopAddr = 0x20000;   // micro-ops (UOP index 0x8000)
+constexpr uint64_t kAccAddr = 0x10000;   // accumulators (ACC index 0x400 on default)
+constexpr uint64_t kInsnAddr = 0x40000;  // the program
+
+// The Error a call throws; a test failure if none.
+template <typename F>
+Error errorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no tessera::Error thrown";
+  return Error("", "");
+}
+
+std::string tempPath(const std::string& name) {
+  return ::testing::TempDir() + "tsim_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// A config and a DRAM with a program (assembler text, UOP lines included) placed in it.
+struct Machine {
+  explicit Machine(const std::string& config = "default") : cfg(Config::load(config)), dram(cfg) {
+    for (int i = 0; i < 64; ++i) {
+      int32_t v = i - 20;
+      dram.write(kAccAddr + 4 * i, &v, 4, "test data");
+    }
+  }
+  uint32_t place(const std::string& text, uint64_t at = kInsnAddr) {
+    tessera::hw::Isa isa(cfg);
+    auto a = tessera::hw::assemble(isa, text, "test program");
+    auto bytes = tessera::hw::programBytes(a.insns);
+    dram.write(at, bytes.data(), bytes.size(), "test program");
+    if (!a.uops.empty()) {
+      auto u = tessera::hw::uopBytes(a.uops);
+      dram.write(kUopAddr, u.data(), u.size(), "test micro-ops");
+    }
+    return static_cast<uint32_t>(a.insns.size());
+  }
+  Config cfg;
+  Dram dram;
+};
+
+// Adds -3 to 16 accumulators and stores them narrowed (the CLI example).
+const char* kAluProgram = R"(
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
+ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
+STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
+LOAD.UOP deps=pop_next
+FINISH
+UOP dst=0 src=0 wgt=0
+)";
+
+// A fast watchdog keeps the deadlock tests short.
+Options quickWatchdog() {
+  Options o;
+  o.watchdogCycles = 20000;
+  return o;
+}
+
+TEST(Tsim, HostRegistersReadBackOverAxiLite) {
+  Machine s;
+  Simulator sim(s.cfg, s.dram);
+  EXPECT_EQ(sim.readRegister(reg::kCtrl), 0u) << "idle after reset: not running, done or faulted";
+  sim.writeRegister(reg::kInsnCount, 0x1234);
+  sim.writeRegister(reg::kInsnAddr, 0x5670);
+  EXPECT_EQ(sim.readRegister(reg::kInsnCount), 0x1234u);
+  EXPECT_EQ(sim.readRegister(reg::kInsnAddr), 0x5670u);
+  EXPECT_EQ(sim.readRegister(reg::kInsnAddrHi), 0u);
+  EXPECT_EQ(sim.readRegister(reg::kCntRetired), 0u);
+  const uint64_t before = sim.cycle();
+  sim.readRegister(reg::kStatus);
+  EXPECT_GT(sim.cycle(), before) << "a register access takes clock cycles";
+  EXPECT_LT(sim.cycle(), before + 10) << "but only a few";
+}
+
+TEST(Tsim, RunsAProgramAndCountsLikeFsim) {
+  Machine a, b;
+  const uint32_t n = a.place(kAluProgram);
+  b.place(kAluProgram);
+  Simulator tsim(a.cfg, a.dram);
+  Fsim fsim(b.cfg, b.dram);
+  tsim.run(kInsnAddr, n);
+  fsim.run(kInsnAddr, n);
+  int8_t out[16];
+  a.dram.read(0x30000, out, 16, "result");
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], static_cast<int8_t>(i - 20 - 3)) << "lane " << i;
+  const auto& t = tsim.counters();
+  const auto& f = fsim.counters();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(t.insns[i], f.insns[i]) << "opcode " << i;
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(t.loadBytes[i], f.loadBytes[i]) << "memory type " << i;
+  EXPECT_EQ(t.nops, f.nops);
+  EXPECT_EQ(t.storeBytes, f.storeBytes);
+  EXPECT_EQ(t.aluUops, f.aluUops);
+  EXPECT_EQ(t.aluElemOps, f.aluElemOps);
+  EXPECT_EQ(t.runs, 1u);
+  EXPECT_GT(t.cycles, 40u) << "at least one DRAM round trip";
+  EXPECT_GT(t.busyCycles[2], 0u);
+  EXPECT_GT(t.busyCycles[3], 0u);
+  EXPECT_EQ(t.dramWriteBeats, 2u) << "16 bytes on a 64-bit bus";
+  EXPECT_GE(t.dramReadBeats, 6u * 2 + 1 + 8) << "instructions, a micro-op and 64 bytes of accumulators";
+  tsim.resetCounters();
+  EXPECT_EQ(tsim.counters().cycles, 0u);
+  tsim.run(kInsnAddr, n);  // runs again on the same device
+  EXPECT_EQ(tsim.counters().runs, 1u);
+}
+
+TEST(Tsim, MemoryLatencyShowsInCycles) {
+  Machine a, b;
+  const uint32_t n = a.place(kAluProgram);
+  b.place(kAluProgram);
+  Options slow;
+  slow.memory.readLatency = 200;
+  Simulator fast(a.cfg, a.dram), slowSim(b.cfg, b.dram, slow);
+  fast.run(kInsnAddr, n);
+  slowSim.run(kInsnAddr, n);
+  // Fetch, then the micro-op and accumulator loads, then the store's B response wait on DRAM.
+  EXPECT_GE(slowSim.counters().cycles, fast.counters().cycles + 2 * 160);
+}
+
+TEST(Tsim, ValidationErrorsAreFsims) {
+  const char* programs[] = {
+      "LOAD.INP deps=- sram_base=2040 dram_base=0x100 y_size=1 x_size=16 x_stride=16\nFINISH\n",
+      "LOAD.INP deps=- sram_base=0 dram_base=0 y_size=1 x_size=1 x_stride=1\nFINISH\n",
+      "LOAD.INP deps=pop_prev sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\nFINISH\n",
+  };
+  for (const char* text : programs) {
+    Machine a, b;
+    const uint32_t n = a.place(text);
+    b.place(text);
+    Simulator tsim(a.cfg, a.dram);
+    Fsim fsim(b.cfg, b.dram);
+    const std::string want = errorOf([&] { fsim.run(kInsnAddr, n); }).what();
+    EXPECT_EQ(errorOf([&] { tsim.run(kInsnAddr, n); }).what(), want) << text;
+  }
+}
+
+TEST(Tsim, RefusesWhatThe32BitRtlCannotAddress) {
+  Machine s;
+  const uint32_t n = s.place("FINISH\n", 0x41008);
+  Simulator sim(s.cfg, s.dram);
+  EXPECT_NE(std::string(errorOf([&] { sim.run(0x41008, n); }).what()).find("not 16-byte aligned"), std::string::npos);
+  // INP elements are 16 bytes: index 0x10000000 is byte 4 GiB, inside the simulated DRAM.
+  const uint32_t m = s.place("LOAD.INP deps=- sram_base=0 dram_base=0x10000000 y_size=1 x_size=1 x_stride=1\nFINISH\n");
+  const Error e = errorOf([&] { sim.run(kInsnAddr, m); });
+  EXPECT_EQ(e.where(), "instruction 0 (LOAD.INP), field dram_base");
+  EXPECT_NE(e.reason().find("reaches past 4 GiB"), std::string::npos) << e.what();
+  const uint32_t k = s.place("LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1\n");
+  EXPECT_NE(std::string(errorOf([&] { sim.run(kInsnAddr, k); }).what()).find("without a FINISH"), std::string::npos);
+}
+
+TEST(Tsim, UnbalancedProgramFailsAtFinishLikeFsim) {
+  // The ALU pushes a token to store that no STORE pops.
+  const char* text = R"(
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=1
+FINISH
+UOP dst=0 src=0 wgt=0
+)";
+  Machine a, b;
+  const uint32_t n = a.place(text);
+  b.place(text);
+  Simulator tsim(a.cfg, a.dram);
+  Fsim fsim(b.cfg, b.dram);
+  const std::string want = errorOf([&] { fsim.run(kInsnAddr, n); }).what();
+  EXPECT_EQ(errorOf([&] { tsim.run(kInsnAddr, n); }).what(), want);
+  // The device was reset: the next, balanced program runs.
+  const uint32_t m = a.place(kAluProgram);
+  tsim.run(kInsnAddr, m);
+}
+
+TEST(Tsim, SramIndexFaultNamesInstructionMicroOpAndField) {
+  // The accumulator index reaches 2047 + 1 = 2048, the depth of the default accumulator.
+  const char* text = R"(
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=2 iter_in=1 dst_factor_out=1
+FINISH
+UOP dst=2047 src=0 wgt=0
+)";
+  Machine a, b;
+  const uint32_t n = a.place(text);
+  b.place(text);
+  Simulator tsim(a.cfg, a.dram);
+  Fsim fsim(b.cfg, b.dram);
+  const Error want = errorOf([&] { fsim.run(kInsnAddr, n); });
+  const Error got = errorOf([&] { tsim.run(kInsnAddr, n); });
+  EXPECT_EQ(got.where(), want.where()) << "fsim: " << want.what() << "\ntsim: " << got.what();
+  EXPECT_NE(got.reason().find("accumulator (dst) index goes past the buffer depth 2048"), std::string::npos) << got.what();
+}
+
+TEST(Tsim, WatchdogNamesTheWaitingModuleAndQueue) {
+  Machine s;
+  const uint32_t n = s.place("GEMM deps=pop_prev uop_bgn=0 uop_end=0 iter_out=1 iter_in=1\nFINISH\n");
+  Simulator sim(s.cfg, s.dram, quickWatchdog());
+  const Error e = errorOf([&] { sim.run(kInsnAddr, n); });
+  EXPECT_EQ(e.where().rfind("deadlock after ", 0), 0u) << e.what();
+  EXPECT_NE(e.reason().find("compute instruction 0 (GEMM) waits for a token on queue l2g (load->compute), which is empty"),
+            std::string::npos)
+      << e.what();
+  EXPECT_NE(e.reason().find("load idle"), std::string::npos) << e.what();
+  EXPECT_NE(e.reason().find("store idle"), std::string::npos) << e.what();
+  EXPECT_LT(sim.cycle(), 30000u + 20000u) << "stopped soon after the watchdog period";
+}
+
+TEST(Tsim, WaitCyclesBoundsARun) {
+  Machine s;
+  const uint32_t n = s.place("GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFINISH\n");
+  Simulator sim(s.cfg, s.dram);
+  const Error e = errorOf([&] { sim.run(kInsnAddr, n, 5000); });
+  EXPECT_NE(e.reason().find("exceeds wait_cycles=5000"), std::string::npos) << e.what();
+  EXPECT_NE(e.reason().find("compute busy with instruction 0 (GEMM)"), std::string::npos) << e.what();
+  EXPECT_LT(sim.cycle(), 7000u);
+}
+
+TEST(Tsim, TraceWritesAnFstAndNeverOverwrites) {
+  const std::string path = tempPath("trace.fst");
+  std::remove(path.c_str());
+  {
+    Machine s;
+    const uint32_t n = s.place(kAluProgram);
+    Options o;
+    o.trace = path;
+    Simulator sim(s.cfg, s.dram, o);
+    sim.run(kInsnAddr, n);
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0) << "trace file written";
+  EXPECT_GT(st.st_size, 1000) << "a waveform of a few hundred cycles";
+  Machine s;
+  Options o;
+  o.trace = path;
+  const Error e = errorOf([&] { Simulator sim(s.cfg, s.dram, o); });
+  EXPECT_EQ(e.where(), "trace " + path);
+  EXPECT_NE(e.reason().find("refusing to overwrite"), std::string::npos) << e.what();
+  struct stat again;
+  ASSERT_EQ(::stat(path.c_str(), &again), 0);
+  EXPECT_EQ(again.st_size, st.st_size) << "the existing file was left alone";
+  o.traceForce = true;
+  { Simulator sim(s.cfg, s.dram, o); }
+  std::remove(path.c_str());
+}
+
+TEST(Tsim, RefusesConfigsItWasNotBuiltFor) {
+  Config custom = Config::load("default");
+  custom.name = "custom";
+  custom.logUopBuffSize = 14;
+  custom.derive("test");
+  Dram dram(custom);
+  const Error e = errorOf([&] { Simulator sim(custom, dram); });
+  EXPECT_NE(e.reason().find("tsim is not built for config 'custom'"), std::string::npos) << e.what();
+  std::string built;
+  for (const auto& c : Simulator::builtConfigs()) built += (built.empty() ? "" : ", ") + c;
+  EXPECT_NE(e.reason().find(built), std::string::npos) << e.what();
+  EXPECT_NE(e.reason().find("LOG_UOP_BUFF_SIZE is 14"), std::string::npos) << e.what();
+
+  // Parameters decide, not names: the default config under another name runs.
+  Config renamed = Config::load("default");
+  renamed.name = "renamed";
+  EXPECT_EQ(Simulator::unsupportedReason(renamed), "");
+  const auto names = Simulator::builtConfigs();
+  EXPECT_EQ(Simulator::unsupportedReason(Config::load("batch2")).empty(),
+            std::find(names.begin(), names.end(), "batch2") != names.end());
+}
+
+TEST(Tsim, OptionsNameBadKeysAndValues) {
+  EXPECT_EQ(Options::parse({{"mem-latency", "100"}}).memory.readLatency, 100u);
+  EXPECT_EQ(Options::parse({{"mem-bytes-per-cycle", "2.5"}}).memory.bytesPerCycle, 2.5);
+  EXPECT_TRUE(Options::parse({{"trace-force", "1"}}).traceForce);
+  EXPECT_EQ(Options::parse({{"watchdog-cycles", "0"}}).watchdogCycles, 0u);
+  const Error unknown = errorOf([] { Options::parse({{"mem-latncy", "3"}}); });
+  EXPECT_EQ(unknown.where(), "target option 'mem-latncy'");
+  EXPECT_NE(unknown.reason().find("mem-latency"), std::string::npos) << "lists the known keys";
+  EXPECT_EQ(errorOf([] { Options::parse({{"mem-latency", "fast"}}); }).where(), "target option mem-latency=fast");
+  EXPECT_EQ(errorOf([] { Options::parse({{"mem-latency", "0"}}); }).where(), "target option mem-latency=0");
+  EXPECT_EQ(errorOf([] { Options::parse({{"mem-bytes-per-cycle", "-1"}}); }).where(),
+            "target option mem-bytes-per-cycle=-1");
+  EXPECT_EQ(errorOf([] { Options::parse({{"trace-force", "maybe"}}); }).where(), "target option trace-force=maybe");
+}
+
+TEST(Tsim, SmallConfigRunsWithANarrowBus) {
+  Machine s("small");
+  // Small: ACC elements are 16 bytes (4 int32), so ACC index 0x1000 is byte 0x10000.
+  const uint32_t n = s.place(R"(
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+LOAD.ACC deps=- sram_base=0 dram_base=0x1000 y_size=1 x_size=4 x_stride=4
+ALU.MAX deps=push_next uop_bgn=0 uop_end=1 iter_out=4 iter_in=1 dst_factor_out=1 src_factor_out=1 use_imm=1 imm=-18
+STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=4 x_stride=4
+LOAD.UOP deps=pop_next
+FINISH
+UOP dst=0 src=0 wgt=0
+)");
+  Simulator sim(s.cfg, s.dram);
+  EXPECT_EQ(sim.modelConfig(), "small");
+  sim.run(kInsnAddr, n);
+  int8_t out[16];
+  s.dram.read(0x3000 * 4, out, 16, "result");
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], std::max(i - 20, -18)) << "lane " << i;
+  EXPECT_EQ(sim.counters().aluUops, 4u);
+}
+
+}  // namespace
