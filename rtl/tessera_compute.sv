@@ -153,9 +153,14 @@ module tessera_compute #(
   assign load_start = issue && is_load && x_size != '0;
   assign ld_sram_base = q_entry_i[`TESSERA_INSN_MEM_SRAM_BASE_LO +: 16];
 
-  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(LoadAw), .BeatIdxWidth(BeatIdxWidth)) u_loader (
-    .clk_i, .rst_ni,
-    .start_i(load_start),
+  // Compute runs one instruction at a time, so the loader always takes the job and its tags are
+  // not needed.
+  logic loader_ready;
+  logic unused_tag_done, unused_tag_wr;
+  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(LoadAw), .BeatIdxWidth(BeatIdxWidth), .TagWidth(1)) u_loader (
+    .clk_i, .rst_ni, .clear_i(start_i),
+    .job_valid_i(load_start), .job_ready_o(loader_ready), .tag_i(1'b0),
+    .done_tag_o(unused_tag_done), .wr_tag_o(unused_tag_wr),
     .sram_base_i(ld_sram_base[LoadAw-1:0]),
     .dram_base_i(q_entry_i[`TESSERA_INSN_MEM_DRAM_BASE_LO +: 32]),
     .y_size_i(q_entry_i[`TESSERA_INSN_MEM_Y_SIZE_LO +: 16]),
@@ -529,8 +534,8 @@ module tessera_compute #(
   end
   assign insn_o = insn_q;
 
-  // The loader reports completion through done; its busy level is not needed here.
-  logic unused_loader_busy;
-  assign unused_loader_busy = loader_busy;
+  // The loader reports completion through done; its busy level and readiness are not needed here.
+  logic unused_loader;
+  assign unused_loader = loader_busy ^ loader_ready ^ unused_tag_done ^ unused_tag_wr;
 
 endmodule

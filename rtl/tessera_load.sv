@@ -18,7 +18,7 @@ module tessera_load #(
   // Tokens: pops compute->load, pushes load->compute.
   input  logic                                  c2l_empty_i,
   output logic                                  c2l_pop_o,
-  input  logic                                  l2c_full_i,
+  input  logic [15:0]                           l2c_count_i,
   output logic                                  l2c_push_o,
   // DRAM read client.
   output logic                                  req_valid_o,
@@ -82,21 +82,31 @@ module tessera_load #(
     x_pad1    = q_entry_i[`TESSERA_INSN_MEM_X_PAD_1_LO +: 4];
   end
 
-  typedef enum logic [1:0] {StIdle, StExec, StPush} state_e;
-  state_e      state_q;
-  logic        is_inp_q, push_next_q;
+  localparam int TokenDepth = `TESSERA_DEP_QUEUE_DEPTH;
+
+  // Instructions overlap in the loader (the next one's bursts go out while the previous one's data
+  // arrives), so the tokens they will push are reserved when they issue.
+  logic [3:0]  pending_push_q;  // at most three jobs are in the loader (queue of two, one writing)
   logic [31:0] insn_q;
+  logic        l2c_full;
+  assign l2c_full = (32'(l2c_count_i) + 32'(pending_push_q)) >= TokenDepth;
 
   logic deps_ready;
   logic [7:0] deps_status;
   tessera_dep_check u_deps (
     .pop_req_i({1'b0, pop_next}), .pop_empty_i({1'b0, c2l_empty_i}), .pop_queue_i({2'b00, QueueC2L}),
-    .push_req_i({1'b0, push_next}), .push_full_i({1'b0, l2c_full_i}), .push_queue_i({2'b00, QueueL2C}),
+    .push_req_i({1'b0, push_next}), .push_full_i({1'b0, l2c_full}), .push_queue_i({2'b00, QueueL2C}),
     .ready_o(deps_ready), .status_o(deps_status)
   );
 
-  logic issue, loader_busy, loader_done;
-  assign issue = (state_q == StIdle) && q_valid_i && deps_ready;
+  // Every instruction, dependency-only ones included, becomes a loader job so completions (and
+  // the tokens they push) stay in program order. Tag: {is input, pushes a token}.
+  logic issue, job_ready, loader_busy, loader_done;
+  // Writes need only the target SRAM, completions only the push flag.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [1:0] done_tag, wr_tag;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign issue = q_valid_i && deps_ready && job_ready;
   assign q_pop_o = issue;
   assign c2l_pop_o = issue && pop_next;
 
@@ -105,28 +115,30 @@ module tessera_load #(
   logic [BeatIdxWidth-1:0] wr_beat;
   logic [Bus-1:0]          wr_data;
 
-  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(SramAw), .BeatIdxWidth(BeatIdxWidth)) u_loader (
-    .clk_i, .rst_ni,
-    .start_i(issue && x_size != '0),
+  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(SramAw), .BeatIdxWidth(BeatIdxWidth), .TagWidth(2)) u_loader (
+    .clk_i, .rst_ni, .clear_i(start_i),
+    .job_valid_i(issue), .job_ready_o(job_ready),
     .sram_base_i(sram_base[SramAw-1:0]), .dram_base_i(dram_base),
     .y_size_i(y_size), .x_size_i(x_size), .x_stride_i(x_stride),
     .y_pad0_i(y_pad0), .y_pad1_i(y_pad1), .x_pad0_i(x_pad0), .x_pad1_i(x_pad1),
     .log_elem_bytes_i(mem_type == MemInp ? LogInpElemBytes : LogWgtElemBytes),
-    .busy_o(loader_busy), .done_o(loader_done),
+    .tag_i({mem_type == MemInp, push_next}),
+    .done_o(loader_done), .done_tag_o(done_tag), .busy_o(loader_busy),
     .req_valid_o, .req_addr_o, .req_len_o, .req_ready_i,
     .rsp_valid_i, .rsp_data_i, .rsp_ready_o,
-    .wr_valid_o(wr_valid), .wr_addr_o(wr_addr), .wr_beat_o(wr_beat), .wr_pad_o(wr_pad), .wr_data_o(wr_data)
+    .wr_valid_o(wr_valid), .wr_addr_o(wr_addr), .wr_beat_o(wr_beat), .wr_pad_o(wr_pad), .wr_data_o(wr_data),
+    .wr_tag_o(wr_tag)
   );
 
   // A pad element is written whole, as zeros; a data beat fills its lane of the element.
   always_comb begin
     inp_we_o = '0;
     wgt_we_o = '0;
-    if (wr_valid && is_inp_q) begin
+    if (wr_valid && wr_tag[1]) begin
       if (wr_pad) inp_we_o = '1;
       else inp_we_o = InpLanes'(1) << wr_beat;
     end
-    if (wr_valid && !is_inp_q) begin
+    if (wr_valid && !wr_tag[1]) begin
       if (wr_pad) wgt_we_o = '1;
       else wgt_we_o = WgtLanes'(1) << wr_beat;
     end
@@ -139,42 +151,23 @@ module tessera_load #(
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) begin
-      state_q     <= StIdle;
-      is_inp_q    <= 1'b0;
-      push_next_q <= 1'b0;
-      insn_q      <= '0;
+      pending_push_q <= '0;
+      insn_q         <= '0;
     end else begin
-      case (state_q)
-        StIdle: begin
-          if (issue) begin
-            is_inp_q    <= (mem_type == MemInp);
-            push_next_q <= push_next;
-            insn_q      <= q_entry_i[EntryWidth-1 -: 32];
-            state_q     <= (x_size != '0) ? StExec : StPush;
-          end else if (q_valid_i) begin
-            insn_q <= q_entry_i[EntryWidth-1 -: 32];
-          end
-        end
-        StExec: if (loader_done) state_q <= StPush;
-        StPush: state_q <= StIdle;
-        default: state_q <= StIdle;
-      endcase
+      if (q_valid_i) insn_q <= q_entry_i[EntryWidth-1 -: 32];
+      pending_push_q <= pending_push_q + 4'(issue && push_next) - 4'(loader_done && done_tag[0]);
     end
   end
 
-  assign l2c_push_o = (state_q == StPush) && push_next_q;
-  assign retire_o = (state_q == StPush);
-  assign busy_o = (state_q != StIdle);
-  assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready;
+  assign l2c_push_o = loader_done && done_tag[0];
+  assign retire_o = loader_done;
+  assign busy_o = loader_busy;
+  assign stall_o = q_valid_i && !deps_ready;
   always_comb begin
-    if (state_q != StIdle) status_o = 8'd1;
-    else if (q_valid_i) status_o = deps_status;
+    if (q_valid_i && !deps_ready) status_o = deps_status;
+    else if (loader_busy) status_o = 8'd1;
     else status_o = 8'd0;
   end
   assign insn_o = insn_q;
-
-  // The loader tracks its own completion through done; its busy level is not needed here.
-  logic unused_loader_busy;
-  assign unused_loader_busy = loader_busy;
 
 endmodule

@@ -1,18 +1,26 @@
 // DRAM-to-SRAM engine of LOAD: 2D strided burst reads, padding written as zeros on the fly.
 //
-// Two halves run decoupled: the request side walks the DRAM rows and issues bursts (several may
-// be outstanding); the write side walks the SRAM tile in order (pad rows, then per row: left pad,
-// data, right pad, then bottom pad rows) and turns each returning beat, or each pad element, into
+// Two halves run decoupled, so one instruction's DRAM latency hides behind the previous one's
+// data: the request side takes a job as soon as it has issued the previous job's bursts, walks
+// the DRAM rows and issues one burst per cycle (several may be outstanding); the write side takes
+// jobs in order from a small queue and walks the SRAM tile (pad rows, then per row: left pad,
+// data, right pad, then bottom pad rows), turning each returning beat, or each pad element, into
 // one SRAM write command. Elements at least a bus beat wide take one write per beat (the beat's
-// lane); narrower elements (micro-ops) are unpacked from the beat, one per cycle.
+// lane); narrower elements (micro-ops) are unpacked from the beat, one per cycle. Each job carries
+// a tag that accompanies its writes and comes back with its completion.
 module tessera_mem_loader #(
   parameter int BusWidth = 64,
   parameter int SramAddrWidth = 16,
-  parameter int BeatIdxWidth = 8
+  parameter int BeatIdxWidth = 8,
+  parameter int TagWidth = 1,
+  parameter int JobQueueDepth = 2
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
-  input  logic                      start_i,
+  input  logic                      clear_i,
+  // Job: one LOAD instruction's fields.
+  input  logic                      job_valid_i,
+  output logic                      job_ready_o,
   input  logic [SramAddrWidth-1:0]  sram_base_i,
   input  logic [31:0]               dram_base_i,
   input  logic [15:0]               y_size_i,
@@ -23,8 +31,12 @@ module tessera_mem_loader #(
   input  logic [3:0]                x_pad0_i,
   input  logic [3:0]                x_pad1_i,
   input  logic [3:0]                log_elem_bytes_i,
-  output logic                      busy_o,
+  input  logic [TagWidth-1:0]       tag_i,
+  // Completion, in job order: the job's last SRAM write has been made.
   output logic                      done_o,
+  output logic [TagWidth-1:0]       done_tag_o,
+  output logic                      busy_o,
+  // DRAM read client.
   output logic                      req_valid_o,
   output logic [31:0]               req_addr_o,
   output logic [7:0]                req_len_o,
@@ -32,94 +44,120 @@ module tessera_mem_loader #(
   input  logic                      rsp_valid_i,
   input  logic [BusWidth-1:0]       rsp_data_i,
   output logic                      rsp_ready_o,
+  // SRAM write command.
   output logic                      wr_valid_o,
   output logic [SramAddrWidth-1:0]  wr_addr_o,
   output logic [BeatIdxWidth-1:0]   wr_beat_o,
   output logic                      wr_pad_o,
-  output logic [BusWidth-1:0]       wr_data_o
+  output logic [BusWidth-1:0]       wr_data_o,
+  output logic [TagWidth-1:0]       wr_tag_o
 );
 
   localparam int BusBytes = BusWidth / 8;
   localparam int LogBusBytes = $clog2(BusBytes);
   localparam int MaxBurstBeats = 256;
   localparam int PageBytes = 4096;
+  localparam int JobWidth = SramAddrWidth + 32 + 3 * 16 + 4 * 4 + 4 + TagWidth;
 
-  // Instruction fields, held for the whole transfer.
-  logic [15:0] y_size_q, x_size_q, x_stride_q;
-  logic [3:0]  y_pad0_q, x_pad0_q;
-  logic [3:0]  leb_q;
-  logic [16:0] rows_total_q, cols_total_q;
+  // Beat-aligned start address and beat count of one DRAM row.
+  function automatic logic [63:0] row_span(input logic [31:0] elem, input logic [3:0] leb, input logic [15:0] x_size);
+    logic [32:0] first, last, aligned;
+    first = {1'b0, elem << leb};
+    last = first + ({17'b0, x_size} << leb);
+    aligned = first & ~33'(BusBytes - 1);
+    row_span = {aligned[31:0], 32'((last - aligned + 33'(BusBytes - 1)) >> LogBusBytes)};
+  endfunction
 
   // ---------------------------------------------------------------- request side
-  typedef enum logic [1:0] {RqIdle, RqRow, RqBurst} rq_state_e;
-  rq_state_e   rq_state_q;
-  logic [15:0] rq_rows_left_q;
-  logic [31:0] rq_row_elem_q;
-  logic [31:0] rq_addr_q;
-  logic [31:0] rq_beats_left_q;
+  logic        rq_active_q;
+  logic [15:0] rq_rows_left_q, rq_x_size_q, rq_x_stride_q;
+  logic [3:0]  rq_leb_q;
+  logic [31:0] rq_next_elem_q;   // element address of the next row
+  logic [31:0] rq_addr_q, rq_beats_left_q;
 
-  logic [32:0] row_byte, row_end, row_aligned;
-  logic [31:0] row_beats;
-  always_comb begin
-    row_byte    = {1'b0, rq_row_elem_q << leb_q};
-    row_end     = row_byte + ({17'b0, x_size_q} << leb_q);
-    row_aligned = row_byte & ~33'(BusBytes - 1);
-    row_beats   = 32'((row_end - row_aligned + 33'(BusBytes - 1)) >> LogBusBytes);
-  end
+  logic        jobs_push, jobs_pop, jobs_empty, jobs_full;
+  logic [JobWidth-1:0] jobs_head;
+
+  assign job_ready_o = !rq_active_q && !jobs_full;
+  assign jobs_push = job_valid_i && job_ready_o;
 
   logic [31:0] page_beats, burst_beats;
   always_comb begin
-    page_beats = 32'((PageBytes - 32'(rq_addr_q[11:0])) >> LogBusBytes);
+    page_beats = (32'(PageBytes) - {20'b0, rq_addr_q[11:0]}) >> LogBusBytes;
     burst_beats = rq_beats_left_q;
     if (burst_beats > MaxBurstBeats) burst_beats = MaxBurstBeats;
     if (burst_beats > page_beats) burst_beats = page_beats;
   end
 
-  assign req_valid_o = (rq_state_q == RqBurst);
+  assign req_valid_o = rq_active_q;
   assign req_addr_o = rq_addr_q;
   assign req_len_o = 8'(burst_beats - 1);
 
+  logic [63:0] first_row, next_row;
+  assign first_row = row_span(dram_base_i, log_elem_bytes_i, x_size_i);
+  assign next_row = row_span(rq_next_elem_q, rq_leb_q, rq_x_size_q);
+
   always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      rq_state_q      <= RqIdle;
+    if (!rst_ni || clear_i) begin
+      rq_active_q     <= 1'b0;
       rq_rows_left_q  <= '0;
-      rq_row_elem_q   <= '0;
+      rq_x_size_q     <= '0;
+      rq_x_stride_q   <= '0;
+      rq_leb_q        <= '0;
+      rq_next_elem_q  <= '0;
       rq_addr_q       <= '0;
       rq_beats_left_q <= '0;
-    end else begin
-      case (rq_state_q)
-        RqIdle: begin
-          if (start_i) begin
-            rq_rows_left_q <= y_size_i;
-            rq_row_elem_q  <= dram_base_i;
-            rq_state_q     <= RqRow;
-          end
-        end
-        RqRow: begin
-          if (rq_rows_left_q == '0 || x_size_q == '0) begin
-            rq_state_q <= RqIdle;
-          end else begin
-            rq_addr_q       <= row_aligned[31:0];
-            rq_beats_left_q <= row_beats;
-            rq_row_elem_q   <= rq_row_elem_q + {16'b0, x_stride_q};
-            rq_rows_left_q  <= rq_rows_left_q - 1'b1;
-            rq_state_q      <= RqBurst;
-          end
-        end
-        RqBurst: begin
-          if (req_ready_i) begin
-            rq_addr_q       <= rq_addr_q + (burst_beats << LogBusBytes);
-            rq_beats_left_q <= rq_beats_left_q - burst_beats;
-            if (rq_beats_left_q == burst_beats) rq_state_q <= RqRow;
-          end
-        end
-        default: rq_state_q <= RqIdle;
-      endcase
+    end else if (jobs_push) begin
+      rq_active_q     <= (y_size_i != '0) && (x_size_i != '0);
+      rq_rows_left_q  <= y_size_i - 1'b1;
+      rq_x_size_q     <= x_size_i;
+      rq_x_stride_q   <= x_stride_i;
+      rq_leb_q        <= log_elem_bytes_i;
+      rq_next_elem_q  <= dram_base_i + {16'b0, x_stride_i};
+      rq_addr_q       <= first_row[63:32];
+      rq_beats_left_q <= first_row[31:0];
+    end else if (rq_active_q && req_ready_i) begin
+      if (rq_beats_left_q != burst_beats) begin
+        rq_addr_q       <= rq_addr_q + (burst_beats << LogBusBytes);
+        rq_beats_left_q <= rq_beats_left_q - burst_beats;
+      end else if (rq_rows_left_q == '0) begin
+        rq_active_q <= 1'b0;
+      end else begin
+        // The next row starts in the very next cycle.
+        rq_addr_q       <= next_row[63:32];
+        rq_beats_left_q <= next_row[31:0];
+        rq_next_elem_q  <= rq_next_elem_q + {16'b0, rq_x_stride_q};
+        rq_rows_left_q  <= rq_rows_left_q - 1'b1;
+      end
     end
   end
 
+  // Jobs wait here for the write side, in order.
+  /* verilator lint_off PINCONNECTEMPTY */
+  tessera_fifo #(.Width(JobWidth), .Depth(JobQueueDepth)) u_jobs (
+    .clk_i, .rst_ni, .clear_i,
+    .push_i(jobs_push),
+    .wdata_i({tag_i, log_elem_bytes_i, x_pad1_i, x_pad0_i, y_pad1_i, y_pad0_i, x_stride_i, x_size_i, y_size_i,
+              dram_base_i, sram_base_i}),
+    .pop_i(jobs_pop), .rdata_o(jobs_head),
+    .empty_o(jobs_empty), .full_o(jobs_full), .count_o()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
   // ---------------------------------------------------------------- write side
-  logic                     wr_active_q, done_pending_q;
+  logic [SramAddrWidth-1:0] job_sram_base;
+  logic [31:0]              job_dram_base;
+  logic [15:0]              job_y_size, job_x_size, job_x_stride;
+  logic [3:0]               job_y_pad0, job_y_pad1, job_x_pad0, job_x_pad1, job_leb;
+  logic [TagWidth-1:0]      job_tag;
+  assign {job_tag, job_leb, job_x_pad1, job_x_pad0, job_y_pad1, job_y_pad0, job_x_stride, job_x_size, job_y_size,
+          job_dram_base, job_sram_base} = jobs_head;
+
+  logic                     wr_active_q, done_q;
+  logic [TagWidth-1:0]      wr_tag_q, done_tag_q;
+  logic [15:0]              y_size_q, x_size_q, x_stride_q;
+  logic [3:0]               y_pad0_q, x_pad0_q, leb_q;
+  logic [16:0]              rows_total_q, cols_total_q;
   logic [16:0]              wr_row_q, wr_col_q;
   logic [SramAddrWidth-1:0] wr_addr_q;
   logic [BeatIdxWidth-1:0]  wr_beat_q;
@@ -130,7 +168,8 @@ module tessera_mem_loader #(
   logic [BeatIdxWidth-1:0] last_beat;
   logic        row_is_data, col_is_data, is_data, last_col, last_row, elem_last_in_row;
   logic [LogBusBytes-1:0] boff, elem_bytes_in_beat;
-  logic        beat_consumed, elem_done;
+  logic        beat_consumed, elem_done, job_finished;
+  logic [16:0] job_rows, job_cols;
 
   always_comb begin
     narrow = (32'(leb_q) < LogBusBytes);
@@ -146,7 +185,18 @@ module tessera_mem_loader #(
     elem_bytes_in_beat = narrow ? LogBusBytes'(1 << leb_q) : '0;
     beat_consumed = !narrow || elem_last_in_row || (boff + elem_bytes_in_beat == '0);
     elem_done = !is_data || (rsp_valid_i && (narrow || wr_beat_q == last_beat));
+    job_rows = {13'b0, job_y_pad0} + {1'b0, job_y_size} + {13'b0, job_y_pad1};
+    job_cols = {13'b0, job_x_pad0} + {1'b0, job_x_size} + {13'b0, job_x_pad1};
   end
+
+  assign job_finished = wr_valid_o && elem_done && last_col && last_row;
+
+  // The next job starts when the write side is idle or finishing its current job; an empty job
+  // completes when it starts, so it waits for an idle cycle rather than complete together with
+  // the job before it (one completion per cycle).
+  logic job_empty;
+  assign job_empty = (job_rows == '0 || job_x_size == '0);
+  assign jobs_pop = !jobs_empty && (!wr_active_q || (job_finished && !job_empty));
 
   assign rsp_ready_o = wr_active_q && is_data && beat_consumed;
   assign wr_valid_o = wr_active_q && (!is_data || rsp_valid_i);
@@ -154,50 +204,34 @@ module tessera_mem_loader #(
   assign wr_beat_o = wr_beat_q;
   assign wr_pad_o = !is_data;
   assign wr_data_o = rsp_data_i >> {boff, 3'b000};
+  assign wr_tag_o = wr_tag_q;
 
   always_ff @(posedge clk_i) begin
-    if (!rst_ni) begin
-      wr_active_q    <= 1'b0;
-      done_pending_q <= 1'b0;
-      done_o         <= 1'b0;
-      wr_row_q       <= '0;
-      wr_col_q       <= '0;
-      wr_addr_q      <= '0;
-      wr_beat_q      <= '0;
-      wr_boff_q      <= '0;
-      wr_row_elem_q  <= '0;
-      y_size_q       <= '0;
-      x_size_q       <= '0;
-      x_stride_q     <= '0;
-      y_pad0_q       <= '0;
-      x_pad0_q       <= '0;
-      leb_q          <= '0;
-      rows_total_q   <= '0;
-      cols_total_q   <= '0;
+    if (!rst_ni || clear_i) begin
+      wr_active_q   <= 1'b0;
+      wr_tag_q      <= '0;
+      done_q        <= 1'b0;
+      done_tag_q    <= '0;
+      wr_row_q      <= '0;
+      wr_col_q      <= '0;
+      wr_addr_q     <= '0;
+      wr_beat_q     <= '0;
+      wr_boff_q     <= '0;
+      wr_row_elem_q <= '0;
+      y_size_q      <= '0;
+      x_size_q      <= '0;
+      x_stride_q    <= '0;
+      y_pad0_q      <= '0;
+      x_pad0_q      <= '0;
+      leb_q         <= '0;
+      rows_total_q  <= '0;
+      cols_total_q  <= '0;
     end else begin
-      done_o <= done_pending_q;
-      done_pending_q <= 1'b0;
-      if (start_i) begin
-        y_size_q      <= y_size_i;
-        x_size_q      <= x_size_i;
-        x_stride_q    <= x_stride_i;
-        y_pad0_q      <= y_pad0_i;
-        x_pad0_q      <= x_pad0_i;
-        leb_q         <= log_elem_bytes_i;
-        rows_total_q  <= {13'b0, y_pad0_i} + {1'b0, y_size_i} + {13'b0, y_pad1_i};
-        cols_total_q  <= {13'b0, x_pad0_i} + {1'b0, x_size_i} + {13'b0, x_pad1_i};
-        wr_row_q      <= '0;
-        wr_col_q      <= '0;
-        wr_addr_q     <= sram_base_i;
-        wr_beat_q     <= '0;
-        wr_boff_q     <= '0;
-        wr_row_elem_q <= dram_base_i;
-        // An empty tile (no rows) completes without any transfer.
-        if ({13'b0, y_pad0_i} + {1'b0, y_size_i} + {13'b0, y_pad1_i} == '0 || x_size_i == '0) begin
-          done_pending_q <= 1'b1;
-        end else begin
-          wr_active_q <= 1'b1;
-        end
+      done_q <= 1'b0;
+      if (job_finished) begin
+        wr_active_q <= 1'b0;
+        done_q      <= 1'b1;
+        done_tag_q  <= wr_tag_q;
       end else if (wr_valid_o) begin
         if (is_data && !narrow) wr_beat_q <= (wr_beat_q == last_beat) ? '0 : wr_beat_q + 1'b1;
         if (is_data && narrow) wr_boff_q <= boff + elem_bytes_in_beat;
@@ -205,21 +239,43 @@ module tessera_mem_loader #(
           wr_addr_q <= wr_addr_q + 1'b1;
           if (last_col) begin
             wr_col_q <= '0;
+            wr_row_q <= wr_row_q + 1'b1;
             if (row_is_data) wr_row_elem_q <= wr_row_elem_q + {16'b0, x_stride_q};
-            if (last_row) begin
-              wr_active_q <= 1'b0;
-              done_pending_q <= 1'b1;
-            end else begin
-              wr_row_q <= wr_row_q + 1'b1;
-            end
           end else begin
             wr_col_q <= wr_col_q + 1'b1;
           end
         end
       end
+      if (jobs_pop) begin
+        y_size_q      <= job_y_size;
+        x_size_q      <= job_x_size;
+        x_stride_q    <= job_x_stride;
+        y_pad0_q      <= job_y_pad0;
+        x_pad0_q      <= job_x_pad0;
+        leb_q         <= job_leb;
+        rows_total_q  <= job_rows;
+        cols_total_q  <= job_cols;
+        wr_row_q      <= '0;
+        wr_col_q      <= '0;
+        wr_addr_q     <= job_sram_base;
+        wr_beat_q     <= '0;
+        wr_boff_q     <= '0;
+        wr_row_elem_q <= job_dram_base;
+        wr_tag_q      <= job_tag;
+        // An empty tile (no rows, or a zero-width dependency carrier) completes at once.
+        if (job_empty) begin
+          wr_active_q <= 1'b0;
+          done_q      <= 1'b1;
+          done_tag_q  <= job_tag;
+        end else begin
+          wr_active_q <= 1'b1;
+        end
+      end
     end
   end
 
-  assign busy_o = wr_active_q || done_pending_q || (rq_state_q != RqIdle);
+  assign done_o = done_q;
+  assign done_tag_o = done_tag_q;
+  assign busy_o = rq_active_q || !jobs_empty || wr_active_q || done_q;
 
 endmodule

@@ -140,7 +140,12 @@ module tessera_top (
 
   // ------------------------------------------------------------ dependency token queues
   // 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute.
-  logic [3:0] tok_push, tok_pop, tok_empty, tok_full;
+  logic [3:0] tok_push, tok_pop, tok_empty;
+  // Load reserves space on load->compute by count (its instructions overlap), so that queue's full
+  // flag is unused.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [3:0] tok_full;
+  /* verilator lint_on UNUSEDSIGNAL */
   for (genvar t = 0; t < 4; t++) begin : g_token_queue
     logic [TokenCountWidth-1:0] count;
     tessera_token_queue #(.Depth(TokenDepth)) u_tokens (
@@ -200,7 +205,7 @@ module tessera_top (
   tessera_load #(.EntryWidth(EntryWidth)) u_load (
     .clk_i, .rst_ni, .start_i(start),
     .q_valid_i(!q_empty[0]), .q_entry_i(q_head[0 +: EntryWidth]), .q_pop_o(q_pop[0]),
-    .c2l_empty_i(tok_empty[1]), .c2l_pop_o(tok_pop[1]), .l2c_full_i(tok_full[0]), .l2c_push_o(tok_push[0]),
+    .c2l_empty_i(tok_empty[1]), .c2l_pop_o(tok_pop[1]), .l2c_count_i(tokens[0 +: 16]), .l2c_push_o(tok_push[0]),
     .req_valid_o(rd_req_valid[1]), .req_addr_o(rd_req_addr[32 +: 32]), .req_len_o(rd_req_len[8 +: 8]),
     .req_ready_i(rd_req_ready[1]),
     .rsp_valid_i(rd_rsp_valid[1]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[1]),
