@@ -31,6 +31,7 @@ int cmdDisasm(const std::vector<std::string>& args);
 int cmdAsm(const std::vector<std::string>& args);
 int cmdSim(const std::vector<std::string>& args);
 int cmdDemo(const std::vector<std::string>& args);
+int cmdRegress(const std::vector<std::string>& args);
 int cmdBench(const std::vector<std::string>& args);
 
 }  // namespace tessera::cli

@@ -57,7 +57,7 @@ int cmdBench(const std::vector<std::string>& args) {
   std::string config, target, which;
   const char* envTarget = std::getenv("TESSERA_TARGET");
   const char* envConfig = std::getenv("TESSERA_CONFIG");
-  int m = 0, n = 0, k = 0;
+  int m = 0, n = 0, k = 0, tileM = 0, tileN = 0, tileK = 0;
   opts.add_options()
       ("benchmark", po::value<std::string>(&which)->default_value("gemm"), "benchmark: gemm")
       ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
@@ -66,7 +66,10 @@ int cmdBench(const std::vector<std::string>& args) {
        "target to run on ($TESSERA_TARGET)")
       ("m", po::value<int>(&m)->default_value(0), "run only this GEMM shape: rows (with --n and --k)")
       ("n", po::value<int>(&n)->default_value(0), "GEMM columns")
-      ("k", po::value<int>(&k)->default_value(0), "GEMM reduction length");
+      ("k", po::value<int>(&k)->default_value(0), "GEMM reduction length")
+      ("tile-m", po::value<int>(&tileM)->default_value(0), "GEMM tile rows (0: chosen by the cycle model)")
+      ("tile-n", po::value<int>(&tileN)->default_value(0), "GEMM tile columns (0: chosen)")
+      ("tile-k", po::value<int>(&tileK)->default_value(0), "GEMM tile reduction length (0: chosen)");
   po::positional_options_description pos;
   pos.add("benchmark", 1);
   po::variables_map vm;
@@ -86,12 +89,21 @@ int cmdBench(const std::vector<std::string>& args) {
     std::function<sw::WorkloadResult()> run;
   };
   std::vector<Job> jobs;
+  std::vector<std::string> tilings;
   auto gemm = [&](int gm, int gn, int gk, bool requantize) {
     sw::GemmProblem p;
     p.m = gm;
     p.n = gn;
     p.k = gk;
     p.requantize = requantize;
+    p.tileM = tileM;
+    p.tileN = tileN;
+    p.tileK = tileK;
+    const sw::GemmTiling t = sw::chooseGemmTiling(cfg, p);
+    tilings.push_back("gemm " + std::to_string(gm) + "x" + std::to_string(gn) + "x" + std::to_string(gk) +
+                      ": tiles " + std::to_string(t.tb * cfg.batch) + "x" + std::to_string(t.to * cfg.blockOut) +
+                      "x" + std::to_string(t.tk * cfg.blockIn) + ", model estimate " +
+                      std::to_string(static_cast<uint64_t>(t.estimatedCycles)) + " cycles");
     std::string name = "gemm " + std::to_string(gm) + "x" + std::to_string(gn) + "x" + std::to_string(gk) +
                        (requantize ? " +requant" : "");
     jobs.push_back({name, [p] { return sw::runBlockedGemm(p); }});
@@ -121,6 +133,8 @@ int cmdBench(const std::vector<std::string>& args) {
     printRow(cfg, row);
     if (!row.result.correct) ++failures;
   }
+  std::printf("\n");
+  for (const auto& t : tilings) std::printf("%s\n", t.c_str());
   std::printf("\nideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT); util = ideal / cycles (GEMM-core utilization);\n"
               "cycles/s = simulated cycles per second of wall time inside the device run.\n");
   return failures ? 1 : 0;

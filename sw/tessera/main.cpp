@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"asm", "assemble a text program into a binary file", cmdAsm},
       {"sim", "load files into simulated DRAM, run a program on a target, dump memory", cmdSim},
       {"demo", "run a blocked int8 GEMM with requantization through the runtime and check it", cmdDemo},
+      {"regress", "run random programs on several targets and compare them; shrink mismatches", cmdRegress},
       {"bench", "benchmarks with cycles, GEMM-core utilization, DRAM traffic and simulation speed", cmdBench},
   };
   return kCommands;

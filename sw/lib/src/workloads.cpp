@@ -2,6 +2,7 @@
 #include "tessera/sw/workloads.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -163,8 +164,15 @@ GemmTiling chooseGemmTiling(const hw::Config& cfg, const GemmProblem& p) {
   const int inpCap = static_cast<int>(cfg.inpDepth) / halves, wgtCap = static_cast<int>(cfg.wgtDepth) / halves;
   const int accCap = static_cast<int>(cfg.accDepth) / halves;
   const int maxLoop = (1 << 14) - 1;
-  // DRAM model: the default memory of the timed targets (8 bytes per cycle, ~40 cycles latency).
-  const double bytesPerCycle = std::min(8, cfg.busBytes), latency = 40;
+  // DRAM model: the default memory of the timed targets (8 bytes per cycle, ~40 cycles latency,
+  // 16 bursts in flight, so short bursts are latency-bound); each instruction costs a few cycles
+  // of issue and pipeline drain.
+  const double bytesPerCycle = std::min(8, cfg.busBytes), latency = 40, maxBursts = 16, insnOverhead = 8;
+  // Cycles to read `rows` DRAM rows of `rowBytes` each, one burst per row.
+  auto readCycles = [&](double rows, double rowBytes) {
+    const double beats = std::ceil(rowBytes / cfg.busBytes);
+    return rows * std::max(beats * cfg.busBytes / bytesPerCycle, (latency + beats) / maxBursts);
+  };
   const int epilogueOps = p.requantize ? 3 : 0;
   auto fixed = [](int elems, int block, const char* what) {
     if (elems % block) throw Error(std::string("GEMM tile ") + what, "must be a multiple of " + std::to_string(block));
@@ -182,11 +190,12 @@ GemmTiling chooseGemmTiling(const hw::Config& cfg, const GemmProblem& p) {
       for (int tb = 1; tb <= NB; ++tb) {
         if (NB % tb || (wantB && tb != wantB) || tb > maxLoop || tb * tk > inpCap || tb * to > accCap) continue;
         const double steps = double(NB / tb) * (NO / to) * (NK / tk), tiles = double(NB / tb) * (NO / to);
-        const double load = (double(tb) * tk * cfg.inpElemBytes + double(to) * tk * cfg.wgtElemBytes) / bytesPerCycle + latency;
-        const double compute = double(tb) * to * tk;
-        const double overhead = double(tb) * to * (1 + epilogueOps);
+        const double load = readCycles(tb, double(tk) * cfg.inpElemBytes) + readCycles(to, double(tk) * cfg.wgtElemBytes) +
+                            2 * insnOverhead;
+        const double compute = double(tb) * to * tk + insnOverhead;
+        const double overhead = double(tb) * to * (1 + epilogueOps) + (1 + epilogueOps) * insnOverhead;
         const double store = double(tb) * to * cfg.outElemBytes / bytesPerCycle + latency;
-        const double cycles = halves == 2 ? load + steps * std::max(compute, load) + tiles * overhead + store
+        const double cycles = halves == 2 ? load + latency + steps * std::max(compute, load) + tiles * overhead + store
                                           : steps * (compute + load) + tiles * (overhead + store);
         if (!found || cycles < best.estimatedCycles) {
           best = GemmTiling{tb, to, tk, cycles};

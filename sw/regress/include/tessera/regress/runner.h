@@ -1,0 +1,106 @@
+// Cross-model runner: a program on several targets, DRAM comparison, the shrinker and the regression loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tessera/hw/config.h"
+#include "tessera/hw/counters.h"
+#include "tessera/hw/dram.h"
+#include "tessera/regress/generator.h"
+#include "tessera/regress/program.h"
+#include "tessera/runtime/target.h"
+
+namespace tessera::regress {
+
+// A target to compare: a label for reports and how to make a fresh instance on a fresh DRAM.
+struct TargetSpec {
+  std::string label;
+  std::function<std::unique_ptr<runtime::Target>(const hw::Config&, hw::Dram&)> create;
+};
+
+// "NAME[:key=value]...": a built-in target and its target options (runtime::TargetOptions,
+// checked when the target is created). fsim also takes kernels=SET: that instance uses one GEMM/ALU
+// kernel set, as TESSERA_FSIM_KERNELS=SET would. Throws tessera::Error naming the spec if the
+// target is not built in or an option is not key=value.
+TargetSpec parseTargetSpec(const std::string& text);
+// Comma-separated specs, at least two.
+std::vector<TargetSpec> parseTargetList(const std::string& text);
+
+// One run of a program on one target.
+struct Outcome {
+  bool failed = false;
+  std::string error;                          // the target's error message if it failed
+  std::vector<std::vector<uint8_t>> regions;  // final bytes of every region of the program
+  hw::Counters counters;
+  double seconds = 0;                         // wall time of Target::run
+};
+
+// Fresh DRAM holding the program's regions, a fresh target, one run. The watchdog (wait_cycles)
+// is 50x the program's cycle estimate, at least 10^6 cycles.
+Outcome execute(const Program& p, const TargetSpec& target);
+
+// Why two targets disagree.
+struct Mismatch {
+  bool allFailed = false;  // every target failed: not a disagreement, but nothing was checked
+  std::string summary;     // one line
+  std::string detail;      // the first difference: region, address, STORE, row, element, lane, values
+};
+
+// Compares every target's outcome with the first one's: one failing while another completes,
+// or any byte of any region different. nullopt if they agree.
+std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>& targets,
+                                const std::vector<Outcome>& outcomes);
+
+struct Trial {
+  std::vector<Outcome> outcomes;
+  std::optional<Mismatch> mismatch;
+};
+Trial runTrial(const Program& p, const std::vector<TargetSpec>& targets);
+
+struct ShrinkResult {
+  Program program;
+  Mismatch mismatch;
+  size_t candidates = 0;  // programs run
+  size_t accepted = 0;    // of which still failed and became the new smallest
+};
+
+// Delta debugging of a failing program: removes blocks, then the extra tokens, extra orderings
+// and single ops, then simplifies ops (loops to one iteration, kernels to one micro-op, rows and columns to one,
+// padding off), re-lowering each candidate so its tokens stay balanced. A candidate counts only if
+// checkProgram accepts it and it still fails the same way (a disagreement, or every target
+// failing). Stops after `maxCandidates` runs.
+ShrinkResult shrink(const Program& failing, const std::vector<TargetSpec>& targets, size_t maxCandidates = 4000);
+
+struct RegressOptions {
+  hw::Config cfg;
+  uint64_t seed = 1;       // program i uses seed + i
+  uint64_t programs = 100;
+  Size size = Size::kSmall;
+  std::vector<TargetSpec> targets;
+  bool keepGoing = false;  // continue after a failure
+  bool printProgram = false;
+  bool shrink = true;
+  size_t maxShrinkCandidates = 4000;
+  std::string reproduce;   // command line (without --seed/--programs) printed to reproduce a failure
+};
+
+struct RegressSummary {
+  uint64_t programs = 0;
+  uint64_t failures = 0;  // disagreements, programs every target rejected, generator errors
+  double seconds = 0;
+  std::vector<uint64_t> cycles;       // per target, summed counters.cycles
+  std::vector<double> targetSeconds;  // per target, summed Target::run time
+  std::vector<uint64_t> failingSeeds;
+};
+
+// Generates, checks and runs `programs` programs, one progress line each; reports and shrinks
+// every failure; ends with a summary line.
+RegressSummary runRegression(const RegressOptions& o, std::ostream& out);
+
+}  // namespace tessera::regress

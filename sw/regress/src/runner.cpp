@@ -1,0 +1,468 @@
+// Runs programs on several targets, compares their DRAM, shrinks failures and drives the regression.
+#include "tessera/regress/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "tessera/hw/error.h"
+#include "tessera/regress/check.h"
+
+namespace tessera::regress {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string byteText(uint8_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%02x (%d)", b, static_cast<int>(static_cast<int8_t>(b)));
+  return buf;
+}
+
+// Sets an environment variable for the lifetime of the object. fsim reads
+// TESSERA_FSIM_KERNELS once, in its constructor, so setting it around construction selects the
+// kernel set of that one instance.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old) old_ = old, hadOld_ = true;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (hadOld_) ::setenv(name_, old_.c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool hadOld_ = false;
+};
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TargetSpec parseTargetSpec(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string name = text.substr(0, colon);
+  runtime::findTarget(name);  // throws, listing the built targets, if there is none of that name
+  runtime::TargetOptions options;
+  std::string kernels;
+  for (size_t pos = colon; pos != std::string::npos && pos < text.size();) {
+    const size_t next = text.find(':', pos + 1);
+    const std::string item = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    pos = next;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("target '" + text + "'", "option '" + item + "' is not KEY=VALUE (expected NAME:key=value:key=value)");
+    if (name == "fsim" && item.compare(0, eq, "kernels") == 0) kernels = item.substr(eq + 1);
+    else options[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  TargetSpec spec;
+  spec.label = text;
+  spec.create = [name, options, kernels](const hw::Config& cfg, hw::Dram& dram) {
+    if (kernels.empty()) return runtime::createTarget(name, cfg, dram, options);
+    ScopedEnv env("TESSERA_FSIM_KERNELS", kernels);
+    return runtime::createTarget(name, cfg, dram, options);
+  };
+  return spec;
+}
+
+std::vector<TargetSpec> parseTargetList(const std::string& text) {
+  std::vector<TargetSpec> specs;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) throw Error("targets '" + text + "'", "empty target name");
+    specs.push_back(parseTargetSpec(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (specs.size() < 2) throw Error("targets '" + text + "'", "give at least two targets to compare");
+  return specs;
+}
+
+Outcome execute(const Program& p, const TargetSpec& target) {
+  Outcome o;
+  hw::Dram dram(p.cfg);
+  for (const auto& r : p.regions) dram.write(r.base, r.init.data(), r.init.size(), "region " + r.name);
+  const uint64_t watchdog = std::min<uint64_t>(UINT32_MAX, std::max<uint64_t>(1000000, 50 * estimateCycles(p.cfg, p.insns)));
+  std::unique_ptr<runtime::Target> t;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    t = target.create(p.cfg, dram);
+    t->run(p.insnBase(), p.insnCount(), static_cast<uint32_t>(watchdog));
+  } catch (const std::exception& e) {
+    o.failed = true;
+    o.error = e.what();
+  }
+  o.seconds = since(t0);
+  if (t) o.counters = t->counters();
+  for (const auto& r : p.regions) {
+    o.regions.emplace_back(r.init.size());
+    dram.read(r.base, o.regions.back().data(), r.init.size(), "region " + r.name);
+  }
+  return o;
+}
+
+namespace {
+
+// Which STORE wrote `addr`, as "instruction N (STORE) row y, element x, lane l ...".
+std::string storeOf(const Program& p, uint64_t addr) {
+  const uint64_t eb = static_cast<uint64_t>(p.cfg.outElemBytes);
+  for (size_t i = 0; i < p.insns.size(); ++i) {
+    const hw::Insn& in = p.insns[i];
+    if (in.opcode != hw::Opcode::kStore || in.isNop()) continue;
+    for (uint32_t y = 0; y < in.ySize; ++y) {
+      const uint64_t lo = (uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb;
+      if (addr < lo || addr >= lo + uint64_t(in.xSize) * eb) continue;
+      const uint64_t x = (addr - lo) / eb, lane = (addr - lo) % eb;
+      return "instruction " + std::to_string(i) + " (STORE) row " + std::to_string(y) + ", element " +
+             std::to_string(x) + ", lane " + std::to_string(lane) + " (batch " +
+             std::to_string(lane / p.cfg.blockOut) + ", output " + std::to_string(lane % p.cfg.blockOut) +
+             ") from accumulator entry " + std::to_string(uint64_t(in.sramBase) + uint64_t(y) * in.xSize + x);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>& targets,
+                                const std::vector<Outcome>& outcomes) {
+  bool allFailed = true;
+  for (const auto& o : outcomes) allFailed &= o.failed;
+  if (allFailed) {
+    Mismatch m;
+    m.allFailed = true;
+    m.summary = "every target failed";
+    for (size_t t = 0; t < targets.size(); ++t) m.detail += "  " + targets[t].label + ": " + outcomes[t].error + "\n";
+    return m;
+  }
+  const Outcome& a = outcomes[0];
+  const std::string& la = targets[0].label;
+  for (size_t t = 1; t < outcomes.size(); ++t) {
+    const Outcome& b = outcomes[t];
+    const std::string& lb = targets[t].label;
+    if (a.failed != b.failed) {
+      Mismatch m;
+      const std::string& bad = a.failed ? la : lb;
+      const std::string& good = a.failed ? lb : la;
+      m.summary = bad + " failed where " + good + " completed";
+      m.detail = "  " + bad + ": " + (a.failed ? a.error : b.error) + "\n  " + good + ": completed without error\n";
+      return m;
+    }
+    if (a.failed) continue;  // both failed: their messages may legitimately differ
+    uint64_t differing = 0;
+    std::string first;
+    for (size_t r = 0; r < p.regions.size(); ++r) {
+      const auto &x = a.regions[r], &y = b.regions[r];
+      uint64_t here = 0;
+      size_t firstAt = 0;
+      for (size_t k = 0; k < x.size(); ++k)
+        if (x[k] != y[k] && here++ == 0) firstAt = k;
+      if (here && first.empty()) {
+        const Region& reg = p.regions[r];
+        const uint64_t addr = reg.base + firstAt;
+        const std::string store = storeOf(p, addr);
+        first = "  first difference at " + hex(addr) + " (region " + reg.name + " + " + hex(firstAt) + ", " +
+                regionKindName(reg.kind) + "): " +
+                (store.empty() ? std::string("no STORE of the program writes this byte") : "written by " + store) +
+                "\n  " + la + ": " + byteText(x[firstAt]) + ", " + lb + ": " + byteText(y[firstAt]) +
+                ", before the run: " + byteText(reg.init[firstAt]) + "\n";
+        first += "  " + std::to_string(here) + " byte(s) differ in region " + reg.name + "\n";
+      }
+      differing += here;
+    }
+    if (differing) {
+      Mismatch m;
+      m.summary = la + " and " + lb + " leave different DRAM: " + std::to_string(differing) + " byte(s) differ";
+      m.detail = first;
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
+Trial runTrial(const Program& p, const std::vector<TargetSpec>& targets) {
+  Trial t;
+  for (const auto& spec : targets) t.outcomes.push_back(execute(p, spec));
+  t.mismatch = compare(p, targets, t.outcomes);
+  return t;
+}
+
+namespace {
+
+// Zeller's ddmin: a 1-minimal subset of `items` for which `fails` holds (it holds for all of
+// them). The empty set is tried first: dropping everything is the common case for extra orderings.
+template <typename T, typename F>
+std::vector<T> ddmin(std::vector<T> items, F fails) {
+  if (items.empty() || fails(std::vector<T>{})) return {};
+  size_t n = 2;
+  while (items.size() >= 2) {
+    const size_t chunk = (items.size() + n - 1) / n;
+    std::vector<std::vector<T>> parts;
+    for (size_t i = 0; i < items.size(); i += chunk)
+      parts.emplace_back(items.begin() + static_cast<long>(i),
+                         items.begin() + static_cast<long>(std::min(items.size(), i + chunk)));
+    bool reduced = false;
+    for (const auto& part : parts)
+      if (fails(part)) {
+        items = part;
+        n = 2;
+        reduced = true;
+        break;
+      }
+    // With two parts each complement is the other part, already tried.
+    for (size_t k = 0; !reduced && parts.size() > 2 && k < parts.size(); ++k) {
+      std::vector<T> rest;
+      for (size_t j = 0; j < parts.size(); ++j)
+        if (j != k) rest.insert(rest.end(), parts[j].begin(), parts[j].end());
+      if (fails(rest)) {
+        items = rest;
+        n = std::max<size_t>(n - 1, 2);
+        reduced = true;
+      }
+    }
+    if (!reduced) {
+      if (n >= items.size()) break;
+      n = std::min(items.size(), 2 * n);
+    }
+  }
+  return items;
+}
+
+// Simpler variants of one instruction, tried in turn by the shrinker.
+std::vector<hw::Insn> simplifications(const hw::Insn& in) {
+  std::vector<hw::Insn> out;
+  auto with = [&](auto change) {
+    hw::Insn c = in;
+    change(c);
+    if (c != in) out.push_back(c);
+  };
+  if (in.opcode == hw::Opcode::kGemm || in.opcode == hw::Opcode::kAlu) {
+    with([](hw::Insn& c) { c.iterOut = std::min(c.iterOut, 1u); });
+    with([](hw::Insn& c) { c.iterIn = std::min(c.iterIn, 1u); });
+    with([](hw::Insn& c) { if (c.uopEnd > c.uopBgn + 1) c.uopEnd = c.uopBgn + 1; });
+    with([](hw::Insn& c) { if (c.uopEnd > c.uopBgn + 1) c.uopBgn = c.uopEnd - 1; });
+    with([](hw::Insn& c) { c.dstFactorOut = c.srcFactorOut = c.wgtFactorOut = 0; });
+    with([](hw::Insn& c) { c.dstFactorIn = c.srcFactorIn = c.wgtFactorIn = 0; });
+  } else if (in.isMem() && !in.isNop()) {
+    with([](hw::Insn& c) { c.ySize = std::min(c.ySize, 1u); });
+    with([](hw::Insn& c) { c.xSize = 1; });
+    with([](hw::Insn& c) { c.yPad0 = c.yPad1 = c.xPad0 = c.xPad1 = 0; });
+  }
+  return out;
+}
+
+}  // namespace
+
+ShrinkResult shrink(const Program& failing, const std::vector<TargetSpec>& targets, size_t maxCandidates) {
+  ShrinkResult res;
+  res.program = failing;
+  const Trial first = runTrial(failing, targets);
+  if (!first.mismatch) throw Error("shrink of seed " + std::to_string(failing.seed), "the program does not fail");
+  res.mismatch = *first.mismatch;
+  const bool wantAllFailed = first.mismatch->allFailed;
+
+  // A candidate is kept only if it is valid (so a shrunk failure never comes from a race the
+  // shrinking introduced) and fails the same way.
+  auto test = [&](Program cand) {
+    if (res.candidates >= maxCandidates) return false;
+    try {
+      lower(cand);
+      checkProgram(cand);
+    } catch (const Error&) {
+      return false;
+    }
+    ++res.candidates;
+    Trial t = runTrial(cand, targets);
+    if (!t.mismatch || t.mismatch->allFailed != wantAllFailed) return false;
+    ++res.accepted;
+    res.program = std::move(cand);
+    res.mismatch = *t.mismatch;
+    return true;
+  };
+
+  // Blocks.
+  {
+    const Program base = res.program;
+    std::set<uint32_t> ids;
+    for (const auto& op : base.ops) ids.insert(op.block);
+    ddmin(std::vector<uint32_t>(ids.begin(), ids.end()), [&](const std::vector<uint32_t>& keep) {
+      Program c = base;
+      const std::set<uint32_t> k(keep.begin(), keep.end());
+      c.ops.erase(std::remove_if(c.ops.begin(), c.ops.end(), [&](const Op& op) { return !k.count(op.block); }),
+                  c.ops.end());
+      return test(std::move(c));
+    });
+  }
+  if (res.program.extraTokenPercent) {
+    Program c = res.program;
+    c.extraTokenPercent = 0;
+    test(std::move(c));
+  }
+  for (int round = 0; round < 3; ++round) {
+    const size_t before = res.program.ops.size() + res.program.edges.size();
+    // Extra orderings.
+    {
+      const Program base = res.program;
+      std::vector<size_t> idx(base.edges.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      if (!idx.empty())
+        ddmin(idx, [&](const std::vector<size_t>& keep) {
+          Program c = base;
+          c.edges.clear();
+          for (size_t i : keep) c.edges.push_back(base.edges[i]);
+          return test(std::move(c));
+        });
+    }
+    // Single instructions.
+    {
+      const Program base = res.program;
+      std::vector<size_t> idx(base.ops.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      ddmin(idx, [&](const std::vector<size_t>& keep) {
+        Program c = base;
+        c.ops.clear();
+        for (size_t i : keep) c.ops.push_back(base.ops[i]);
+        return test(std::move(c));
+      });
+    }
+    // Simpler instructions.
+    bool simplified = false;
+    for (size_t i = 0; i < res.program.ops.size(); ++i)
+      for (const hw::Insn& s : simplifications(res.program.ops[i].insn)) {
+        Program c = res.program;
+        c.ops[i].insn = s;
+        if (test(std::move(c))) simplified = true;
+      }
+    if (!simplified && res.program.ops.size() + res.program.edges.size() == before) break;
+  }
+  return res;
+}
+
+namespace {
+
+std::string configText(const hw::Config& cfg) {
+  std::string s = cfg.name + " (" + std::to_string(cfg.batch) + "x" + std::to_string(cfg.blockIn) + "x" +
+                  std::to_string(cfg.blockOut) + ")";
+  const std::string shipped = hw::shippedConfigJson(cfg.name);
+  bool same = false;
+  if (!shipped.empty()) {
+    try {
+      same = hw::Config::fromJson(shipped, cfg.name).toJson() == cfg.toJson();
+    } catch (const Error&) {
+    }
+  }
+  if (!same) s += ", not a shipped config:\n" + cfg.toJson();
+  return s;
+}
+
+}  // namespace
+
+RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
+  RegressSummary sum;
+  sum.cycles.assign(o.targets.size(), 0);
+  sum.targetSeconds.assign(o.targets.size(), 0);
+  std::string labels;
+  for (const auto& t : o.targets) labels += (labels.empty() ? "" : ",") + t.label;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int width = static_cast<int>(std::to_string(o.programs).size());
+  char line[512];
+
+  for (uint64_t i = 0; i < o.programs; ++i) {
+    const uint64_t seed = o.seed + i;
+    ++sum.programs;
+    std::snprintf(line, sizeof line, "[%*llu/%llu] seed %llu: ", width, static_cast<unsigned long long>(i + 1),
+                  static_cast<unsigned long long>(o.programs), static_cast<unsigned long long>(seed));
+    const std::string head = line;
+    const std::string repro = o.reproduce + " --seed " + std::to_string(seed) + " --programs 1";
+    Program p;
+    try {
+      p = generate(o.cfg, seed, o.size);
+      checkProgram(p);
+    } catch (const Error& e) {
+      // The generator promises valid programs; an invalid one is a bug of the generator (or of the
+      // checker), never of a target, and is reported as such.
+      out << head << "GENERATOR ERROR: " << e.what() << "\n  reproduce: " << repro << "\n" << std::flush;
+      ++sum.failures;
+      sum.failingSeeds.push_back(seed);
+      if (!o.keepGoing) break;
+      continue;
+    }
+    if (o.printProgram) out << listing(p);
+    Trial trial = runTrial(p, o.targets);
+    std::string status = head + std::to_string(p.insns.size()) + " insns (" + std::to_string(workInstructions(p)) +
+                         " work), ~" + std::to_string(estimateCycles(p.cfg, p.insns)) + " cycles";
+    for (size_t t = 0; t < o.targets.size(); ++t) {
+      const Outcome& oc = trial.outcomes[t];
+      sum.cycles[t] += oc.counters.cycles;
+      sum.targetSeconds[t] += oc.seconds;
+      std::snprintf(line, sizeof line, " | %s %.2f ms", o.targets[t].label.c_str(), oc.seconds * 1e3);
+      status += line;
+      if (oc.counters.cycles) status += " " + std::to_string(oc.counters.cycles) + " cycles";
+      if (oc.failed) status += " FAILED";
+    }
+    if (!trial.mismatch) {
+      out << status << " | ok\n" << std::flush;
+      continue;
+    }
+    const Mismatch& m = *trial.mismatch;
+    ++sum.failures;
+    sum.failingSeeds.push_back(seed);
+    out << status << " | MISMATCH\n"
+        << "MISMATCH seed " << seed << ", config " << configText(o.cfg) << ", size " << sizeName(o.size)
+        << ", targets " << labels << ": " << m.summary << "\n"
+        << m.detail << "  reproduce: " << repro << "\n"
+        << listing(p) << std::flush;
+    if (o.shrink) {
+      out << "shrinking seed " << seed << "...\n" << std::flush;
+      const auto s0 = std::chrono::steady_clock::now();
+      ShrinkResult s = shrink(p, o.targets, o.maxShrinkCandidates);
+      std::snprintf(line, sizeof line, "shrunk seed %llu from %zu to %zu instructions (%zu doing work) in %zu runs, %.1f s: ",
+                    static_cast<unsigned long long>(seed), p.insns.size(), s.program.insns.size(),
+                    workInstructions(s.program), s.candidates, since(s0));
+      out << line << s.mismatch.summary << "\n" << s.mismatch.detail << listing(s.program) << std::flush;
+    }
+    if (!o.keepGoing) break;
+  }
+
+  sum.seconds = since(t0);
+  std::snprintf(line, sizeof line, "regress: %llu programs in %.2f s (%.1f programs/s), config %s, size %s, targets %s",
+                static_cast<unsigned long long>(sum.programs), sum.seconds,
+                sum.seconds > 0 ? sum.programs / sum.seconds : 0.0, o.cfg.name.c_str(), sizeName(o.size), labels.c_str());
+  out << line;
+  for (size_t t = 0; t < o.targets.size(); ++t)
+    if (sum.cycles[t]) {
+      std::snprintf(line, sizeof line, "; %s simulated %llu cycles in %.2f s (%.0f cycles/s)", o.targets[t].label.c_str(),
+                    static_cast<unsigned long long>(sum.cycles[t]), sum.targetSeconds[t],
+                    sum.targetSeconds[t] > 0 ? sum.cycles[t] / sum.targetSeconds[t] : 0.0);
+      out << line;
+    }
+  out << "; " << sum.failures << (sum.failures == 1 ? " mismatch" : " mismatches");
+  if (!sum.failingSeeds.empty()) {
+    out << " (seeds";
+    for (uint64_t s : sum.failingSeeds) out << " " << s;
+    out << ")";
+  }
+  out << "\n" << std::flush;
+  return sum;
+}
+
+}  // namespace tessera::regress
