@@ -71,25 +71,26 @@ bool AxiMemory::accept(Burst& b, bool write, uint32_t addr, uint8_t len, uint8_t
   b.done = 0;
   b.base = addr & ~uint64_t(busBytes_ - 1);
   b.error = false;
-  const std::string what = std::string(kind) + " burst at " + hex(addr) + " (" + std::to_string(b.beats) + " beats)";
+  // Built only when something is wrong: accepting a burst must not allocate.
+  auto what = [&] { return std::string(kind) + " burst at " + hex(addr) + " (" + std::to_string(b.beats) + " beats)"; };
   if (burst != 1) {
-    violate(what + " has burst type " + std::to_string(burst) + "; only INCR (1) is allowed");
+    violate(what() + " has burst type " + std::to_string(burst) + "; only INCR (1) is allowed");
     return false;
   }
   if (size != logBusBytes_) {
-    violate(what + " has size " + std::to_string(size) + " (" + std::to_string(1u << size) +
+    violate(what() + " has size " + std::to_string(size) + " (" + std::to_string(1u << size) +
             " bytes per beat); bursts must use the full bus width of " + std::to_string(busBytes_) + " bytes");
     return false;
   }
   const uint64_t end = b.base + uint64_t(b.beats) * busBytes_;
   if ((b.base >> 12) != ((end - 1) >> 12)) {
-    violate(what + " crosses the 4 KiB boundary at " + hex((b.base | 0xfff) + 1));
+    violate(what() + " crosses the 4 KiB boundary at " + hex((b.base | 0xfff) + 1));
     return false;
   }
   if (b.base < hw::Dram::kPageBytes || end > dram_.span()) {
     b.error = true;
     if (firstError_.empty())
-      firstError_ = what + " of " + std::to_string(busBytes_) + " bytes each at cycle " + std::to_string(now_) + ": " +
+      firstError_ = what() + " of " + std::to_string(busBytes_) + " bytes each at cycle " + std::to_string(now_) + ": " +
                     (b.base < hw::Dram::kPageBytes ? "touches page 0, which is unmapped"
                                                    : "leaves the simulated DRAM, which ends at " + hex(dram_.span()));
   }
