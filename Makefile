@@ -22,6 +22,8 @@ test: build
 
 bench: build
 	@./build/tests/bench/tessera_bench_fsim
+	@if [ -x ./build/tests/bench/tessera_bench_tsim ]; then ./build/tests/bench/tessera_bench_tsim; fi
+	@./build/sw/tessera bench gemm --target tsim
 
 clean:
 	@rm -rf build
