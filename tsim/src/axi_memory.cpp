@@ -106,7 +106,7 @@ void AxiMemory::presentRead() {
   rCredit_ -= beatCost_;
 }
 
-void AxiMemory::clock(const AxiMasterSignals& in) {
+void AxiMemory::clockBusy(const AxiMasterSignals& in) {
   if (!violation_.empty()) {  // frozen: the harness stops the run at the first violation
     ++now_;
     return;
