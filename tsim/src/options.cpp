@@ -49,7 +49,8 @@ const std::vector<std::pair<std::string, std::string>>& Options::keys() {
       {"mem-write-latency", "N: cycles from a burst's last W beat to its B response (default 40)"},
       {"mem-bytes-per-cycle", "B: peak DRAM bandwidth of each direction, bytes per cycle (default 8, a Zynq HP port)"},
       {"mem-outstanding", "N: read bursts, and write bursts, the DRAM accepts at once (default 16)"},
-      {"watchdog-cycles", "N: cycles without progress before a run is reported as a deadlock (default 1000000; 0: never)"},
+      {"watchdog-cycles", "N: cycles without progress before a run is reported as a deadlock (default 1000000, at "
+                          "least 4 DRAM latencies; 0: never)"},
   };
   return kKeys;
 }

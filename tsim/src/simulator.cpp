@@ -347,8 +347,13 @@ struct Simulator::Impl {
     write(reg::kCtrl, 1);
 
     // Clock to irq_o, sampling the progress counters between stretches of free-running cycles.
-    const uint64_t interval =
-        opt.watchdogCycles ? std::clamp<uint64_t>(opt.watchdogCycles / 4, 64, kWatchInterval) : kWatchInterval;
+    // A DRAM answer may legitimately take the configured latency, so the watchdog never fires
+    // sooner than a few of those.
+    const uint64_t watchdog =
+        opt.watchdogCycles ? std::max(opt.watchdogCycles, 4 * uint64_t(std::max(opt.memory.readLatency,
+                                                                                opt.memory.writeLatency)) + 64)
+                           : 0;
+    const uint64_t interval = watchdog ? std::clamp<uint64_t>(watchdog / 4, 64, kWatchInterval) : kWatchInterval;
     Progress last = progress();
     uint64_t lastMove = bench.cycle;
     while (!bench.irq) {
@@ -366,7 +371,7 @@ struct Simulator::Impl {
       if (!(p == last)) {
         last = p;
         lastMove = bench.cycle;
-      } else if (opt.watchdogCycles && bench.cycle - lastMove >= opt.watchdogCycles) {
+      } else if (watchdog && bench.cycle - lastMove >= watchdog) {
         throw Error("deadlock after " + std::to_string(bench.cycle - start) + " cycles",
                     "nothing moved for " + std::to_string(bench.cycle - lastMove) + " cycles: " +
                         describe(snapshot(), prog));
