@@ -183,6 +183,20 @@ TEST(AxiMemory, Page0IsAnsweredWithSlvErrAndRecorded) {
   EXPECT_NE(w.mem.firstError().find("write burst at 0x800"), std::string::npos) << w.mem.firstError();
 }
 
+TEST(AxiMemory, FaultPageInjectsErrorsOnItsPageOnly) {
+  MemoryTiming t;
+  t.faultPage = 0x3010;  // the page 0x3000..0x3fff
+  Bench b("default", t);
+  b.read(0x2ff8, 0);  // the page before: fine
+  b.read(0x3ff8, 0);  // the last beat of the faulty page
+  auto beats = b.collect(2);
+  ASSERT_EQ(beats.size(), 2u);
+  EXPECT_EQ(beats[0].resp, AxiMemory::kOkay);
+  EXPECT_EQ(beats[1].resp, AxiMemory::kSlvErr);
+  EXPECT_EQ(b.mem.firstErrorAddress(), 0x3ff8u);
+  EXPECT_NE(b.mem.firstError().find("errors are injected"), std::string::npos) << b.mem.firstError();
+}
+
 TEST(AxiMemory, BurstCrossing4KiBIsAViolation) {
   Bench b("default");
   b.in.araddr = 0x2ff8;

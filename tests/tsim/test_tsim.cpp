@@ -216,6 +216,32 @@ UOP dst=2047 src=0 wgt=0
   EXPECT_NE(got.reason().find("accumulator (dst) index goes past the buffer depth 2048"), std::string::npos) << got.what();
 }
 
+TEST(Tsim, DramErrorResponsesFaultWithInstructionAndAddress) {
+  struct Case {
+    uint64_t page;
+    const char* where;
+    const char* what;
+  } cases[] = {
+      {kAccAddr, "instruction 1 (LOAD.ACC)", "DRAM read error response"},
+      {0x30000, "instruction 3 (STORE.OUT)", "DRAM write error response"},
+      {kInsnAddr, "instruction fetch of instruction 0 (LOAD.UOP)", "DRAM read error response"},
+  };
+  for (const auto& c : cases) {
+    Machine s;
+    const uint32_t n = s.place(kAluProgram);
+    Options o;
+    o.memory.faultPage = c.page;
+    Simulator sim(s.cfg, s.dram, o);
+    const Error e = errorOf([&] { sim.run(kInsnAddr, n); });
+    EXPECT_EQ(e.where(), c.where) << e.what();
+    EXPECT_NE(e.reason().find(c.what), std::string::npos) << e.what();
+    char at[32];
+    std::snprintf(at, sizeof at, "burst at 0x%llx", static_cast<unsigned long long>(c.page));
+    EXPECT_NE(e.reason().find(at), std::string::npos) << e.what();
+    EXPECT_NE(e.reason().find("mem-fault-page"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Tsim, WatchdogNamesTheWaitingModuleAndQueue) {
   Machine s;
   const uint32_t n = s.place("GEMM deps=pop_prev uop_bgn=0 uop_end=0 iter_out=1 iter_in=1\nFINISH\n");
@@ -295,6 +321,8 @@ TEST(Tsim, OptionsNameBadKeysAndValues) {
   EXPECT_EQ(Options::parse({{"mem-bytes-per-cycle", "2.5"}}).memory.bytesPerCycle, 2.5);
   EXPECT_TRUE(Options::parse({{"trace-force", "1"}}).traceForce);
   EXPECT_EQ(Options::parse({{"watchdog-cycles", "0"}}).watchdogCycles, 0u);
+  EXPECT_EQ(Options::parse({{"mem-fault-page", "0x30000"}}).memory.faultPage, 0x30000u);
+  EXPECT_EQ(errorOf([] { Options::parse({{"mem-fault-page", "0"}}); }).where(), "target option mem-fault-page=0");
   const Error unknown = errorOf([] { Options::parse({{"mem-latncy", "3"}}); });
   EXPECT_EQ(unknown.where(), "target option 'mem-latncy'");
   EXPECT_NE(unknown.reason().find("mem-latency"), std::string::npos) << "lists the known keys";

@@ -87,12 +87,16 @@ bool AxiMemory::accept(Burst& b, bool write, uint32_t addr, uint8_t len, uint8_t
     violate(what() + " crosses the 4 KiB boundary at " + hex((b.base | 0xfff) + 1));
     return false;
   }
-  if (b.base < hw::Dram::kPageBytes || end > dram_.span()) {
+  const uint64_t fault = timing_.faultPage & ~uint64_t(hw::Dram::kPageBytes - 1);
+  const bool injected = timing_.faultPage && b.base < fault + hw::Dram::kPageBytes && end > fault;
+  if (b.base < hw::Dram::kPageBytes || end > dram_.span() || injected) {
     b.error = true;
+    if (firstError_.empty()) firstErrorAddr_ = addr;
     if (firstError_.empty())
       firstError_ = what() + " of " + std::to_string(busBytes_) + " bytes each at cycle " + std::to_string(now_) + ": " +
                     (b.base < hw::Dram::kPageBytes ? "touches page 0, which is unmapped"
-                                                   : "leaves the simulated DRAM, which ends at " + hex(dram_.span()));
+                     : injected ? "touches the page at " + hex(fault) + ", where errors are injected (mem-fault-page)"
+                                : "leaves the simulated DRAM, which ends at " + hex(dram_.span()));
   }
   return true;
 }

@@ -49,6 +49,7 @@ const std::vector<std::pair<std::string, std::string>>& Options::keys() {
       {"mem-write-latency", "N: cycles from a burst's last W beat to its B response (default 40)"},
       {"mem-bytes-per-cycle", "B: peak DRAM bandwidth of each direction, bytes per cycle (default 8, a Zynq HP port)"},
       {"mem-outstanding", "N: read bursts, and write bursts, the DRAM accepts at once (default 16)"},
+      {"mem-fault-page", "ADDR: answer SLVERR to every burst touching this 4 KiB page (tests the fault path)"},
       {"watchdog-cycles", "N: cycles without progress before a run is reported as a deadlock (default 1000000, at "
                           "least 4 DRAM latencies; 0: never)"},
   };
@@ -71,6 +72,13 @@ Options Options::parse(const std::map<std::string, std::string>& keyValues) {
       o.memory.bytesPerCycle = parseReal(key, value, 1.0 / 256, 4096);
     } else if (key == "mem-outstanding") {
       o.memory.maxBursts = static_cast<uint32_t>(parseInteger(key, value, 1, 1024));
+    } else if (key == "mem-fault-page") {
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long v = std::strtoull(value.c_str(), &end, 0);
+      if (value.empty() || *end != '\0' || errno == ERANGE || v == 0 || v >= (1ull << 32))
+        throw Error(where(key, value), "expected a byte address in [1, 2^32), decimal or 0x hex");
+      o.memory.faultPage = v;
     } else if (key == "watchdog-cycles") {
       o.watchdogCycles = parseInteger(key, value, 0, uint64_t(1) << 40);
     } else {

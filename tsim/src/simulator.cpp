@@ -249,11 +249,11 @@ struct Simulator::Impl {
     return all;
   }
 
-  [[noreturn]] void throwFault(const std::vector<hw::Insn>& prog, uint64_t cycles) {
+  [[noreturn]] void throwFault(const std::vector<hw::Insn>& prog, uint64_t insnPhys, uint64_t cycles) {
     const uint32_t cause = read(reg::kFaultCause);
     const uint32_t index = read(reg::kFaultInsn);
     const uint32_t info = read(reg::kFaultInfo);
-    const std::string insn = nameOf(prog, index);
+    std::string insn = nameOf(prog, index);
     const std::string when = " (the accelerator faulted after " + std::to_string(cycles) + " cycles)";
     switch (cause) {
       case 1: {
@@ -273,6 +273,10 @@ struct Simulator::Impl {
       case 2:
       case 3: {
         const std::string& err = bench.mem.firstError();
+        // An error on the program's own bytes is fetch's, whatever instruction the RTL names.
+        const uint64_t at = bench.mem.firstErrorAddress();
+        if (cause == 2 && !err.empty() && at >= insnPhys && at < insnPhys + 16 * uint64_t(prog.size()))
+          insn = "instruction fetch of " + nameOf(prog, static_cast<uint32_t>((at - insnPhys) / 16));
         throw Error(insn, std::string("DRAM ") + (cause == 2 ? "read" : "write") + " error response" + when + ": " +
                               (err.empty() ? "the memory model answered no access with an error (an RTL bug)" : err));
       }
@@ -379,7 +383,7 @@ struct Simulator::Impl {
     }
 
     const uint32_t ctrl = read(reg::kCtrl);
-    if (ctrl & 4) throwFault(prog, bench.cycle - start);
+    if (ctrl & 4) throwFault(prog, insnPhys, bench.cycle - start);
     if (!(ctrl & 2))
       throw Error("CTRL register", "irq_o is high but CTRL reads " + hex(ctrl) +
                                        ", neither done (bit 1) nor fault (bit 2): docs/rtl.md says irq_o = done | fault");

@@ -43,6 +43,9 @@ struct MemoryTiming {
   uint32_t writeLatency = 40;  // cycles from a burst's last W beat to its B response (>= 1)
   double bytesPerCycle = 8;    // peak bytes per cycle of each direction; a beat never exceeds the bus
   uint32_t maxBursts = 16;     // read bursts, and separately write bursts, in flight at once
+  // Fault injection: bursts touching the 4 KiB page at this address are answered SLVERR, so the
+  // accelerator's error path can be exercised with valid programs. 0: none.
+  uint64_t faultPage = 0;
 };
 
 // AXI4 slave: INCR bursts of up to 256 beats at full bus width, several read bursts outstanding
@@ -87,6 +90,8 @@ class AxiMemory {
   // The first access answered with SLVERR since reset, e.g. "read burst at 0x10 (4 beats of 8
   // bytes) at cycle 12: touches page 0, which is unmapped"; empty if none.
   const std::string& firstError() const { return firstError_; }
+  // Where that access started (the address the master gave); meaningless if there was none.
+  uint64_t firstErrorAddress() const { return firstErrorAddr_; }
   // The first AXI rule the master broke, with the cycle; empty if none. Once set, the memory
   // stops answering (the run is over).
   bool violated() const { return !violation_.empty(); }
@@ -128,6 +133,7 @@ class AxiMemory {
   bool wLast_ = false;
 
   std::string firstError_, violation_;
+  uint64_t firstErrorAddr_ = 0;
   std::vector<uint8_t> zeros_;  // the data of error beats
 };
 
