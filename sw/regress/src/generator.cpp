@@ -491,7 +491,7 @@ class Generator {
     Item it;
     auto& in = it.insn;
     in.opcode = rng_.chance(50) ? hw::Opcode::kGemm : hw::Opcode::kAlu;
-    in.aluOp = static_cast<uint32_t>(rng_.range(0, 4));
+    if (in.opcode == hw::Opcode::kAlu) in.aluOp = static_cast<uint32_t>(rng_.range(0, 4));
     in.uopBgn = static_cast<uint32_t>(rng_.range(0, cfg_.uopDepth - 1));
     switch (rng_.range(0, 2)) {
       case 0: in.uopEnd = in.uopBgn; in.iterOut = 1; in.iterIn = 1; break;

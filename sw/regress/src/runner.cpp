@@ -247,7 +247,8 @@ std::vector<T> ddmin(std::vector<T> items, F fails) {
   return items;
 }
 
-// Simpler variants of one instruction, tried in turn by the shrinker.
+// Simpler variants of one instruction, tried in turn by the shrinker. Each is strictly smaller
+// (fewer rows, columns, iterations or micro-ops; no padding; zero factors), so repeating them ends.
 std::vector<hw::Insn> simplifications(const hw::Insn& in) {
   std::vector<hw::Insn> out;
   auto with = [&](auto change) {
@@ -258,11 +259,39 @@ std::vector<hw::Insn> simplifications(const hw::Insn& in) {
   if (in.opcode == hw::Opcode::kGemm || in.opcode == hw::Opcode::kAlu) {
     with([](hw::Insn& c) { c.iterOut = std::min(c.iterOut, 1u); });
     with([](hw::Insn& c) { c.iterIn = std::min(c.iterIn, 1u); });
+    with([](hw::Insn& c) { c.iterOut = (c.iterOut + 1) / 2; });
+    with([](hw::Insn& c) { c.iterIn = (c.iterIn + 1) / 2; });
     with([](hw::Insn& c) { if (c.uopEnd > c.uopBgn + 1) c.uopEnd = c.uopBgn + 1; });
     with([](hw::Insn& c) { if (c.uopEnd > c.uopBgn + 1) c.uopBgn = c.uopEnd - 1; });
+    with([](hw::Insn& c) { if (c.uopEnd > c.uopBgn + 1) c.uopEnd = c.uopBgn + (c.uopEnd - c.uopBgn) / 2; });
+    with([](hw::Insn& c) { if (c.uopEnd > c.uopBgn + 1) c.uopBgn = c.uopBgn + (c.uopEnd - c.uopBgn) / 2; });
     with([](hw::Insn& c) { c.dstFactorOut = c.srcFactorOut = c.wgtFactorOut = 0; });
     with([](hw::Insn& c) { c.dstFactorIn = c.srcFactorIn = c.wgtFactorIn = 0; });
   } else if (in.isMem() && !in.isNop()) {
+    const bool store = in.opcode == hw::Opcode::kStore;
+    // The first or the second half of the rows; for one-row transfers, of the columns (a STORE
+    // reads row y from accumulator entries sram_base + y * x_size, so only then do the SRAM and
+    // DRAM sides stay aligned).
+    with([](hw::Insn& c) { if (c.ySize > 1) c.ySize /= 2; });
+    if (store || in.yPad0 + in.yPad1 == 0)
+      with([&](hw::Insn& c) {
+        if (c.ySize < 2) return;
+        const uint32_t k = c.ySize / 2;
+        const uint32_t width = c.xPad0 + c.xSize + c.xPad1;
+        c.sramBase += k * width;
+        c.dramBase += k * c.xStride;
+        c.ySize -= k;
+      });
+    if (in.ySize == 1 && in.xPad0 + in.xPad1 == 0) {
+      with([](hw::Insn& c) { if (c.xSize > 1) c.xSize /= 2; });
+      with([](hw::Insn& c) {
+        if (c.xSize < 2) return;
+        const uint32_t k = c.xSize / 2;
+        c.sramBase += k;
+        c.dramBase += k;
+        c.xSize -= k;
+      });
+    }
     with([](hw::Insn& c) { c.ySize = std::min(c.ySize, 1u); });
     with([](hw::Insn& c) { c.xSize = 1; });
     with([](hw::Insn& c) { c.yPad0 = c.yPad1 = c.xPad0 = c.xPad1 = 0; });
@@ -317,7 +346,7 @@ ShrinkResult shrink(const Program& failing, const std::vector<TargetSpec>& targe
     c.extraTokenPercent = 0;
     test(std::move(c));
   }
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 8; ++round) {
     const size_t before = res.program.ops.size() + res.program.edges.size();
     // Extra orderings.
     {
@@ -344,13 +373,19 @@ ShrinkResult shrink(const Program& failing, const std::vector<TargetSpec>& targe
         return test(std::move(c));
       });
     }
-    // Simpler instructions.
+    // Simpler instructions: each op until none of its variants still fails.
     bool simplified = false;
     for (size_t i = 0; i < res.program.ops.size(); ++i)
-      for (const hw::Insn& s : simplifications(res.program.ops[i].insn)) {
-        Program c = res.program;
-        c.ops[i].insn = s;
-        if (test(std::move(c))) simplified = true;
+      for (bool again = true; again;) {
+        again = false;
+        for (const hw::Insn& s : simplifications(res.program.ops[i].insn)) {
+          Program c = res.program;
+          c.ops[i].insn = s;
+          if (test(std::move(c))) {
+            simplified = again = true;
+            break;
+          }
+        }
       }
     if (!simplified && res.program.ops.size() + res.program.edges.size() == before) break;
   }
