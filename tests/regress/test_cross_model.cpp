@@ -1,0 +1,70 @@
+// The cross-model regression: random programs on fsim and tsim (configs tsim runs), batch2 on two fsim kernel sets.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "tessera/hw/config.h"
+#include "tessera/regress/runner.h"
+#include "tessera/runtime/target.h"
+
+namespace {
+
+using namespace tessera::regress;
+using tessera::hw::Config;
+
+// Whether tsim is built and was verilated for this config.
+bool tsimRuns(const Config& cfg) {
+  for (const auto& t : tessera::runtime::builtinTargets())
+    if (t.name == "tsim") return t.supports(cfg);
+  return false;
+}
+
+// TESSERA_REGRESS_PROGRAMS scales every run (e.g. a nightly job with 20000); the defaults keep
+// the whole suite to a few minutes.
+uint64_t programs(uint64_t fallback) {
+  const char* v = std::getenv("TESSERA_REGRESS_PROGRAMS");
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+void crossRun(const std::string& config, const std::string& targets, Size size, uint64_t seed, uint64_t count) {
+  RegressOptions o;
+  o.cfg = Config::load(config);
+  o.seed = seed;
+  o.programs = count;
+  o.size = size;
+  o.targets = parseTargetList(targets);
+  o.keepGoing = true;
+  o.maxShrinkCandidates = 1500;
+  o.reproduce = "tessera regress --config " + config + " --size " + sizeName(size) + " --targets " + targets;
+  std::ostringstream out;
+  const RegressSummary s = runRegression(o, out);
+  const std::string text = out.str();
+  EXPECT_EQ(s.failures, 0u) << text;
+  EXPECT_EQ(s.programs, count);
+  std::printf("%s", text.substr(text.rfind("regress:")).c_str());
+}
+
+TEST(CrossModel, FsimAgainstTsimOnDefault) {
+  const Config cfg = Config::load("default");
+  if (!tsimRuns(cfg)) GTEST_SKIP() << "tsim is not built for config default";
+  crossRun("default", "fsim,tsim", Size::kSmall, 1000001, programs(300));
+  crossRun("default", "fsim,tsim", Size::kMedium, 2000001, programs(300) / 10);
+}
+
+TEST(CrossModel, FsimAgainstTsimOnSmall) {
+  const Config cfg = Config::load("small");
+  if (!tsimRuns(cfg)) GTEST_SKIP() << "tsim is not built for config small";
+  crossRun("small", "fsim,tsim", Size::kSmall, 3000001, programs(300));
+  crossRun("small", "fsim,tsim", Size::kMedium, 4000001, programs(300) / 10);
+}
+
+// tsim is built for default and small only; batch2 (BATCH 2, BLOCK_IN != BLOCK_OUT) holds fsim's
+// vector kernels against the portable ones instead.
+TEST(CrossModel, FsimKernelSetsOnBatch2) {
+  crossRun("batch2", "fsim,fsim:kernels=generic", Size::kSmall, 5000001, programs(300));
+  crossRun("batch2", "fsim,fsim:kernels=generic", Size::kMedium, 6000001, programs(300) / 5);
+}
+
+}  // namespace
