@@ -143,6 +143,28 @@ if [ -n "$TSIM_CONFIGS" ]; then
   expect 1 "instruction 0 .LOAD.*sram_base.*exceeds the buffer depth 2048" -- "$TESSERA" sim --target tsim --insn oob.bin
 fi
 
+# --- regress: random programs on two targets, compared byte for byte
+expect 0 "usage: tessera regress" -- "$TESSERA" regress --help
+expect 0 "regress: 5 programs in .* 0 mismatches$" -- "$TESSERA" regress --programs 5 --targets fsim,fsim --config small
+expect 0 "^\[1/1\] seed 42: [0-9]+ insns .*\| ok$" -- "$TESSERA" regress --programs 1 --seed 42 --targets fsim,fsim:kernels=generic
+"$TESSERA" regress --programs 1 --seed 9 --print-program --targets fsim,fsim > p1.txt 2>&1
+"$TESSERA" regress --programs 1 --seed 9 --print-program --targets fsim,fsim:kernels=generic > p2.txt 2>&1
+grep -q "stream at 0x" p1.txt && diff <(grep -E '^[0-9]+: ' p1.txt) <(grep -E '^[0-9]+: ' p2.txt) > /dev/null && ok ||
+  bad "regress --print-program: seed 9 does not list the same program twice"
+expect 2 "unknown or not built" -- "$TESSERA" regress --targets fsim,warp
+expect 2 "at least two targets" -- "$TESSERA" regress --targets fsim
+expect 2 "expected small, medium or large" -- "$TESSERA" regress --size huge
+expect 2 "--programs must be at least 1" -- "$TESSERA" regress --programs 0
+expect 2 "no such config file" -- "$TESSERA" regress --config /nonexistent.json
+expect 2 "unknown for target fsim" -- "$TESSERA" regress --targets fsim,fsim:color=red
+if [[ ",$TSIM_CONFIGS," == *,small,* ]]; then
+  expect 0 "regress: 3 programs .*tsim simulated [0-9]+ cycles .* 0 mismatches$" -- "$TESSERA" regress --programs 3 --config small --targets fsim,tsim
+  # A one-cycle watchdog makes tsim give up on every program: a mismatch, exit status 1.
+  expect 1 "MISMATCH seed 1, config small .*tsim:watchdog-cycles=1 failed where fsim completed" \
+    -- "$TESSERA" regress --programs 3 --config small --targets fsim,tsim:watchdog-cycles=1 --no-shrink
+  expect 2 "tsim is not built for config" -- "$TESSERA" regress --config batch2 --targets fsim,tsim
+fi
+
 # --- demo on the small config
 expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64
 expect 1 "multiples of" -- "$TESSERA" demo --k 10
