@@ -102,6 +102,40 @@ TEST(Tsim, HostRegistersReadBackOverAxiLite) {
   EXPECT_LT(sim.cycle(), before + 10) << "but only a few";
 }
 
+TEST(Tsim, StartIsIgnoredWhileRunningAndDoneClearsAtTheNextStart) {
+  Machine s;
+  const uint32_t n = s.place("GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=100 iter_in=100\nFINISH\n");
+  Simulator sim(s.cfg, s.dram);
+  sim.writeRegister(reg::kInsnAddr, kInsnAddr);
+  sim.writeRegister(reg::kInsnCount, n);
+  sim.writeRegister(reg::kCtrl, 1);
+  for (int i = 0; i < 1000; ++i) sim.readRegister(reg::kStatus);  // a few thousand cycles in
+  EXPECT_EQ(sim.readRegister(reg::kCtrl), 1u) << "running";
+  const uint32_t before = sim.readRegister(reg::kCycles);
+  sim.writeRegister(reg::kCtrl, 1);  // ignored: the run goes on
+  EXPECT_GT(sim.readRegister(reg::kCycles), before);
+  uint32_t ctrl = 0;
+  for (int i = 0; i < 20000 && !(ctrl & 2); ++i) ctrl = sim.readRegister(reg::kCtrl);
+  EXPECT_EQ(ctrl, 2u) << "done, not running";
+  EXPECT_GE(sim.readRegister(reg::kCycles), 10000u) << "one run of 10,000 micro-ops, never restarted";
+  EXPECT_EQ(sim.readRegister(reg::kCntGemmUops), 10000u);
+  // run() starts the next run; done clears at its start and rises again at its end.
+  sim.run(kInsnAddr, n);
+  EXPECT_EQ(sim.readRegister(reg::kCtrl), 2u);
+  EXPECT_EQ(sim.counters().gemmResetUops, 10000u);
+}
+
+TEST(Tsim, RefusesToStartWhileARunStartedThroughRegistersIsGoing) {
+  Machine s;
+  const uint32_t n = s.place("GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=100 iter_in=100\nFINISH\n");
+  Simulator sim(s.cfg, s.dram);
+  sim.writeRegister(reg::kInsnAddr, kInsnAddr);
+  sim.writeRegister(reg::kInsnCount, n);
+  sim.writeRegister(reg::kCtrl, 1);
+  const Error e = errorOf([&] { sim.run(kInsnAddr, n); });
+  EXPECT_NE(e.reason().find("still running"), std::string::npos) << e.what();
+}
+
 TEST(Tsim, RunsAProgramAndCountsLikeFsim) {
   Machine a, b;
   const uint32_t n = a.place(kAluProgram);

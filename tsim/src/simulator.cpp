@@ -345,6 +345,10 @@ struct Simulator::Impl {
 
   void execute(const std::vector<hw::Insn>& prog, uint64_t insnPhys, uint64_t waitCycles) {
     const uint32_t count = static_cast<uint32_t>(prog.size());
+    // Only a run started through writeRegister() can be going; CTRL would ignore our start.
+    if (read(reg::kCtrl) & 1)
+      throw Error("run of " + std::to_string(count) + " instructions",
+                  "the accelerator is still running a run started through its registers");
     write(reg::kInsnAddr, static_cast<uint32_t>(insnPhys));
     write(reg::kInsnCount, count);
     const uint64_t start = bench.cycle;
