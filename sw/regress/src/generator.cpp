@@ -80,7 +80,7 @@ struct Block {
 class Generator {
  public:
   Generator(const hw::Config& cfg, uint64_t seed, Size size)
-      : cfg_(cfg), isa_(cfg), rng_(seed), size_(size), P_(paramsFor(size)) {
+      : cfg_(cfg), isa_(cfg), rng_(seed), P_(paramsFor(size)) {
     prog_.cfg = cfg;
     prog_.seed = seed;
     prog_.size = sizeName(size);
@@ -674,7 +674,8 @@ class Generator {
     if (!full(kBufAcc, aw) || rng_.chance(50)) initAcc(items, aw);
     const uint64_t ops = rng_.range(1, P_.maxComputeOps);
     for (uint64_t k = 0; k < ops; ++k) {
-      const size_t what = rng_.weighted({gemm ? 50u : 0u, alu ? 50u : 0u, 8, 3});
+      // The first op is what the block is for; the rest are a random mix.
+      const size_t what = k == 0 ? (gemm ? 0 : 1) : rng_.weighted({gemm ? 50u : 0u, alu ? 50u : 0u, 8, 3});
       if (what == 0) items.push_back(gemmItem(aw, iw, ww));
       else if (what == 1) items.push_back(aluItem(aw));
       else if (what == 2) {
@@ -761,7 +762,6 @@ class Generator {
   const hw::Config cfg_;
   hw::Isa isa_;
   Rng rng_;
-  Size size_;
   Params P_;
   Program prog_;
   uint32_t nextId_ = 0;
