@@ -21,8 +21,8 @@ bool tsimRuns(const Config& cfg) {
   return false;
 }
 
-// TESSERA_REGRESS_PROGRAMS scales every run (e.g. a nightly job with 20000); the defaults keep
-// the whole suite to a few minutes.
+// TESSERA_REGRESS_PROGRAMS (default 1000) scales every run, e.g. 20000 for a nightly job; the
+// default keeps the label to well under a minute.
 uint64_t programs(uint64_t fallback) {
   const char* v = std::getenv("TESSERA_REGRESS_PROGRAMS");
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
@@ -49,22 +49,34 @@ void crossRun(const std::string& config, const std::string& targets, Size size, 
 TEST(CrossModel, FsimAgainstTsimOnDefault) {
   const Config cfg = Config::load("default");
   if (!tsimRuns(cfg)) GTEST_SKIP() << "tsim is not built for config default";
-  crossRun("default", "fsim,tsim", Size::kSmall, 1000001, programs(300));
-  crossRun("default", "fsim,tsim", Size::kMedium, 2000001, programs(300) / 10);
+  crossRun("default", "fsim,tsim", Size::kSmall, 1000001, programs(1000));
+  crossRun("default", "fsim,tsim", Size::kMedium, 2000001, programs(1000) / 10);
 }
 
 TEST(CrossModel, FsimAgainstTsimOnSmall) {
   const Config cfg = Config::load("small");
   if (!tsimRuns(cfg)) GTEST_SKIP() << "tsim is not built for config small";
-  crossRun("small", "fsim,tsim", Size::kSmall, 3000001, programs(300));
-  crossRun("small", "fsim,tsim", Size::kMedium, 4000001, programs(300) / 10);
+  crossRun("small", "fsim,tsim", Size::kSmall, 3000001, programs(1000));
+  crossRun("small", "fsim,tsim", Size::kMedium, 4000001, programs(1000) / 10);
+}
+
+// The same programs against DRAM much faster and much slower than the default model: overlap
+// between stages, burst interleaving and token timing all change, results must not.
+TEST(CrossModel, FsimAgainstTsimUnderExtremeMemoryTimings) {
+  for (const char* config : {"default", "small"}) {
+    if (!tsimRuns(Config::load(config))) GTEST_SKIP() << "tsim is not built for config " << config;
+    crossRun(config, "fsim,tsim:mem-latency=1:mem-write-latency=1:mem-bytes-per-cycle=64", Size::kSmall, 7000001,
+             programs(1000) / 4);
+    crossRun(config, "fsim,tsim:mem-latency=300:mem-write-latency=200:mem-bytes-per-cycle=0.5:mem-outstanding=1",
+             Size::kSmall, 8000001, programs(1000) / 10);
+  }
 }
 
 // tsim is built for default and small only; batch2 (BATCH 2, BLOCK_IN != BLOCK_OUT) holds fsim's
 // vector kernels against the portable ones instead.
 TEST(CrossModel, FsimKernelSetsOnBatch2) {
-  crossRun("batch2", "fsim,fsim:kernels=generic", Size::kSmall, 5000001, programs(300));
-  crossRun("batch2", "fsim,fsim:kernels=generic", Size::kMedium, 6000001, programs(300) / 5);
+  crossRun("batch2", "fsim,fsim:kernels=generic", Size::kSmall, 5000001, programs(1000));
+  crossRun("batch2", "fsim,fsim:kernels=generic", Size::kMedium, 6000001, programs(1000) / 5);
 }
 
 }  // namespace
