@@ -114,7 +114,10 @@ void gemmGeneric(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc,
       for (int p = 0; p < groups; ++p) {
         const int32_t x0v = x[2 * p], x1v = x[2 * p + 1];
         const int16_t* wr = wp + p * blockOut * 2;
-        for (int o = 0; o < blockOut; ++o) a[o] += x0v * wr[2 * o] + x1v * wr[2 * o + 1];
+        // Accumulators wrap (int32, as the hardware's adders): add as unsigned, since a signed
+        // overflow is undefined behaviour the optimizer may exploit.
+        for (int o = 0; o < blockOut; ++o)
+          a[o] = static_cast<int32_t>(uint32_t(a[o]) + uint32_t(x0v * wr[2 * o] + x1v * wr[2 * o + 1]));
       }
     }
   }
