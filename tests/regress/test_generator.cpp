@@ -210,6 +210,20 @@ TEST_P(PerConfig, CoversEveryOpcodeMemoryTypeAluOpPaddingAndOverlap) {
 INSTANTIATE_TEST_SUITE_P(Shipped, PerConfig, ::testing::ValuesIn(tessera::hw::shippedConfigNames()),
                          [](const auto& info) { return info.param; });
 
+TEST(Generator, ValidOnAnUnshippedConfigWithTinyQueues) {
+  // Two-entry instruction and token queues (lowering must pop before a push would find a queue
+  // full) and a 2x32x32 core with 4 KiB weight elements.
+  const Config cfg = Config::fromJson(R"({"NAME": "tinyq", "LOG_INP_WIDTH": 3, "LOG_WGT_WIDTH": 3, "LOG_ACC_WIDTH": 5,
+      "LOG_BATCH": 1, "LOG_BLOCK_IN": 5, "LOG_BLOCK_OUT": 5, "LOG_UOP_BUFF_SIZE": 10, "LOG_INP_BUFF_SIZE": 13,
+      "LOG_WGT_BUFF_SIZE": 16, "LOG_ACC_BUFF_SIZE": 15, "LOG_BUS_WIDTH": 6, "INSN_QUEUE_DEPTH": 2,
+      "DEP_QUEUE_DEPTH": 2})",
+                                      "tinyq.json");
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    expectValid(cfg, seed, seed % 10 ? Size::kSmall : Size::kMedium);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST(Size, ParsesTheThreeNamesAndRejectsOthers) {
   EXPECT_EQ(parseSize("small"), Size::kSmall);
   EXPECT_EQ(parseSize("medium"), Size::kMedium);

@@ -238,23 +238,48 @@ void lower(Program& p) {
       for (int a : pushes) setPush(nodes[a].insn, q);
     }
 
-    // Emit: a consumer pops one token per queue itself; further pops ride on NOPs just before it.
+    // Emit in stream order. A consumer pops one token per queue itself; further pops ride on NOPs
+    // just before it. Running the stream in this order must never find a queue full (then no
+    // order deadlocks: each stage is in order and blocks on its queues, so all orders end alike),
+    // so a push that would overflow its queue is preceded by a consumer-stage NOP popping the
+    // oldest token; the consumer that would have popped that token pops one less.
+    const int cap = p.cfg.depQueueDepth;
+    int outstanding[4] = {0, 0, 0, 0}, early[4] = {0, 0, 0, 0};
     p.insns.clear();
     p.insnOp.clear();
+    auto emit = [&](const hw::Insn& in, int op) {
+      p.insns.push_back(in);
+      p.insnOp.push_back(op);
+    };
     for (size_t k = 0; k < m; ++k) {
+      hw::Insn& in = nodes[k].insn;
+      const bool pushes[4] = {in.pushNext && nodeStage[k] == kLoad, in.pushPrev && nodeStage[k] == kCompute,
+                              in.pushNext && nodeStage[k] == kCompute, in.pushPrev && nodeStage[k] == kStore};
+      for (int q = 0; q < 4; ++q)
+        for (; pushes[q] && outstanding[q] >= cap; --outstanding[q], ++early[q]) {
+          hw::Insn nop = nopFor(kQueues[q].to, rng, p.cfg);
+          setPop(nop, q);
+          emit(nop, -1);
+        }
+      int pops[4];
       int extra = 0;
-      for (int q = 0; q < 4; ++q) extra = std::max(extra, popCount[k][q] - 1);
+      for (int q = 0; q < 4; ++q) {
+        const int credit = std::min(popCount[k][q], early[q]);
+        early[q] -= credit;
+        pops[q] = popCount[k][q] - credit;
+        outstanding[q] -= pops[q];
+        extra = std::max(extra, pops[q] - 1);
+      }
       for (int j = 0; j < extra; ++j) {
         hw::Insn nop = nopFor(nodeStage[k], rng, p.cfg);
         for (int q = 0; q < 4; ++q)
-          if (j < popCount[k][q] - 1) setPop(nop, q);
-        p.insns.push_back(nop);
-        p.insnOp.push_back(-1);
+          if (j < pops[q] - 1) setPop(nop, q);
+        emit(nop, -1);
       }
       for (int q = 0; q < 4; ++q)
-        if (popCount[k][q] > 0) setPop(nodes[k].insn, q);
-      p.insns.push_back(nodes[k].insn);
-      p.insnOp.push_back(nodes[k].op);
+        if (pops[q] > 0) setPop(in, q);
+      emit(in, nodes[k].op);
+      for (int q = 0; q < 4; ++q) outstanding[q] += pushes[q];
     }
   }
 
