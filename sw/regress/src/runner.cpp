@@ -429,13 +429,17 @@ RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
     const std::string head = line;
     const std::string repro = o.reproduce + " --seed " + std::to_string(seed) + " --programs 1";
     Program p;
+    bool generated = false;
     try {
       p = generate(o.cfg, seed, o.size);
+      generated = true;
       checkProgram(p);
     } catch (const Error& e) {
       // The generator promises valid programs; an invalid one is a bug of the generator (or of the
       // checker), never of a target, and is reported as such.
-      out << head << "GENERATOR ERROR: " << e.what() << "\n  reproduce: " << repro << "\n" << std::flush;
+      out << head << "GENERATOR ERROR: " << e.what() << "\n  reproduce: " << repro << "\n";
+      if (generated) out << listing(p);
+      out << std::flush;
       ++sum.failures;
       sum.failingSeeds.push_back(seed);
       if (!o.keepGoing) break;
