@@ -153,6 +153,22 @@ TEST(Check, RejectsAnIndexPastTheDepthAtTheLastIteration) {
       << rejection(p);
 }
 
+TEST(Check, RejectsAnAluImmediateWhoseUnusedSourceLeavesTheBufferAsFsimDoes) {
+  Program p = skeleton();
+  Insn alu = gemm(0, 1, 2049);
+  alu.opcode = Opcode::kAlu;
+  alu.aluOp = static_cast<uint32_t>(tessera::hw::AluOp::kAdd);
+  alu.useImm = true;
+  alu.imm = 1;
+  alu.dstFactorOut = 0;
+  alu.srcFactorOut = 1;  // src reaches 2048 at the last iteration though the immediate replaces it
+  setStream(p, {load(MemId::kUop, 0, kUop, 2), load(MemId::kAcc, 0, kAcc, 1), alu});
+  EXPECT_NE(rejection(p).find("micro-op 0 field src: ACC index 2048"), std::string::npos) << rejection(p);
+  const Outcome o = execute(p, parseTargetSpec("fsim"));
+  EXPECT_TRUE(o.failed);
+  EXPECT_NE(o.error.find("accumulator (src) index reaches 2048"), std::string::npos) << o.error;
+}
+
 TEST(Check, RejectsOverlappingStoresEvenInOrder) {
   Program p = skeleton();
   setStream(p, {load(MemId::kAcc, 0, kAcc, 2, kPushNext), store(0, kOut, 2, kPopPrev), store(1, kOut + 16, 1, kPushPrev),

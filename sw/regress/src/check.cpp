@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <deque>
 
 #include "tessera/hw/error.h"
@@ -62,19 +63,6 @@ const Region* regionOf(const Program& p, uint64_t lo, uint64_t hi) {
 }
 
 }  // namespace
-
-const char* regionKindName(RegionKind kind) {
-  switch (kind) {
-    case RegionKind::kInsn: return "INSN";
-    case RegionKind::kUop: return "UOP";
-    case RegionKind::kInp: return "INP";
-    case RegionKind::kWgt: return "WGT";
-    case RegionKind::kAcc: return "ACC";
-    case RegionKind::kAcc8: return "ACC_8BIT";
-    case RegionKind::kOut: return "OUT";
-  }
-  return "?";
-}
 
 std::vector<Accesses> analyze(const Program& p, const std::vector<hw::Insn>& stream) {
   const hw::Config& cfg = p.cfg;
@@ -164,7 +152,12 @@ std::vector<Accesses> analyze(const Program& p, const std::vector<hw::Insn>& str
               a.sramRead[kBufInp].push_back(range(src, kBufInp, "src"));
               a.sramRead[kBufWgt].push_back(range(wgt, kBufWgt, "wgt"));
             }
-            if (vector) a.sramRead[kBufAcc].push_back(range(src, kBufAcc, "src"));
+            // fsim (the specification) range-checks an ALU's source even when an immediate
+            // replaces it; only a vector op reads it.
+            if (!gemm) {
+              const uint32_t s = range(src, kBufAcc, "src");
+              if (vector) a.sramRead[kBufAcc].push_back(s);
+            }
           }
     }
     for (int b = 0; b < kBufCount; ++b) {

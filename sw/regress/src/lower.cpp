@@ -67,6 +67,19 @@ struct Node {
 
 }  // namespace
 
+const char* regionKindName(RegionKind kind) {
+  switch (kind) {
+    case RegionKind::kInsn: return "INSN";
+    case RegionKind::kUop: return "UOP";
+    case RegionKind::kInp: return "INP";
+    case RegionKind::kWgt: return "WGT";
+    case RegionKind::kAcc: return "ACC";
+    case RegionKind::kAcc8: return "ACC_8BIT";
+    case RegionKind::kOut: return "OUT";
+  }
+  return "?";
+}
+
 void lower(Program& p) {
   const size_t n = p.ops.size();
   std::vector<hw::Insn> opInsns(n);
