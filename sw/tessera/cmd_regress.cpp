@@ -10,11 +10,11 @@ namespace tessera::cli {
 
 namespace {
 
-// The RTL simulator when it is built; otherwise fsim against itself with the portable kernels,
-// which still holds the vector kernels and the generator's validity to account.
-std::string defaultTargets() {
+// fsim against the RTL simulator when it is built for `cfg`; otherwise against itself with the
+// portable kernels, which still holds the vector kernels and the generator's validity to account.
+std::string defaultTargets(const hw::Config& cfg) {
   for (const auto& t : runtime::builtinTargets())
-    if (t.name == "tsim") return "fsim,tsim";
+    if (t.name == "tsim" && t.supports(cfg)) return "fsim,tsim";
   return "fsim,fsim:kernels=generic";
 }
 
@@ -29,8 +29,9 @@ int cmdRegress(const std::vector<std::string>& args) {
   opts.add_options()
       ("programs,n", po::value<uint64_t>(&programs)->default_value(100), "number of programs to generate and run")
       ("seed,s", po::value<uint64_t>(&seed)->default_value(1), "seed of the first program; program i uses seed + i")
-      ("targets,t", po::value<std::string>(&targets)->default_value(defaultTargets()),
-       "comma-separated targets to compare, each NAME or fsim:kernels=SET; the first is the reference")
+      ("targets,t", po::value<std::string>(&targets),
+       "comma-separated targets to compare, each NAME[:key=value]... (fsim:kernels=SET for one fsim kernel set); "
+       "the first is the reference. Default: fsim,tsim if tsim runs the config, else fsim,fsim:kernels=generic")
       ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
        "config JSON file or shipped config name ($TESSERA_CONFIG)")
       ("size", po::value<std::string>(&size)->default_value("small"), "program size: small, medium or large")
@@ -48,6 +49,7 @@ int cmdRegress(const std::vector<std::string>& args) {
   regress::RegressOptions o;
   try {
     o.cfg = hw::Config::load(config);
+    if (targets.empty()) targets = defaultTargets(o.cfg);
     o.size = regress::parseSize(size);
     o.targets = regress::parseTargetList(targets);
     // A target may support only some configs (the RTL is built per config): find out now rather

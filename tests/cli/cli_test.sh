@@ -168,6 +168,8 @@ if [[ ",$TSIM_CONFIGS," == *,small,* ]]; then
   expect 1 "shrunk seed 1 from [0-9]+ to 1 instructions" \
     -- "$TESSERA" regress --programs 1 --seed 1 --config small --targets "fsim,tsim:mem-fault-page=$page"
   expect 2 "tsim is not built for config" -- "$TESSERA" regress --config batch2 --targets fsim,tsim
+  expect 0 "targets fsim,tsim; .* 0 mismatches$" -- "$TESSERA" regress --programs 2 --config small
+  expect 0 "targets fsim,fsim:kernels=generic; 0 mismatches$" -- "$TESSERA" regress --programs 2 --config batch2
 fi
 
 # --- demo on the small config
