@@ -165,7 +165,7 @@ module tessera_load #(
   assign stall_o = q_valid_i && !deps_ready;
   always_comb begin
     if (q_valid_i && !deps_ready) status_o = deps_status;
-    else if (loader_busy) status_o = 8'd1;
+    else if (loader_busy || q_valid_i) status_o = 8'd1;
     else status_o = 8'd0;
   end
   assign insn_o = insn_q;
