@@ -25,5 +25,14 @@ bench: build
 	@if [ -x ./build/tests/bench/tessera_bench_tsim ]; then ./build/tests/bench/tessera_bench_tsim; fi
 	@./build/sw/tessera bench gemm --target tsim
 
+# FPGA bitstreams (needs AMD Vivado, and Vitis HLS for FLOW=hls; see scripts/README.md):
+# make bitstream-<board> [FLOW=rtl|hls] [CONFIG=default] [HLS_TOP=<top function>] [JOBS=2]
+# Boards are those of scripts/fpga/boards.tcl: pynq-z1, ultra96v2, zcu104.
+FLOW ?= rtl
+CONFIG ?= default
+bitstream-%:
+	@FLOW=$(FLOW) CONFIG=$(CONFIG) HLS_TOP=$(HLS_TOP) HLS_SOURCES="$(HLS_SOURCES)" JOBS=$(JOBS) \
+	  bash scripts/fpga/build.sh $*
+
 clean:
 	@rm -rf build

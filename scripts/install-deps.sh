@@ -7,7 +7,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libboost-program-options-dev nlohmann-json3-dev
   verilator yosys libsystemc-dev llvm-14-dev
-  python3
+  python3 tcl
 )
 
 missing=()

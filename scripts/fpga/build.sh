@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs one board's bitstream flow (make bitstream-<board>): checks the Xilinx tools, generates the config's headers, runs the Tcl flows.
+# Usage: scripts/fpga/build.sh <board>   (environment: FLOW=hls|rtl CONFIG=<name> HLS_TOP=<function>
+#        HLS_SOURCES="hls/design/*.cpp" JOBS=<n> BUILD_DIR=build OUT_DIR=build/fpga/<board>-<flow>-<config>)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+board="${1:?usage: build.sh <board>}"
+flow="${FLOW:-rtl}"
+config="${CONFIG:-default}"
+jobs="${JOBS:-2}"
+build_dir="${BUILD_DIR:-$root/build}"
+out_dir="${OUT_DIR:-$build_dir/fpga/$board-$flow-$config}"
+
+case "$flow" in
+  rtl) tools=(vivado) ;;
+  hls) tools=(vitis_hls vivado) ;;
+  *) echo "tessera: FLOW must be hls or rtl, not '$flow'" >&2; exit 2 ;;
+esac
+missing=()
+for t in "${tools[@]}"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tessera: bitstream-$board (FLOW=$flow) cannot run: not on PATH: ${missing[*]}" >&2
+  echo "tessera: install AMD Vivado (and Vitis HLS for FLOW=hls) 2022.2 and source its settings64.sh first." >&2
+  exit 127
+fi
+if command -v tclsh >/dev/null 2>&1; then
+  echo "source $here/common.tcl; ::tessera::board $board" | tclsh >/dev/null
+fi
+if [ "$flow" = hls ]; then
+  [ -n "${HLS_TOP:-}" ] || { echo "tessera: FLOW=hls needs HLS_TOP=<top function> (see hls/README.md)" >&2; exit 2; }
+  sources="${HLS_SOURCES:-$(ls "$root"/hls/design/*.cpp 2>/dev/null | tr '\n' ' ')}"
+  [ -n "$sources" ] || { echo "tessera: no HLS sources (hls/design/*.cpp or HLS_SOURCES)" >&2; exit 2; }
+fi
+
+# The flows read build/generated/<config>/, which the normal build writes.
+make -C "$root" --no-print-directory configure
+cmake --build "$build_dir" --target tessera_generated_headers
+gen_dir="$build_dir/generated/$config"
+[ -f "$gen_dir/tessera_config.tcl" ] || { echo "tessera: no config '$config' (hw/configs/$config.json)" >&2; exit 2; }
+
+mkdir -p "$out_dir"
+cd "$out_dir"
+if [ "$flow" = hls ]; then
+  vitis_hls -f "$here/hls.tcl" -tclargs board="$board" gen_dir="$gen_dir" top="$HLS_TOP" \
+    sources="$sources" out_dir="$out_dir"
+  ip_repo="$out_dir/hls_project/$board/impl/ip"
+  top="$HLS_TOP"
+else
+  vivado -mode batch -nojournal -source "$here/package_rtl.tcl" -tclargs board="$board" \
+    gen_dir="$gen_dir" rtl_dir="$root/rtl" out_dir="$out_dir"
+  ip_repo="$out_dir/ip"
+  top=tessera_top
+fi
+vivado -mode batch -nojournal -source "$here/bitstream.tcl" -tclargs board="$board" flow="$flow" \
+  gen_dir="$gen_dir" ip_repo="$ip_repo" out_dir="$out_dir" top="$top" jobs="$jobs"
