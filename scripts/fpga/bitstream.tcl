@@ -29,11 +29,12 @@ set hp_width [expr {min([::tessera::param BUS_WIDTH], [dict get $board hp_width]
 set ps_types {
   ps7 {
     ip xilinx.com:ip:processing_system7 rule xilinx.com:bd_rule:processing_system7
+    automation {make_external "FIXED_IO, DDR" Master Disable Slave Disable}
     clk FCLK_CLK0 rstn FCLK_RESET0_N gp M_AXI_GP0 gp_clk M_AXI_GP0_ACLK
     hp S_AXI_HP0 hp_clk S_AXI_HP0_ACLK irq IRQ_F2P
   }
   psu {
-    ip xilinx.com:ip:zynq_ultra_ps_e rule xilinx.com:bd_rule:zynq_ultra_ps_e
+    ip xilinx.com:ip:zynq_ultra_ps_e rule xilinx.com:bd_rule:zynq_ultra_ps_e automation {}
     clk pl_clk0 rstn pl_resetn0 gp M_AXI_HPM0_FPD gp_clk maxihpm0_fpd_aclk
     hp S_AXI_HP0_FPD hp_clk saxihp0_fpd_aclk irq pl_ps_irq0
   }
@@ -81,7 +82,7 @@ if {[llength [get_ipdefs $vlnv]] == 0} { error "tessera: IP $vlnv not found in $
 create_bd_design tessera
 set ps_cell [create_bd_cell -type ip -vlnv [latest_ip [dict get $ps ip]] ps]
 apply_bd_automation -rule [dict get $ps rule] \
-  -config [list make_external "FIXED_IO, DDR" apply_board_preset $presets] $ps_cell
+  -config [concat [dict get $ps automation] [list apply_board_preset $presets]] $ps_cell
 set_property -dict [ps_config $board $mhz $hp_width] $ps_cell
 
 set acc [create_bd_cell -type ip -vlnv $vlnv accel]

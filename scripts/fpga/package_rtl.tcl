@@ -92,7 +92,7 @@ set_property width 32 $block
 # DRAM: 32-bit physical addresses, data as wide as the configured bus.
 set space [ipx::add_address_space m_axi $core]
 set_property master_address_space_ref m_axi $m_axi
-set_property range 4G $space
+set_property range [expr {1 << 32}] $space
 set_property width [::tessera::param BUS_WIDTH] $space
 
 ipx::create_xgui_files $core

@@ -185,11 +185,13 @@ proc rtl_ports {rtl_dir} {
   return [lsort $ports]
 }
 set ports [rtl_ports $rtl_dir]
-regexp {s_axil_awaddr_i} $ports
 set fh [open [file join $rtl_dir tessera_top.sv]]
 regexp {\[(\d+):0\]\s+s_axil_awaddr_i} [read $fh] -> awaddr_msb
-close $fh
 set register_window [expr {1 << ($awaddr_msb + 1)}]
+seek $fh 0
+regexp {\[(\d+):0\]\s+m_axi_araddr_o} [read $fh] -> araddr_msb
+close $fh
+set dram_space [expr {1 << ($araddr_msb + 1)}]
 
 # ---- Checks ----------------------------------------------------------------------------------
 set ps_expect {
@@ -282,6 +284,7 @@ foreach gen $opt(gen) {
       expect $ctx "reset polarity" [prop $p par:bif:rst_ni:POLARITY value] ACTIVE_LOW
       expect $ctx "register window" [prop $p ab:regs range] $register_window
       expect $ctx "master data width" [prop $p as:m_axi width] $bus
+      expect $ctx "master address space" [prop $p as:m_axi range] $dram_space
       expect $ctx "core saved" [expr {[index_of $c ipx::save_core] > [index_of $c ipx::add_address_space]}] 1
       set pk [lindex [calls_of $c ipx::package_project] 0]
       dict set ip_of rtl "[option $pk -vendor]:[option $pk -library]:[prop $p core name]:[prop $p core version]"
@@ -308,7 +311,9 @@ foreach gen $opt(gen) {
       expect $ctx "proc_sys_reset present" [llength [lsearch -all -glob [dict values $cells] xilinx.com:ip:proc_sys_reset:*]] 1
       expect $ctx "PL clock MHz" [prop $p /ps [dict get $ps clock]] [dict get $b clock_mhz]
       expect $ctx "HP data width" [prop $p /ps [dict get $ps hp_width]] [expr {min($bus, [dict get $b hp_width])}]
-      expect $ctx "presets applied" [string match {*apply_board_preset 1*} [lindex [calls_of $c apply_bd_automation] 0]] 1
+      set auto [option [lindex [calls_of $c apply_bd_automation] 0] -config]
+      expect $ctx "presets applied" [dict get $auto apply_board_preset] 1
+      if {[dict get $b ps] eq "ps7"} { expect $ctx "DDR and MIO external" [dict get $auto make_external] "FIXED_IO, DDR" }
       # Connectivity: PS GP -> interconnect -> accelerator slave; accelerator masters -> interconnect -> PS HP.
       set links {}
       foreach ic [calls_of $c connect_bd_intf_net] { lappend links [lrange $ic 1 2] }
