@@ -54,6 +54,9 @@ set acc_ports {
        clk /accel/ap_clk rst /accel/ap_rst_n intr /accel/interrupt}
 }
 
+# Whether the stubbed Vivado has the board files installed.
+set board_files 1
+
 # Records a call; returns what the real tool would return, as far as the flows use it.
 proc stub {flow cmd args} {
   global calls acc_ports
@@ -77,7 +80,7 @@ proc stub {flow cmd args} {
       }
       return $last
     }
-    get_board_parts { return $last }
+    get_board_parts { global board_files; return [expr {$board_files ? $last : ""}] }
     get_property {
       switch -- [lindex $args 0] {
         PROGRESS { return 100% }
@@ -345,6 +348,22 @@ foreach gen $opt(gen) {
       set copied {}
       foreach fc [calls_of $c file] { lappend copied [file extension [lindex $fc end]] }
       expect $ctx "exported .bit and .hwh" [lsort $copied] {.bit .hwh}
+    }
+
+    # -- Without the board files: no board part, no presets, the rest unchanged.
+    set ctx "$cfg/$board/bitstream.tcl without board files"
+    set board_files 0
+    set rc [catch {run_flow [file join $scripts bitstream.tcl] rtl [list board=$board flow=rtl gen_dir=$gen \
+          ip_repo=$out/rtl/ip out_dir=$out/bit_noboard]} c]
+    set board_files 1
+    if {$rc} {
+      fail $ctx "flow error: $c"
+    } else {
+      set p [properties $c]
+      expect $ctx "board part" [prop $p project board_part] <unset>
+      expect $ctx "presets" [dict get [option [lindex [calls_of $c apply_bd_automation] 0] -config] apply_board_preset] 0
+      expect $ctx "part" [option [lindex [calls_of $c create_project] 0] -part] [dict get $b part]
+      expect $ctx "launch_runs" [llength [calls_of $c launch_runs]] 2
     }
   }
 }
