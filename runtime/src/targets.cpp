@@ -3,6 +3,7 @@
 
 #include "tessera/hw/error.h"
 #include "tessera/hw/fsim.h"
+#include "tessera/hls/simulator.h"
 #ifdef TESSERA_HAVE_TSIM
 #include "tessera/tsim/simulator.h"
 #endif
@@ -23,6 +24,25 @@ class FsimTarget : public Target {
  private:
   hw::Fsim sim_;
 };
+
+// The HLS design (hls/design) in C simulation: untimed, for the configs the build compiled it for.
+class HlsTarget : public Target {
+ public:
+  HlsTarget(const hw::Config& cfg, hw::Dram& dram) : sim_(cfg, dram) {}
+  std::string name() const override { return "hls"; }
+  void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
+  hw::Counters counters() const override { return sim_.counters(); }
+  void resetCounters() override { sim_.resetCounters(); }
+
+ private:
+  hls::Simulator sim_;
+};
+
+std::string hlsDescription() {
+  std::string names;
+  for (const auto& n : hls::Simulator::builtConfigs()) names += (names.empty() ? "" : ", ") + n;
+  return "HLS C++ design in C simulation (untimed; configs " + names + ")";
+}
 
 #ifdef TESSERA_HAVE_TSIM
 // The RTL under Verilator: cycle-accurate, for the configs the build verilated.
@@ -56,6 +76,12 @@ const std::vector<TargetInfo>& builtinTargets() {
        },
        {},
        nullptr},
+      {"hls", hlsDescription(),
+       [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions&) {
+         return std::unique_ptr<Target>(new HlsTarget(cfg, dram));
+       },
+       {},
+       [](const hw::Config& cfg) { return hls::Simulator::unsupportedReason(cfg); }},
 #ifdef TESSERA_HAVE_TSIM
       {"tsim", tsimDescription(),
        [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {

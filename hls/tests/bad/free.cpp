@@ -1,0 +1,2 @@
+// bad: free
+void f(void* p) { free(p); }

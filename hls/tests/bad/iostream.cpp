@@ -1,0 +1,3 @@
+// bad: iostream
+#include <iostream>
+void f(int x) { (void)x; }

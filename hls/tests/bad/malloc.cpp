@@ -1,0 +1,3 @@
+// bad: malloc
+#include <stdlib.h>
+void* f() { return malloc(4); }

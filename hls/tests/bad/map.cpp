@@ -1,0 +1,2 @@
+// bad: map
+int f(std::map<int, int>& m) { return m[0]; }

@@ -1,0 +1,2 @@
+// bad: heap
+int* f() { return new int[4]; }

@@ -1,0 +1,2 @@
+// bad: printf
+void f(int x) { printf("%d", x); }

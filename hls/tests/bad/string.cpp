@@ -1,0 +1,2 @@
+// bad: string
+int f(const std::string& s) { return int(s.size()); }

@@ -1,0 +1,2 @@
+// bad: vector
+int f(std::vector<int>& v) { return v[0]; }
