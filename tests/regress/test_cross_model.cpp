@@ -1,4 +1,4 @@
-// The cross-model regression: random programs on fsim and tsim (configs tsim runs), batch2 on two fsim kernel sets.
+// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim and hls, batch2 on two fsim kernel sets.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -69,6 +69,20 @@ TEST(CrossModel, FsimAgainstTsimUnderExtremeMemoryTimings) {
              programs(1000) / 4);
     crossRun(config, "fsim,tsim:mem-latency=300:mem-write-latency=200:mem-bytes-per-cycle=0.5:mem-outstanding=1",
              Size::kSmall, 8000001, programs(1000) / 10);
+  }
+}
+
+// The HLS design in C simulation, on every config the build compiled it for (all shipped by
+// default). Slower per program than fsim, hence a quarter of the count.
+TEST(CrossModel, FsimAgainstHls) {
+  for (const char* config : {"default", "small", "batch2"}) {
+    const Config cfg = Config::load(config);
+    bool built = false;
+    for (const auto& t : tessera::runtime::builtinTargets())
+      if (t.name == "hls") built = t.supports(cfg);
+    if (!built) continue;
+    crossRun(config, "fsim,hls", Size::kSmall, 9000001, programs(1000) / 4);
+    crossRun(config, "fsim,hls", Size::kMedium, 9500001, programs(1000) / 40);
   }
 }
 
