@@ -26,7 +26,12 @@ typedef ap_uint<VTA_WGT_MATRIX_WIDTH> wgt_vec_t;  // one weight row: BLOCK_OUT x
 typedef ap_uint<VTA_ACC_MATRIX_WIDTH> acc_vec_t;  // one accumulator row: BATCH x BLOCK_OUT int32
 typedef ap_uint<VTA_OUT_MATRIX_WIDTH> out_vec_t;  // its low bytes, which STORE writes
 typedef ap_uint<1> token_t;
-typedef hls::stream<insn_t, TESSERA_INSN_QUEUE_DEPTH> insn_queue_t;
+// A module takes its next instruction out of the queue into its instruction register while it
+// waits for tokens, so that register is the queue's last slot: the stream holds one entry fewer,
+// and fetch stalls at exactly TESSERA_INSN_QUEUE_DEPTH waiting instructions, as in fsim.
+static_assert(TESSERA_INSN_QUEUE_DEPTH >= 2,
+              "the HLS design needs INSN_QUEUE_DEPTH >= 2 (one slot is the module's instruction register)");
+typedef hls::stream<insn_t, TESSERA_INSN_QUEUE_DEPTH - 1> insn_queue_t;
 typedef hls::stream<token_t, TESSERA_DEP_QUEUE_DEPTH> token_queue_t;
 
 // What a stage reports after a call (the return value of every stage function).

@@ -152,6 +152,23 @@ TEST(HlsTarget, DeadlockNoFinishUnbalancedAndBudgetAsFsim) {
   EXPECT_EQ(r.first, r.second);
 }
 
+// A full instruction queue stalls fetch; the deadlock report names it exactly as fsim does.
+TEST(HlsTarget, FetchStalledOnAFullInstructionQueue) {
+  Pair p("small");
+  Insn wait = mem(Opcode::kStore, MemId::kOut, 0, uint32_t(p.outPhys / p.cfg.outElemBytes), 1, 0);
+  wait.popPrev = true;  // waits for compute, whose push comes after the queue overflows
+  std::vector<Insn> prog{wait};
+  for (int i = 0; i < p.cfg.insnQueueDepth + 5; ++i)
+    prog.push_back(mem(Opcode::kStore, MemId::kOut, 0, uint32_t(p.outPhys / p.cfg.outElemBytes), 1, 0));
+  Insn gemm = loops(Opcode::kGemm, 0, 0, 0, 0);
+  gemm.pushNext = true;
+  prog.push_back(gemm);
+  prog.push_back(finish());
+  auto [f, h] = p.run(prog);
+  EXPECT_NE(h.find("fetch stalled at instruction"), std::string::npos) << h;
+  EXPECT_EQ(f, h);
+}
+
 TEST(HlsTarget, SramsPersistAcrossRunsAndCountersMatchFsim) {
   for (const char* name : {"default", "small", "batch2"}) {
     Pair p(name);
