@@ -154,6 +154,7 @@ int fetch(ap_uint<32> insn_count, ap_uint<64> insn_addr, const bus_t* dram, stag
           insn_queue_t& load_q, insn_queue_t& compute_q, insn_queue_t& store_q) {
 #pragma HLS INTERFACE s_axilite port = insn_count bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = insn_addr bundle = CONTROL_BUS
+#pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = ins_port
 #pragma HLS INTERFACE axis port = load_q
 #pragma HLS INTERFACE axis port = compute_q
@@ -176,6 +177,7 @@ FETCH:
 int load(const bus_t* dram, stage_state_t& st, insn_queue_t& load_q, token_queue_t& c2l, token_queue_t& l2c,
          inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH], wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH]) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = data_port
+#pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE axis port = load_q
 #pragma HLS INTERFACE axis port = c2l
 #pragma HLS INTERFACE axis port = l2c
@@ -386,6 +388,7 @@ int compute(const bus_t* dram, compute_state_t& st, insn_queue_t& compute_q, tok
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = uop_port
 #pragma HLS INTERFACE s_axilite port = finish_enable bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = work_budget bundle = CONTROL_BUS
+#pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE axis port = compute_q
 #pragma HLS INTERFACE axis port = l2c
 #pragma HLS INTERFACE axis port = c2l
@@ -442,6 +445,7 @@ COMPUTE:
 int store(bus_t* dram, stage_state_t& st, insn_queue_t& store_q, token_queue_t& c2s, token_queue_t& s2c,
           const out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = data_port
+#pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE axis port = store_q
 #pragma HLS INTERFACE axis port = c2s
 #pragma HLS INTERFACE axis port = s2c
