@@ -45,31 +45,45 @@ std::string hlsDescription() {
 }
 
 #ifdef TESSERA_HAVE_TSIM
-// The RTL under Verilator: cycle-accurate, for the configs the build verilated.
+// The RTL under Verilator, cycle-accurate, for the configs the build verilated: clocked by tsim's
+// own loop (tsim) or hosted in the SystemC testbench (rtl-sc); same run protocol and counters.
 class TsimTarget : public Target {
  public:
-  TsimTarget(const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options)
-      : sim_(cfg, dram, tsim::Options::parse(options)) {}
-  std::string name() const override { return "tsim"; }
+  TsimTarget(const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options, tsim::Engine engine)
+      : sim_(cfg, dram, tsim::Options::parse(options), engine), engine_(engine) {}
+  std::string name() const override { return tsim::engineTarget(engine_); }
   void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
   hw::Counters counters() const override { return sim_.counters(); }
   void resetCounters() override { sim_.resetCounters(); }
 
  private:
   tsim::Simulator sim_;
+  const tsim::Engine engine_;
 };
 
-std::string tsimDescription() {
+std::string tsimDescription(tsim::Engine engine) {
   std::string names;
-  for (const auto& n : tsim::Simulator::builtConfigs()) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : tsim::Simulator::builtConfigs(engine)) names += (names.empty() ? "" : ", ") + n;
+  if (engine == tsim::Engine::kSystemC)
+    return "RTL in the SystemC testbench (Verilator --sc, cycle-accurate, same cycles as tsim; configs " + names +
+           "; one SystemC kernel per process)";
   return "RTL simulator (Verilator, cycle-accurate; configs " + names + ")";
+}
+
+// rtl-sc takes tsim's options but waveforms, which only tsim writes.
+std::vector<std::pair<std::string, std::string>> rtlScOptionKeys() {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& k : tsim::Options::keys())
+    if (k.first != "trace" && k.first != "trace-force") keys.push_back(k);
+  return keys;
 }
 #endif
 
 }  // namespace
 
 const std::vector<TargetInfo>& builtinTargets() {
-  static const std::vector<TargetInfo> kTargets = {
+  static const std::vector<TargetInfo> kTargets = [] {
+    std::vector<TargetInfo> targets = {
       {"fsim", "behavioral simulator (untimed executable specification)",
        [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions&) {
          return std::unique_ptr<Target>(new FsimTarget(cfg, dram));
@@ -83,14 +97,28 @@ const std::vector<TargetInfo>& builtinTargets() {
        {},
        [](const hw::Config& cfg) { return hls::Simulator::unsupportedReason(cfg); }},
 #ifdef TESSERA_HAVE_TSIM
-      {"tsim", tsimDescription(),
+      {"tsim", tsimDescription(tsim::Engine::kVerilator),
        [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
-         return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options));
+         return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options, tsim::Engine::kVerilator));
        },
        tsim::Options::keys(),
        [](const hw::Config& cfg) { return tsim::Simulator::unsupportedReason(cfg); }},
 #endif
-  };
+    };
+#ifdef TESSERA_HAVE_TSIM
+    // Only in builds that found SystemC.
+    if (!tsim::Simulator::builtConfigs(tsim::Engine::kSystemC).empty())
+      targets.push_back({"rtl-sc", tsimDescription(tsim::Engine::kSystemC),
+                         [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
+                           return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options, tsim::Engine::kSystemC));
+                         },
+                         rtlScOptionKeys(),
+                         [](const hw::Config& cfg) {
+                           return tsim::Simulator::unsupportedReason(cfg, tsim::Engine::kSystemC);
+                         }});
+#endif
+    return targets;
+  }();
   return kTargets;
 }
 

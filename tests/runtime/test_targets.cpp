@@ -124,6 +124,12 @@ TEST_P(OnTarget, Conv3x3PaddedStridedLoads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargetsAndConfigs, OnTarget, ::testing::ValuesIn(targetsAndConfigs()),
-                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+                         [](const auto& info) {
+                           // Test names allow no '-': rtl-sc runs as rtl_sc_<config>.
+                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
 
 }  // namespace

@@ -10,6 +10,10 @@
 
 namespace tessera::tsim {
 
+namespace sc {
+class HardwareModel;  // sc/ports.h: a hardware model of the SystemC testbench
+}
+
 // What the accelerator drives on its AXI4-Lite slave port, sampled before a clock edge.
 struct LiteSlaveSignals {
   bool awready = false, wready = false, bvalid = false, arready = false, rvalid = false;
@@ -109,9 +113,16 @@ struct BuiltModel {
   const char* config;
   // `busBytes` is the config's bus width; a non-empty `tracePath` opens an FST waveform.
   std::unique_ptr<Model> (*create)(Bench& bench, int busBytes, const std::string& tracePath);
+  // The same RTL verilated to SystemC, as a hardware model of the SystemC testbench (rtl-sc); null
+  // when the build has no SystemC.
+  std::unique_ptr<sc::HardwareModel> (*createScHardware)(const char* name, int busBytes);
 };
 // Every config verilated into this build (tsim/CMakeLists.txt generates the list).
 extern const BuiltModel kBuiltModels[];
 extern const int kBuiltModelCount;
+
+// A Model over the SystemC testbench of `config` (sc/sc_model.cpp; only in builds with SystemC):
+// the run protocol is the same, the clocking is the SystemC kernel's.
+std::unique_ptr<Model> createScBenchModel(Bench& bench, const std::string& config);
 
 }  // namespace tessera::tsim

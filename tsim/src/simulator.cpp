@@ -93,11 +93,20 @@ const std::vector<std::vector<std::pair<std::string, long long>>>& builtParamete
   return kParams;
 }
 
-int builtIndex(const hw::Config& cfg) {
+bool engineHas(const BuiltModel& m, Engine engine) {
+#ifdef TESSERA_HAVE_RTL_SC
+  return engine == Engine::kVerilator || m.createScHardware != nullptr;
+#else
+  (void)m;
+  return engine == Engine::kVerilator;
+#endif
+}
+
+int builtIndex(const hw::Config& cfg, Engine engine) {
   const auto want = hw::derivedParameters(cfg);
   const auto& built = builtParameters();
   for (size_t i = 0; i < built.size(); ++i)
-    if (built[i] == want) return static_cast<int>(i);
+    if (built[i] == want && engineHas(kBuiltModels[i], engine)) return static_cast<int>(i);
   return -1;
 }
 
@@ -117,8 +126,8 @@ struct Progress {
 }  // namespace
 
 struct Simulator::Impl {
-  Impl(const hw::Config& c, hw::Dram& d, const Options& o)
-      : cfg(c), isa(c), dram(d), opt(o), bench(d, c.busBytes, o.memory) {}
+  Impl(const hw::Config& c, hw::Dram& d, const Options& o, Engine e)
+      : cfg(c), isa(c), dram(d), opt(o), bench(d, c.busBytes, o.memory), name(engineTarget(e)) {}
 
   hw::Config cfg;
   hw::Isa isa;
@@ -127,13 +136,14 @@ struct Simulator::Impl {
   Bench bench;
   std::unique_ptr<Model> model;
   std::string built;
-  hw::Counters counters;
+  const std::string name;  // the target's name, for messages
+  hw::Counters counters, lastCounters;
 
   // Stops the run if the memory saw an AXI violation or the RTL stopped the simulation.
   void checkHealthy() {
-    if (bench.mem.violated()) throw Error("tsim DRAM port", bench.mem.violation());
+    if (bench.mem.violated()) throw Error(name + " DRAM port", bench.mem.violation());
     const std::string why = model->stopReason();
-    if (!why.empty()) throw Error("tsim at cycle " + std::to_string(bench.cycle), why);
+    if (!why.empty()) throw Error(name + " at cycle " + std::to_string(bench.cycle), why);
   }
 
   uint32_t read(uint32_t offset) {
@@ -413,18 +423,29 @@ struct Simulator::Impl {
     disagree("ALU micro-ops", alu, c.aluUops);
     disagree("retired instructions", retired, count);
     counters += c;
+    lastCounters = c;
+    lastCounters.runs = 1;
   }
 };
 
-Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options) {
-  const std::string why = unsupportedReason(cfg);
-  if (!why.empty()) throw Error("target tsim", why);
+const char* engineTarget(Engine engine) { return engine == Engine::kSystemC ? "rtl-sc" : "tsim"; }
+
+Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options, Engine engine) {
+  const std::string why = unsupportedReason(cfg, engine);
+  if (!why.empty()) throw Error(std::string("target ") + engineTarget(engine), why);
+  if (engine == Engine::kSystemC && !options.trace.empty())
+    throw Error("trace " + options.trace, "rtl-sc writes no waveforms; trace the same RTL with the tsim target");
   if (!options.trace.empty() && !options.traceForce && fileExists(options.trace))
     throw Error("trace " + options.trace, "refusing to overwrite an existing file (give trace-force=1 to replace it)");
-  impl_ = std::make_unique<Impl>(cfg, dram, options);
-  const int index = builtIndex(cfg);
+  impl_ = std::make_unique<Impl>(cfg, dram, options, engine);
+  const int index = builtIndex(cfg, engine);
   impl_->built = kBuiltModels[index].config;
-  impl_->model = kBuiltModels[index].create(impl_->bench, cfg.busBytes, options.trace);
+#ifdef TESSERA_HAVE_RTL_SC
+  if (engine == Engine::kSystemC)
+    impl_->model = createScBenchModel(impl_->bench, impl_->built);
+  else
+#endif
+    impl_->model = kBuiltModels[index].create(impl_->bench, cfg.busBytes, options.trace);
   impl_->model->reset(kResetCycles);
 }
 
@@ -460,21 +481,26 @@ void Simulator::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
 
 const hw::Counters& Simulator::counters() const { return impl_->counters; }
 void Simulator::resetCounters() { impl_->counters = hw::Counters(); }
+const hw::Counters& Simulator::lastRun() const { return impl_->lastCounters; }
 uint32_t Simulator::readRegister(uint32_t offset) { return impl_->read(offset); }
 void Simulator::writeRegister(uint32_t offset, uint32_t value) { impl_->write(offset, value); }
 uint64_t Simulator::cycle() const { return impl_->bench.cycle; }
 const std::string& Simulator::modelConfig() const { return impl_->built; }
 
-std::vector<std::string> Simulator::builtConfigs() {
+std::vector<std::string> Simulator::builtConfigs(Engine engine) {
   std::vector<std::string> names;
-  for (int i = 0; i < kBuiltModelCount; ++i) names.push_back(kBuiltModels[i].config);
+  for (int i = 0; i < kBuiltModelCount; ++i)
+    if (engineHas(kBuiltModels[i], engine)) names.push_back(kBuiltModels[i].config);
   return names;
 }
 
-std::string Simulator::unsupportedReason(const hw::Config& cfg) {
-  if (builtIndex(cfg) >= 0) return "";
+std::string Simulator::unsupportedReason(const hw::Config& cfg, Engine engine) {
+  if (builtIndex(cfg, engine) >= 0) return "";
+  const std::string target = engineTarget(engine);
+  if (builtConfigs(engine).empty())
+    return target + " is not built (it needs SystemC: apt-get install libsystemc-dev, then reconfigure)";
   std::string names;
-  for (const auto& n : builtConfigs()) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : builtConfigs(engine)) names += (names.empty() ? "" : ", ") + n;
   // Name one parameter that differs, so the reader sees why a config of the same name would not do.
   std::string differs;
   const auto want = hw::derivedParameters(cfg);
@@ -485,7 +511,7 @@ std::string Simulator::unsupportedReason(const hw::Config& cfg) {
                 std::to_string(first[i].second) + " in " + kBuiltModels[0].config;
       break;
     }
-  return "tsim is not built for config '" + cfg.name + "': the RTL model exists only for configs " + names +
+  return target + " is not built for config '" + cfg.name + "': the RTL model exists only for configs " + names +
          differs + " (add the config to TESSERA_TSIM_CONFIGS and rebuild)";
 }
 

@@ -29,6 +29,15 @@ constexpr uint32_t kCntReadBeats = 0x148, kCntWriteBeats = 0x150, kCntGemmUops =
 constexpr uint32_t kCntRetired = 0x168;
 }  // namespace reg
 
+// How the RTL is simulated. Both run the same RTL against the same host, AxiMemory and run
+// protocol, and give the same cycle counts.
+enum class Engine {
+  kVerilator,  // tsim: verilated to C++ and clocked by this library's loop (the fast one)
+  kSystemC,    // rtl-sc: verilated to SystemC and hosted in the SystemC testbench (tsim/sc)
+};
+// The runtime target name of an engine ("tsim", "rtl-sc").
+const char* engineTarget(Engine engine);
+
 struct Options {
   std::string trace;       // FST waveform of the whole simulation; empty: none
   bool traceForce = false; // replace an existing trace file instead of refusing
@@ -49,8 +58,13 @@ struct Options {
 // tessera::Error naming the instruction, module and queue.
 class Simulator {
  public:
-  // Throws if tsim was not built for a config with `cfg`'s parameters, or the trace file exists.
-  Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options = Options());
+  // Throws if the engine was not built for a config with `cfg`'s parameters, or the trace file
+  // exists. kSystemC: every such simulator of one config shares the process's one SystemC
+  // testbench of that config (SystemC elaborates once per process), taking it over, with a reset,
+  // when another one used it last; it must be used from the thread that first used SystemC, and
+  // does not trace.
+  Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options = Options(),
+            Engine engine = Engine::kVerilator);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
@@ -63,6 +77,9 @@ class Simulator {
   // fsim counts them, the cycle-level ones from the RTL's counter registers.
   const hw::Counters& counters() const;
   void resetCounters();
+  // Counters of the last successful run alone (cycles is its RTL cycle count): the timing report
+  // that lets two engines or models be compared run by run.
+  const hw::Counters& lastRun() const;
 
   // Host register access over AXI4-Lite (for tests and debugging); clocks the accelerator while the
   // transfer completes.
@@ -73,10 +90,10 @@ class Simulator {
   // The built config whose model this simulator uses.
   const std::string& modelConfig() const;
 
-  // Names of the configs the RTL was verilated for in this build.
-  static std::vector<std::string> builtConfigs();
+  // Names of the configs the RTL was verilated for in this build, for `engine`.
+  static std::vector<std::string> builtConfigs(Engine engine = Engine::kVerilator);
   // Empty if a model was built for a config with all of `cfg`'s parameters; otherwise why not.
-  static std::string unsupportedReason(const hw::Config& cfg);
+  static std::string unsupportedReason(const hw::Config& cfg, Engine engine = Engine::kVerilator);
 
  private:
   struct Impl;
