@@ -156,6 +156,7 @@ int fetch(ap_uint<32> insn_count, ap_uint<64> insn_addr, const bus_t* dram, stag
 #pragma HLS INTERFACE s_axilite port = insn_addr bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = ins_port
+#pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE axis port = load_q
 #pragma HLS INTERFACE axis port = compute_q
 #pragma HLS INTERFACE axis port = store_q
@@ -177,6 +178,7 @@ FETCH:
 int load(const bus_t* dram, stage_state_t& st, insn_queue_t& load_q, token_queue_t& c2l, token_queue_t& l2c,
          inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH], wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH]) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = data_port
+#pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE axis port = load_q
 #pragma HLS INTERFACE axis port = c2l
@@ -386,6 +388,7 @@ int compute(const bus_t* dram, compute_state_t& st, insn_queue_t& compute_q, tok
             const wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH], acc_vec_t acc_mem[VTA_ACC_BUFF_DEPTH],
             out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = uop_port
+#pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = finish_enable bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = work_budget bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
@@ -445,6 +448,7 @@ COMPUTE:
 int store(bus_t* dram, stage_state_t& st, insn_queue_t& store_q, token_queue_t& c2s, token_queue_t& s2c,
           const out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = data_port
+#pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
 #pragma HLS INTERFACE axis port = store_q
 #pragma HLS INTERFACE axis port = c2s
