@@ -26,12 +26,12 @@ bench: build
 	@./build/sw/tessera bench gemm --target tsim
 
 # FPGA bitstreams (needs AMD Vivado, and Vitis HLS for FLOW=hls; see scripts/README.md):
-# make bitstream-<board> [FLOW=rtl|hls] [CONFIG=default] [HLS_TOP=<top function>] [JOBS=2]
+# make bitstream-<board> [FLOW=rtl|hls] [CONFIG=default] [JOBS=2]
 # Boards are those of scripts/fpga/boards.tcl: pynq-z1, ultra96v2, zcu104.
 FLOW ?= rtl
 CONFIG ?= default
 bitstream-%:
-	@FLOW=$(FLOW) CONFIG=$(CONFIG) HLS_TOP=$(HLS_TOP) HLS_SOURCES="$(HLS_SOURCES)" JOBS=$(JOBS) \
+	@FLOW=$(FLOW) CONFIG=$(CONFIG) HLS_SOURCES="$(HLS_SOURCES)" JOBS=$(JOBS) \
 	  bash scripts/fpga/build.sh $*
 
 clean:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one board's bitstream flow (make bitstream-<board>): checks the Xilinx tools, generates the config's headers, runs the Tcl flows.
-# Usage: scripts/fpga/build.sh <board>   (environment: FLOW=hls|rtl CONFIG=<name> HLS_TOP=<function>
+# Usage: scripts/fpga/build.sh <board>   (environment: FLOW=hls|rtl CONFIG=<name>
 #        HLS_SOURCES="hls/design/*.cpp" JOBS=<n> BUILD_DIR=build OUT_DIR=build/fpga/<board>-<flow>-<config>)
+# FLOW=hls synthesizes the design's four stage functions (fetch, load, compute, store) as four IPs.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -28,7 +29,10 @@ if command -v tclsh >/dev/null 2>&1; then
   echo "source $here/common.tcl; ::tessera::board $board" | tclsh >/dev/null
 fi
 if [ "$flow" = hls ]; then
-  [ -n "${HLS_TOP:-}" ] || { echo "tessera: FLOW=hls needs HLS_TOP=<top function> (see hls/README.md)" >&2; exit 2; }
+  if [ -n "${HLS_TOP:-}" ]; then
+    echo "tessera: HLS_TOP is no longer used: FLOW=hls synthesizes fetch, load, compute and store as four IPs" >&2
+    exit 2
+  fi
   sources="${HLS_SOURCES:-$(ls "$root"/hls/design/*.cpp 2>/dev/null | tr '\n' ' ')}"
   [ -n "$sources" ] || { echo "tessera: no HLS sources (hls/design/*.cpp or HLS_SOURCES)" >&2; exit 2; }
 fi
@@ -42,15 +46,14 @@ gen_dir="$build_dir/generated/$config"
 mkdir -p "$out_dir"
 cd "$out_dir"
 if [ "$flow" = hls ]; then
-  vitis_hls -f "$here/hls.tcl" -tclargs board="$board" gen_dir="$gen_dir" top="$HLS_TOP" \
+  vitis_hls -f "$here/hls.tcl" -tclargs board="$board" gen_dir="$gen_dir" \
     sources="$sources" out_dir="$out_dir"
-  ip_repo="$out_dir/hls_project/$board/impl/ip"
-  top="$HLS_TOP"
+  # One exported IP per stage: <out_dir>/hls_<stage>/<board>/impl/ip.
+  ip_repo="$(ls -d "$out_dir"/hls_*/"$board"/impl/ip | tr '\n' ' ')"
 else
   vivado -mode batch -nojournal -source "$here/package_rtl.tcl" -tclargs board="$board" \
     gen_dir="$gen_dir" rtl_dir="$root/rtl" out_dir="$out_dir"
   ip_repo="$out_dir/ip"
-  top=tessera_top
 fi
 vivado -mode batch -nojournal -source "$here/bitstream.tcl" -tclargs board="$board" flow="$flow" \
-  gen_dir="$gen_dir" ip_repo="$ip_repo" out_dir="$out_dir" top="$top" jobs="$jobs"
+  gen_dir="$gen_dir" ip_repo="$ip_repo" out_dir="$out_dir" jobs="$jobs"

@@ -60,7 +60,13 @@ proc ::tessera::require_files {files} {
   }
 }
 
-# The IP each flow produces: tessera.org:<flow>:<top>:1.0 (flow rtl: top tessera_top).
+# The HLS design's stage functions (hls/design/tessera_hls.h), each synthesized as its own top and
+# exported as the IP tessera.org:hls:<stage>:1.0; bitstream.tcl names the block-design cells after them.
+proc ::tessera::hls_stages {} {
+  return {fetch load compute store}
+}
+
+# The IP each flow produces: tessera.org:<flow>:<top>:1.0 (flow rtl: top tessera_top; flow hls: a stage).
 proc ::tessera::ip_vlnv {flow top} {
   if {$flow ni {hls rtl}} { error "tessera: flow must be hls or rtl, not '$flow'" }
   return "tessera.org:$flow:$top:1.0"

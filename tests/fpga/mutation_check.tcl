@@ -1,6 +1,6 @@
 # Proves flow_check.tcl catches hard-coded values: copies of the flows, each with one value that disagrees with the config or board table, must fail it.
 #
-# tclsh mutation_check.tcl scripts=<scripts/fpga> rtl=<rtl dir> work=<scratch dir> gen=<dir> [gen=...]
+# tclsh mutation_check.tcl scripts=<scripts/fpga> rtl=<rtl dir> hls=<hls/design dir> work=<scratch dir> gen=<dir> [gen=...]
 foreach w $argv {
   regexp {^([a-z]+)=(.*)$} $w -> k v
   lappend opt($k) $v
@@ -25,6 +25,13 @@ set mutations {
   {bitstream.tcl {min([::tessera::param BUS_WIDTH], [dict get $board hp_width])} {64} "HP width hard-coded to 64"}
   {bitstream.tcl {set mhz [dict get $board clock_mhz]} {set mhz 150} "PL clock hard-coded to 150 MHz"}
   {boards.tcl {clock_mhz 100 hp_width 64} {clock_mhz 125 hp_width 64} "copy's board table disagrees with the reference"}
+  {common.tcl {return {fetch load compute store}} {return {fetch load compute}} "HLS stage store not synthesized"}
+  {bitstream.tcl {set depth [::tessera::param $depth_param]} {set depth 1024} "queue FIFO depth hard-coded to 1024"}
+  {bitstream.tcl {load_q {INSN_QUEUE_DEPTH INS_WIDTH}} {load_q {INSN_QUEUE_DEPTH 64}} "load queue FIFO 8 bytes wide"}
+  {bitstream.tcl {wgt_mem {WGT_MATRIX_WIDTH WGT_BUFF_DEPTH}} {wgt_mem {INP_MATRIX_WIDTH WGT_BUFF_DEPTH}} "weight SRAM as wide as the input SRAM"}
+  {bitstream.tcl {CONFIG.Write_Width_A $width CONFIG.Read_Width_A $width} {CONFIG.Write_Width_A 128 CONFIG.Read_Width_A 128} "SRAM port A width hard-coded to 128"}
+  {bitstream.tcl {CONFIG.Write_Depth_A $depth} {CONFIG.Write_Depth_A 2048} "SRAM depth hard-coded to 2048"}
+  {bitstream.tcl {CONFIG.Memory_Type True_Dual_Port_RAM} {CONFIG.Memory_Type Simple_Dual_Port_RAM} "shared SRAM simple dual port"}
 }
 
 proc copy_scripts {dst} {
@@ -36,7 +43,7 @@ proc copy_scripts {dst} {
 proc run_check {dir tag} {
   global here scripts opt work gens
   set cmd [list [info nameofexecutable] [file join $here flow_check.tcl] scripts=$dir \
-    boards=[file join $scripts boards.tcl] rtl=[lindex $opt(rtl) 0] work=[file join $work run_$tag] {*}$gens]
+    boards=[file join $scripts boards.tcl] rtl=[lindex $opt(rtl) 0] hls=[lindex $opt(hls) 0] work=[file join $work run_$tag] {*}$gens]
   set rc [catch {exec {*}$cmd} out]
   return [list $rc $out]
 }
