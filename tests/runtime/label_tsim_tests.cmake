@@ -2,7 +2,7 @@
 foreach(test IN LISTS tessera_runtime_tests_list)
   if(test MATCHES "/tsim_")
     set_tests_properties("${test}" PROPERTIES LABELS "runtime;tsim")
-  elseif(test MATCHES "/rtl_sc_")
+  elseif(test MATCHES "/rtl_sc_" OR test MATCHES "RtlSc")
     set_tests_properties("${test}" PROPERTIES LABELS "runtime;rtl-sc")
   endif()
 endforeach()
