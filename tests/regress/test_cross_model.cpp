@@ -1,4 +1,4 @@
-// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim and hls, batch2 on two fsim kernel sets.
+// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim, tsim and rtl-sc, fsim and hls, batch2 on two fsim kernel sets.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -58,6 +58,35 @@ TEST(CrossModel, FsimAgainstTsimOnSmall) {
   if (!tsimRuns(cfg)) GTEST_SKIP() << "tsim is not built for config small";
   crossRun("small", "fsim,tsim", Size::kSmall, 3000001, programs(1000));
   crossRun("small", "fsim,tsim", Size::kMedium, 4000001, programs(1000) / 10);
+}
+
+// rtl-sc (the same RTL in the SystemC testbench) on random programs: fsim's DRAM, and in total
+// exactly tsim's cycles. A modest count: rtl-sc simulates about a third as fast as tsim.
+TEST(CrossModel, FsimTsimAndRtlSc) {
+  for (const char* config : {"default", "small"}) {
+    bool rtlSc = false;
+    for (const auto& t : tessera::runtime::builtinTargets())
+      if (t.name == "rtl-sc") rtlSc = t.supports(Config::load(config));
+    if (!rtlSc || !tsimRuns(Config::load(config))) GTEST_SKIP() << "rtl-sc or tsim is not built for config " << config;
+    RegressOptions o;
+    o.cfg = Config::load(config);
+    o.seed = std::string(config) == "default" ? 9000001 : 9500001;
+    o.programs = programs(1000) / 5;
+    o.size = Size::kSmall;
+    o.targets = parseTargetList("fsim,tsim,rtl-sc");
+    o.keepGoing = true;
+    o.maxShrinkCandidates = 1500;
+    o.reproduce = std::string("tessera regress --config ") + config + " --size small --targets fsim,tsim,rtl-sc";
+    std::ostringstream out;
+    const RegressSummary s = runRegression(o, out);
+    const std::string text = out.str();
+    EXPECT_EQ(s.failures, 0u) << text;
+    EXPECT_EQ(s.programs, o.programs);
+    ASSERT_EQ(s.cycles.size(), 3u);
+    EXPECT_GT(s.cycles[1], 0u);
+    EXPECT_EQ(s.cycles[1], s.cycles[2]) << config << ": tsim and rtl-sc simulated different cycle totals";
+    std::printf("%s", text.substr(text.rfind("regress:")).c_str());
+  }
 }
 
 // The same programs against DRAM much faster and much slower than the default model: overlap
