@@ -89,8 +89,8 @@ int load(const bus_t* dram, stage_state_t& st, insn_queue_t& load_q, token_queue
 // compute: LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH; owns the micro-op cache, accumulator and
 // output SRAMs. Pops l2c (pop_prev) and s2c (pop_next), pushes c2l (push_prev) and c2s (push_next).
 // FINISH executes only when finish_enable is 1 (the C-simulation driver sets it once no other
-// module can move; a hardware wrapper ties it to 1). work_budget bounds the GEMM/ALU micro-ops of a
-// run (0: unbounded).
+// module can move; on the FPGA it is a CONTROL_BUS register the host sets to 1). work_budget
+// bounds the GEMM/ALU micro-ops of a run (0: unbounded).
 int compute(const bus_t* dram, compute_state_t& st, insn_queue_t& compute_q, token_queue_t& l2c, token_queue_t& c2l,
             token_queue_t& c2s, token_queue_t& s2c, ap_uint<1> finish_enable, ap_uint<64> work_budget,
             uop_t uop_mem[VTA_UOP_BUFF_DEPTH], const inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH],
