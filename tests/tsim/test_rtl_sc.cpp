@@ -1,0 +1,160 @@
+// Tests of rtl-sc, the RTL in the SystemC testbench: tsim's errors word for word, the per-run timing report, the kernel's rules.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tessera/hw/asm.h"
+#include "tessera/hw/config.h"
+#include "tessera/hw/dram.h"
+#include "tessera/hw/error.h"
+#include "tessera/tsim/simulator.h"
+#include "testbench.h"
+
+namespace {
+
+using tessera::Error;
+using tessera::hw::Config;
+using tessera::hw::Dram;
+using tessera::tsim::Engine;
+using tessera::tsim::Options;
+using tessera::tsim::Simulator;
+
+constexpr uint64_t kAccAddr = 0x10000;
+constexpr uint64_t kUopAddr = 0x20000;
+constexpr uint64_t kInsnAddr = 0x40000;
+
+// Adds -3 to 16 accumulators and stores them narrowed.
+const char* kAluProgram = R"(
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
+ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
+STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
+LOAD.UOP deps=pop_next
+FINISH
+UOP dst=0 src=0 wgt=0
+)";
+
+struct Machine {
+  explicit Machine(const std::string& text, const std::string& config = "default") : cfg(Config::load(config)), dram(cfg) {
+    for (int i = 0; i < 64; ++i) {
+      int32_t v = 3 * i - 50;
+      dram.write(kAccAddr + 4 * i, &v, 4, "test data");
+    }
+    tessera::hw::Isa isa(cfg);
+    auto a = tessera::hw::assemble(isa, text, "test program");
+    auto bytes = tessera::hw::programBytes(a.insns);
+    dram.write(kInsnAddr, bytes.data(), bytes.size(), "test program");
+    if (!a.uops.empty()) {
+      auto u = tessera::hw::uopBytes(a.uops);
+      dram.write(kUopAddr, u.data(), u.size(), "test micro-ops");
+    }
+    count = static_cast<uint32_t>(a.insns.size());
+  }
+  Config cfg;
+  Dram dram;
+  uint32_t count = 0;
+};
+
+bool rtlScBuilt() { return !Simulator::builtConfigs(Engine::kSystemC).empty(); }
+
+// The error a run throws on each engine; they must be the same but for the target's name.
+std::string errorOn(Engine engine, const std::string& program, const Options& o) {
+  Machine m(program);
+  Simulator sim(m.cfg, m.dram, o, engine);
+  try {
+    sim.run(kInsnAddr, m.count);
+  } catch (const Error& e) {
+    std::string s = e.what();
+    for (const char* name : {"rtl-sc", "tsim"})
+      for (size_t at = s.find(name); at != std::string::npos; at = s.find(name))
+        s.replace(at, std::string(name).size(), "TARGET");
+    return s;
+  }
+  ADD_FAILURE() << "no error on " << tessera::tsim::engineTarget(engine);
+  return "";
+}
+
+TEST(RtlSc, FaultsAndDeadlocksAreReportedAsOnTsimAtTheSameCycle) {
+  if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
+  Options fault;
+  fault.memory.faultPage = kAccAddr;
+  EXPECT_EQ(errorOn(Engine::kVerilator, kAluProgram, fault), errorOn(Engine::kSystemC, kAluProgram, fault));
+  Options quick;
+  quick.watchdogCycles = 20000;
+  const char* deadlock = "GEMM deps=pop_prev uop_bgn=0 uop_end=0 iter_out=1 iter_in=1\nFINISH\n";
+  const std::string e = errorOn(Engine::kSystemC, deadlock, quick);
+  EXPECT_EQ(errorOn(Engine::kVerilator, deadlock, quick), e);
+  EXPECT_NE(e.find("waits for a token on queue l2g"), std::string::npos) << e;
+  const char* unbalanced = "ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=1\nFINISH\n"
+                           "UOP dst=0 src=0 wgt=0\n";
+  const std::string u = errorOn(Engine::kSystemC, unbalanced, Options());
+  EXPECT_EQ(errorOn(Engine::kVerilator, unbalanced, Options()), u);
+  EXPECT_NE(u.find("not balanced at FINISH"), std::string::npos) << u;
+}
+
+TEST(RtlSc, LastRunReportsEachRunsCyclesAndCountersSumThem) {
+  if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
+  Machine a(kAluProgram), b(kAluProgram);
+  Simulator tsim(a.cfg, a.dram);
+  Simulator sc(b.cfg, b.dram, Options(), Engine::kSystemC);
+  for (int i = 0; i < 2; ++i) {
+    tsim.run(kInsnAddr, a.count);
+    sc.run(kInsnAddr, b.count);
+    EXPECT_GT(sc.lastRun().cycles, 0u);
+    EXPECT_EQ(sc.lastRun().cycles, tsim.lastRun().cycles);
+    EXPECT_EQ(sc.lastRun().runs, 1u);
+  }
+  EXPECT_EQ(sc.counters().cycles, 2 * sc.lastRun().cycles);
+  EXPECT_EQ(sc.counters().runs, 2u);
+  // Same DRAM afterwards: the stored tile.
+  std::vector<uint8_t> x(64), y(64);
+  a.dram.read(0x3000 * a.cfg.outElemBytes * a.cfg.batch * a.cfg.blockOut, x.data(), x.size(), "result");
+  b.dram.read(0x3000 * b.cfg.outElemBytes * b.cfg.batch * b.cfg.blockOut, y.data(), y.size(), "result");
+  EXPECT_EQ(x, y);
+}
+
+TEST(RtlSc, RefusesTracesAndConfigsItWasNotBuiltFor) {
+  if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
+  Machine m(kAluProgram);
+  Options o;
+  o.trace = "never.fst";
+  try {
+    Simulator sim(m.cfg, m.dram, o, Engine::kSystemC);
+    ADD_FAILURE() << "trace accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rtl-sc writes no waveforms"), std::string::npos) << e.what();
+  }
+  const std::string why = Simulator::unsupportedReason(Config::load("batch2"), Engine::kSystemC);
+  EXPECT_EQ(why.rfind("rtl-sc is not built for config 'batch2'", 0), 0u) << why;
+}
+
+TEST(RtlSc, KernelRules) {
+  if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
+  {
+    Machine m(kAluProgram);
+    Simulator sim(m.cfg, m.dram, Options(), Engine::kSystemC);  // elaborates, if nothing did yet
+  }
+  // No model can join after elaboration.
+  try {
+    tessera::tsim::sc::Kernel::registerModel("late", "default", 8, nullptr);
+    ADD_FAILURE() << "registered after elaboration";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("after the SystemC kernel elaborated"), std::string::npos) << e.what();
+  }
+  // The kernel stays on its thread.
+  std::string other;
+  std::thread t([&] {
+    try {
+      Machine m(kAluProgram);
+      Simulator sim(m.cfg, m.dram, Options(), Engine::kSystemC);
+    } catch (const Error& e) {
+      other = e.what();
+    }
+  });
+  t.join();
+  EXPECT_NE(other.find("must be used from that thread"), std::string::npos) << other;
+}
+
+}  // namespace
