@@ -33,42 +33,6 @@ int builtIndex(const hw::Config& cfg) {
   return -1;
 }
 
-// Instruction-level counters of a program that ran to completion, as fsim counts them.
-hw::Counters countProgram(const std::vector<hw::Insn>& prog, const hw::Config& cfg) {
-  hw::Counters c;
-  for (const hw::Insn& in : prog) {
-    const uint64_t uops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
-    switch (in.opcode) {
-      case hw::Opcode::kLoad:
-      case hw::Opcode::kStore:
-        if (in.isNop()) { ++c.nops; break; }
-        if (in.opcode == hw::Opcode::kLoad) {
-          ++c.insns[0];
-          c.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * cfg.dramElemBytes(static_cast<hw::MemId>(in.memType));
-        } else {
-          ++c.insns[1];
-          c.storeBytes += uint64_t(in.xSize) * in.ySize * cfg.outElemBytes;
-        }
-        break;
-      case hw::Opcode::kGemm:
-        ++c.insns[2];
-        if (in.reset) {
-          c.gemmResetUops += uops;
-        } else {
-          c.gemmUops += uops;
-          c.macs += uops * uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut;
-        }
-        break;
-      case hw::Opcode::kAlu:
-        ++c.insns[4];
-        c.aluUops += uops;
-        c.aluElemOps += uops * uint64_t(cfg.batch) * cfg.blockOut;
-        break;
-      case hw::Opcode::kFinish: ++c.insns[3]; break;
-    }
-  }
-  return c;
-}
 
 const char* kStageNames[3] = {"load", "compute", "store"};
 
@@ -157,7 +121,7 @@ void Simulator::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       left += "; " + std::to_string(r.tokens[t]) + " token(s) left on queue " + hw::tokenQueueName(static_cast<hw::TokenQueue>(t));
   if (!left.empty())
     throw Error("FINISH at instruction " + std::to_string(finishIdx), "the program is not balanced at FINISH" + left);
-  hw::Counters c = countProgram(prog, cfg_);
+  hw::Counters c = hw::countProgram(prog, cfg_);
   c.runs = 0;  // counted above, also for failed runs
   counters_ += c;
 }

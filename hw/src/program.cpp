@@ -46,4 +46,41 @@ std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnP
   return prog;
 }
 
+// Instruction-level counters of a program that ran to completion, as fsim counts them.
+Counters countProgram(const std::vector<Insn>& prog, const Config& cfg) {
+  Counters c;
+  for (const Insn& in : prog) {
+    const uint64_t uops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
+    switch (in.opcode) {
+      case Opcode::kLoad:
+        if (in.isNop()) { ++c.nops; break; }
+        ++c.insns[0];
+        c.loadBytes[in.memType] +=
+            uint64_t(in.xSize) * in.ySize * cfg.dramElemBytes(static_cast<MemId>(in.memType));
+        break;
+      case Opcode::kStore:
+        if (in.isNop()) { ++c.nops; break; }
+        ++c.insns[1];
+        c.storeBytes += uint64_t(in.xSize) * in.ySize * cfg.outElemBytes;
+        break;
+      case Opcode::kGemm:
+        ++c.insns[2];
+        if (in.reset) {
+          c.gemmResetUops += uops;
+        } else {
+          c.gemmUops += uops;
+          c.macs += uops * uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut;
+        }
+        break;
+      case Opcode::kAlu:
+        ++c.insns[4];
+        c.aluUops += uops;
+        c.aluElemOps += uops * uint64_t(cfg.batch) * cfg.blockOut;
+        break;
+      case Opcode::kFinish: ++c.insns[3]; break;
+    }
+  }
+  return c;
+}
+
 }  // namespace tessera::hw

@@ -39,42 +39,6 @@ std::string queueName(uint32_t q) {
   return q < 4 ? hw::tokenQueueName(static_cast<hw::TokenQueue>(q)) : "#" + std::to_string(q) + " (no such queue)";
 }
 
-// Instruction-level counters of a program that ran to completion, as fsim counts them.
-hw::Counters countProgram(const std::vector<hw::Insn>& prog, const hw::Config& cfg) {
-  hw::Counters c;
-  for (const hw::Insn& in : prog) {
-    const uint64_t uops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
-    switch (in.opcode) {
-      case hw::Opcode::kLoad:
-        if (in.isNop()) { ++c.nops; break; }
-        ++c.insns[0];
-        c.loadBytes[in.memType] +=
-            uint64_t(in.xSize) * in.ySize * cfg.dramElemBytes(static_cast<hw::MemId>(in.memType));
-        break;
-      case hw::Opcode::kStore:
-        if (in.isNop()) { ++c.nops; break; }
-        ++c.insns[1];
-        c.storeBytes += uint64_t(in.xSize) * in.ySize * cfg.outElemBytes;
-        break;
-      case hw::Opcode::kGemm:
-        ++c.insns[2];
-        if (in.reset) {
-          c.gemmResetUops += uops;
-        } else {
-          c.gemmUops += uops;
-          c.macs += uops * uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut;
-        }
-        break;
-      case hw::Opcode::kAlu:
-        ++c.insns[4];
-        c.aluUops += uops;
-        c.aluElemOps += uops * uint64_t(cfg.batch) * cfg.blockOut;
-        break;
-      case hw::Opcode::kFinish: ++c.insns[3]; break;
-    }
-  }
-  return c;
-}
 
 bool fileExists(const std::string& path) {
   struct stat st;
@@ -404,7 +368,7 @@ struct Simulator::Impl {
     drain();
     checkBalanced(prog);
 
-    hw::Counters c = countProgram(prog, cfg);
+    hw::Counters c = hw::countProgram(prog, cfg);
     c.cycles = read64(reg::kCntCycles);
     for (int m = 0; m < 4; ++m) {
       c.busyCycles[m] = read64(reg::kCntBusy + 16 * m);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/hw/counters.h"
 #include "tessera/hw/dram.h"
 #include "tessera/hw/isa.h"
 
@@ -25,5 +26,9 @@ DramRange dramRange(const Insn& insn, const Config& cfg);
 // the DRAM range of every LOAD/STORE (Dram::at). Throws tessera::Error naming the instruction and
 // the field before anything executes.
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count);
+
+// Instruction-level counters of a program that ran to completion, as fsim counts them (what the
+// timed and C-simulation targets report besides their own cycle counters).
+Counters countProgram(const std::vector<Insn>& prog, const Config& cfg);
 
 }  // namespace tessera::hw
