@@ -267,29 +267,44 @@ loop_insn_t decode_loops(const insn_t& insn, bool gemm) {
   return l;
 }
 
-// Checks every index the loops reach against its buffer depth before anything is written, in the
-// order fsim checks (field, then micro-op), so both report the same violation. False on a fault.
+// Checks every index the loops reach against its buffer depth before anything is written, and
+// reports the violation fsim reports (the first field with one, then its first micro-op). One
+// pipelined pass checks all fields of a micro-op at once. False on a fault.
 bool check_indices(const loop_insn_t& l, bool gemm, const uop_t uop_mem[VTA_UOP_BUFF_DEPTH], compute_state_t& st) {
   if (l.iter_out == 0 || l.iter_in == 0 || l.uop_bgn >= l.uop_end) return true;
   const int fields = gemm ? (l.reset ? 1 : 3) : 2;
-CHECK_FIELDS:
-  for (int f = 0; f < fields; ++f) {
-    const uint64_t fo = f == 0 ? l.dst_out : f == 1 ? l.src_out : l.wgt_out;
-    const uint64_t fi = f == 0 ? l.dst_in : f == 1 ? l.src_in : l.wgt_in;
-    const uint64_t depth = f == 0 ? VTA_ACC_BUFF_DEPTH : f == 1 ? (gemm ? VTA_INP_BUFF_DEPTH : VTA_ACC_BUFF_DEPTH) : VTA_WGT_BUFF_DEPTH;
-    const uint64_t loop_max = uint64_t(l.iter_out - 1) * fo + uint64_t(l.iter_in - 1) * fi;
-  CHECK_UOPS:
-    for (uint32_t u = l.uop_bgn; u < l.uop_end; ++u) {
+  const uint64_t loop_max[3] = {uint64_t(l.iter_out - 1) * l.dst_out + uint64_t(l.iter_in - 1) * l.dst_in,
+                                uint64_t(l.iter_out - 1) * l.src_out + uint64_t(l.iter_in - 1) * l.src_in,
+                                uint64_t(l.iter_out - 1) * l.wgt_out + uint64_t(l.iter_in - 1) * l.wgt_in};
+  const uint64_t depth[3] = {VTA_ACC_BUFF_DEPTH, gemm ? uint64_t(VTA_INP_BUFF_DEPTH) : uint64_t(VTA_ACC_BUFF_DEPTH),
+                             VTA_WGT_BUFF_DEPTH};
+  bool bad[3] = {false, false, false};
+  uint32_t first[3] = {0, 0, 0};
+  uint64_t reached[3] = {0, 0, 0};
+CHECK_UOPS:
+  for (uint32_t u = l.uop_bgn; u < l.uop_end; ++u) {
 #pragma HLS PIPELINE II = 1
-      const uop_t uop = uop_mem[u];
-      const uint64_t base = f == 0 ? UOP_FIELD(uop, DST) : f == 1 ? UOP_FIELD(uop, SRC) : UOP_FIELD(uop, WGT);
-      if (base + loop_max >= depth) {
-        st.fault = FAULT_INDEX;
-        st.fault_field = f;
-        st.fault_uop = u;
-        st.fault_value = base + loop_max;
-        return false;
+    const uop_t uop = uop_mem[u];
+    const uint64_t base[3] = {UOP_FIELD(uop, DST), UOP_FIELD(uop, SRC), UOP_FIELD(uop, WGT)};
+  CHECK_FIELDS:
+    for (int f = 0; f < 3; ++f) {
+#pragma HLS UNROLL
+      if (f < fields && !bad[f] && base[f] + loop_max[f] >= depth[f]) {
+        bad[f] = true;
+        first[f] = u;
+        reached[f] = base[f] + loop_max[f];
       }
+    }
+  }
+REPORT:
+  for (int f = 0; f < 3; ++f) {
+#pragma HLS UNROLL
+    if (bad[f]) {
+      st.fault = FAULT_INDEX;
+      st.fault_field = f;
+      st.fault_uop = first[f];
+      st.fault_value = reached[f];
+      return false;
     }
   }
   return true;
