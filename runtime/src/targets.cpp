@@ -67,11 +67,14 @@ std::string tsimDescription(tsim::Engine engine) {
   if (engine == tsim::Engine::kSystemC)
     return "RTL in the SystemC testbench (Verilator --sc, cycle-accurate, same cycles as tsim; configs " + names +
            "; one SystemC kernel per process)";
+  if (engine == tsim::Engine::kHlsSystemC)
+    return "HLS design as clocked SystemC processes in the same testbench (cycle-approximate; configs " + names +
+           "; one SystemC kernel per process)";
   return "RTL simulator (Verilator, cycle-accurate; configs " + names + ")";
 }
 
-// rtl-sc takes tsim's options but waveforms, which only tsim writes.
-std::vector<std::pair<std::string, std::string>> rtlScOptionKeys() {
+// rtl-sc and hls-sc take tsim's options but waveforms, which only tsim writes.
+std::vector<std::pair<std::string, std::string>> scOptionKeys() {
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& k : tsim::Options::keys())
     if (k.first != "trace" && k.first != "trace-force") keys.push_back(k);
@@ -107,15 +110,15 @@ const std::vector<TargetInfo>& builtinTargets() {
     };
 #ifdef TESSERA_HAVE_TSIM
     // Only in builds that found SystemC.
-    if (!tsim::Simulator::builtConfigs(tsim::Engine::kSystemC).empty())
-      targets.push_back({"rtl-sc", tsimDescription(tsim::Engine::kSystemC),
-                         [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
-                           return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options, tsim::Engine::kSystemC));
+    for (const tsim::Engine engine : {tsim::Engine::kSystemC, tsim::Engine::kHlsSystemC}) {
+      if (tsim::Simulator::builtConfigs(engine).empty()) continue;
+      targets.push_back({tsim::engineTarget(engine), tsimDescription(engine),
+                         [engine](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
+                           return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options, engine));
                          },
-                         rtlScOptionKeys(),
-                         [](const hw::Config& cfg) {
-                           return tsim::Simulator::unsupportedReason(cfg, tsim::Engine::kSystemC);
-                         }});
+                         scOptionKeys(),
+                         [engine](const hw::Config& cfg) { return tsim::Simulator::unsupportedReason(cfg, engine); }});
+    }
 #endif
     return targets;
   }();

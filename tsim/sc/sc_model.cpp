@@ -1,4 +1,4 @@
-// tsim's Model interface over the SystemC testbench: lets the tsim run protocol drive the rtl-sc hardware unchanged.
+// tsim's Model interface over the SystemC testbench: lets the tsim run protocol drive the rtl-sc and hls-sc hardware unchanged.
 #include "tessera/hw/error.h"
 #include "testbench.h"
 
@@ -12,8 +12,8 @@ namespace {
 // leaks from one device to another.
 class ScBenchModel final : public Model {
  public:
-  ScBenchModel(Bench& bench, const std::string& config)
-      : b_(bench), tb_(sc::Kernel::get().testbench("rtl", config)) {}
+  ScBenchModel(Bench& bench, const std::string& kind, const std::string& config)
+      : b_(bench), tb_(sc::Kernel::get().testbench(kind, config)), kind_(kind) {}
   ~ScBenchModel() override {
     if (tb_.attached() == &b_) tb_.attach(nullptr);
   }
@@ -40,7 +40,8 @@ class ScBenchModel final : public Model {
   }
   std::string stopReason() const override { return tb_.model().stopReason(); }
   void openTrace(const std::string& path) override {
-    throw Error("trace " + path, "rtl-sc writes no waveforms; trace the same RTL with the tsim target");
+    throw Error("trace " + path, kind_ + "-sc writes no waveforms" +
+                                     std::string(kind_ == "rtl" ? "; trace the same RTL with the tsim target" : ""));
   }
   void closeTrace() override {}  // openTrace never opens one
 
@@ -51,13 +52,14 @@ class ScBenchModel final : public Model {
 
   Bench& b_;
   sc::Testbench& tb_;
+  const std::string kind_;
   int resetCycles_ = 8;
 };
 
 }  // namespace
 
-std::unique_ptr<Model> createScBenchModel(Bench& bench, const std::string& config) {
-  return std::make_unique<ScBenchModel>(bench, config);
+std::unique_ptr<Model> createScBenchModel(Bench& bench, const std::string& kind, const std::string& config) {
+  return std::make_unique<ScBenchModel>(bench, kind, config);
 }
 
 }  // namespace tessera::tsim

@@ -237,6 +237,11 @@ Kernel::Kernel() : thread_(std::this_thread::get_id()) {
     const int busBytes = hw::Config::fromJson(hw::shippedConfigJson(m.config), m.config).busBytes;
     registerModel("rtl", m.config, busBytes, m.createScHardware);
   }
+  for (int i = 0; i < kBuiltHlsScModelCount; ++i) {
+    const BuiltHlsScModel& m = kBuiltHlsScModels[i];
+    const int busBytes = hw::Config::fromJson(hw::shippedConfigJson(m.config), m.config).busBytes;
+    registerModel("hls", m.config, busBytes, m.createScHardware);
+  }
   elaborated() = true;
   // The testbenches are never destroyed: SystemC tears its hierarchy down only at process exit.
   for (Entry& e : entries())

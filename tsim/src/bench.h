@@ -121,8 +121,18 @@ struct BuiltModel {
 extern const BuiltModel kBuiltModels[];
 extern const int kBuiltModelCount;
 
-// A Model over the SystemC testbench of `config` (sc/sc_model.cpp; only in builds with SystemC):
-// the run protocol is the same, the clocking is the SystemC kernel's.
-std::unique_ptr<Model> createScBenchModel(Bench& bench, const std::string& config);
+// The HLS design as a hardware model of the SystemC testbench (hls-sc), for each config the hls
+// layer compiled the design for; empty in builds without SystemC.
+struct BuiltHlsScModel {
+  const char* config;
+  std::unique_ptr<sc::HardwareModel> (*createScHardware)(const char* name, int busBytes);
+};
+extern const BuiltHlsScModel kBuiltHlsScModels[];
+extern const int kBuiltHlsScModelCount;
+
+// A Model over the SystemC testbench of model `kind` ("rtl" or "hls") for `config`
+// (sc/sc_model.cpp; only in builds with SystemC): the run protocol is the same, the clocking is
+// the SystemC kernel's.
+std::unique_ptr<Model> createScBenchModel(Bench& bench, const std::string& kind, const std::string& config);
 
 }  // namespace tessera::tsim

@@ -45,32 +45,36 @@ bool fileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// The derived parameters of each built config, computed once.
-const std::vector<std::vector<std::pair<std::string, long long>>>& builtParameters() {
-  static const auto kParams = [] {
-    std::vector<std::vector<std::pair<std::string, long long>>> all;
-    for (int i = 0; i < kBuiltModelCount; ++i)
-      all.push_back(hw::derivedParameters(hw::Config::fromJson(hw::shippedConfigJson(kBuiltModels[i].config),
-                                                               kBuiltModels[i].config)));
+// The configs each engine was built for, with their derived parameters, computed once.
+struct Built {
+  std::string config;
+  std::vector<std::pair<std::string, long long>> params;
+};
+const std::vector<Built>& builtFor(Engine engine) {
+  static const auto kAll = [] {
+    auto entry = [](const char* name) {
+      return Built{name, hw::derivedParameters(hw::Config::fromJson(hw::shippedConfigJson(name), name))};
+    };
+    std::vector<std::vector<Built>> all(3);
+    for (int i = 0; i < kBuiltModelCount; ++i) {
+      all[0].push_back(entry(kBuiltModels[i].config));
+#ifdef TESSERA_HAVE_RTL_SC
+      if (kBuiltModels[i].createScHardware) all[1].push_back(entry(kBuiltModels[i].config));
+#endif
+    }
+#ifdef TESSERA_HAVE_RTL_SC
+    for (int i = 0; i < kBuiltHlsScModelCount; ++i) all[2].push_back(entry(kBuiltHlsScModels[i].config));
+#endif
     return all;
   }();
-  return kParams;
-}
-
-bool engineHas(const BuiltModel& m, Engine engine) {
-#ifdef TESSERA_HAVE_RTL_SC
-  return engine == Engine::kVerilator || m.createScHardware != nullptr;
-#else
-  (void)m;
-  return engine == Engine::kVerilator;
-#endif
+  return kAll[static_cast<int>(engine)];
 }
 
 int builtIndex(const hw::Config& cfg, Engine engine) {
   const auto want = hw::derivedParameters(cfg);
-  const auto& built = builtParameters();
+  const auto& built = builtFor(engine);
   for (size_t i = 0; i < built.size(); ++i)
-    if (built[i] == want && engineHas(kBuiltModels[i], engine)) return static_cast<int>(i);
+    if (built[i].params == want) return static_cast<int>(i);
   return -1;
 }
 
@@ -252,7 +256,7 @@ struct Simulator::Impl {
         if (cause == 2 && !err.empty() && at >= insnPhys && at < insnPhys + 16 * uint64_t(prog.size()))
           insn = "instruction fetch of " + nameOf(prog, static_cast<uint32_t>((at - insnPhys) / 16));
         throw Error(insn, std::string("DRAM ") + (cause == 2 ? "read" : "write") + " error response" + when + ": " +
-                              (err.empty() ? "the memory model answered no access with an error (an RTL bug)" : err));
+                              (err.empty() ? "the memory model answered no access with an error (a bug in the hardware model)" : err));
       }
       default:
         throw Error(insn, "the RTL reports fault cause " + std::to_string(cause) + ", which docs/rtl.md does not define" + when);
@@ -380,8 +384,8 @@ struct Simulator::Impl {
     auto disagree = [&](const char* what, uint64_t rtl, uint64_t program) {
       if (rtl != program)
         throw Error("counters after a run of " + std::to_string(count) + " instructions",
-                    std::string("the RTL counted ") + std::to_string(rtl) + " " + what + " but the program has " +
-                        std::to_string(program) + " (an RTL bug)");
+                    name + " counted " + std::to_string(rtl) + " " + what + " but the program has " +
+                        std::to_string(program) + " (a bug in the hardware model)");
     };
     disagree("GEMM micro-ops", gemm, c.gemmUops + c.gemmResetUops);
     disagree("ALU micro-ops", alu, c.aluUops);
@@ -392,21 +396,29 @@ struct Simulator::Impl {
   }
 };
 
-const char* engineTarget(Engine engine) { return engine == Engine::kSystemC ? "rtl-sc" : "tsim"; }
+const char* engineTarget(Engine engine) {
+  switch (engine) {
+    case Engine::kSystemC: return "rtl-sc";
+    case Engine::kHlsSystemC: return "hls-sc";
+    default: return "tsim";
+  }
+}
 
 Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options, Engine engine) {
   const std::string why = unsupportedReason(cfg, engine);
   if (!why.empty()) throw Error(std::string("target ") + engineTarget(engine), why);
   if (engine == Engine::kSystemC && !options.trace.empty())
     throw Error("trace " + options.trace, "rtl-sc writes no waveforms; trace the same RTL with the tsim target");
+  if (engine == Engine::kHlsSystemC && !options.trace.empty())
+    throw Error("trace " + options.trace, "hls-sc writes no waveforms");
   if (!options.trace.empty() && !options.traceForce && fileExists(options.trace))
     throw Error("trace " + options.trace, "refusing to overwrite an existing file (give trace-force=1 to replace it)");
   impl_ = std::make_unique<Impl>(cfg, dram, options, engine);
   const int index = builtIndex(cfg, engine);
-  impl_->built = kBuiltModels[index].config;
+  impl_->built = builtFor(engine)[index].config;
 #ifdef TESSERA_HAVE_RTL_SC
-  if (engine == Engine::kSystemC)
-    impl_->model = createScBenchModel(impl_->bench, impl_->built);
+  if (engine != Engine::kVerilator)
+    impl_->model = createScBenchModel(impl_->bench, engine == Engine::kSystemC ? "rtl" : "hls", impl_->built);
   else
 #endif
     impl_->model = kBuiltModels[index].create(impl_->bench, cfg.busBytes, options.trace);
@@ -453,30 +465,32 @@ const std::string& Simulator::modelConfig() const { return impl_->built; }
 
 std::vector<std::string> Simulator::builtConfigs(Engine engine) {
   std::vector<std::string> names;
-  for (int i = 0; i < kBuiltModelCount; ++i)
-    if (engineHas(kBuiltModels[i], engine)) names.push_back(kBuiltModels[i].config);
+  for (const Built& b : builtFor(engine)) names.push_back(b.config);
   return names;
 }
 
 std::string Simulator::unsupportedReason(const hw::Config& cfg, Engine engine) {
   if (builtIndex(cfg, engine) >= 0) return "";
   const std::string target = engineTarget(engine);
-  if (builtConfigs(engine).empty())
+  const auto& built = builtFor(engine);
+  if (built.empty())
     return target + " is not built (it needs SystemC: apt-get install libsystemc-dev, then reconfigure)";
   std::string names;
-  for (const auto& n : builtConfigs(engine)) names += (names.empty() ? "" : ", ") + n;
+  for (const Built& b : built) names += (names.empty() ? "" : ", ") + b.config;
   // Name one parameter that differs, so the reader sees why a config of the same name would not do.
   std::string differs;
   const auto want = hw::derivedParameters(cfg);
-  const auto& first = builtParameters().front();
+  const auto& first = built.front().params;
   for (size_t i = 0; i < want.size() && i < first.size(); ++i)
     if (want[i] != first[i]) {
       differs = "; e.g. " + want[i].first + " is " + std::to_string(want[i].second) + " here but " +
-                std::to_string(first[i].second) + " in " + kBuiltModels[0].config;
+                std::to_string(first[i].second) + " in " + built.front().config;
       break;
     }
-  return target + " is not built for config '" + cfg.name + "': the RTL model exists only for configs " + names +
-         differs + " (add the config to TESSERA_TSIM_CONFIGS and rebuild)";
+  const bool hls = engine == Engine::kHlsSystemC;
+  return target + " is not built for config '" + cfg.name + "': the " + (hls ? "HLS" : "RTL") +
+         " model exists only for configs " + names + differs + " (add the config to " +
+         (hls ? "TESSERA_HLS_CONFIGS" : "TESSERA_TSIM_CONFIGS") + " and rebuild)";
 }
 
 }  // namespace tessera::tsim

@@ -29,13 +29,15 @@ constexpr uint32_t kCntReadBeats = 0x148, kCntWriteBeats = 0x150, kCntGemmUops =
 constexpr uint32_t kCntRetired = 0x168;
 }  // namespace reg
 
-// How the RTL is simulated. Both run the same RTL against the same host, AxiMemory and run
-// protocol, and give the same cycle counts.
+// Which hardware model is simulated, and how. All run against the same host, AxiMemory and run
+// protocol; the two RTL engines give the same cycle counts.
 enum class Engine {
-  kVerilator,  // tsim: verilated to C++ and clocked by this library's loop (the fast one)
-  kSystemC,    // rtl-sc: verilated to SystemC and hosted in the SystemC testbench (tsim/sc)
+  kVerilator,   // tsim: the RTL verilated to C++ and clocked by this library's loop (the fast one)
+  kSystemC,     // rtl-sc: the RTL verilated to SystemC and hosted in the SystemC testbench (tsim/sc)
+  kHlsSystemC,  // hls-sc: the HLS design (hls/design) as clocked SystemC processes in the same
+                // testbench, with a cycle-approximate timing annotation (docs/hls.md)
 };
-// The runtime target name of an engine ("tsim", "rtl-sc").
+// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc").
 const char* engineTarget(Engine engine);
 
 struct Options {
@@ -51,18 +53,18 @@ struct Options {
   static const std::vector<std::pair<std::string, std::string>>& keys();
 };
 
-// The RTL (tessera_top, verilated for the configs listed at build time) clocked against a host
-// that drives its AXI4-Lite registers and a DRAM model on its AXI4 master port, both over the same
-// hw::Dram the runtime uses. A run validates the program as fsim does, starts the accelerator, and
+// A hardware model (the RTL's tessera_top, verilated for the configs listed at build time, or the
+// HLS design behind the same ports) clocked against a host that drives its AXI4-Lite registers and
+// a DRAM model on its AXI4 master port, both over the same hw::Dram the runtime uses. A run validates the program as fsim does, starts the accelerator, and
 // clocks it until done; faults, deadlocks, unbalanced programs and AXI rule violations throw
 // tessera::Error naming the instruction, module and queue.
 class Simulator {
  public:
   // Throws if the engine was not built for a config with `cfg`'s parameters, or the trace file
-  // exists. kSystemC: every such simulator of one config shares the process's one SystemC
-  // testbench of that config (SystemC elaborates once per process), taking it over, with a reset,
-  // when another one used it last; it must be used from the thread that first used SystemC, and
-  // does not trace.
+  // exists. kSystemC and kHlsSystemC: every such simulator of one model and config shares the
+  // process's one SystemC testbench of it (SystemC elaborates once per process), taking it over,
+  // with a reset, when another one used it last; it must be used from the thread that first used
+  // SystemC, and does not trace.
   Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& options = Options(),
             Engine engine = Engine::kVerilator);
   ~Simulator();
