@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "tessera/hw/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/runtime/target.h"
 #include "tessera/sw/workloads.h"
 
 namespace tessera::cli {
@@ -54,7 +55,7 @@ void printHeader() {
 
 int cmdBench(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, target, which;
+  std::string config, target, which, compare;
   const char* envTarget = std::getenv("TESSERA_TARGET");
   const char* envConfig = std::getenv("TESSERA_CONFIG");
   int m = 0, n = 0, k = 0, tileM = 0, tileN = 0, tileK = 0;
@@ -69,17 +70,25 @@ int cmdBench(const std::vector<std::string>& args) {
       ("k", po::value<int>(&k)->default_value(0), "GEMM reduction length")
       ("tile-m", po::value<int>(&tileM)->default_value(0), "GEMM tile rows (0: chosen by the cycle model)")
       ("tile-n", po::value<int>(&tileN)->default_value(0), "GEMM tile columns (0: chosen)")
-      ("tile-k", po::value<int>(&tileK)->default_value(0), "GEMM tile reduction length (0: chosen)");
+      ("tile-k", po::value<int>(&tileK)->default_value(0), "GEMM tile reduction length (0: chosen)")
+      ("compare", po::value<std::string>(&compare), "run the same programs on this target too and print both "
+       "cycle counts side by side (e.g. --target hls-sc --compare rtl-sc)");
   po::positional_options_description pos;
   pos.add("benchmark", 1);
   po::variables_map vm;
-  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K]", args, opts, &pos, &vm)) return 0;
+  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2]", args, opts, &pos, &vm))
+    return 0;
   if (which != "gemm") throw Error("tessera bench", "unknown benchmark '" + which + "' (available: gemm)");
   if ((m || n || k) && !(m && n && k)) throw Error("tessera bench gemm", "--m, --n and --k go together");
 
   runtime::Session::reset(target, config);
   auto& session = runtime::Session::global();
   const hw::Config& cfg = session.config();
+  if (!compare.empty()) {
+    // Refuse a second target that cannot run before spending minutes on the first.
+    const runtime::TargetInfo& info = runtime::findTarget(compare);
+    if (!info.supports(cfg)) throw Error("--compare " + compare, info.unsupportedReason(cfg));
+  }
   std::printf("tessera bench gemm: target %s, config %s (%dx%dx%d GEMM core, %d MACs/cycle)\n\n",
               session.targetName().c_str(), cfg.name.c_str(), cfg.batch, cfg.blockIn, cfg.blockOut,
               cfg.batch * cfg.blockIn * cfg.blockOut);
@@ -128,12 +137,36 @@ int cmdBench(const std::vector<std::string>& args) {
 
   printHeader();
   int failures = 0;
+  std::vector<BenchRow> rows;
   for (const auto& job : jobs) {
-    BenchRow row{job.name, job.run()};
-    printRow(cfg, row);
-    if (!row.result.correct) ++failures;
+    rows.push_back({job.name, job.run()});
+    printRow(cfg, rows.back());
+    if (!rows.back().result.correct) ++failures;
   }
   std::printf("\n");
+  if (!compare.empty()) {
+    // The same programs (same tiling, data and instruction streams) on the second target.
+    const std::string first = session.targetName();
+    runtime::Session::reset(compare, config);
+    const std::string second = runtime::Session::global().targetName();
+    std::printf("the same programs on target %s:\n\n", second.c_str());
+    printHeader();
+    std::vector<BenchRow> other;
+    for (const auto& job : jobs) {
+      other.push_back({job.name, job.run()});
+      printRow(cfg, other.back());
+      if (!other.back().result.correct) ++failures;
+    }
+    std::printf("\n%-30s %12s %12s %8s\n", "workload", (first + " cyc").c_str(), (second + " cyc").c_str(), "ratio");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint64_t a = rows[i].result.counters.cycles, b = other[i].result.counters.cycles;
+      char ratio[32] = "-";
+      if (a && b) std::snprintf(ratio, sizeof ratio, "%.3f", double(a) / double(b));
+      std::printf("%-30s %12s %12s %8s\n", rows[i].name.c_str(), a ? withCommas(a).c_str() : "-",
+                  b ? withCommas(b).c_str() : "-", ratio);
+    }
+    std::printf("\n");
+  }
   for (const auto& t : tilings) std::printf("%s\n", t.c_str());
   std::printf("\nideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT); util = ideal / cycles (GEMM-core utilization);\n"
               "cycles/s = simulated cycles per second of wall time inside the device run.\n");
