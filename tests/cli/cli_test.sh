@@ -172,6 +172,23 @@ if [[ ",$TSIM_CONFIGS," == *,small,* ]]; then
   expect 0 "targets fsim,fsim:kernels=generic; 0 mismatches$" -- "$TESSERA" regress --programs 2 --config batch2
 fi
 
+# --- bench: the GEMM/conv suite, and the same programs on a second target side by side
+expect 0 "usage: tessera bench" -- "$TESSERA" bench --help
+expect 0 "gemm 32x32x32 \\+requant .* ok$" -- "$TESSERA" bench gemm --config small --m 32 --n 32 --k 32
+expect 1 "--compare nope: .*unknown or not built|target 'nope': unknown or not built" \
+  -- "$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --compare nope
+available=$("$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --compare nope 2>&1)
+if [[ "$available" == *hls-sc* && ",$TSIM_CONFIGS," == *,small,* ]]; then
+  expect 0 "^gemm 32x32x32 +[0-9,]+ +[0-9,]+ +[0-9]+\.[0-9]{3}$" \
+    -- "$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --target hls-sc --compare rtl-sc
+  expect 0 "workload +hls-sc cyc +rtl-sc cyc +ratio" \
+    -- "$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --target hls-sc --compare rtl-sc
+fi
+if [[ ",$TSIM_CONFIGS," != *,batch2,* ]]; then
+  expect 1 "--compare tsim: tsim is not built for config 'batch2'" \
+    -- "$TESSERA" bench gemm --config batch2 --m 32 --n 32 --k 32 --target fsim --compare tsim
+fi
+
 # --- demo on the small config
 expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64
 expect 1 "multiples of" -- "$TESSERA" demo --k 10

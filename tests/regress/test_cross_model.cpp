@@ -1,4 +1,4 @@
-// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim, tsim and rtl-sc, fsim and hls, batch2 on two fsim kernel sets.
+// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim, tsim and rtl-sc, fsim, hls and hls-sc, batch2 on two fsim kernel sets.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -113,6 +113,23 @@ TEST(CrossModel, FsimAgainstHls) {
     crossRun(config, "fsim,hls", Size::kSmall, 9000001, programs(1000) / 4);
     crossRun(config, "fsim,hls", Size::kMedium, 9500001, programs(1000) / 40);
   }
+}
+
+// hls-sc (the HLS stages timed in the SystemC testbench) on every config it was built for: fsim's
+// DRAM after every program; its cycles are its own (an annotation, not the RTL's).
+TEST(CrossModel, FsimAgainstHlsSc) {
+  bool any = false;
+  for (const char* config : {"default", "small", "batch2"}) {
+    const Config cfg = Config::load(config);
+    bool built = false;
+    for (const auto& t : tessera::runtime::builtinTargets())
+      if (t.name == "hls-sc") built = t.supports(cfg);
+    if (!built) continue;
+    any = true;
+    crossRun(config, "fsim,hls-sc", Size::kSmall, 9700001, programs(1000) / 5);
+    crossRun(config, "fsim,hls-sc", Size::kMedium, 9800001, programs(1000) / 20);
+  }
+  if (!any) GTEST_SKIP() << "hls-sc is not built";
 }
 
 // tsim is built for default and small only; batch2 (BATCH 2, BLOCK_IN != BLOCK_OUT) holds fsim's

@@ -1,8 +1,10 @@
-# ctest include file: the runtime tests that run on tsim also carry the `tsim` label (ctest -L tsim), those on rtl-sc `rtl-sc`.
+# ctest include file: the runtime tests that run on tsim also carry the `tsim` label (ctest -L tsim), those on rtl-sc `rtl-sc`, those on hls-sc `hls-sc`.
 foreach(test IN LISTS tessera_runtime_tests_list)
   if(test MATCHES "/tsim_")
     set_tests_properties("${test}" PROPERTIES LABELS "runtime;tsim")
   elseif(test MATCHES "/rtl_sc_" OR test MATCHES "RtlSc")
     set_tests_properties("${test}" PROPERTIES LABELS "runtime;rtl-sc")
+  elseif(test MATCHES "/hls_sc_")
+    set_tests_properties("${test}" PROPERTIES LABELS "runtime;hls-sc")
   endif()
 endforeach()
