@@ -1,4 +1,5 @@
 // tessera bench: accelerator benchmarks on any target, with cycles, utilization and simulation speed.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -6,6 +7,9 @@
 #include <vector>
 
 #include "cli.h"
+#include "tessera/compiler/compile.h"
+#include "tessera/compiler/program.h"
+#include "tessera/compiler/suite.h"
 #include "tessera/hw/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
@@ -51,6 +55,80 @@ void printHeader() {
               "DRAM read B", "DRAM write B", "wall s", "cycles/s", "check");
 }
 
+// ResNet-18's layers compiled and run on the session's target, one row each, then the network total.
+int benchResnet18(runtime::Session& session) {
+  const hw::Config& cfg = session.config();
+  const uint64_t perCycle = uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut;
+  std::printf("tessera bench resnet18: target %s, config %s (%dx%dx%d GEMM core, %llu MACs/cycle)\n\n",
+              session.targetName().c_str(), cfg.name.c_str(), cfg.batch, cfg.blockIn, cfg.blockOut,
+              static_cast<unsigned long long>(perCycle));
+  std::printf("%-5s %-26s %3s %14s %11s %11s %7s %11s %11s %10s %8s %10s  %s\n", "layer", "shape", "x", "MACs", "ideal",
+              "cycles", "util", "DRAM read B", "DRAM wr B", "compile ms", "est err", "tiling", "check");
+  struct Total {
+    uint64_t macs = 0, ideal = 0, cycles = 0, read = 0, write = 0;
+    double weightedUtil = 0;  // sum of MACs x utilization
+  } all, c2to11;
+  double compileSeconds = 0;
+  int failures = 0;
+  uint32_t seed = 1;
+  for (const compiler::SuiteLayer& layer : compiler::resnet18Suite()) {
+    const compiler::Operator& op = layer.op;
+    const compiler::OperatorData data = compiler::OperatorData::random(op, seed++);
+    const auto t0 = std::chrono::steady_clock::now();
+    const compiler::Program prog = compiler::compile(cfg, op, data);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    compileSeconds += secs;
+    const compiler::RunResult r = compiler::runProgram(prog, session, data.input);
+    const bool ok = r.output == compiler::reference(op, data);
+    if (!ok) ++failures;
+    const hw::Counters& c = r.counters;
+    const uint64_t ideal = op.macs() / perCycle;
+    const uint64_t read = c.cycles ? c.dramReadBeats * uint64_t(cfg.busBytes) : c.totalLoadBytes();
+    const uint64_t write = c.cycles ? c.dramWriteBeats * uint64_t(cfg.busBytes) : c.storeBytes;
+    char shape[64], util[16] = "-", cycles[32] = "-", err[16] = "-";
+    if (op.kind == compiler::OpKind::kDense)
+      std::snprintf(shape, sizeof shape, "dense %d->%d", op.inChannels, op.outChannels);
+    else
+      std::snprintf(shape, sizeof shape, "%dx%dx%d->%d k%d p%d s%d", op.height, op.width, op.inChannels, op.outChannels,
+                    op.kernelH, op.padH, op.strideH);
+    if (c.cycles) {
+      std::snprintf(util, sizeof util, "%.1f%%", 100.0 * double(ideal) / double(c.cycles));
+      std::snprintf(cycles, sizeof cycles, "%s", withCommas(c.cycles).c_str());
+      std::snprintf(err, sizeof err, "%+.1f%%", 100.0 * (prog.summary.estimatedCycles - double(c.cycles)) / double(c.cycles));
+    }
+    const std::string& t = prog.summary.tiling;
+    std::printf("%-5s %-26s %3d %14s %11s %11s %7s %11s %11s %10.2f %8s %10s  %s\n", op.name.c_str(), shape,
+                layer.occurrences, withCommas(op.macs()).c_str(), withCommas(ideal).c_str(), cycles, util,
+                withCommas(read).c_str(), withCommas(write).c_str(), secs * 1e3, err, t.substr(0, t.find(' ', t.find("tci="))).c_str(),
+                ok ? "ok" : "MISMATCH");
+    for (Total* to : {&all, &c2to11}) {
+      if (to == &c2to11 && (op.name == "C1" || op.name == "FC")) continue;
+      const uint64_t n = uint64_t(layer.occurrences);
+      to->macs += n * op.macs();
+      to->ideal += n * ideal;
+      to->cycles += n * c.cycles;
+      to->read += n * read;
+      to->write += n * write;
+      if (c.cycles) to->weightedUtil += double(n * op.macs()) * double(ideal) / double(c.cycles);
+    }
+  }
+  auto totalLine = [&](const char* name, const char* what, const Total& t) {
+    char util[16] = "-";
+    if (t.cycles) std::snprintf(util, sizeof util, "%.1f%%", 100.0 * t.weightedUtil / double(t.macs));
+    std::printf("%-5s %-26s %3s %14s %11s %11s %7s %11s %11s\n", name, what, "", withCommas(t.macs).c_str(),
+                withCommas(t.ideal).c_str(), t.cycles ? withCommas(t.cycles).c_str() : "-", util,
+                withCommas(t.read).c_str(), withCommas(t.write).c_str());
+  };
+  std::printf("\n");
+  totalLine("total", "ResNet-18 (x = occurrences)", all);
+  totalLine("C2-11", "C2..C11 with occurrences", c2to11);
+  std::printf("\ncompile time of the whole suite: %.1f ms\n", compileSeconds * 1e3);
+  std::printf("ideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT), of the unpadded layer; util = ideal / cycles; the total "
+              "lines' util is MAC-weighted;\nest err = (cost-model estimate - cycles) / cycles; DRAM bytes are bus beats x "
+              "bus bytes on timed targets, LOAD/STORE bytes on fsim.\n");
+  return failures ? 1 : 0;
+}
+
 }  // namespace
 
 int cmdBench(const std::vector<std::string>& args) {
@@ -60,7 +138,7 @@ int cmdBench(const std::vector<std::string>& args) {
   const char* envConfig = std::getenv("TESSERA_CONFIG");
   int m = 0, n = 0, k = 0, tileM = 0, tileN = 0, tileK = 0;
   opts.add_options()
-      ("benchmark", po::value<std::string>(&which)->default_value("gemm"), "benchmark: gemm")
+      ("benchmark", po::value<std::string>(&which)->default_value("gemm"), "benchmark: gemm or resnet18")
       ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
        "config JSON file or shipped config name ($TESSERA_CONFIG)")
       ("target,t", po::value<std::string>(&target)->default_value(envTarget && *envTarget ? envTarget : "tsim"),
@@ -76,9 +154,16 @@ int cmdBench(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("benchmark", 1);
   po::variables_map vm;
-  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2]", args, opts, &pos, &vm))
+  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2] | resnet18 [--target T] [--config C]",
+             args, opts, &pos, &vm))
     return 0;
-  if (which != "gemm") throw Error("tessera bench", "unknown benchmark '" + which + "' (available: gemm)");
+  if (which == "resnet18") {
+    if (m || n || k || tileM || tileN || tileK || !compare.empty())
+      throw Error("tessera bench resnet18", "takes only --target and --config");
+    runtime::Session::reset(target, config);
+    return benchResnet18(runtime::Session::global());
+  }
+  if (which != "gemm") throw Error("tessera bench", "unknown benchmark '" + which + "' (available: gemm, resnet18)");
   if ((m || n || k) && !(m && n && k)) throw Error("tessera bench gemm", "--m, --n and --k go together");
 
   runtime::Session::reset(target, config);

@@ -1,0 +1,295 @@
+// Program objects: counting, the binary file format of docs/compiler.md, and running through the runtime.
+#include "tessera/compiler/program.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "tessera/compiler/layout.h"
+#include "tessera/hw/asm.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'S', 'R', 'A', 'P', 'R', 'G', '1'};
+constexpr uint32_t kVersion = 1;
+
+uint64_t fnv1a(const uint8_t* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+class Writer {
+ public:
+  void u32(uint32_t v) { for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i))); }
+  void u64(uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i))); }
+  void f64(double d) {
+    uint64_t v;
+    std::memcpy(&v, &d, 8);
+    u64(v);
+  }
+  void str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    b.insert(b.end(), s.begin(), s.end());
+  }
+  void bytes(const std::vector<uint8_t>& d) {
+    u64(d.size());
+    b.insert(b.end(), d.begin(), d.end());
+  }
+  std::vector<uint8_t> b;
+};
+
+// Reads with a bounds check on every field, so a truncated or corrupt file is an error naming
+// the field, never a read past the end.
+class Reader {
+ public:
+  Reader(const std::vector<uint8_t>& b, size_t end, std::string origin) : b_(b), end_(end), origin_(std::move(origin)) {}
+  const uint8_t* take(uint64_t n, const char* what) {
+    if (n > end_ - pos_)
+      throw Error(origin_, std::string("truncated at byte ") + std::to_string(pos_) + " reading " + what);
+    const uint8_t* p = b_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  uint32_t u32(const char* what) {
+    const uint8_t* p = take(4, what);
+    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+  }
+  uint64_t u64(const char* what) {
+    const uint8_t* p = take(8, what);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+    return v;
+  }
+  double f64(const char* what) {
+    const uint64_t v = u64(what);
+    double d;
+    std::memcpy(&d, &v, 8);
+    return d;
+  }
+  std::string str(const char* what) {
+    const uint32_t n = u32(what);
+    const uint8_t* p = take(n, what);
+    return std::string(reinterpret_cast<const char*>(p), n);
+  }
+  std::vector<uint8_t> bytes(const char* what) {
+    const uint64_t n = u64(what);
+    const uint8_t* p = take(n, what);
+    return std::vector<uint8_t>(p, p + n);
+  }
+  size_t pos() const { return pos_; }
+  const std::string& origin() const { return origin_; }
+
+ private:
+  const std::vector<uint8_t>& b_;
+  size_t end_, pos_ = 0;
+  std::string origin_;
+};
+
+uint64_t memBytes(const hw::Insn& in, const hw::Config& cfg) {
+  return uint64_t(in.ySize) * in.xSize * uint64_t(cfg.dramElemBytes(static_cast<hw::MemId>(in.memType)));
+}
+
+}  // namespace
+
+int Program::bufferIndex(const std::string& name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name) return static_cast<int>(i);
+  throw Error("program", "has no buffer named '" + name + "'");
+}
+
+void Program::countInsns(uint64_t byOpcode[5], uint64_t* nops) const {
+  for (int i = 0; i < 5; ++i) byOpcode[i] = 0;
+  *nops = 0;
+  for (const auto& in : insns) {
+    if (in.isNop()) ++*nops;
+    else ++byOpcode[static_cast<int>(in.opcode)];
+  }
+}
+
+uint64_t Program::dramReadBytes(const hw::Config& cfg) const {
+  uint64_t n = 0;
+  for (const auto& in : insns)
+    if (in.opcode == hw::Opcode::kLoad) n += memBytes(in, cfg);
+  return n;
+}
+
+uint64_t Program::dramWriteBytes(const hw::Config& cfg) const {
+  uint64_t n = 0;
+  for (const auto& in : insns)
+    if (in.opcode == hw::Opcode::kStore) n += memBytes(in, cfg);
+  return n;
+}
+
+OperatorData Program::constants() const {
+  const hw::Config cfg = hw::Config::fromJson(configJson, "program config");
+  OperatorData d;
+  const ProgramBuffer& w = buffers[size_t(bufferIndex("weights"))];
+  const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
+  d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW), packedW);
+  if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
+  return d;
+}
+
+std::vector<uint8_t> Program::serialize() const {
+  const hw::Config cfg = hw::Config::fromJson(configJson, "program config");
+  const hw::Isa isa(cfg);
+  Writer w;
+  w.b.insert(w.b.end(), kMagic, kMagic + 8);
+  w.u32(kVersion);
+  w.str(configJson);
+  w.str(op.spec());
+  w.u32(static_cast<uint32_t>(buffers.size()));
+  for (const auto& b : buffers) {
+    w.str(b.name);
+    w.u32(static_cast<uint32_t>(b.role));
+    w.u32(b.memType);
+    w.u64(b.bytes);
+    w.str(b.layout);
+    w.bytes(b.data);
+  }
+  w.u32(static_cast<uint32_t>(uops.size()));
+  for (const auto& u : uops) w.u32(isa.encodeUop(u));
+  w.u32(static_cast<uint32_t>(insns.size()));
+  for (size_t i = 0; i < insns.size(); ++i) {
+    const hw::RawInsn raw = isa.encode(insns[i]);
+    w.u64(raw.lo);
+    w.u64(raw.hi);
+    w.u32(static_cast<uint32_t>(insnBuffer[i]));
+  }
+  w.str(summary.tiling);
+  for (uint64_t v : {summary.tiles, summary.steps, summary.inpEntries, summary.wgtEntries, summary.accEntries,
+                     summary.uopEntries, summary.macs, summary.paddedMacs, summary.legalTilings})
+    w.u64(v);
+  w.f64(summary.estimatedCycles);
+  w.u64(fnv1a(w.b.data(), w.b.size()));
+  return w.b;
+}
+
+Program Program::deserialize(const std::vector<uint8_t>& bytes, const std::string& origin) {
+  if (bytes.size() < 8 + 4 + 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+    throw Error(origin, "not a Tessera program file (bad magic; expected TSRAPRG1)");
+  const size_t body = bytes.size() - 8;
+  uint64_t stored = 0;
+  for (int i = 7; i >= 0; --i) stored = stored << 8 | bytes[body + size_t(i)];
+  if (stored != fnv1a(bytes.data(), body)) throw Error(origin, "checksum mismatch: the file is corrupt or truncated");
+  Reader r(bytes, body, origin);
+  r.take(8, "magic");
+  const uint32_t version = r.u32("version");
+  if (version != kVersion)
+    throw Error(origin, "format version " + std::to_string(version) + " is not supported (this build reads " +
+                            std::to_string(kVersion) + ")");
+  Program p;
+  p.configJson = r.str("config");
+  const hw::Config cfg = hw::Config::fromJson(p.configJson, origin + ": config");
+  const hw::Isa isa(cfg);
+  p.op = Operator::parse(r.str("operator"), origin + ": operator");
+  const uint32_t nBuffers = r.u32("buffer count");
+  for (uint32_t i = 0; i < nBuffers; ++i) {
+    ProgramBuffer b;
+    b.name = r.str("buffer name");
+    const uint32_t role = r.u32("buffer role");
+    if (role > 2) throw Error(origin, "buffer '" + b.name + "' has invalid role " + std::to_string(role));
+    b.role = static_cast<BufferRole>(role);
+    b.memType = r.u32("buffer memory type");
+    if (b.memType > 5) throw Error(origin, "buffer '" + b.name + "' has invalid memory type");
+    b.bytes = r.u64("buffer size");
+    b.layout = r.str("buffer layout");
+    b.data = r.bytes("buffer data");
+    if (!b.data.empty() && b.data.size() != b.bytes)
+      throw Error(origin, "buffer '" + b.name + "' holds " + std::to_string(b.data.size()) + " bytes, declares " +
+                              std::to_string(b.bytes));
+    p.buffers.push_back(std::move(b));
+  }
+  const uint32_t nUops = r.u32("micro-op count");
+  for (uint32_t i = 0; i < nUops; ++i) p.uops.push_back(isa.decodeUop(r.u32("micro-op")));
+  const uint32_t nInsns = r.u32("instruction count");
+  for (uint32_t i = 0; i < nInsns; ++i) {
+    hw::RawInsn raw;
+    raw.lo = r.u64("instruction");
+    raw.hi = r.u64("instruction");
+    const hw::Insn in = isa.decode(raw);
+    isa.validate(in, i);
+    const int32_t buf = static_cast<int32_t>(r.u32("instruction buffer"));
+    if (buf < -1 || buf >= static_cast<int32_t>(p.buffers.size()))
+      throw Error(origin, "instruction " + std::to_string(i) + " refers to buffer " + std::to_string(buf) +
+                              " of " + std::to_string(p.buffers.size()));
+    if (buf >= 0 && p.buffers[size_t(buf)].memType != in.memType)
+      throw Error(origin, "instruction " + std::to_string(i) + " indexes buffer '" + p.buffers[size_t(buf)].name +
+                              "' with the wrong element type");
+    p.insns.push_back(in);
+    p.insnBuffer.push_back(buf);
+  }
+  p.summary.tiling = r.str("summary");
+  for (uint64_t* v : {&p.summary.tiles, &p.summary.steps, &p.summary.inpEntries, &p.summary.wgtEntries,
+                      &p.summary.accEntries, &p.summary.uopEntries, &p.summary.macs, &p.summary.paddedMacs,
+                      &p.summary.legalTilings})
+    *v = r.u64("summary");
+  p.summary.estimatedCycles = r.f64("summary");
+  if (r.pos() != body) throw Error(origin, "unexpected bytes after the summary");
+  return p;
+}
+
+void Program::save(const std::string& path, bool overwrite) const { hw::writeBinaryFile(path, serialize(), overwrite); }
+
+Program Program::load(const std::string& path) { return deserialize(hw::readBinaryFile(path), path); }
+
+RunResult runProgram(const Program& program, runtime::Session& session, const std::vector<int8_t>& input,
+                     uint32_t waitCycles) {
+  const hw::Config& cfg = session.config();
+  if (cfg.toJson() != program.configJson)
+    throw Error("runProgram", "the program was compiled for another configuration than the session's (" + cfg.name + ")");
+  const Operator& op = program.op;
+  const ActivationLayout inL = inputLayout(cfg, op.batch, op.inChannels, op.height, op.width);
+  const ActivationLayout outL = outputLayout(cfg, op.batch, op.outChannels, op.outHeight(), op.outWidth());
+  const std::vector<int8_t> packedIn = packActivations(inL, input);
+
+  // Buffers are freed on every path, including errors.
+  struct Buffers {
+    runtime::Session& s;
+    std::vector<runtime::DataBuffer*> all;
+    ~Buffers() {
+      for (auto* b : all) s.freeBuffer(b);
+    }
+  } bufs{session, {}};
+  const hw::Isa isa(cfg);
+  std::vector<uint64_t> base(program.buffers.size());
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const ProgramBuffer& b = program.buffers[i];
+    runtime::DataBuffer* d = session.allocBuffer(std::max<uint64_t>(b.bytes, 1));
+    bufs.all.push_back(d);
+    const uint64_t elem = uint64_t(cfg.dramElemBytes(static_cast<hw::MemId>(b.memType)));
+    if (d->phys % elem)
+      throw Error("runProgram", "buffer '" + b.name + "' is not aligned to its " + std::to_string(elem) + "-byte elements");
+    base[i] = d->phys / elem;
+    if (b.role == BufferRole::kConstant) std::memcpy(d->host, b.data.data(), b.data.size());
+    if (b.role == BufferRole::kInput) {
+      if (packedIn.size() != b.bytes) throw Error("runProgram", "input size does not match buffer '" + b.name + "'");
+      std::memcpy(d->host, packedIn.data(), packedIn.size());
+    }
+  }
+  runtime::DataBuffer* code = session.allocBuffer(program.insns.size() * 16);
+  bufs.all.push_back(code);
+  for (size_t i = 0; i < program.insns.size(); ++i) {
+    hw::Insn in = program.insns[i];
+    if (program.insnBuffer[i] >= 0) in.dramBase = static_cast<uint32_t>(in.dramBase + base[size_t(program.insnBuffer[i])]);
+    hw::Isa::rawToBytes(isa.encode(in, "instruction " + std::to_string(i)), code->host + 16 * i);
+  }
+  runtime::Target& device = session.threadQueue().device();
+  const hw::Counters before = device.counters();
+  const auto t0 = std::chrono::steady_clock::now();
+  device.run(code->phys, static_cast<uint32_t>(program.insns.size()), waitCycles);
+  RunResult r;
+  r.deviceSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.counters = device.counters().since(before);
+  const runtime::DataBuffer* outBuf = bufs.all[size_t(program.bufferIndex("output"))];
+  std::vector<int8_t> packedOut(outL.bytes());
+  std::memcpy(packedOut.data(), outBuf->host, packedOut.size());
+  r.output = unpackActivations(outL, packedOut);
+  return r;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,209 @@
+// Tiling: legality against the config's SRAMs and instruction fields, the cycle cost model, the search.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "schedule.h"
+#include "tessera/hw/error.h"
+#include "tessera/hw/isa.h"
+
+namespace tessera::compiler {
+
+using detail::Geometry;
+using detail::TileShape;
+
+namespace detail {
+
+Geometry geometry(const hw::Config& cfg, const Operator& op) {
+  op.validate();
+  Geometry g;
+  g.B = cfg.batch;
+  g.BI = cfg.blockIn;
+  g.BO = cfg.blockOut;
+  g.NB = (op.batch + g.B - 1) / g.B;
+  g.CIB = (op.inChannels + g.BI - 1) / g.BI;
+  g.COB = (op.outChannels + g.BO - 1) / g.BO;
+  g.H = op.height;
+  g.W = op.width;
+  g.OH = op.outHeight();
+  g.OW = op.outWidth();
+  g.KH = op.kernelH;
+  g.KW = op.kernelW;
+  g.SH = op.strideH;
+  g.SW = op.strideW;
+  g.PH = op.padH;
+  g.PW = op.padW;
+  g.biasEntries = op.epilogue.bias ? g.COB : 0;
+  g.inpCap = static_cast<int>(cfg.inpDepth / 2);
+  g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
+  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries) / 2;
+  g.biasBase = static_cast<int>(cfg.accDepth) - g.biasEntries;
+  g.immAluOps = 2 + (op.epilogue.multiplier != 1) + (op.epilogue.shift != 0);
+  return g;
+}
+
+TileShape tileShape(const Geometry& g, const Tiling& t) {
+  TileShape s;
+  s.rowStep = g.KH == 1 ? g.SH : 1;  // a one-row kernel needs every stride-th row only
+  s.ih = g.KH == 1 ? t.th : (t.th - 1) * g.SH + g.KH;
+  s.iw = (t.tw - 1) * g.SW + g.KW;
+  s.srcRowFactor = (g.KH == 1 ? 1 : g.SH) * s.iw;
+  // Consecutive micro-ops must write different accumulator entries (VTA's rule): with one output
+  // channel block per tile the innermost micro-op dimension is the output column instead.
+  s.coInner = t.tco >= 2 || t.tw < 2;
+  s.gemmUops = s.coInner ? t.tci * g.KH * g.KW * t.tco : g.KH * g.KW * t.tw;
+  s.inpEntries = t.tci * s.ih * s.iw;
+  s.wgtEntries = t.tco * t.tci * g.KH * g.KW;
+  s.accEntries = t.tco * t.th * t.tw;
+  // Four GEMM kernels (input half x accumulator half), a reset and an immediate-ALU kernel per
+  // accumulator half, and a bias kernel per (output-channel tile, accumulator half).
+  s.uopEntries = 4 * s.gemmUops + 2 + 2 + (g.biasEntries ? 2 * g.COB : 0);
+  s.stepsPerTile = g.CIB / t.tci;
+  s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
+  return s;
+}
+
+Window window(int outStart, int stride, int pad, int extent, int count, int step, int inputSize) {
+  (void)extent;
+  Window w;
+  const int start = outStart * stride - pad;
+  for (int r = 0; r < count; ++r) {
+    const int i = start + r * step;
+    if (i < 0) ++w.pad0;
+    else if (i >= inputSize) ++w.pad1;
+  }
+  w.size = count - w.pad0 - w.pad1;
+  w.first = start + w.pad0 * step;
+  return w;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// Largest value a field of `op`'s format can hold.
+int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f) {
+  return (int64_t(1) << layout.width(op, f)) - 1;
+}
+
+}  // namespace
+
+std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t) {
+  const Geometry g = detail::geometry(cfg, op);
+  if (t.tco <= 0 || t.th <= 0 || t.tw <= 0 || t.tci <= 0) return "tile sizes must be positive";
+  if (g.COB % t.tco) return "tco=" + std::to_string(t.tco) + " does not divide " + std::to_string(g.COB) + " output-channel blocks";
+  if (g.OH % t.th) return "th=" + std::to_string(t.th) + " does not divide " + std::to_string(g.OH) + " output rows";
+  if (g.OW % t.tw) return "tw=" + std::to_string(t.tw) + " does not divide " + std::to_string(g.OW) + " output columns";
+  if (g.CIB % t.tci) return "tci=" + std::to_string(t.tci) + " does not divide " + std::to_string(g.CIB) + " input-channel blocks";
+  if (g.accCap <= 0) return "the accumulator cannot hold the bias and two tiles";
+  const TileShape s = detail::tileShape(g, t);
+  auto over = [](const char* what, long need, long have) {
+    return std::string(what) + " needs " + std::to_string(need) + " entries, a half holds " + std::to_string(have);
+  };
+  if (s.inpEntries > g.inpCap) return over("input tile", s.inpEntries, g.inpCap);
+  if (s.wgtEntries > g.wgtCap) return over("weight tile", s.wgtEntries, g.wgtCap);
+  if (s.accEntries > g.accCap) return over("accumulator tile", s.accEntries, g.accCap);
+  if (s.uopEntries > static_cast<long>(cfg.uopDepth))
+    return "micro-op kernels need " + std::to_string(s.uopEntries) + " entries, the buffer holds " +
+           std::to_string(cfg.uopDepth);
+  const hw::InsnLayout layout(cfg);
+  using hw::Field;
+  using hw::Opcode;
+  auto fits = [&](Opcode o, Field f, int64_t v) { return v <= fieldMax(layout, o, f); };
+  // GEMM loops: (y, x) or (y, ci); the ALU and reset loops walk the tile's entries.
+  const int64_t inIter = s.coInner ? t.tw : t.tci;
+  if (!fits(Opcode::kGemm, Field::kIterOut, t.th) || !fits(Opcode::kGemm, Field::kIterIn, inIter) ||
+      !fits(Opcode::kAlu, Field::kIterOut, s.accEntries))
+    return "loop extents exceed the iteration fields";
+  if (!fits(Opcode::kGemm, Field::kDstFactorOut, t.tw) || !fits(Opcode::kGemm, Field::kSrcFactorOut, s.srcRowFactor) ||
+      !fits(Opcode::kGemm, Field::kSrcFactorIn, s.coInner ? g.SW : s.ih * s.iw) ||
+      !fits(Opcode::kGemm, Field::kWgtFactorIn, s.coInner ? 0 : g.KH * g.KW))
+    return "loop factors exceed the GEMM factor fields";
+  const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1, padMax = (int64_t(1) << hw::kMemPadBits) - 1;
+  if (s.iw > memMax || s.ih > memMax || int64_t(s.rowStep) * g.W > memMax || int64_t(g.CIB) * g.KH * g.KW > memMax ||
+      int64_t(t.tci) * g.KH * g.KW > memMax || int64_t(g.OH) * g.OW > memMax || int64_t(t.th) * g.OW > memMax)
+    return "a LOAD or STORE size or stride exceeds its 16-bit field";
+  const detail::Window top = detail::window(0, g.SH, g.PH, g.H, s.ih, s.rowStep, g.H);
+  const detail::Window bottom = detail::window(g.OH - t.th, g.SH, g.PH, g.H, s.ih, s.rowStep, g.H);
+  const detail::Window left = detail::window(0, g.SW, g.PW, g.W, s.iw, 1, g.W);
+  const detail::Window right = detail::window(g.OW - t.tw, g.SW, g.PW, g.W, s.iw, 1, g.W);
+  for (const auto& w : {top, bottom, left, right}) {
+    if (w.pad0 > padMax || w.pad1 > padMax) return "padding of a tile exceeds the 4-bit LOAD pad fields";
+    if (w.size <= 0) return "a tile's input window lies entirely in the padding";
+  }
+  return "";
+}
+
+CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& p) {
+  const Geometry g = detail::geometry(cfg, op);
+  const TileShape s = detail::tileShape(g, t);
+  // One burst per row; a row costs its bytes at the bus rate or, for short rows, its share of the
+  // latency among the bursts in flight.
+  auto read = [&](double rows, double rowBytes) {
+    const double beats = std::ceil(rowBytes / cfg.busBytes);
+    const double bytesPerCycle = std::min<double>(p.readBytesPerCycle, cfg.busBytes);
+    return p.loadInsnCycles + p.readLatency +
+           rows * std::max(beats * cfg.busBytes / bytesPerCycle, (p.readLatency + beats) / p.outstanding);
+  };
+  const double entries = s.accEntries;
+  const double load = t.tci * read(s.ih, double(s.iw) * cfg.inpElemBytes) +
+                      read(t.tco, double(t.tci) * g.KH * g.KW * cfg.wgtElemBytes);
+  const double compute = double(s.gemmUops) * (s.coInner ? double(t.th) * t.tw : double(t.th) * t.tci) *
+                             (s.coInner ? 1.0 : t.tco) +
+                         p.computeInsnCycles;
+  const double reset = entries + p.computeInsnCycles;
+  const double epilogue = g.immAluOps * (entries + p.computeInsnCycles) +
+                          (g.biasEntries ? 2 * entries + p.computeInsnCycles : 0);
+  const int stores = t.tw == g.OW ? 1 : t.tco;
+  const double store = stores * p.storeInsnCycles + p.writeLatency +
+                       entries * cfg.outElemBytes / std::min<double>(p.writeBytesPerCycle, cfg.busBytes);
+  const double busyCompute = reset + s.stepsPerTile * compute + epilogue;
+  const double tile = reset + s.stepsPerTile * std::max(compute, load) + epilogue + std::max(0.0, store - busyCompute);
+  CostEstimate e;
+  const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0);
+  e.cycles = setup + load + double(s.tiles) * tile + store;
+  e.computeCycles = double(s.tiles) * s.stepsPerTile * compute;
+  e.loadCycles = double(s.tiles) * s.stepsPerTile * load;
+  e.storeCycles = double(s.tiles) * store;
+  e.epilogueCycles = double(s.tiles) * (reset + epilogue);
+  return e;
+}
+
+Tiling chooseTiling(const hw::Config& cfg, const Operator& op, uint64_t* legal, const CostParams& params) {
+  const Geometry g = detail::geometry(cfg, op);
+  Tiling best;
+  double bestCycles = 0;
+  uint64_t count = 0;
+  std::string firstProblem;
+  for (int tco : divisors(g.COB))
+    for (int tci : divisors(g.CIB))
+      for (int th : divisors(g.OH))
+        for (int tw : divisors(g.OW)) {
+          const Tiling t{tco, th, tw, tci};
+          const std::string problem = tilingProblem(cfg, op, t);
+          if (!problem.empty()) {
+            if (firstProblem.empty() || (tco == 1 && tci == 1 && th == 1 && tw == 1)) firstProblem = problem;
+            continue;
+          }
+          ++count;
+          const double c = estimateCycles(cfg, op, t, params).cycles;
+          if (count == 1 || c < bestCycles) {
+            best = t;
+            bestCycles = c;
+          }
+        }
+  if (legal) *legal = count;
+  if (!count)
+    throw Error(op.name.empty() ? op.describe() : op.name,
+                "no tiling fits config " + cfg.name + " (smallest tiling: " + firstProblem + ")");
+  return best;
+}
+
+}  // namespace tessera::compiler

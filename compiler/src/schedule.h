@@ -1,0 +1,44 @@
+// Internal to the compiler: the tile geometry both the cost model and the lowering derive from a tiling.
+#pragma once
+
+#include <string>
+
+#include "tessera/compiler/compile.h"
+#include "tessera/hw/config.h"
+
+namespace tessera::compiler::detail {
+
+// The operator in blocks, as the accelerator sees it.
+struct Geometry {
+  int B = 1, BI = 1, BO = 1;             // the config's BATCH, BLOCK_IN, BLOCK_OUT
+  int NB = 1, CIB = 1, COB = 1;          // batch blocks, input- and output-channel blocks (padded)
+  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
+  int biasEntries = 0;                   // accumulator entries holding the bias (COB, or 0)
+  int inpCap = 0, wgtCap = 0, accCap = 0;  // entries of one half of each buffer
+  int biasBase = 0;                      // accumulator index of the bias region
+  int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
+};
+Geometry geometry(const hw::Config& cfg, const Operator& op);
+
+// What a tiling implies for one tile and one reduction step.
+struct TileShape {
+  int ih = 0, iw = 0;          // SRAM rows and columns of one input-channel block's window
+  int rowStep = 1;             // DRAM rows per SRAM row (the stride, when the kernel is one row tall)
+  int srcRowFactor = 0;        // input entries between the windows of consecutive output rows
+  bool coInner = true;         // micro-op order: (ci, ky, kx, co) with loops (y, x); else (ky, kx, x) with loops (y, ci)
+  int gemmUops = 0;            // micro-ops of one GEMM kernel
+  int inpEntries = 0, wgtEntries = 0, accEntries = 0;  // per half
+  int uopEntries = 0;          // every kernel of the program
+  int stepsPerTile = 0;
+  long tiles = 0;
+};
+TileShape tileShape(const Geometry& g, const Tiling& t);
+
+// Rows (or columns) of one tile's input window: `pad0` padding entries, then `size` from DRAM
+// starting at `first` (stepping `step`), then `pad1` padding entries.
+struct Window {
+  int first = 0, size = 0, pad0 = 0, pad1 = 0;
+};
+Window window(int outStart, int stride, int pad, int extent, int count, int step, int inputSize);
+
+}  // namespace tessera::compiler::detail

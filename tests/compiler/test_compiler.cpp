@@ -1,0 +1,224 @@
+// Compiler tests: every operator form against its host reference on each target and config; tiling, program files, printing.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "tessera/compiler/compile.h"
+#include "tessera/compiler/layout.h"
+#include "tessera/compiler/program.h"
+#include "tessera/compiler/suite.h"
+#include "tessera/hw/config.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+#include "tessera/runtime/target.h"
+
+namespace {
+
+using namespace tessera::compiler;
+using tessera::Error;
+using tessera::hw::Config;
+
+bool built(const std::string& target, const Config& cfg) {
+  for (const auto& t : tessera::runtime::builtinTargets())
+    if (t.name == target) return t.supports(cfg);
+  return false;
+}
+
+// Compiles `op`, runs it on `target` and expects the reference's bytes.
+void expectMatchesReference(const std::string& target, const Config& cfg, Operator op, uint32_t seed) {
+  const OperatorData data = OperatorData::random(op, seed);
+  const Program prog = compile(cfg, op, data);
+  tessera::runtime::Session session(target, cfg);
+  const RunResult r = runProgram(prog, session, data.input);
+  const std::vector<int8_t> want = reference(op, data);
+  ASSERT_EQ(r.output.size(), want.size());
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (r.output[i] != want[i] && bad++ == 0) first = i;
+  EXPECT_EQ(bad, 0u) << op.describe() << " on " << target << "/" << cfg.name << " (" << prog.summary.tiling
+                     << "): first mismatch at " << first << ": got " << int(r.output[first]) << ", want "
+                     << int(want[first]);
+}
+
+// Small operators covering every form: kernel sizes, strides, padding, channels that are not a
+// multiple of the block, batch, each epilogue step.
+std::vector<Operator> smallOperators() {
+  std::vector<Operator> ops;
+  Epilogue plain;
+  Epilogue relu;
+  relu.relu = true;
+  relu.shift = 6;
+  Epilogue mul;
+  mul.multiplier = 3;
+  mul.shift = 9;
+  Epilogue noBias;
+  noBias.bias = false;
+  noBias.shift = 0;
+  ops.push_back(Operator::conv2d(1, 16, 8, 8, 16, 3, 1, 1, plain));
+  ops.push_back(Operator::conv2d(1, 20, 9, 7, 24, 3, 2, 1, relu));   // odd sizes, channel padding, stride 2
+  ops.push_back(Operator::conv2d(1, 3, 16, 16, 16, 7, 2, 3, plain));  // C1's shape, small
+  ops.push_back(Operator::conv2d(1, 32, 8, 8, 32, 1, 2, 0, mul));     // 1x1 stride 2
+  ops.push_back(Operator::conv2d(1, 16, 6, 6, 8, 5, 1, 2, noBias));   // 5x5
+  ops.push_back(Operator::conv2d(2, 8, 5, 5, 16, 3, 1, 0, relu));     // batch 2, no padding
+  ops.push_back(Operator::dense(1, 64, 40, relu));
+  ops.push_back(Operator::dense(2, 48, 16, mul));
+  return ops;
+}
+
+class OnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(OnTarget, SmallOperatorsMatchTheReference) {
+  const auto& [target, config] = GetParam();
+  const Config cfg = Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " not built for " << config;
+  uint32_t seed = 1;
+  for (const Operator& op : smallOperators()) expectMatchesReference(target, cfg, op, seed++);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, OnTarget,
+                         ::testing::Combine(::testing::Values("fsim", "tsim"),
+                                            ::testing::Values("default", "small", "batch2")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+
+std::vector<Operator> resnet18() {
+  std::vector<Operator> ops;
+  for (const SuiteLayer& l : resnet18Suite()) ops.push_back(l.op);
+  return ops;
+}
+
+class ResNet18 : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(ResNet18, EveryLayerMatchesTheReference) {
+  const auto& [target, config] = GetParam();
+  const Config cfg = Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " not built for " << config;
+  uint32_t seed = 100;
+  for (const Operator& op : resnet18()) {
+    SCOPED_TRACE(op.name);
+    expectMatchesReference(target, cfg, op, seed++);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, ResNet18,
+                         ::testing::Combine(::testing::Values("fsim", "tsim"),
+                                            ::testing::Values("default", "small", "batch2")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+
+TEST(Tiling, EveryChosenTilingIsLegalAndBeatsTheSmallest) {
+  for (const char* config : {"default", "small", "batch2"}) {
+    const Config cfg = Config::load(config);
+    for (const Operator& op : resnet18()) {
+      uint64_t legal = 0;
+      const Tiling t = chooseTiling(cfg, op, &legal);
+      EXPECT_GT(legal, 0u);
+      EXPECT_EQ(tilingProblem(cfg, op, t), "") << op.name;
+      const Tiling smallest{1, 1, 1, 1};
+      if (tilingProblem(cfg, op, smallest).empty()) {
+        EXPECT_LE(estimateCycles(cfg, op, t).cycles, estimateCycles(cfg, op, smallest).cycles) << op.name;
+      }
+    }
+  }
+}
+
+TEST(Tiling, IllegalRequestsAreRefusedWithTheReason) {
+  const Config cfg = Config::load("small");
+  const Operator op = Operator::conv2d(1, 64, 56, 56, 64, 3, 1, 1);
+  EXPECT_NE(tilingProblem(cfg, op, Tiling{3, 1, 1, 1}).find("does not divide"), std::string::npos);
+  EXPECT_NE(tilingProblem(cfg, op, Tiling{16, 56, 56, 16}).find("a half holds"), std::string::npos);
+  CompileOptions o;
+  o.tiling = Tiling{16, 56, 56, 16};
+  try {
+    compile(cfg, op, OperatorData::random(op, 1), o);
+    ADD_FAILURE() << "an oversized tiling compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("requested tiling"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Operator, SpecRoundTripsAndBadSpecsAreNamed) {
+  for (const Operator& op : smallOperators()) {
+    const Operator back = Operator::parse(op.spec(), "test");
+    EXPECT_EQ(back.spec(), op.spec());
+  }
+  for (const char* bad : {"conv2d cin=0 h=4 w=4 cout=4 kernel=3 pad=1", "conv2d cin=4 h=4 w=4 cout=4 kernel=3 pad=3",
+                          "pool cin=4", "conv2d cin=4 h=4 w=4 cout=4 frobnicate=1", "conv2d cin=x"}) {
+    try {
+      Operator::parse(bad, "spec");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("spec"), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+}
+
+TEST(Layout, PackingRoundTripsWithZeroPadding) {
+  const Config cfg = Config::load("batch2");
+  const ActivationLayout l = inputLayout(cfg, 3, 20, 4, 5);
+  std::vector<int8_t> x(size_t(3) * 20 * 4 * 5);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 7 + 1);
+  const auto packed = packActivations(l, x);
+  EXPECT_EQ(packed.size(), l.bytes());
+  EXPECT_EQ(unpackActivations(l, packed), x);
+  size_t zeros = 0;
+  for (int8_t v : packed) zeros += v == 0;
+  EXPECT_GE(zeros, packed.size() - x.size());
+}
+
+TEST(ProgramFile, RoundTripsAndRunsTheSame) {
+  const Config cfg = Config::load("small");
+  Operator op = Operator::conv2d(1, 8, 6, 6, 8, 3, 1, 1);
+  const OperatorData data = OperatorData::random(op, 5);
+  const Program prog = compile(cfg, op, data);
+  const Program back = Program::deserialize(prog.serialize(), "memory");
+  EXPECT_EQ(back.serialize(), prog.serialize());
+  tessera::runtime::Session session("fsim", cfg);
+  EXPECT_EQ(runProgram(back, session, data.input).output, reference(op, data));
+  // Files: no overwrite without asking; corrupt and truncated files are refused with the reason.
+  char dir[] = "/tmp/tessera_compiler_test_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/conv.tprog";
+  prog.save(path, false);
+  EXPECT_THROW(prog.save(path, false), Error);
+  EXPECT_EQ(Program::load(path).serialize(), prog.serialize());
+  std::vector<uint8_t> bytes = prog.serialize();
+  bytes[bytes.size() / 2] ^= 0x40;
+  try {
+    Program::deserialize(bytes, "corrupt");
+    ADD_FAILURE() << "corrupt program accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+  bytes = prog.serialize();
+  bytes.resize(bytes.size() - 20);
+  EXPECT_THROW(Program::deserialize(bytes, "truncated"), Error);
+  EXPECT_THROW(Program::deserialize({'n', 'o', 'p', 'e'}, "tiny"), Error);
+  // The program refuses a session of another config.
+  tessera::runtime::Session other("fsim", Config::load("default"));
+  EXPECT_THROW(runProgram(prog, other, data.input), Error);
+  std::remove(path.c_str());
+  ::rmdir(dir);
+}
+
+TEST(PrintAfterAll, ShowsEveryStage) {
+  const Config cfg = Config::load("default");
+  Operator op = Operator::conv2d(1, 32, 8, 8, 32, 3, 1, 1);
+  std::ostringstream os;
+  CompileOptions o;
+  o.printAfterAll = &os;
+  compile(cfg, op, OperatorData::random(op, 2), o);
+  const std::string s = os.str();
+  for (const char* stage : {"after operator", "after tiling search", "after loop nest", "after runtime calls",
+                            "after instruction selection", "after summary", "VTALoadBuffer2D(", "VTAUopPush(",
+                            "VTADepPush(", "VTADepPop(", "GEMM", "FINISH", "SRAM occupancy"})
+    EXPECT_NE(s.find(stage), std::string::npos) << stage;
+}
+
+}  // namespace
