@@ -189,6 +189,36 @@ if [[ ",$TSIM_CONFIGS," != *,batch2,* ]]; then
     -- "$TESSERA" bench gemm --config batch2 --m 32 --n 32 --k 32 --target fsim --compare tsim
 fi
 
+# --- compile / run-op: one operator, every stage printable, checked against the reference
+conv="conv2d cin=20 h=9 w=7 cout=24 kernel=3 stride=2 pad=1 relu=1"
+expect 0 "usage: tessera compile" -- "$TESSERA" compile --help
+expect 0 "usage: tessera run-op" -- "$TESSERA" run-op --help
+expect 0 "^SRAM occupancy +inp " -- "$TESSERA" compile "$conv" --config small
+for stage in "after operator" "after tiling search" "after loop nest" "after runtime calls" \
+  "after instruction selection" "after summary" "VTALoadBuffer2D\(" "VTAUopPush\(" "VTADepPop\(" "FINISH"; do
+  expect 0 "$stage" -- "$TESSERA" compile "$conv" --print-after-all
+done
+expect 0 "all 480 outputs match the reference" -- "$TESSERA" run-op "$conv" --config batch2
+expect 0 "all 1000 outputs match the reference" -- "$TESSERA" run-op "dense cin=512 cout=1000"
+expect 0 "wrote conv.tprog" -- "$TESSERA" compile "$conv" --config small -o conv.tprog
+expect 1 "conv.tprog: file exists; refusing to overwrite" -- "$TESSERA" compile "$conv" --config small -o conv.tprog
+expect 0 "all 480 outputs match" -- "$TESSERA" run-op --program conv.tprog --config small
+expect 1 "was compiled for config 'small', not 'default'" -- "$TESSERA" run-op --program conv.tprog
+head -c 100 conv.tprog > cut.tprog
+expect 1 "cut.tprog: checksum mismatch" -- "$TESSERA" run-op --program cut.tprog --config small
+expect 1 "unknown key 'colour'" -- "$TESSERA" compile "conv2d cin=4 h=4 w=4 cout=4 colour=3"
+expect 1 "unknown operator 'pool'" -- "$TESSERA" compile "pool cin=4"
+expect 1 "padding 3x3 must be smaller than the kernel" -- "$TESSERA" compile "conv2d cin=4 h=4 w=4 cout=4 kernel=3 pad=3"
+expect 1 "requested tiling: tco=3 does not divide" -- "$TESSERA" compile "$conv" --tiling 3,1,1,1
+expect 1 "expected four numbers" -- "$TESSERA" compile "$conv" --tiling 1,1
+expect 1 "target 'warp': unknown" -- "$TESSERA" run-op "$conv" --target warp
+expect 1 "no operator given" -- "$TESSERA" compile
+if [[ ",$TSIM_CONFIGS," == *,small,* ]]; then
+  expect 0 "ran on tsim: .* cycles .*utilization" -- "$TESSERA" run-op "$conv" --config small --target tsim
+fi
+expect 0 "^C2-11 .* ok|^total ResNet-18" -- "$TESSERA" bench resnet18 --target fsim --config small
+expect 1 "takes only --target and --config" -- "$TESSERA" bench resnet18 --m 4
+
 # --- demo on the small config
 expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64
 expect 1 "multiples of" -- "$TESSERA" demo --k 10
