@@ -37,6 +37,14 @@ ActivationLayout outputLayout(const hw::Config& cfg, int n, int c, int h, int w)
   return ActivationLayout{n, c, h, w, cfg.batch, cfg.blockOut};
 }
 
+OperatorLayouts operatorLayouts(const hw::Config& cfg, const Operator& op) {
+  OperatorLayouts l;
+  l.input = op.onVectorAlu() ? outputLayout(cfg, op.batch, op.inChannels, op.height, op.width)
+                             : inputLayout(cfg, op.batch, op.inChannels, op.height, op.width);
+  l.output = outputLayout(cfg, op.batch, op.outChannels, op.outHeight(), op.outWidth());
+  return l;
+}
+
 std::vector<int8_t> packActivations(const ActivationLayout& l, const std::vector<int8_t>& nchw) {
   checkSize(nchw.size(), uint64_t(l.n) * l.c * l.h * l.w, "packActivations");
   std::vector<int8_t> packed(l.bytes(), 0);

@@ -15,9 +15,21 @@ namespace {
 int32_t wrapAdd(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
 int32_t wrapMul(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b)); }
 
-std::string kindName(OpKind k) { return k == OpKind::kConv2d ? "conv2d" : "dense"; }
+// Arithmetic right shift on int32 (C++20 guarantees it; every supported compiler does it in C++17).
+int32_t shiftRight(int32_t v, int s) { return v >> s; }
 
 }  // namespace
+
+std::string kindName(OpKind k) {
+  switch (k) {
+    case OpKind::kConv2d: return "conv2d";
+    case OpKind::kDense: return "dense";
+    case OpKind::kAdd: return "add";
+    case OpKind::kMaxPool: return "maxpool";
+    case OpKind::kAvgPool: return "avgpool";
+  }
+  return "?";
+}
 
 Operator Operator::conv2d(int batch, int inChannels, int height, int width, int outChannels, int kernel, int stride,
                           int pad, const Epilogue& e) {
@@ -45,10 +57,47 @@ Operator Operator::dense(int batch, int inFeatures, int outFeatures, const Epilo
   return op;
 }
 
+Operator Operator::add(int batch, int channels, int height, int width, const Epilogue& e) {
+  Operator op;
+  op.kind = OpKind::kAdd;
+  op.batch = batch;
+  op.inChannels = op.outChannels = channels;
+  op.height = height;
+  op.width = width;
+  op.epilogue = e;
+  return op;
+}
+
+namespace {
+Operator pool(OpKind kind, int batch, int channels, int height, int width, int kernel, int stride, int pad) {
+  Operator op;
+  op.kind = kind;
+  op.batch = batch;
+  op.inChannels = op.outChannels = channels;
+  op.height = height;
+  op.width = width;
+  op.kernelH = op.kernelW = kernel;
+  op.strideH = op.strideW = stride;
+  op.padH = op.padW = pad;
+  op.epilogue.bias = false;
+  op.epilogue.shift = 0;
+  return op;
+}
+}  // namespace
+
+Operator Operator::maxPool(int batch, int channels, int height, int width, int kernel, int stride, int pad) {
+  return pool(OpKind::kMaxPool, batch, channels, height, width, kernel, stride, pad);
+}
+
+Operator Operator::avgPool(int batch, int channels, int height, int width, int kernel, int stride, int pad) {
+  return pool(OpKind::kAvgPool, batch, channels, height, width, kernel, stride, pad);
+}
+
 int Operator::outHeight() const { return strideH > 0 ? (height + 2 * padH - kernelH) / strideH + 1 : 0; }
 int Operator::outWidth() const { return strideW > 0 ? (width + 2 * padW - kernelW) / strideW + 1 : 0; }
 
 uint64_t Operator::macs() const {
+  if (onVectorAlu()) return 0;
   return uint64_t(batch) * outChannels * outHeight() * outWidth() * inChannels * kernelH * kernelW;
 }
 
@@ -77,16 +126,66 @@ void Operator::validate() const {
                            std::to_string(width + 2 * padW));
   if (kind == OpKind::kDense && (height != 1 || width != 1 || kernelH != 1 || kernelW != 1 || padH || padW))
     throw Error(where, "dense has a 1x1 input and no kernel, stride or padding");
+  if (onVectorAlu() && outChannels != inChannels)
+    throw Error(where, "keeps the channel count: cout must equal cin (" + std::to_string(inChannels) + ")");
+  if (kind == OpKind::kAdd && (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW))
+    throw Error(where, "add has no kernel, stride or padding");
+  if (kind == OpKind::kAdd && (epilogue.bias || epilogue.multiplier != 1))
+    throw Error(where, "add takes no bias and no multiplier after the sum (scale the operands with mul_a, mul_b)");
+  if ((kind == OpKind::kMaxPool || kind == OpKind::kAvgPool) &&
+      (epilogue.bias || epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round || epilogue.relu))
+    throw Error(where, "pooling has no requantization (bias, mul, shift, round, relu)");
+  if (kind == OpKind::kAvgPool && kernelH * kernelW > 16384)
+    throw Error(where, "window " + std::to_string(kernelH) + "x" + std::to_string(kernelW) +
+                           " is larger than the 16384 elements avgpool divides");
   if (epilogue.shift < 0 || epilogue.shift > 31)
     throw Error(where, "shift must be in [0, 31], got " + std::to_string(epilogue.shift));
-  if (epilogue.multiplier < -32768 || epilogue.multiplier > 32767)
-    throw Error(where, "multiplier must fit the ALU's signed 16-bit immediate, got " +
-                           std::to_string(epilogue.multiplier));
+  if (epilogue.round && (epilogue.shift < 1 || epilogue.shift > 15))
+    throw Error(where, "round needs shift in [1, 15] (its 1 << (shift-1) is a signed 16-bit ALU immediate), got " +
+                           std::to_string(epilogue.shift));
+  for (const auto& [value, what] : {std::pair<int, const char*>{epilogue.multiplier, "multiplier"},
+                                    {scaleA, "mul_a"},
+                                    {scaleB, "mul_b"}})
+    if (value < -32768 || value > 32767)
+      throw Error(where, std::string(what) + " must fit the ALU's signed 16-bit immediate, got " + std::to_string(value));
+  if (kind != OpKind::kAdd && (scaleA != 1 || scaleB != 1)) throw Error(where, "mul_a and mul_b belong to add");
 }
 
 std::string Operator::describe() const {
   std::ostringstream os;
   os << kindName(kind) << (name.empty() ? "" : " " + name) << ": ";
+  auto shape = [&](int c, int h, int w) {
+    return "[" + std::to_string(batch) + "][" + std::to_string(c) + "][" + std::to_string(h) + "][" + std::to_string(w) + "]";
+  };
+  if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool) {
+    os << "in " << shape(inChannels, height, width) << " int8, window " << kernelH << "x" << kernelW << ", stride "
+       << strideH << "x" << strideW << ", pad " << padH << "x" << padW << " -> out "
+       << shape(outChannels, outHeight(), outWidth()) << " int8";
+    if (kind == OpKind::kMaxPool) {
+      os << "; max (padding never wins)";
+    } else {
+      int32_t m = 1;
+      int sh = 0;
+      averageDivisor(kernelH * kernelW, &m, &sh);
+      os << "; sum";
+      if (m != 1) os << " *" << m;
+      if (sh) os << " +" << (1 << (sh - 1)) << " >>" << sh;
+      os << " (average over " << kernelH * kernelW << ", padding counted as zero)";
+    }
+    return os.str();
+  }
+  if (kind == OpKind::kAdd) {
+    os << "a, b " << shape(inChannels, height, width) << " int8 -> out " << shape(outChannels, height, width)
+       << " int8; a";
+    if (scaleA != 1) os << "*" << scaleA;
+    os << " + b";
+    if (scaleB != 1) os << "*" << scaleB;
+    os << ", ";
+    if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
+    os << ">>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]"
+       << (epilogue.relu ? " (ReLU)" : "");
+    return os.str();
+  }
   if (kind == OpKind::kDense) {
     os << "in [" << batch << "][" << inChannels << "] int8, weights [" << outChannels << "][" << inChannels
        << "] int8 -> out [" << batch << "][" << outChannels << "] int8";
@@ -98,6 +197,7 @@ std::string Operator::describe() const {
   }
   os << "; epilogue: " << (epilogue.bias ? "+bias int32, " : "");
   if (epilogue.multiplier != 1) os << "*" << epilogue.multiplier << ", ";
+  if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
   os << ">>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
   os << "; " << macs() << " MACs";
   return os.str();
@@ -107,30 +207,52 @@ std::string Operator::spec() const {
   std::ostringstream os;
   os << kindName(kind);
   if (!name.empty()) os << " name=" << name;
-  os << " n=" << batch << " cin=" << inChannels;
+  os << " n=" << batch;
+  if (onVectorAlu()) {
+    os << " c=" << inChannels << " h=" << height << " w=" << width;
+    if (kind == OpKind::kAdd)
+      os << " mul_a=" << scaleA << " mul_b=" << scaleB << " shift=" << epilogue.shift << " round=" << epilogue.round
+         << " relu=" << epilogue.relu;
+    else
+      os << " kh=" << kernelH << " kw=" << kernelW << " sh=" << strideH << " sw=" << strideW << " ph=" << padH
+         << " pw=" << padW;
+    return os.str();
+  }
+  os << " cin=" << inChannels;
   if (kind == OpKind::kConv2d)
     os << " h=" << height << " w=" << width << " cout=" << outChannels << " kh=" << kernelH << " kw=" << kernelW
        << " sh=" << strideH << " sw=" << strideW << " ph=" << padH << " pw=" << padW;
   else
     os << " cout=" << outChannels;
   os << " bias=" << epilogue.bias << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift
-     << " relu=" << epilogue.relu;
+     << " round=" << epilogue.round << " relu=" << epilogue.relu;
   return os.str();
 }
 
 Operator Operator::parse(const std::string& text, const std::string& origin) {
   std::istringstream is(text);
   std::string word;
-  if (!(is >> word)) throw Error(origin, "empty operator description (expected conv2d or dense)");
+  const char* known = "conv2d, dense, add, maxpool, avgpool";
+  if (!(is >> word)) throw Error(origin, std::string("empty operator description (expected one of ") + known + ")");
   Operator op;
-  if (word == "conv2d") op.kind = OpKind::kConv2d;
-  else if (word == "dense") op.kind = OpKind::kDense;
-  else throw Error(origin, "unknown operator '" + word + "' (known: conv2d, dense)");
+  bool found = false;
+  for (OpKind k : {OpKind::kConv2d, OpKind::kDense, OpKind::kAdd, OpKind::kMaxPool, OpKind::kAvgPool})
+    if (word == kindName(k)) {
+      op.kind = k;
+      found = true;
+    }
+  if (!found) throw Error(origin, "unknown operator '" + word + "' (known: " + known + ")");
+  if (op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool) {
+    op.epilogue.bias = false;
+    op.epilogue.shift = 0;
+  }
+  if (op.kind == OpKind::kAdd) op.epilogue.bias = false;
   std::map<std::string, int*> ints = {
       {"n", &op.batch},        {"cin", &op.inChannels}, {"h", &op.height},    {"w", &op.width},
       {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
-      {"shift", &op.epilogue.shift}};
+      {"shift", &op.epilogue.shift},
+      {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
                                                          {"pad", {&op.padH, &op.padW}}};
@@ -152,16 +274,20 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       throw Error(origin, "value of '" + key + "' is not an integer: '" + value + "'");
     }
     if (v < -(1L << 30) || v > (1L << 30)) throw Error(origin, "value of '" + key + "' is out of range");
-    if (key == "bias" || key == "relu") {
+    if (key == "bias" || key == "relu" || key == "round") {
       if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1");
-      (key == "bias" ? op.epilogue.bias : op.epilogue.relu) = v == 1;
+      (key == "bias" ? op.epilogue.bias : key == "relu" ? op.epilogue.relu : op.epilogue.round) = v == 1;
+    } else if (key == "c") {
+      if (!op.onVectorAlu()) throw Error(origin, "c= (channels) is for add and pooling; " + kindName(op.kind) + " takes cin= and cout=");
+      op.inChannels = op.outChannels = static_cast<int>(v);
     } else if (ints.count(key)) {
       *ints[key] = static_cast<int>(v);
     } else if (both.count(key)) {
       for (int* p : both.at(key)) *p = static_cast<int>(v);
     } else {
       throw Error(origin, "unknown key '" + key +
-                              "' (known: name n cin h w cout kernel kh kw stride sh sw pad ph pw bias mul shift relu)");
+                              "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias mul shift "
+                              "round relu mul_a mul_b)");
     }
   }
   try {
@@ -179,7 +305,10 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
   OperatorData d;
   d.input.resize(size_t(op.batch) * op.inChannels * op.height * op.width);
   d.weights.resize(size_t(op.outChannels) * op.inChannels * op.kernelH * op.kernelW);
+  if (op.onVectorAlu()) d.weights.clear();
+  if (op.kind == OpKind::kAdd) d.input2.resize(d.input.size());
   for (auto& v : d.input) v = static_cast<int8_t>(byte(rng));
+  for (auto& v : d.input2) v = static_cast<int8_t>(byte(rng));
   for (auto& v : d.weights) v = static_cast<int8_t>(byte(rng));
   if (op.epilogue.bias) {
     d.bias.resize(size_t(op.outChannels));
@@ -191,14 +320,74 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias) {
   if (e.bias) acc = wrapAdd(acc, bias);
   if (e.multiplier != 1) acc = wrapMul(acc, e.multiplier);
-  acc >>= e.shift;  // arithmetic on int32 (C++20 guarantees it; every supported compiler does it in C++17)
+  if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
+  acc = shiftRight(acc, e.shift);
   acc = std::min(acc, 127);
   acc = std::max(acc, e.relu ? 0 : -128);
   return static_cast<int8_t>(acc);
 }
 
+void averageDivisor(int count, int32_t* multiplier, int* shift) {
+  int log = 0;
+  while ((1 << log) < count) ++log;
+  if ((1 << log) == count) {
+    *multiplier = 1;
+    *shift = log;
+  } else {
+    *multiplier = (int32_t(1 << 15) + count / 2) / count;
+    *shift = 15;
+  }
+}
+
+int32_t averageOf(int32_t sum, int count) {
+  int32_t m = 1;
+  int s = 0;
+  averageDivisor(count, &m, &s);
+  if (m != 1) sum = wrapMul(sum, m);
+  if (s) sum = wrapAdd(sum, int32_t(1) << (s - 1));
+  return shiftRight(sum, s);
+}
+
+namespace {
+
+std::vector<int8_t> addReference(const Operator& op, const OperatorData& data) {
+  if (data.input.size() != size_t(op.batch) * op.inChannels * op.height * op.width || data.input2.size() != data.input.size())
+    throw Error("reference", "operand sizes do not match " + op.describe());
+  std::vector<int8_t> out(data.input.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = applyEpilogue(op.epilogue, wrapAdd(wrapMul(data.input[i], op.scaleA), wrapMul(data.input2[i], op.scaleB)), 0);
+  return out;
+}
+
+std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) {
+  const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, OH = op.outHeight(), OW = op.outWidth();
+  if (data.input.size() != size_t(N) * C * H * W) throw Error("reference", "operand sizes do not match " + op.describe());
+  const bool isMax = op.kind == OpKind::kMaxPool;
+  std::vector<int8_t> out(size_t(N) * C * OH * OW);
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c)
+      for (int y = 0; y < OH; ++y)
+        for (int x = 0; x < OW; ++x) {
+          int32_t acc = isMax ? -128 : 0;
+          for (int ky = 0; ky < op.kernelH; ++ky)
+            for (int kx = 0; kx < op.kernelW; ++kx) {
+              const int iy = y * op.strideH + ky - op.padH, ix = x * op.strideW + kx - op.padW;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              const int32_t v = data.input[((size_t(n) * C + c) * H + iy) * W + ix];
+              acc = isMax ? std::max(acc, v) : acc + v;
+            }
+          if (!isMax) acc = std::max(-128, std::min(127, averageOf(acc, op.kernelH * op.kernelW)));
+          out[((size_t(n) * C + c) * OH + y) * OW + x] = static_cast<int8_t>(acc);
+        }
+  return out;
+}
+
+}  // namespace
+
 std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   op.validate();
+  if (op.kind == OpKind::kAdd) return addReference(op, data);
+  if (op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool) return poolReference(op, data);
   const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, O = op.outChannels;
   const int KH = op.kernelH, KW = op.kernelW, OH = op.outHeight(), OW = op.outWidth();
   if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * C * KH * KW ||

@@ -127,6 +127,7 @@ uint64_t Program::dramWriteBytes(const hw::Config& cfg) const {
 OperatorData Program::constants() const {
   const hw::Config cfg = hw::Config::fromJson(configJson, "program config");
   OperatorData d;
+  if (op.onVectorAlu()) return d;
   const ProgramBuffer& w = buffers[size_t(bufferIndex("weights"))];
   const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
   d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW), packedW);
@@ -237,15 +238,22 @@ void Program::save(const std::string& path, bool overwrite) const { hw::writeBin
 
 Program Program::load(const std::string& path) { return deserialize(hw::readBinaryFile(path), path); }
 
-RunResult runProgram(const Program& program, runtime::Session& session, const std::vector<int8_t>& input,
+RunResult runProgram(const Program& program, runtime::Session& session, const OperatorData& data,
                      uint32_t waitCycles) {
   const hw::Config& cfg = session.config();
   if (cfg.toJson() != program.configJson)
     throw Error("runProgram", "the program was compiled for another configuration than the session's (" + cfg.name + ")");
   const Operator& op = program.op;
-  const ActivationLayout inL = inputLayout(cfg, op.batch, op.inChannels, op.height, op.width);
-  const ActivationLayout outL = outputLayout(cfg, op.batch, op.outChannels, op.outHeight(), op.outWidth());
-  const std::vector<int8_t> packedIn = packActivations(inL, input);
+  const OperatorLayouts layouts = operatorLayouts(cfg, op);
+  const ActivationLayout& outL = layouts.output;
+  auto pack = [&](const std::vector<int8_t>& x, const char* what) {
+    if (x.size() != uint64_t(op.batch) * op.inChannels * op.height * op.width)
+      throw Error("runProgram", std::string(what) + " has " + std::to_string(x.size()) + " values, " + op.describe() +
+                                    " takes " + std::to_string(uint64_t(op.batch) * op.inChannels * op.height * op.width));
+    return packActivations(layouts.input, x);
+  };
+  const std::vector<int8_t> packedIn = pack(data.input, "input");
+  const std::vector<int8_t> packedIn2 = op.kind == OpKind::kAdd ? pack(data.input2, "input2") : std::vector<int8_t>();
 
   // Buffers are freed on every path, including errors.
   struct Buffers {
@@ -267,8 +275,9 @@ RunResult runProgram(const Program& program, runtime::Session& session, const st
     base[i] = d->phys / elem;
     if (b.role == BufferRole::kConstant) std::memcpy(d->host, b.data.data(), b.data.size());
     if (b.role == BufferRole::kInput) {
-      if (packedIn.size() != b.bytes) throw Error("runProgram", "input size does not match buffer '" + b.name + "'");
-      std::memcpy(d->host, packedIn.data(), packedIn.size());
+      const std::vector<int8_t>& src = b.name == "input2" ? packedIn2 : packedIn;
+      if (src.size() != b.bytes) throw Error("runProgram", "input size does not match buffer '" + b.name + "'");
+      std::memcpy(d->host, src.data(), src.size());
     }
   }
   runtime::DataBuffer* code = session.allocBuffer(program.insns.size() * 16);

@@ -38,7 +38,7 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
   g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries) / 2;
   g.biasBase = static_cast<int>(cfg.accDepth) - g.biasEntries;
-  g.immAluOps = 2 + (op.epilogue.multiplier != 1) + (op.epilogue.shift != 0);
+  g.immAluOps = 2 + (op.epilogue.multiplier != 1) + op.epilogue.round + (op.epilogue.shift != 0);
   return g;
 }
 
@@ -77,9 +77,15 @@ Window window(int outStart, int stride, int pad, int extent, int count, int step
   return w;
 }
 
+int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f) {
+  return (int64_t(1) << layout.width(op, f)) - 1;
+}
+
 }  // namespace detail
 
 namespace {
+
+using detail::fieldMax;
 
 std::vector<int> divisors(int n) {
   std::vector<int> d;
@@ -88,14 +94,10 @@ std::vector<int> divisors(int n) {
   return d;
 }
 
-// Largest value a field of `op`'s format can hold.
-int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f) {
-  return (int64_t(1) << layout.width(op, f)) - 1;
-}
-
 }  // namespace
 
 std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t) {
+  if (op.onVectorAlu()) return detail::vectorTilingProblem(cfg, op, t);
   const Geometry g = detail::geometry(cfg, op);
   if (t.tco <= 0 || t.th <= 0 || t.tw <= 0 || t.tci <= 0) return "tile sizes must be positive";
   if (g.COB % t.tco) return "tco=" + std::to_string(t.tco) + " does not divide " + std::to_string(g.COB) + " output-channel blocks";
@@ -142,6 +144,7 @@ std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tilin
 }
 
 CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& p) {
+  if (op.onVectorAlu()) return detail::vectorEstimate(cfg, op, t, p);
   const Geometry g = detail::geometry(cfg, op);
   const TileShape s = detail::tileShape(g, t);
   // One burst per row; a row costs its bytes at the bus rate or, for short rows, its share of the
@@ -182,8 +185,10 @@ Tiling chooseTiling(const hw::Config& cfg, const Operator& op, uint64_t* legal, 
   double bestCycles = 0;
   uint64_t count = 0;
   std::string firstProblem;
-  for (int tco : divisors(g.COB))
-    for (int tci : divisors(g.CIB))
+  // The vector-ALU operators tile planes (tco) and have no reduction over channels (tci = 1).
+  const bool vector = op.onVectorAlu();
+  for (int tco : divisors(vector ? detail::vectorPlanes(cfg, op) : g.COB))
+    for (int tci : vector ? std::vector<int>{1} : divisors(g.CIB))
       for (int th : divisors(g.OH))
         for (int tw : divisors(g.OW)) {
           const Tiling t{tco, th, tw, tci};

@@ -5,6 +5,7 @@
 
 #include "tessera/compiler/compile.h"
 #include "tessera/hw/config.h"
+#include "tessera/hw/isa.h"
 
 namespace tessera::compiler::detail {
 
@@ -40,5 +41,14 @@ struct Window {
   int first = 0, size = 0, pad0 = 0, pad1 = 0;
 };
 Window window(int outStart, int stride, int pad, int extent, int count, int step, int inputSize);
+
+// Largest value a field of `op`'s format can hold.
+int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
+
+// add and the poolings (compiler/src/vector.cpp): tiles of `tco` planes (batch block x channel
+// block) x `th` output rows x `tw` output columns; `tci` is always 1.
+std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t);
+CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& params);
+int vectorPlanes(const hw::Config& cfg, const Operator& op);
 
 }  // namespace tessera::compiler::detail

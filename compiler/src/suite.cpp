@@ -1,6 +1,8 @@
 // ResNet-18's layer suite.
 #include "tessera/compiler/suite.h"
 
+#include <string>
+
 namespace tessera::compiler {
 
 std::vector<SuiteLayer> resnet18Suite() {
@@ -26,6 +28,28 @@ std::vector<SuiteLayer> resnet18Suite() {
   Operator fc = Operator::dense(1, 512, 1000, Epilogue());
   fc.name = "FC";
   layers.push_back({fc, 1});
+  return layers;
+}
+
+std::vector<SuiteLayer> resnet18VectorSuite() {
+  std::vector<SuiteLayer> layers;
+  Operator pool = Operator::maxPool(1, 64, 112, 112, 3, 2, 1);
+  pool.name = "P1";
+  layers.push_back({pool, 1});
+  Epilogue residual;
+  residual.bias = false;
+  residual.shift = 1;
+  residual.round = true;
+  residual.relu = true;
+  const int sizes[] = {56, 28, 14, 7}, channels[] = {64, 128, 256, 512};
+  for (int i = 0; i < 4; ++i) {
+    Operator add = Operator::add(1, channels[i], sizes[i], sizes[i], residual);
+    add.name = "A" + std::to_string(i + 2);
+    layers.push_back({add, 2});
+  }
+  Operator gap = Operator::avgPool(1, 512, 7, 7, 7, 1, 0);
+  gap.name = "GAP";
+  layers.push_back({gap, 1});
   return layers;
 }
 

@@ -33,7 +33,7 @@ void expectMatchesReference(const std::string& target, const Config& cfg, Operat
   const OperatorData data = OperatorData::random(op, seed);
   const Program prog = compile(cfg, op, data);
   tessera::runtime::Session session(target, cfg);
-  const RunResult r = runProgram(prog, session, data.input);
+  const RunResult r = runProgram(prog, session, data);
   const std::vector<int8_t> want = reference(op, data);
   ASSERT_EQ(r.output.size(), want.size());
   size_t bad = 0, first = 0;
@@ -42,6 +42,36 @@ void expectMatchesReference(const std::string& target, const Config& cfg, Operat
   EXPECT_EQ(bad, 0u) << op.describe() << " on " << target << "/" << cfg.name << " (" << prog.summary.tiling
                      << "): first mismatch at " << first << ": got " << int(r.output[first]) << ", want "
                      << int(want[first]);
+}
+
+// add and pooling: odd shapes, channel and batch padding, scales, rounding, ReLU, padding that must
+// never win a max, power-of-two and general averaging windows, global pooling.
+std::vector<Operator> vectorOperators() {
+  std::vector<Operator> ops;
+  Epilogue sum;
+  sum.bias = false;
+  sum.shift = 1;
+  sum.round = true;
+  ops.push_back(Operator::add(1, 20, 5, 7, sum));
+  Epilogue scaled = sum;
+  scaled.shift = 4;
+  scaled.relu = true;
+  Operator add2 = Operator::add(2, 16, 3, 3, scaled);
+  add2.scaleA = 5;
+  add2.scaleB = -3;
+  ops.push_back(add2);
+  Epilogue plainSum;
+  plainSum.bias = false;
+  plainSum.shift = 0;
+  ops.push_back(Operator::add(1, 8, 4, 4, plainSum));  // saturating int8 add
+  ops.push_back(Operator::maxPool(1, 20, 9, 9, 3, 2, 1));
+  ops.push_back(Operator::maxPool(2, 16, 8, 8, 2, 2, 0));
+  ops.push_back(Operator::maxPool(1, 16, 6, 7, 3, 1, 1));
+  ops.push_back(Operator::avgPool(1, 16, 7, 7, 7, 1, 0));   // global, 49: multiply and shift
+  ops.push_back(Operator::avgPool(1, 24, 8, 8, 2, 2, 0));   // 4: shift only
+  ops.push_back(Operator::avgPool(2, 16, 9, 9, 3, 2, 1));   // 9 with padding counted
+  ops.push_back(Operator::avgPool(1, 16, 8, 8, 4, 4, 0));   // 16
+  return ops;
 }
 
 // Small operators covering every form: kernel sizes, strides, padding, channels that are not a
@@ -66,6 +96,13 @@ std::vector<Operator> smallOperators() {
   ops.push_back(Operator::conv2d(2, 8, 5, 5, 16, 3, 1, 0, relu));     // batch 2, no padding
   ops.push_back(Operator::dense(1, 64, 40, relu));
   ops.push_back(Operator::dense(2, 48, 16, mul));
+  Epilogue rounded;
+  rounded.bias = false;
+  rounded.shift = 2;
+  rounded.round = true;
+  rounded.relu = true;
+  ops.push_back(Operator::conv2d(1, 16, 5, 5, 16, 3, 1, 1, rounded));
+  for (Operator& op : vectorOperators()) ops.push_back(op);
   return ops;
 }
 
@@ -89,6 +126,7 @@ INSTANTIATE_TEST_SUITE_P(All, OnTarget,
 std::vector<Operator> resnet18() {
   std::vector<Operator> ops;
   for (const SuiteLayer& l : resnet18Suite()) ops.push_back(l.op);
+  for (const SuiteLayer& l : resnet18VectorSuite()) ops.push_back(l.op);
   return ops;
 }
 
@@ -128,6 +166,33 @@ TEST(Tiling, EveryChosenTilingIsLegalAndBeatsTheSmallest) {
   }
 }
 
+// Every legal tiling of the vector operators, not only the chosen one, computes the reference:
+// tiles with and without padding on each side, plane groups, split rows and columns.
+TEST(Tiling, EveryLegalVectorTilingMatchesTheReference) {
+  for (const char* config : {"default", "batch2"}) {
+    const Config cfg = Config::load(config);
+    tessera::runtime::Session session("fsim", cfg);
+    for (const Operator& op : {Operator::maxPool(1, 40, 9, 9, 3, 2, 1), Operator::avgPool(1, 24, 6, 6, 3, 1, 1),
+                               vectorOperators()[1]}) {
+      const OperatorData data = OperatorData::random(op, 9);
+      const std::vector<int8_t> want = reference(op, data);
+      int tried = 0;
+      for (int tco = 1; tco <= 4; ++tco)
+        for (int th = 1; th <= op.outHeight(); ++th)
+          for (int tw = 1; tw <= op.outWidth(); ++tw) {
+            const Tiling t{tco, th, tw, 1};
+            if (!tilingProblem(cfg, op, t).empty()) continue;
+            CompileOptions o;
+            o.tiling = t;
+            ++tried;
+            EXPECT_EQ(runProgram(compile(cfg, op, data, o), session, data).output, want)
+                << op.describe() << " tiling " << tco << "," << th << "," << tw << " on " << config;
+          }
+      EXPECT_GE(tried, 4) << op.describe();
+    }
+  }
+}
+
 TEST(Tiling, IllegalRequestsAreRefusedWithTheReason) {
   const Config cfg = Config::load("small");
   const Operator op = Operator::conv2d(1, 64, 56, 56, 64, 3, 1, 1);
@@ -148,8 +213,13 @@ TEST(Operator, SpecRoundTripsAndBadSpecsAreNamed) {
     const Operator back = Operator::parse(op.spec(), "test");
     EXPECT_EQ(back.spec(), op.spec());
   }
+  EXPECT_EQ(Operator::parse("maxpool c=64 h=112 w=112 kernel=3 stride=2 pad=1", "t").spec(),
+            Operator::maxPool(1, 64, 112, 112, 3, 2, 1).spec());
   for (const char* bad : {"conv2d cin=0 h=4 w=4 cout=4 kernel=3 pad=1", "conv2d cin=4 h=4 w=4 cout=4 kernel=3 pad=3",
-                          "pool cin=4", "conv2d cin=4 h=4 w=4 cout=4 frobnicate=1", "conv2d cin=x"}) {
+                          "pool cin=4", "conv2d cin=4 h=4 w=4 cout=4 frobnicate=1", "conv2d cin=x",
+                          "maxpool c=4 h=4 w=4 kernel=3 shift=2", "add c=4 h=2 w=2 kernel=3", "add c=4 h=2 w=2 bias=1",
+                          "conv2d cin=4 h=4 w=4 cout=4 kernel=3 round=1 shift=0", "add c=4 h=4 w=4 mul_a=40000",
+                          "conv2d c=4 h=4 w=4", "avgpool cin=4 cout=8 h=4 w=4 kernel=2", "dense cin=4 cout=4 mul_b=2"}) {
     try {
       Operator::parse(bad, "spec");
       ADD_FAILURE() << "accepted: " << bad;
@@ -180,7 +250,7 @@ TEST(ProgramFile, RoundTripsAndRunsTheSame) {
   const Program back = Program::deserialize(prog.serialize(), "memory");
   EXPECT_EQ(back.serialize(), prog.serialize());
   tessera::runtime::Session session("fsim", cfg);
-  EXPECT_EQ(runProgram(back, session, data.input).output, reference(op, data));
+  EXPECT_EQ(runProgram(back, session, data).output, reference(op, data));
   // Files: no overwrite without asking; corrupt and truncated files are refused with the reason.
   char dir[] = "/tmp/tessera_compiler_test_XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
@@ -202,9 +272,41 @@ TEST(ProgramFile, RoundTripsAndRunsTheSame) {
   EXPECT_THROW(Program::deserialize({'n', 'o', 'p', 'e'}, "tiny"), Error);
   // The program refuses a session of another config.
   tessera::runtime::Session other("fsim", Config::load("default"));
-  EXPECT_THROW(runProgram(prog, other, data.input), Error);
+  EXPECT_THROW(runProgram(prog, other, data), Error);
   std::remove(path.c_str());
   ::rmdir(dir);
+}
+
+TEST(ProgramFile, VectorOperatorsRoundTripAndRunTheSame) {
+  const Config cfg = Config::load("default");
+  tessera::runtime::Session session("fsim", cfg);
+  for (const Operator& op : vectorOperators()) {
+    const OperatorData data = OperatorData::random(op, 3);
+    const Program prog = compile(cfg, op, data);
+    const Program back = Program::deserialize(prog.serialize(), "memory");
+    EXPECT_EQ(back.serialize(), prog.serialize()) << op.describe();
+    EXPECT_EQ(runProgram(back, session, data).output, reference(op, data)) << op.describe();
+    EXPECT_TRUE(back.constants().weights.empty());
+  }
+  // add needs its second operand.
+  const Operator add = vectorOperators()[0];
+  OperatorData missing = OperatorData::random(add, 1);
+  missing.input2.clear();
+  EXPECT_THROW(runProgram(compile(cfg, add, missing), session, missing), Error);
+}
+
+TEST(PrintAfterAll, ShowsEveryStageOfAVectorOperator) {
+  const Config cfg = Config::load("default");
+  const Operator op = Operator::maxPool(1, 32, 9, 9, 3, 2, 1);
+  std::ostringstream os;
+  CompileOptions o;
+  o.printAfterAll = &os;
+  compile(cfg, op, OperatorData::random(op, 2), o);
+  const std::string s = os.str();
+  for (const char* stage : {"after operator", "after tiling search", "after loop nest", "after runtime calls",
+                            "after instruction selection", "after summary", "padding never wins", "VTALoadBuffer2D(",
+                            "ACC_8BIT", "VTAPushALUOp(", "MAX", "VTADepPush(", "ALU micro-ops"})
+    EXPECT_NE(s.find(stage), std::string::npos) << stage;
 }
 
 TEST(PrintAfterAll, ShowsEveryStage) {

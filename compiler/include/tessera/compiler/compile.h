@@ -13,7 +13,8 @@ namespace tessera::compiler {
 
 // Tile sizes in blocks: output-channel blocks (tco), output rows (th), output columns (tw) per
 // output tile, and input-channel blocks (tci) per reduction step. Each step loads one half of the
-// input and weight buffers while the GEMM core works on the other half.
+// input and weight buffers while the GEMM core works on the other half. For add and the poolings
+// tco counts planes (batch block x channel block) and tci is 1.
 struct Tiling {
   int tco = 0, th = 0, tw = 0, tci = 0;
   bool operator==(const Tiling& o) const { return tco == o.tco && th == o.th && tw == o.tw && tci == o.tci; }

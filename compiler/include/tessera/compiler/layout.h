@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/compiler/operator.h"
 #include "tessera/hw/config.h"
 
 namespace tessera::compiler {
@@ -21,6 +22,15 @@ struct ActivationLayout {
 };
 ActivationLayout inputLayout(const hw::Config& cfg, int n, int c, int h, int w);
 ActivationLayout outputLayout(const hw::Config& cfg, int n, int c, int h, int w);
+
+// Where an operator's activations live. conv2d and dense read BLOCK_IN blocks and write BLOCK_OUT
+// blocks; add and the poolings read and write BLOCK_OUT blocks (the accumulator's 8-bit layout that
+// LOAD ACC_8BIT reads), so a convolution's output feeds them unchanged. add's two operands share
+// `input`'s layout.
+struct OperatorLayouts {
+  ActivationLayout input, output;
+};
+OperatorLayouts operatorLayouts(const hw::Config& cfg, const Operator& op);
 
 std::vector<int8_t> packActivations(const ActivationLayout& l, const std::vector<int8_t>& nchw);
 std::vector<int8_t> unpackActivations(const ActivationLayout& l, const std::vector<int8_t>& packed);

@@ -1,4 +1,4 @@
-// Operator descriptions the compiler accepts (quantized conv2d and dense), their data and host references.
+// Operator descriptions the compiler accepts (quantized conv2d, dense, elementwise add, pooling), their data and host references.
 #pragma once
 
 #include <cstdint>
@@ -10,34 +10,48 @@ namespace tessera::compiler {
 
 // What happens to each int32 accumulator before it is stored as int8, in this order (all on the
 // accelerator's vector ALU, all wrapping int32 arithmetic as the ALU computes it):
-//   acc += bias[o]  (if bias);  acc *= multiplier (if != 1);  acc >>= shift (arithmetic);
-//   acc = min(acc, 127);  acc = max(acc, relu ? 0 : -128).
+//   acc += bias[o]  (if bias);  acc *= multiplier (if != 1);  acc += 1 << (shift - 1) (if round);
+//   acc >>= shift (arithmetic);  acc = min(acc, 127);  acc = max(acc, relu ? 0 : -128).
 struct Epilogue {
   bool bias = true;
   int multiplier = 1;  // ALU MUL immediate: a signed 16-bit value
   int shift = 8;       // 0..31
+  bool round = false;  // round to nearest (half up) instead of toward minus infinity; needs shift in 1..15
   bool relu = false;
 };
 
-enum class OpKind { kConv2d, kDense };
+enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
 
 // conv2d: out[n][o][y][x] = epilogue(sum_{c,ky,kx} in[n][c][y*sh+ky-ph][x*sw+kx-pw] * w[o][c][ky][kx]),
 // zero outside the input. dense is the 1x1 case on a 1x1 image: out[n][o] = epilogue(sum_c in[n][c] * w[o][c]).
+// add: out = epilogue(a * scaleA + b * scaleB) elementwise over two tensors of one shape (no bias, multiplier 1).
+// maxpool: out[n][c][y][x] = max over the window of in[n][c][y*sh+ky-ph][x*sw+kx-pw]; padding never wins.
+// avgpool: S = sum over the window, padding counting as zero and in the divisor N = kh*kw; out is
+//   (S + N/2) >> log2(N) when N is a power of two, else (S * round(2^15 / N) + 2^14) >> 15.
 // Tensors are logical NCHW / OIHW here; the compiler pads batch and channels to the config's blocks.
+// add and the poolings run on the vector ALU and keep the channel count (outChannels == inChannels).
 struct Operator {
   OpKind kind = OpKind::kConv2d;
   std::string name;  // free label, e.g. "C2"
   int batch = 1, inChannels = 1, height = 1, width = 1, outChannels = 1;
   int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padH = 0, padW = 0;
   Epilogue epilogue;
+  int scaleA = 1, scaleB = 1;  // add: the operands' ALU MUL immediates (signed 16-bit)
 
   static Operator conv2d(int batch, int inChannels, int height, int width, int outChannels, int kernel, int stride,
                          int pad, const Epilogue& e = Epilogue());
   static Operator dense(int batch, int inFeatures, int outFeatures, const Epilogue& e = Epilogue());
+  // `e.bias` and `e.multiplier` must be off; scaleA/scaleB are set on the result.
+  static Operator add(int batch, int channels, int height, int width, const Epilogue& e);
+  static Operator maxPool(int batch, int channels, int height, int width, int kernel, int stride, int pad);
+  static Operator avgPool(int batch, int channels, int height, int width, int kernel, int stride, int pad);
+
+  // add, maxpool and avgpool: computed on the vector ALU, operands in the accumulator's 8-bit layout.
+  bool onVectorAlu() const { return kind == OpKind::kAdd || kind == OpKind::kMaxPool || kind == OpKind::kAvgPool; }
 
   int outHeight() const;
   int outWidth() const;
-  uint64_t macs() const;  // of the logical (unpadded) operator
+  uint64_t macs() const;  // of the logical (unpadded) operator; 0 for the vector-ALU operators
   // Throws tessera::Error naming the field when the description is meaningless (non-positive sizes,
   // kernel larger than the padded input, shift or multiplier out of range).
   void validate() const;
@@ -50,9 +64,10 @@ struct Operator {
   static Operator parse(const std::string& text, const std::string& origin);
 };
 
-// The operands of one operator, logical layouts: input [N][C][H][W], weights [O][C][KH][KW], bias [O].
+// The operands of one operator, logical layouts: input [N][C][H][W], weights [O][C][KH][KW], bias [O];
+// add's second operand `input2` has the input's shape.
 struct OperatorData {
-  std::vector<int8_t> input, weights;
+  std::vector<int8_t> input, input2, weights;
   std::vector<int32_t> bias;
   // Random int8 input and weights, and biases in [-biasRange, biasRange].
   static OperatorData random(const Operator& op, uint32_t seed, int32_t biasRange = 1 << 12);
@@ -63,5 +78,13 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data);
 
 // The epilogue on one accumulator value (shared by the reference of every operator).
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias);
+
+// avgpool's division of a window sum by `count` (the rule above), in the ALU's int32 arithmetic.
+int32_t averageOf(int32_t sum, int count);
+// The immediates avgpool's division uses: multiplier (1 for a power of two) and shift.
+void averageDivisor(int count, int32_t* multiplier, int* shift);
+
+// The operator kind's spec keyword: "conv2d", "dense", "add", "maxpool", "avgpool".
+std::string kindName(OpKind kind);
 
 }  // namespace tessera::compiler

@@ -21,7 +21,7 @@ enum class BufferRole : uint32_t { kInput = 0, kOutput = 1, kConstant = 2 };
 // One DRAM buffer the program reads or writes. Instructions index it in elements of `memType`
 // (hw::MemId), relative to its start; the runner relocates them to wherever it is allocated.
 struct ProgramBuffer {
-  std::string name;  // "input", "output", "weights", "bias", "uops"
+  std::string name;  // "input", "input2" (add's second operand), "output", "weights", "bias", "uops"
   BufferRole role = BufferRole::kConstant;
   uint32_t memType = 0;
   uint64_t bytes = 0;
@@ -59,7 +59,8 @@ struct Program {
   uint64_t dramWriteBytes(const hw::Config& cfg) const;
 
   // The constant operands in logical layouts (weights [O][C][KH][KW], bias [O]), unpacked from the
-  // buffers; `input` is empty. With them a loaded program can be checked against the reference.
+  // buffers (none for add and the poolings); the inputs are empty. With them a loaded program can be
+  // checked against the reference.
   OperatorData constants() const;
 
   // The file format of docs/compiler.md.
@@ -77,9 +78,10 @@ struct RunResult {
 
 // Runs `program` on the session's target (the calling thread's device): allocates and fills its
 // buffers, relocates and writes the instructions, runs them, reads the output and frees
-// everything. `input` is logical [N][C][H][W]. Throws tessera::Error if the session's config is not
-// the program's or the device faults.
-RunResult runProgram(const Program& program, runtime::Session& session, const std::vector<int8_t>& input,
+// everything. The inputs are `data.input` (and, for add, `data.input2`), logical [N][C][H][W]; the
+// constants come from the program. Throws tessera::Error if the session's config is not the
+// program's, an input has the wrong size, or the device faults.
+RunResult runProgram(const Program& program, runtime::Session& session, const OperatorData& data,
                      uint32_t waitCycles = 0);
 
 }  // namespace tessera::compiler

@@ -17,4 +17,9 @@ struct SuiteLayer {
 // to the residual add); the dense layer has bias and shift 8.
 std::vector<SuiteLayer> resnet18Suite();
 
+// ResNet-18's layers on the vector ALU: P1 the stem's 3x3 stride-2 max pooling (112x112x64), A2..A5
+// the residual adds of each stage (a + b, >>1 rounded, ReLU; two per stage), GAP the final 7x7
+// global average pooling (512 channels).
+std::vector<SuiteLayer> resnet18VectorSuite();
+
 }  // namespace tessera::compiler

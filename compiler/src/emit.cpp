@@ -1,0 +1,257 @@
+// Micro-op kernels and VTA runtime calls turned into a program's micro-ops and instruction stream.
+#include "emit.h"
+
+#include <sstream>
+
+namespace tessera::compiler::detail {
+
+using hw::Insn;
+using hw::MemId;
+using hw::Opcode;
+
+namespace {
+
+const char* stageMacro(int s) {
+  static const char* names[] = {"VTA_STAGE_LOAD", "VTA_STAGE_COMPUTE", "VTA_STAGE_STORE"};
+  return names[s];
+}
+
+bool sameLoops(const Kernel& a, const Kernel& b) {
+  return a.iterOut == b.iterOut && a.iterIn == b.iterIn && a.dstOut == b.dstOut && a.dstIn == b.dstIn &&
+         a.srcOut == b.srcOut && a.srcIn == b.srcIn && a.wgtOut == b.wgtOut && a.wgtIn == b.wgtIn;
+}
+
+bool sameUops(const std::vector<hw::Uop>& a, const std::vector<hw::Uop>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].dst != b[i].dst || a[i].src != b[i].src || a[i].wgt != b[i].wgt) return false;
+  return true;
+}
+
+// Dependency flags: a pop waits on the next instruction of the popping stage; a push folds into the
+// previous instruction when that one ran on the pushing stage.
+class Assembler {
+ public:
+  void insn(const Insn& in, int buffer) {
+    const int s = static_cast<int>(in.stage());
+    insns_.push_back(in);
+    buffers_.push_back(buffer);
+    insns_.back().popPrev = popPrev_[s];
+    insns_.back().popNext = popNext_[s];
+    popPrev_[s] = popNext_[s] = false;
+  }
+  void pop(int from, int to) {
+    bool& pending = from < to ? popPrev_[to] : popNext_[to];
+    if (pending) flushPops(to);
+    pending = true;
+  }
+  void push(int from, int to) {
+    flushPops(from);
+    if (!insns_.empty() && static_cast<int>(insns_.back().stage()) == from) {
+      Insn& last = insns_.back();
+      bool& flag = from < to ? last.pushNext : last.pushPrev;
+      if (!flag) {
+        flag = true;
+        return;
+      }
+    }
+    Insn& n = carrier(from);
+    (from < to ? n.pushNext : n.pushPrev) = true;
+  }
+  void flushPops(int stage) {
+    if (!popPrev_[stage] && !popNext_[stage]) return;
+    Insn& n = carrier(stage);
+    n.popPrev = popPrev_[stage];
+    n.popNext = popNext_[stage];
+    popPrev_[stage] = popNext_[stage] = false;
+  }
+  void finish() {
+    push(2, 1);
+    push(0, 1);
+    pop(2, 1);
+    pop(0, 1);
+    Insn fin;
+    fin.opcode = Opcode::kFinish;
+    insn(fin, -1);
+  }
+  std::vector<Insn> insns_;
+  std::vector<int32_t> buffers_;
+
+ private:
+  Insn& carrier(int stage) {
+    Insn n;
+    n.opcode = stage == 2 ? Opcode::kStore : Opcode::kLoad;
+    n.memType = static_cast<uint32_t>(stage == 0 ? MemId::kInp : MemId::kUop);
+    insns_.push_back(n);
+    buffers_.push_back(-1);
+    return insns_.back();
+  }
+  bool popPrev_[3] = {false, false, false}, popNext_[3] = {false, false, false};
+};
+
+}  // namespace
+
+Insn memInsn(Opcode op, MemId mem, uint32_t sram, uint32_t dram, uint32_t y, uint32_t x, uint32_t stride) {
+  Insn in;
+  in.opcode = op;
+  in.memType = static_cast<uint32_t>(mem);
+  in.sramBase = sram;
+  in.dramBase = dram;
+  in.ySize = y;
+  in.xSize = x;
+  in.xStride = stride;
+  return in;
+}
+
+int Emitter::kernel(Kernel k) {
+  for (size_t i = 0; i < kernels_.size(); ++i)
+    if (sameLoops(kernels_[i], k) && sameUops(kernels_[i].uops, k.uops)) return static_cast<int>(i);
+  kernels_.push_back(std::move(k));
+  return static_cast<int>(kernels_.size() - 1);
+}
+
+void Emitter::add(const Insn& in, int buffer) {
+  Call c;
+  c.insn = in;
+  c.buffer = buffer;
+  calls_.push_back(c);
+}
+
+void Emitter::loadUops(int buffer) {
+  Call c;
+  c.insn = memInsn(Opcode::kLoad, MemId::kUop, 0, 0, 1, 0, 0);
+  c.buffer = buffer;
+  c.allUops = true;
+  calls_.push_back(c);
+}
+
+void Emitter::push(int from, int to) {
+  Call c;
+  c.kind = Call::kPush;
+  c.from = from;
+  c.to = to;
+  calls_.push_back(c);
+}
+
+void Emitter::pop(int from, int to) {
+  Call c;
+  c.kind = Call::kPop;
+  c.from = from;
+  c.to = to;
+  calls_.push_back(c);
+}
+
+void Emitter::gemm(int kernel, bool reset) {
+  const Kernel& k = kernels_[size_t(kernel)];
+  Call c;
+  c.insn.opcode = Opcode::kGemm;
+  c.insn.reset = reset;
+  c.insn.iterOut = k.iterOut;
+  c.insn.iterIn = k.iterIn;
+  c.insn.dstFactorOut = k.dstOut;
+  c.insn.dstFactorIn = k.dstIn;
+  c.insn.srcFactorOut = k.srcOut;
+  c.insn.srcFactorIn = k.srcIn;
+  c.insn.wgtFactorOut = k.wgtOut;
+  c.insn.wgtFactorIn = k.wgtIn;
+  c.kernel = kernel;
+  calls_.push_back(c);
+}
+
+void Emitter::alu(int kernel, hw::AluOp op, bool useImm, int32_t imm) {
+  const Kernel& k = kernels_[size_t(kernel)];
+  Call c;
+  c.insn.opcode = Opcode::kAlu;
+  c.insn.aluOp = static_cast<uint32_t>(op);
+  c.insn.useImm = useImm;
+  c.insn.imm = imm;
+  c.insn.iterOut = k.iterOut;
+  c.insn.iterIn = k.iterIn;
+  c.insn.dstFactorOut = k.dstOut;
+  c.insn.dstFactorIn = k.dstIn;
+  c.insn.srcFactorOut = k.srcOut;
+  c.insn.srcFactorIn = k.srcIn;
+  c.kernel = kernel;
+  calls_.push_back(c);
+}
+
+void Emitter::placeKernels(Program& prog) {
+  prog.uops.clear();
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    Kernel& k = kernels_[i];
+    bool shared = false;
+    for (size_t j = 0; j < i && !shared; ++j)
+      if (sameUops(kernels_[j].uops, k.uops)) {
+        k.begin = kernels_[j].begin;
+        shared = true;
+      }
+    if (shared) continue;
+    k.begin = static_cast<uint32_t>(prog.uops.size());
+    prog.uops.insert(prog.uops.end(), k.uops.begin(), k.uops.end());
+  }
+}
+
+void Emitter::assemble(Program& prog) const {
+  Assembler a;
+  for (const Call& c : calls_) {
+    if (c.kind == Call::kPush) {
+      a.push(c.from, c.to);
+    } else if (c.kind == Call::kPop) {
+      a.pop(c.from, c.to);
+    } else if (c.kernel >= 0) {
+      Insn in = c.insn;
+      const Kernel& k = kernels_[size_t(c.kernel)];
+      in.uopBgn = k.begin;
+      in.uopEnd = k.begin + static_cast<uint32_t>(k.uops.size());
+      a.insn(in, c.buffer);
+    } else if (c.allUops) {
+      Insn in = c.insn;
+      in.xSize = in.xStride = static_cast<uint32_t>(prog.uops.size());
+      a.insn(in, c.buffer);
+    } else {
+      a.insn(c.insn, c.buffer);
+    }
+  }
+  a.finish();
+  prog.insns = std::move(a.insns_);
+  prog.insnBuffer = std::move(a.buffers_);
+}
+
+std::string Emitter::runtimeCalls(const Program& prog) const {
+  std::ostringstream os;
+  for (const Kernel& k : kernels_) {
+    os << "finit " << k.name << " (micro-ops " << k.begin << ".." << k.begin + k.uops.size() << "):\n";
+    os << "  VTAUopLoopBegin(" << k.iterOut << ", " << k.dstOut << ", " << k.srcOut << ", " << k.wgtOut << ");\n";
+    os << "  VTAUopLoopBegin(" << k.iterIn << ", " << k.dstIn << ", " << k.srcIn << ", " << k.wgtIn << ");\n";
+    for (const auto& u : k.uops) os << "  VTAUopPush(" << u.dst << ", " << u.src << ", " << u.wgt << ");\n";
+    os << "  VTAUopLoopEnd(); VTAUopLoopEnd();\n";
+  }
+  for (const Call& c : calls_) {
+    if (c.kind != Call::kInsn) {
+      os << (c.kind == Call::kPush ? "VTADepPush" : "VTADepPop") << "(cmd, " << stageMacro(c.from) << ", "
+         << stageMacro(c.to) << ");\n";
+      continue;
+    }
+    Insn in = c.insn;
+    if (c.allUops) in.xSize = in.xStride = static_cast<uint32_t>(prog.uops.size());
+    const std::string buf = c.buffer >= 0 ? prog.buffers[size_t(c.buffer)].name : "?";
+    if (in.opcode == Opcode::kLoad)
+      os << "VTALoadBuffer2D(cmd, " << buf << ", " << in.dramBase << ", " << in.xSize << ", " << in.ySize << ", "
+         << in.xStride << ", " << in.xPad0 << ", " << in.yPad0 << ", " << in.xPad1 << ", " << in.yPad1 << ", "
+         << in.sramBase << ", " << hw::memIdName(in.memType) << ");\n";
+    else if (in.opcode == Opcode::kStore)
+      os << "VTAStoreBuffer2D(cmd, " << in.sramBase << ", OUT, " << buf << ", " << in.dramBase << ", " << in.xSize
+         << ", " << in.ySize << ", " << in.xStride << ");\n";
+    else if (in.opcode == Opcode::kGemm)
+      os << "VTAPushGEMMOp(" << kernels_[size_t(c.kernel)].name << (in.reset ? ", reset" : "") << ");\n";
+    else
+      os << "VTAPushALUOp(" << kernels_[size_t(c.kernel)].name << ", " << hw::aluOpName(in.aluOp)
+         << (in.useImm ? ", imm=" + std::to_string(in.imm) : std::string(", vector")) << ");\n";
+  }
+  os << "VTASynchronize(cmd, ...);\n";
+  return os.str();
+}
+
+void banner(std::ostream& os, const char* stage) { os << "\n*** IR dump after " << stage << " ***\n"; }
+
+}  // namespace tessera::compiler::detail

@@ -1,0 +1,421 @@
+// add, max pooling and average pooling on the vector ALU: tiling legality, cost model and lowering.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "emit.h"
+#include "schedule.h"
+#include "tessera/hw/error.h"
+
+namespace tessera::compiler::detail {
+
+using hw::AluOp;
+using hw::Field;
+using hw::MemId;
+using hw::Opcode;
+
+namespace {
+
+// The operator as the vector ALU sees it: planes of BATCH x BLOCK_OUT lanes, one accumulator entry
+// per pixel. Operands arrive by LOAD ACC_8BIT (sign-extended int8) and leave by STORE.
+struct VectorGeometry {
+  bool isAdd = false, isMax = false;
+  int P = 1;  // planes: batch blocks x channel blocks
+  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
+  int accCap = 0;  // entries of one accumulator half
+};
+
+VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op) {
+  op.validate();
+  VectorGeometry g;
+  g.isAdd = op.kind == OpKind::kAdd;
+  g.isMax = op.kind == OpKind::kMaxPool;
+  g.P = ((op.batch + cfg.batch - 1) / cfg.batch) * ((op.inChannels + cfg.blockOut - 1) / cfg.blockOut);
+  g.H = op.height;
+  g.W = op.width;
+  g.OH = op.outHeight();
+  g.OW = op.outWidth();
+  g.KH = op.kernelH;
+  g.KW = op.kernelW;
+  g.SH = op.strideH;
+  g.SW = op.strideW;
+  g.PH = op.padH;
+  g.PW = op.padW;
+  g.accCap = static_cast<int>(cfg.accDepth / 2);
+  return g;
+}
+
+// One tile in the accumulator half: the input window of each plane (`ih` x `iw`, LOAD padding
+// included), then the output region [tco][th][tw]. add's "window" is its first operand, which is
+// also its output; its second operand follows.
+struct VectorTile {
+  int ih = 1, iw = 1;
+  int windowEntries = 0;  // per half: all planes' windows (add: the first operand)
+  int outEntries = 0;     // per half: [tco][th][tw]
+  int accEntries = 0;     // per half
+  int outBase = 0;        // offset of the output region in a half
+  int uopBound = 0;       // micro-ops of every kernel, at most
+};
+
+VectorTile vectorTile(const VectorGeometry& g, const Tiling& t) {
+  VectorTile s;
+  s.ih = (t.th - 1) * g.SH + g.KH;
+  s.iw = (t.tw - 1) * g.SW + g.KW;
+  s.windowEntries = t.tco * s.ih * s.iw;
+  s.outEntries = t.tco * t.th * t.tw;
+  s.outBase = g.isAdd ? 0 : s.windowEntries;
+  s.accEntries = s.windowEntries + s.outEntries;
+  // Per half: one micro-op per (window position, plane); regions; padding fix-ups (top/left share
+  // one, bottom and right one per distinct padding width).
+  const int padFixups = g.isMax ? 1 + 2 * (1 << hw::kMemPadBits) : 0;
+  s.uopBound = g.isAdd ? 2 * 3 : 2 * (g.KH * g.KW * t.tco + 2 + padFixups);
+  return s;
+}
+
+// What one tile costs on the timed targets (docs/compiler.md): ACC_8BIT loads and the ALU run on
+// the compute stage one after the other; the store of a tile overlaps the next tile.
+struct VectorCost {
+  double load = 0, alu = 0, store = 0, setup = 0;
+  long tiles = 0;
+};
+
+}  // namespace
+
+int vectorPlanes(const hw::Config& cfg, const Operator& op) { return vectorGeometry(cfg, op).P; }
+
+std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t) {
+  const VectorGeometry g = vectorGeometry(cfg, op);
+  if (t.tco <= 0 || t.th <= 0 || t.tw <= 0 || t.tci <= 0) return "tile sizes must be positive";
+  if (t.tci != 1) return "tci must be 1 for " + kindName(op.kind) + " (it has no channel reduction)";
+  if (g.P % t.tco) return "tco=" + std::to_string(t.tco) + " does not divide " + std::to_string(g.P) + " planes";
+  if (g.OH % t.th) return "th=" + std::to_string(t.th) + " does not divide " + std::to_string(g.OH) + " output rows";
+  if (g.OW % t.tw) return "tw=" + std::to_string(t.tw) + " does not divide " + std::to_string(g.OW) + " output columns";
+  const VectorTile s = vectorTile(g, t);
+  if (s.accEntries > g.accCap)
+    return "accumulator tile needs " + std::to_string(s.accEntries) + " entries, a half holds " +
+           std::to_string(g.accCap);
+  if (s.uopBound > static_cast<long>(cfg.uopDepth))
+    return "micro-op kernels need up to " + std::to_string(s.uopBound) + " entries, the buffer holds " +
+           std::to_string(cfg.uopDepth);
+  const hw::InsnLayout layout(cfg);
+  auto fits = [&](Opcode o, Field f, int64_t v) { return v <= fieldMax(layout, o, f); };
+  // Region loops (tco*th, tw) with factor tw; window loops (th, tw) with factors (SH*iw, SW); the
+  // padding fix-ups walk (tco, pad rows*iw) and (tco*ih, pad columns) with factors ih*iw and iw.
+  if (!fits(Opcode::kAlu, Field::kIterOut, int64_t(t.tco) * std::max(t.th, s.ih)) ||
+      !fits(Opcode::kAlu, Field::kIterIn, int64_t(std::max(t.tw, s.iw)) * std::max(1, g.PH + 1)))
+    return "loop extents exceed the iteration fields";
+  if (!fits(Opcode::kAlu, Field::kDstFactorOut, std::max(t.tw, s.ih * s.iw)) ||
+      !fits(Opcode::kAlu, Field::kSrcFactorOut, std::max(int64_t(g.SH) * s.iw, int64_t(s.ih) * s.iw)) ||
+      !fits(Opcode::kAlu, Field::kSrcFactorIn, g.SW))
+    return "loop factors exceed the ALU factor fields";
+  const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1, padMax = (int64_t(1) << hw::kMemPadBits) - 1;
+  if (s.ih > memMax || s.iw > memMax || g.W > memMax || g.OW > memMax || t.tco > memMax)
+    return "a LOAD or STORE size or stride exceeds its 16-bit field";
+  const Window top = window(0, g.SH, g.PH, g.H, s.ih, 1, g.H);
+  const Window bottom = window(g.OH - t.th, g.SH, g.PH, g.H, s.ih, 1, g.H);
+  const Window left = window(0, g.SW, g.PW, g.W, s.iw, 1, g.W);
+  const Window right = window(g.OW - t.tw, g.SW, g.PW, g.W, s.iw, 1, g.W);
+  for (const auto& w : {top, bottom, left, right}) {
+    if (w.pad0 > padMax || w.pad1 > padMax) return "padding of a tile exceeds the 4-bit LOAD pad fields";
+    if (w.size <= 0) return "a tile's input window lies entirely in the padding";
+  }
+  return "";
+}
+
+namespace {
+
+VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& p) {
+  const VectorGeometry g = vectorGeometry(cfg, op);
+  const VectorTile s = vectorTile(g, t);
+  auto read = [&](double rows, double rowBytes) {
+    const double beats = std::ceil(rowBytes / cfg.busBytes);
+    const double bytesPerCycle = std::min<double>(p.readBytesPerCycle, cfg.busBytes);
+    return p.loadInsnCycles + p.readLatency +
+           rows * std::max(beats * cfg.busBytes / bytesPerCycle, (p.readLatency + beats) / p.outstanding);
+  };
+  VectorCost c;
+  c.tiles = long(g.P / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
+  const double e = s.outEntries;
+  const double acc8 = cfg.acc8ElemBytes;
+  // The ALU takes one micro-op per cycle with an immediate and one per two cycles with a vector source.
+  auto imm = [&](double n) { return n + p.computeInsnCycles; };
+  auto vec = [&](double n) { return 2 * n + p.computeInsnCycles; };
+  // Whole rows of unpadded planes are contiguous in DRAM and load in one instruction for all planes.
+  const bool merged = s.iw == g.W && g.PH == 0 && g.PW == 0;
+  const double window = merged ? read(t.tco, double(s.ih) * s.iw * acc8) : t.tco * read(s.ih, s.iw * acc8);
+  if (g.isAdd) {
+    c.load = 2 * window;
+    const int immOps = (op.scaleA != 1) + (op.scaleB != 1) + op.epilogue.round + (op.epilogue.shift != 0) + 2;
+    c.alu = vec(e) + immOps * imm(e);
+  } else {
+    c.load = window;
+    int32_t m = 1;
+    int sh = 0;
+    averageDivisor(g.KH * g.KW, &m, &sh);
+    // max: the initial min and the padding fix-ups (short, on border tiles only); avg: reset, divide, clip.
+    const int immOps = g.isMax ? 1 : 1 + (m != 1) + 2 * (sh != 0) + 2;
+    const double fixups = g.isMax && (g.PH || g.PW) ? 2 * p.computeInsnCycles : 0;
+    c.alu = g.KH * g.KW * vec(e) + immOps * imm(e) + fixups;
+  }
+  c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.writeLatency +
+            e * cfg.outElemBytes / std::min<double>(p.writeBytesPerCycle, cfg.busBytes);
+  const double uops = g.isAdd ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2);  // both halves' kernels, fix-ups aside
+  c.setup = read(1, uops * cfg.uopBytes);
+  return c;
+}
+
+}  // namespace
+
+CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& p) {
+  const VectorCost c = vectorCost(cfg, op, t, p);
+  const double busy = c.load + c.alu;
+  CostEstimate e;
+  e.cycles = c.setup + double(c.tiles) * (busy + std::max(0.0, c.store - busy)) + c.store;
+  e.loadCycles = double(c.tiles) * c.load;
+  e.epilogueCycles = double(c.tiles) * c.alu;
+  e.storeCycles = double(c.tiles) * c.store;
+  return e;
+}
+
+namespace {
+
+class VectorLowering : public OperatorLowering {
+ public:
+  VectorLowering(const hw::Config& cfg, const Operator& op, const Tiling& t)
+      : op_(op), t_(t), g_(vectorGeometry(cfg, op)), s_(vectorTile(g_, t)) {}
+
+  void run(Program& prog) override {
+    const int inBuf = prog.bufferIndex("input"), outBuf = prog.bufferIndex("output");
+    const int in2Buf = g_.isAdd ? prog.bufferIndex("input2") : -1;
+    loadUops(prog.bufferIndex("uops"));
+    long tile = 0;
+    for (int pt = 0; pt < g_.P / t_.tco; ++pt)
+      for (int yt = 0; yt < g_.OH / t_.th; ++yt)
+        for (int xt = 0; xt < g_.OW / t_.tw; ++xt, ++tile) {
+          const int q = static_cast<int>(tile % 2);
+          const uint32_t base = uint32_t(q * g_.accCap);
+          const int plane0 = pt * t_.tco;
+          if (tile >= 2) pop(2, 1);
+          const Window rows = window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, 1, g_.H);
+          const Window cols = window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
+          loadWindow(inBuf, base, plane0, rows, cols);
+          if (g_.isAdd) {
+            const uint32_t b = base + uint32_t(s_.windowEntries);
+            loadWindow(in2Buf, b, plane0, rows, cols);
+            addTile(base, b);
+          } else {
+            poolTile(base, rows, cols);
+          }
+          push(1, 2);
+          pop(1, 2);
+          storeTile(outBuf, base + uint32_t(s_.outBase), plane0, yt, xt);
+          push(2, 1);
+        }
+    for (long i = 0; i < std::min<long>(tile, 2); ++i) pop(2, 1);
+    tiles_ = tile;
+  }
+
+  std::string loopNest() const override {
+    std::ostringstream os;
+    const std::string half = "h*" + std::to_string(g_.accCap);
+    os << "// tiles: " << t_.tco << " of " << g_.P << " planes (batch block x channel block) x " << t_.th << " of "
+       << g_.OH << " rows x " << t_.tw << " of " << g_.OW << " columns; all on the compute stage's vector ALU\n";
+    os << "uop[0:..] <- all micro-op kernels          // uop SRAM, loaded once\n";
+    os << "for pt in 0.." << g_.P / t_.tco << ":\n";
+    os << " for yt in 0.." << g_.OH / t_.th << ":\n";
+    os << "  for xt in 0.." << g_.OW / t_.tw << ":                 // tile t, acc half h = t % 2 ("
+       << s_.accEntries << " of " << g_.accCap << " entries)\n";
+    if (g_.isAdd) {
+      os << "   a = acc[" << half << "] : int32 [" << t_.tco << "][" << t_.th << "][" << t_.tw
+         << "] <- sext(input[pt*" << t_.tco << "+p][yt*" << t_.th << "+y][xt*" << t_.tw << "+x])   // LOAD ACC_8BIT\n";
+      os << "   b = acc[" << half << "+" << s_.windowEntries << "] : int32 [" << t_.tco << "][" << t_.th << "][" << t_.tw
+         << "] <- sext(input2[...])                                 // LOAD ACC_8BIT\n";
+      std::string e = "a";
+      if (op_.scaleA != 1) e += " * " + std::to_string(op_.scaleA);
+      e += " + b";
+      if (op_.scaleB != 1) e += " * " + std::to_string(op_.scaleB);
+      if (op_.epilogue.round) e = "(" + e + " + " + std::to_string(1 << (op_.epilogue.shift - 1)) + ")";
+      if (op_.epilogue.shift) e = "(" + e + ") >> " + std::to_string(op_.epilogue.shift);
+      os << "   a = max(min(" << e << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")   // vector ALU\n";
+      os << "   output[pt*" << t_.tco << "+p][yt*" << t_.th << "+y][xt*" << t_.tw << "+x] <- int8(a)   // STORE\n";
+      return os.str();
+    }
+    os << "   win = acc[" << half << "] : int32 [" << t_.tco << "][" << s_.ih << "][" << s_.iw << "] <- sext(input[pt*"
+       << t_.tco << "+p][yt*" << t_.th * g_.SH << "-" << g_.PH << " + r][xt*" << t_.tw * g_.SW << "-" << g_.PW
+       << " + c])   // LOAD ACC_8BIT, padding zero\n";
+    os << "   out = acc[" << half << "+" << s_.outBase << "] : int32 [" << t_.tco << "][" << t_.th << "][" << t_.tw
+       << "]\n";
+    if (g_.isMax) {
+      os << "   out = min(out, -128); win[padding] = min(win[padding], -128)   // padding never wins\n";
+      os << "   for ky in 0.." << g_.KH << ", kx in 0.." << g_.KW << ":                  // one ALU MAX each\n";
+      os << "    out[p][y][x] = max(out[p][y][x], win[p][y*" << g_.SH << "+ky][x*" << g_.SW << "+kx])\n";
+    } else {
+      int32_t m = 1;
+      int sh = 0;
+      averageDivisor(g_.KH * g_.KW, &m, &sh);
+      os << "   out = 0                                      // GEMM reset\n";
+      os << "   for ky in 0.." << g_.KH << ", kx in 0.." << g_.KW << ":                  // one ALU ADD each\n";
+      os << "    out[p][y][x] += win[p][y*" << g_.SH << "+ky][x*" << g_.SW << "+kx]\n";
+      std::string e = "out";
+      if (m != 1) e += " * " + std::to_string(m);
+      if (sh) e = "(" + e + " + " + std::to_string(1 << (sh - 1)) + ") >> " + std::to_string(sh);
+      os << "   out = max(min(" << e << ", 127), -128)   // divide by " << g_.KH * g_.KW << "\n";
+    }
+    os << "   output[pt*" << t_.tco << "+p][yt*" << t_.th << "+y][xt*" << t_.tw << "+x] <- int8(out)   // STORE\n";
+    return os.str();
+  }
+
+  std::string tilingText() const override {
+    std::ostringstream os;
+    os << "tco=" << t_.tco << " th=" << t_.th << " tw=" << t_.tw << " tci=1 (tile " << t_.tco << " planes x " << t_.th
+       << "x" << t_.tw << " outputs; vector ALU)";
+    return os.str();
+  }
+
+  void summarize(ProgramSummary& sum) const override {
+    sum.tiles = uint64_t(tiles_);
+    sum.steps = uint64_t(tiles_);
+    sum.inpEntries = sum.wgtEntries = 0;
+    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries);
+    sum.paddedMacs = 0;
+  }
+
+ private:
+  // LOAD ACC_8BIT of every plane's window into consecutive ih x iw blocks at `base`. Whole planes
+  // without padding are contiguous in DRAM and go in one 2D LOAD.
+  void loadWindow(int buffer, uint32_t base, int plane0, const Window& rows, const Window& cols) {
+    const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1;
+    const bool contiguous = cols.size == g_.W && !cols.pad0 && !cols.pad1 && !rows.pad0 && !rows.pad1;
+    if (contiguous && int64_t(rows.size) * g_.W <= memMax && int64_t(g_.H) * g_.W <= memMax) {
+      add(memInsn(Opcode::kLoad, MemId::kAcc8, base, uint32_t((plane0 * g_.H + rows.first) * g_.W), uint32_t(t_.tco),
+                  uint32_t(rows.size * g_.W), uint32_t(g_.H * g_.W)),
+          buffer);
+      return;
+    }
+    for (int j = 0; j < t_.tco; ++j) {
+      hw::Insn in = memInsn(Opcode::kLoad, MemId::kAcc8, base + uint32_t(j * s_.ih * s_.iw),
+                            uint32_t(((plane0 + j) * g_.H + rows.first) * g_.W + cols.first), uint32_t(rows.size),
+                            uint32_t(cols.size), uint32_t(g_.W));
+      in.yPad0 = uint32_t(rows.pad0);
+      in.yPad1 = uint32_t(rows.pad1);
+      in.xPad0 = uint32_t(cols.pad0);
+      in.xPad1 = uint32_t(cols.pad1);
+      add(in, buffer);
+    }
+  }
+
+  void storeTile(int buffer, uint32_t out, int plane0, int yt, int xt) {
+    const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1;
+    if (t_.tw == g_.OW && int64_t(t_.th) * g_.OW <= memMax && int64_t(g_.OH) * g_.OW <= memMax) {
+      add(memInsn(Opcode::kStore, MemId::kOut, out, uint32_t((plane0 * g_.OH + yt * t_.th) * g_.OW), uint32_t(t_.tco),
+                  uint32_t(t_.th * g_.OW), uint32_t(g_.OH * g_.OW)),
+          buffer);
+      return;
+    }
+    for (int j = 0; j < t_.tco; ++j)
+      add(memInsn(Opcode::kStore, MemId::kOut, out + uint32_t(j * t_.th * t_.tw),
+                  uint32_t(((plane0 + j) * g_.OH + yt * t_.th) * g_.OW + xt * t_.tw), uint32_t(t_.th), uint32_t(t_.tw),
+                  uint32_t(g_.OW)),
+          buffer);
+  }
+
+  // A kernel over the [tco][th][tw] region at `dst` (source `src`, same shape).
+  int regionKernel(const char* name, uint32_t dst, uint32_t src) {
+    Kernel k;
+    k.name = std::string(name) + "_" + std::to_string(dst);
+    k.uops.push_back({dst, src, 0});
+    k.iterOut = uint32_t(t_.tco * t_.th);
+    k.dstOut = k.srcOut = uint32_t(t_.tw);
+    k.iterIn = uint32_t(t_.tw);
+    k.dstIn = k.srcIn = 1;
+    return kernel(std::move(k));
+  }
+
+  // An immediate ALU operation over `rows` rows of `cols` entries starting at `dst`, rows `stride` apart.
+  void immRows(uint32_t dst, uint32_t rows, uint32_t cols, uint32_t stride, AluOp op, int32_t imm) {
+    Kernel k;
+    k.name = "fix_" + std::to_string(dst) + "_" + std::to_string(rows) + "x" + std::to_string(cols);
+    k.uops.push_back({dst, dst, 0});
+    k.iterOut = rows;
+    k.dstOut = k.srcOut = stride;
+    k.iterIn = cols;
+    k.dstIn = k.srcIn = 1;
+    alu(kernel(std::move(k)), op, true, imm);
+  }
+
+  void addTile(uint32_t a, uint32_t b) {
+    const int ka = regionKernel("a", a, a), kb = regionKernel("b", b, b), kab = regionKernel("a_plus_b", a, b);
+    if (op_.scaleA != 1) alu(ka, AluOp::kMul, true, op_.scaleA);
+    if (op_.scaleB != 1) alu(kb, AluOp::kMul, true, op_.scaleB);
+    alu(kab, AluOp::kAdd, false, 0);
+    if (op_.epilogue.round) alu(ka, AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
+    if (op_.epilogue.shift) alu(ka, AluOp::kShr, true, op_.epilogue.shift);
+    alu(ka, AluOp::kMin, true, 127);
+    alu(ka, AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+  }
+
+  void poolTile(uint32_t win, const Window& rows, const Window& cols) {
+    const uint32_t out = win + uint32_t(s_.outBase);
+    const int ko = regionKernel("out", out, out);
+    const uint32_t plane = uint32_t(s_.ih * s_.iw), iw = uint32_t(s_.iw), ih = uint32_t(s_.ih);
+    if (g_.isMax) {
+      // min(x, -128) is -128 for any int32 x >= -128 and leaves smaller values below every input.
+      alu(ko, AluOp::kMin, true, -128);
+      const uint32_t tco = uint32_t(t_.tco);
+      if (rows.pad0) immRows(win, tco, uint32_t(rows.pad0) * iw, plane, AluOp::kMin, -128);
+      if (rows.pad1) immRows(win + (ih - uint32_t(rows.pad1)) * iw, tco, uint32_t(rows.pad1) * iw, plane, AluOp::kMin, -128);
+      if (cols.pad0) immRows(win, tco * ih, uint32_t(cols.pad0), iw, AluOp::kMin, -128);
+      if (cols.pad1) immRows(win + iw - uint32_t(cols.pad1), tco * ih, uint32_t(cols.pad1), iw, AluOp::kMin, -128);
+    } else {
+      Kernel r;
+      r.name = "reset_" + std::to_string(out);
+      r.uops.push_back({out, 0, 0});
+      r.iterOut = uint32_t(t_.tco * t_.th);
+      r.dstOut = uint32_t(t_.tw);
+      r.iterIn = uint32_t(t_.tw);
+      r.dstIn = 1;
+      gemm(kernel(std::move(r)), true);
+    }
+    // One instruction per window position; its micro-ops walk the planes, its loops the outputs, so
+    // consecutive micro-ops write different entries whenever a tile has more than one output.
+    for (int ky = 0; ky < g_.KH; ++ky)
+      for (int kx = 0; kx < g_.KW; ++kx) {
+        Kernel k;
+        k.name = "window_" + std::to_string(win) + "_" + std::to_string(ky) + "_" + std::to_string(kx);
+        for (int j = 0; j < t_.tco; ++j)
+          k.uops.push_back({out + uint32_t(j * t_.th * t_.tw), win + uint32_t(j) * plane + uint32_t(ky) * iw + uint32_t(kx), 0});
+        k.iterOut = uint32_t(t_.th);
+        k.dstOut = uint32_t(t_.tw);
+        k.srcOut = uint32_t(g_.SH) * iw;
+        k.iterIn = uint32_t(t_.tw);
+        k.dstIn = 1;
+        k.srcIn = uint32_t(g_.SW);
+        alu(kernel(std::move(k)), g_.isMax ? AluOp::kMax : AluOp::kAdd, false, 0);
+      }
+    if (g_.isMax) return;
+    int32_t m = 1;
+    int sh = 0;
+    averageDivisor(g_.KH * g_.KW, &m, &sh);
+    if (m != 1) alu(ko, AluOp::kMul, true, m);
+    if (sh) {
+      alu(ko, AluOp::kAdd, true, 1 << (sh - 1));
+      alu(ko, AluOp::kShr, true, sh);
+    }
+    alu(ko, AluOp::kMin, true, 127);
+    alu(ko, AluOp::kMax, true, -128);
+  }
+
+  const Operator& op_;
+  Tiling t_;
+  VectorGeometry g_;
+  VectorTile s_;
+  long tiles_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OperatorLowering> makeVectorLowering(const hw::Config& cfg, const Operator& op, const Tiling& t) {
+  return std::make_unique<VectorLowering>(cfg, op, t);
+}
+
+}  // namespace tessera::compiler::detail
