@@ -78,7 +78,7 @@ int benchResnet18(runtime::Session& session) {
     const compiler::Program prog = compiler::compile(cfg, op, data);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     compileSeconds += secs;
-    const compiler::RunResult r = compiler::runProgram(prog, session, data.input);
+    const compiler::RunResult r = compiler::runProgram(prog, session, data);
     const bool ok = r.output == compiler::reference(op, data);
     if (!ok) ++failures;
     const hw::Counters& c = r.counters;
@@ -122,6 +122,47 @@ int benchResnet18(runtime::Session& session) {
   std::printf("\n");
   totalLine("total", "ResNet-18 (x = occurrences)", all);
   totalLine("C2-11", "C2..C11 with occurrences", c2to11);
+
+  // The layers VTA left to the CPU: max pooling, residual adds, global average pooling.
+  std::printf("\nvector-ALU layers\n%-5s %-26s %3s %14s %11s %11s %11s %11s %10s %8s %10s  %s\n", "layer", "shape", "x",
+              "outputs", "cycles", "outputs/cyc", "DRAM read B", "DRAM wr B", "compile ms", "est err", "tiling", "check");
+  uint64_t vectorCycles = 0;
+  for (const compiler::SuiteLayer& layer : compiler::resnet18VectorSuite()) {
+    const compiler::Operator& op = layer.op;
+    const compiler::OperatorData data = compiler::OperatorData::random(op, seed++);
+    const auto t0 = std::chrono::steady_clock::now();
+    const compiler::Program prog = compiler::compile(cfg, op, data);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    compileSeconds += secs;
+    const compiler::RunResult r = compiler::runProgram(prog, session, data);
+    const bool ok = r.output == compiler::reference(op, data);
+    if (!ok) ++failures;
+    const hw::Counters& c = r.counters;
+    const uint64_t outputs = uint64_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth();
+    const uint64_t read = c.cycles ? c.dramReadBeats * uint64_t(cfg.busBytes) : c.totalLoadBytes();
+    const uint64_t write = c.cycles ? c.dramWriteBeats * uint64_t(cfg.busBytes) : c.storeBytes;
+    char shape[64], rate[16] = "-", cycles[32] = "-", err[16] = "-";
+    if (op.kind == compiler::OpKind::kAdd)
+      std::snprintf(shape, sizeof shape, "add %dx%dx%d", op.height, op.width, op.inChannels);
+    else
+      std::snprintf(shape, sizeof shape, "%s %dx%dx%d k%d p%d s%d", op.kind == compiler::OpKind::kMaxPool ? "max" : "avg",
+                    op.height, op.width, op.inChannels, op.kernelH, op.padH, op.strideH);
+    if (c.cycles) {
+      std::snprintf(rate, sizeof rate, "%.2f", double(outputs) / double(c.cycles));
+      std::snprintf(cycles, sizeof cycles, "%s", withCommas(c.cycles).c_str());
+      std::snprintf(err, sizeof err, "%+.1f%%", 100.0 * (prog.summary.estimatedCycles - double(c.cycles)) / double(c.cycles));
+    }
+    vectorCycles += uint64_t(layer.occurrences) * c.cycles;
+    const std::string& t = prog.summary.tiling;
+    std::printf("%-5s %-26s %3d %14s %11s %11s %11s %11s %10.2f %8s %10s  %s\n", op.name.c_str(), shape,
+                layer.occurrences, withCommas(outputs).c_str(), cycles, rate, withCommas(read).c_str(),
+                withCommas(write).c_str(), secs * 1e3, err, t.substr(0, t.find(' ', t.find("tci="))).c_str(),
+                ok ? "ok" : "MISMATCH");
+  }
+  if (all.cycles)
+    std::printf("\nnetwork: %s cycles with occurrences (convolutions and dense %s, vector-ALU layers %s = %.1f%%)\n",
+                withCommas(all.cycles + vectorCycles).c_str(), withCommas(all.cycles).c_str(),
+                withCommas(vectorCycles).c_str(), 100.0 * double(vectorCycles) / double(all.cycles + vectorCycles));
   std::printf("\ncompile time of the whole suite: %.1f ms\n", compileSeconds * 1e3);
   std::printf("ideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT), of the unpadded layer; util = ideal / cycles; the total "
               "lines' util is MAC-weighted;\nest err = (cost-model estimate - cycles) / cycles; DRAM bytes are bus beats x "

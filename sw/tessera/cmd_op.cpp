@@ -29,7 +29,8 @@ void addOpOptions(po::options_description& opts, OpArgs& a) {
   const char* envConfig = std::getenv("TESSERA_CONFIG");
   opts.add_options()
       ("spec", po::value<std::string>(&a.spec), "the operator, e.g. \"conv2d cin=64 h=56 w=56 cout=64 kernel=3 "
-       "stride=1 pad=1 shift=8 relu=1\" or \"dense cin=512 cout=1000\" (docs/compiler.md lists the keys)")
+       "stride=1 pad=1 shift=8 relu=1\", \"dense cin=512 cout=1000\", \"add c=64 h=56 w=56 shift=1 round=1\", "
+       "\"maxpool c=64 h=112 w=112 kernel=3 stride=2 pad=1\" (docs/compiler.md lists the keys)")
       ("config,c", po::value<std::string>(&a.config)->default_value(envConfig ? envConfig : "default"),
        "config JSON file or shipped config name ($TESSERA_CONFIG)")
       ("seed", po::value<uint32_t>(&a.seed)->default_value(1), "seed of the random weights, bias and input")
@@ -71,7 +72,9 @@ Compiled compileOrLoad(const OpArgs& a, const hw::Config& cfg) {
       throw Error(a.program, "was compiled for config '" + programCfg.name + "', not '" + cfg.name +
                                  "' (give --config " + programCfg.name + ")");
     c.data = c.program.constants();
-    c.data.input = compiler::OperatorData::random(c.program.op, a.seed).input;
+    const compiler::OperatorData inputs = compiler::OperatorData::random(c.program.op, a.seed);
+    c.data.input = inputs.input;
+    c.data.input2 = inputs.input2;
     std::printf("loaded %s: %s\n", a.program.c_str(), c.program.op.describe().c_str());
     return c;
   }
@@ -131,7 +134,7 @@ int cmdRunOp(const std::vector<std::string>& args) {
   runtime::Session session(target, cfg);  // refuses an unknown target before compiling
   const Compiled c = compileOrLoad(a, cfg);
   if (!a.printAfterAll) std::printf("%s", compiler::formatSummary(cfg, c.program).c_str());
-  const compiler::RunResult r = compiler::runProgram(c.program, session, c.data.input);
+  const compiler::RunResult r = compiler::runProgram(c.program, session, c.data);
   const std::vector<int8_t> want = compiler::reference(c.program.op, c.data);
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < want.size(); ++i)
@@ -139,7 +142,10 @@ int cmdRunOp(const std::vector<std::string>& args) {
   const uint64_t ideal = c.program.summary.paddedMacs / (uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut);
   std::printf("ran on %s: %llu instructions", session.targetName().c_str(),
               static_cast<unsigned long long>(r.counters.totalInsns()));
-  if (r.counters.cycles)
+  if (r.counters.cycles && c.program.op.onVectorAlu())
+    std::printf(", %llu cycles (estimate %.0f)", static_cast<unsigned long long>(r.counters.cycles),
+                c.program.summary.estimatedCycles);
+  else if (r.counters.cycles)
     std::printf(", %llu cycles (ideal %llu, GEMM-core utilization %.1f%%, estimate %.0f)",
                 static_cast<unsigned long long>(r.counters.cycles), static_cast<unsigned long long>(ideal),
                 100.0 * double(ideal) / double(r.counters.cycles), c.program.summary.estimatedCycles);

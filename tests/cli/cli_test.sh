@@ -216,6 +216,16 @@ expect 1 "no operator given" -- "$TESSERA" compile
 if [[ ",$TSIM_CONFIGS," == *,small,* ]]; then
   expect 0 "ran on tsim: .* cycles .*utilization" -- "$TESSERA" run-op "$conv" --config small --target tsim
 fi
+expect 0 "all 700 outputs match the reference" -- "$TESSERA" run-op "add c=20 h=5 w=7 shift=1 round=1 mul_a=3 mul_b=-2 relu=1"
+expect 0 "all 400 outputs match the reference" -- "$TESSERA" run-op "maxpool c=16 h=9 w=9 kernel=3 stride=2 pad=1" --config batch2
+expect 0 "all 512 outputs match the reference" -- "$TESSERA" run-op "avgpool c=32 h=7 w=7 kernel=7 n=16" --config small
+expect 0 "padding never wins" -- "$TESSERA" compile "maxpool c=16 h=9 w=9 kernel=3 stride=2 pad=1" --print-after-all
+expect 1 "pooling has no requantization" -- "$TESSERA" compile "maxpool c=16 h=8 w=8 kernel=2 shift=3"
+expect 1 "tci must be 1" -- "$TESSERA" compile "add c=16 h=4 w=4" --tiling 1,1,1,2
+if [[ ",$TSIM_CONFIGS," == *,small,* ]]; then
+  expect 0 "ran on tsim: .* cycles \\(estimate" -- "$TESSERA" run-op "add c=16 h=6 w=6 shift=1" --config small --target tsim
+fi
+expect 0 "^GAP .* ok" -- "$TESSERA" bench resnet18 --target fsim --config small
 expect 0 "^C2-11 .* ok|^total ResNet-18" -- "$TESSERA" bench resnet18 --target fsim --config small
 expect 1 "takes only --target and --config" -- "$TESSERA" bench resnet18 --m 4
 
