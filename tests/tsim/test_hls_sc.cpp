@@ -10,6 +10,7 @@
 #include "tessera/hw/dram.h"
 #include "tessera/hw/error.h"
 #include "tessera/tsim/simulator.h"
+#include "tsim_test_program.h"
 
 namespace {
 
@@ -19,42 +20,8 @@ using tessera::hw::Dram;
 using tessera::tsim::Engine;
 using tessera::tsim::Options;
 using tessera::tsim::Simulator;
-
-constexpr uint64_t kAccAddr = 0x10000;
-constexpr uint64_t kUopAddr = 0x20000;
-constexpr uint64_t kInsnAddr = 0x40000;
-
-// Adds -3 to 16 accumulators and stores them narrowed.
-const char* kAluProgram = R"(
-LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
-LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
-ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
-STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
-LOAD.UOP deps=pop_next
-FINISH
-UOP dst=0 src=0 wgt=0
-)";
-
-struct Machine {
-  explicit Machine(const std::string& text, const std::string& config = "default") : cfg(Config::load(config)), dram(cfg) {
-    for (int i = 0; i < 64; ++i) {
-      int32_t v = 3 * i - 50;
-      dram.write(kAccAddr + 4 * i, &v, 4, "test data");
-    }
-    tessera::hw::Isa isa(cfg);
-    auto a = tessera::hw::assemble(isa, text, "test program");
-    auto bytes = tessera::hw::programBytes(a.insns);
-    dram.write(kInsnAddr, bytes.data(), bytes.size(), "test program");
-    if (!a.uops.empty()) {
-      auto u = tessera::hw::uopBytes(a.uops);
-      dram.write(kUopAddr, u.data(), u.size(), "test micro-ops");
-    }
-    count = static_cast<uint32_t>(a.insns.size());
-  }
-  Config cfg;
-  Dram dram;
-  uint32_t count = 0;
-};
+using namespace tessera::tsim::testing;
+using Machine = LoadedMachine;
 
 bool hlsScBuilt() { return !Simulator::builtConfigs(Engine::kHlsSystemC).empty(); }
 
@@ -143,11 +110,7 @@ TEST(HlsSc, RefusesTracesAndConfigsItWasNotBuiltFor) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("hls-sc writes no waveforms"), std::string::npos) << e.what();
   }
-  Config odd = Config::load("default");
-  odd.name = "not-built";
-  odd.insnQueueDepth = 256;
-  odd.derive("test");
-  const std::string why = Simulator::unsupportedReason(odd, Engine::kHlsSystemC);
+  const std::string why = Simulator::unsupportedReason(unbuiltConfig(), Engine::kHlsSystemC);
   EXPECT_EQ(why.rfind("hls-sc is not built for config 'not-built'", 0), 0u) << why;
 }
 

@@ -14,6 +14,7 @@
 #include "tessera/hw/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/tsim/simulator.h"
+#include "tsim_test_program.h"
 
 namespace {
 
@@ -24,10 +25,10 @@ using tessera::hw::Fsim;
 using tessera::tsim::Options;
 using tessera::tsim::Simulator;
 namespace reg = tessera::tsim::reg;
-
-constexpr uint64_t kUopAddr = 0x20000;   // micro-ops (UOP index 0x8000)
-constexpr uint64_t kAccAddr = 0x10000;   // accumulators (ACC index 0x400 on default)
-constexpr uint64_t kInsnAddr = 0x40000;  // the program
+using tessera::tsim::testing::kAccAddr;
+using tessera::tsim::testing::kAluProgram;
+using tessera::tsim::testing::kInsnAddr;
+using tessera::tsim::testing::kUopAddr;
 
 // The Error a call throws; a test failure if none.
 template <typename F>
@@ -54,30 +55,11 @@ struct Machine {
     }
   }
   uint32_t place(const std::string& text, uint64_t at = kInsnAddr) {
-    tessera::hw::Isa isa(cfg);
-    auto a = tessera::hw::assemble(isa, text, "test program");
-    auto bytes = tessera::hw::programBytes(a.insns);
-    dram.write(at, bytes.data(), bytes.size(), "test program");
-    if (!a.uops.empty()) {
-      auto u = tessera::hw::uopBytes(a.uops);
-      dram.write(kUopAddr, u.data(), u.size(), "test micro-ops");
-    }
-    return static_cast<uint32_t>(a.insns.size());
+    return tessera::tsim::testing::placeProgram(cfg, dram, text, at);
   }
   Config cfg;
   Dram dram;
 };
-
-// Adds -3 to 16 accumulators and stores them narrowed (the CLI example).
-const char* kAluProgram = R"(
-LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
-LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
-ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
-STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
-LOAD.UOP deps=pop_next
-FINISH
-UOP dst=0 src=0 wgt=0
-)";
 
 // A fast watchdog keeps the deadlock tests short.
 Options quickWatchdog() {

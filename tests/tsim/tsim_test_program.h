@@ -1,0 +1,68 @@
+// Shared by the tsim, rtl-sc and hls-sc tests: where programs go, the ALU example, a DRAM holding a program, an unbuilt config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tessera/hw/asm.h"
+#include "tessera/hw/config.h"
+#include "tessera/hw/dram.h"
+
+namespace tessera::tsim::testing {
+
+using tessera::hw::Config;
+using tessera::hw::Dram;
+
+constexpr uint64_t kUopAddr = 0x20000;   // micro-ops (UOP index 0x8000)
+constexpr uint64_t kAccAddr = 0x10000;   // accumulators (ACC index 0x400 on default)
+constexpr uint64_t kInsnAddr = 0x40000;  // the program
+
+// Adds -3 to 16 accumulators and stores them narrowed (the CLI example).
+inline const char* kAluProgram = R"(
+LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
+LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
+ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
+STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
+LOAD.UOP deps=pop_next
+FINISH
+UOP dst=0 src=0 wgt=0
+)";
+
+// Assembles `text` (UOP lines included) into `dram`: instructions at `at`, micro-ops at kUopAddr.
+// Returns the instruction count.
+inline uint32_t placeProgram(const Config& cfg, Dram& dram, const std::string& text, uint64_t at = kInsnAddr) {
+  tessera::hw::Isa isa(cfg);
+  auto a = tessera::hw::assemble(isa, text, "test program");
+  auto bytes = tessera::hw::programBytes(a.insns);
+  dram.write(at, bytes.data(), bytes.size(), "test program");
+  if (!a.uops.empty()) {
+    auto u = tessera::hw::uopBytes(a.uops);
+    dram.write(kUopAddr, u.data(), u.size(), "test micro-ops");
+  }
+  return static_cast<uint32_t>(a.insns.size());
+}
+
+// A config and a DRAM holding `text` at kInsnAddr and 64 accumulators of data.
+struct LoadedMachine {
+  explicit LoadedMachine(const std::string& text, const std::string& config = "default") : cfg(Config::load(config)), dram(cfg) {
+    for (int i = 0; i < 64; ++i) {
+      int32_t v = 3 * i - 50;
+      dram.write(kAccAddr + 4 * i, &v, 4, "test data");
+    }
+    count = placeProgram(cfg, dram, text);
+  }
+  Config cfg;
+  Dram dram;
+  uint32_t count = 0;
+};
+
+// A valid config under a name no simulator was built for.
+inline Config unbuiltConfig() {
+  Config cfg = Config::load("default");
+  cfg.name = "not-built";
+  cfg.insnQueueDepth = 256;
+  cfg.derive("test");
+  return cfg;
+}
+
+}  // namespace tessera::tsim::testing
