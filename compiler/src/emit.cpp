@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include "tessera/hw/dep_stream.h"
+
 namespace tessera::compiler::detail {
 
 using hw::Insn;
@@ -28,43 +30,28 @@ bool sameUops(const std::vector<hw::Uop>& a, const std::vector<hw::Uop>& b) {
   return true;
 }
 
-// Dependency flags: a pop waits on the next instruction of the popping stage; a push folds into the
-// previous instruction when that one ran on the pushing stage.
+// The instruction stream with its dependency flags (hw::DependencyStream), and the program
+// buffer each instruction moves (-1 for compute instructions and carriers).
 class Assembler {
  public:
   void insn(const Insn& in, int buffer) {
-    const int s = static_cast<int>(in.stage());
-    insns_.push_back(in);
-    buffers_.push_back(buffer);
-    insns_.back().popPrev = popPrev_[s];
-    insns_.back().popNext = popNext_[s];
-    popPrev_[s] = popNext_[s] = false;
+    Insn& added = stream_.append(in.stage());
+    const bool popPrev = added.popPrev, popNext = added.popNext;
+    added = in;
+    added.popPrev = popPrev;
+    added.popNext = popNext;
+    bufferCarriers();
+    buffers_.back() = buffer;
   }
   void pop(int from, int to) {
-    bool& pending = from < to ? popPrev_[to] : popNext_[to];
-    if (pending) flushPops(to);
-    pending = true;
+    stream_.pop(static_cast<hw::Stage>(from), static_cast<hw::Stage>(to));
+    bufferCarriers();
   }
   void push(int from, int to) {
-    flushPops(from);
-    if (!insns_.empty() && static_cast<int>(insns_.back().stage()) == from) {
-      Insn& last = insns_.back();
-      bool& flag = from < to ? last.pushNext : last.pushPrev;
-      if (!flag) {
-        flag = true;
-        return;
-      }
-    }
-    Insn& n = carrier(from);
-    (from < to ? n.pushNext : n.pushPrev) = true;
+    stream_.push(static_cast<hw::Stage>(from), static_cast<hw::Stage>(to));
+    bufferCarriers();
   }
-  void flushPops(int stage) {
-    if (!popPrev_[stage] && !popNext_[stage]) return;
-    Insn& n = carrier(stage);
-    n.popPrev = popPrev_[stage];
-    n.popNext = popNext_[stage];
-    popPrev_[stage] = popNext_[stage] = false;
-  }
+  // Compute must see the last store and the last load before FINISH drains the queues.
   void finish() {
     push(2, 1);
     push(0, 1);
@@ -74,19 +61,14 @@ class Assembler {
     fin.opcode = Opcode::kFinish;
     insn(fin, -1);
   }
-  std::vector<Insn> insns_;
-  std::vector<int32_t> buffers_;
+  std::vector<Insn>& insns() { return stream_.insns(); }
+  std::vector<int32_t>& buffers() { return buffers_; }
 
  private:
-  Insn& carrier(int stage) {
-    Insn n;
-    n.opcode = stage == 2 ? Opcode::kStore : Opcode::kLoad;
-    n.memType = static_cast<uint32_t>(stage == 0 ? MemId::kInp : MemId::kUop);
-    insns_.push_back(n);
-    buffers_.push_back(-1);
-    return insns_.back();
-  }
-  bool popPrev_[3] = {false, false, false}, popNext_[3] = {false, false, false};
+  void bufferCarriers() { buffers_.resize(stream_.insns().size(), -1); }
+
+  hw::DependencyStream stream_{hw::DependencyStream::Folding::kIntoCarriers};
+  std::vector<int32_t> buffers_;
 };
 
 }  // namespace
@@ -213,8 +195,8 @@ void Emitter::assemble(Program& prog) const {
     }
   }
   a.finish();
-  prog.insns = std::move(a.insns_);
-  prog.insnBuffer = std::move(a.buffers_);
+  prog.insns = std::move(a.insns());
+  prog.insnBuffer = std::move(a.buffers());
 }
 
 std::string Emitter::runtimeCalls(const Program& prog) const {

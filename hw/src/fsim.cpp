@@ -9,6 +9,7 @@
 #include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/program.h"
+#include "tessera/hw/run_error.h"
 #include "fsim_kernels.h"
 
 
@@ -84,14 +85,10 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     int q[2];
     int n = pops(in, q);
     for (int i = 0; i < n; ++i)
-      if (tokens[q[i]] == 0)
-        return std::string("waits for a token on queue ") + tokenQueueName(static_cast<TokenQueue>(q[i])) +
-               ", which is empty";
+      if (tokens[q[i]] == 0) return run_error::waitsForToken(static_cast<TokenQueue>(q[i]));
     n = pushes(in, q);
     for (int i = 0; i < n; ++i)
-      if (tokens[q[i]] >= tokenCap)
-        return std::string("waits for space on queue ") + tokenQueueName(static_cast<TokenQueue>(q[i])) +
-               ", which is full (" + std::to_string(tokenCap) + " tokens)";
+      if (tokens[q[i]] >= tokenCap) return run_error::waitsForSpace(static_cast<TokenQueue>(q[i]), tokenCap);
     return "";
   };
   auto issue = [&](uint32_t idx) {
@@ -144,43 +141,30 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       uint32_t finishIdx = cq.front();
       cq.pop_front();
       issue(finishIdx);
-      std::string left;
-      const char* stageNames[3] = {"load", "compute", "store"};
+      run_error::UnbalancedFinish left;
       for (int s = 0; s < 3; ++s)
         if (!queues[s].empty())
-          left += std::string("; ") + stageNames[s] + " " + insnName(queues[s].front(), prog[queues[s].front()]) +
-                  " never executed (" + blockedBy(prog[queues[s].front()]) + ")";
-      if (fetchPc < count)
-        left += "; " + insnName(fetchPc, prog[fetchPc]) + " and " + std::to_string(count - fetchPc - 1) +
-                " more after it were never fetched";
+          left.neverExecuted(static_cast<Stage>(s), queues[s].front(), prog[queues[s].front()],
+                             blockedBy(prog[queues[s].front()]));
+      if (fetchPc < count) left.neverFetched(fetchPc, prog[fetchPc], count);
       for (int t = 0; t < 4; ++t)
-        if (tokens[t])
-          left += "; " + std::to_string(tokens[t]) + " token(s) left on queue " + tokenQueueName(static_cast<TokenQueue>(t));
-      if (!left.empty())
-        throw Error("FINISH at instruction " + std::to_string(finishIdx),
-                    "the program is not balanced at FINISH" + left);
+        if (tokens[t]) left.tokensLeft(static_cast<TokenQueue>(t), tokens[t]);
+      if (!left.empty()) throw left.error(finishIdx);
       return;
     }
     bool idle = fetchPc >= count && queues[0].empty() && queues[1].empty() && queues[2].empty();
-    if (idle)
-      throw Error("run of " + std::to_string(count) + " instructions",
-                  "the program ended without a FINISH instruction; the device would never signal done");
-    std::string why;
-    const char* stageNames[3] = {"load", "compute", "store"};
+    if (idle) throw run_error::missingFinish(count);
+    run_error::Deadlock deadlock;
     for (int s = 0; s < 3; ++s) {
       if (queues[s].empty()) continue;
-      uint32_t idx = queues[s].front();
-      why += std::string(why.empty() ? "" : "; ") + stageNames[s] + " stage: " + insnName(idx, prog[idx]) + " " +
-             blockedBy(prog[idx]);
+      const uint32_t idx = queues[s].front();
+      deadlock.stageBlocked(static_cast<Stage>(s), idx, prog[idx], blockedBy(prog[idx]));
     }
-    if (fetchPc < count)
-      why += std::string(why.empty() ? "" : "; ") + "fetch stalled at " + insnName(fetchPc, prog[fetchPc]) + ": the " +
-             stageNames[int(prog[fetchPc].stage())] + " instruction queue is full (" + std::to_string(insnCap) + " entries)";
+    if (fetchPc < count) deadlock.fetchStalled(fetchPc, prog[fetchPc], insnCap);
     uint32_t first = count;
     for (int s = 0; s < 3; ++s)
       if (!queues[s].empty()) first = std::min(first, queues[s].front());
-    throw Error("deadlock at instruction " + std::to_string(first == count ? fetchPc : first),
-                "no stage can make progress: " + why);
+    throw deadlock.error(first == count ? fetchPc : first);
   }
 }
 
@@ -283,15 +267,13 @@ void Fsim::checkLoopIndices(const Insn& in, size_t index) const {
   if (in.iterOut == 0 || in.iterIn == 0 || in.uopBgn >= in.uopEnd) return;
   const bool gemm = in.opcode == Opcode::kGemm;
   struct Check {
-    const char* what;
     uint32_t Uop::*field;
     uint64_t factorOut, factorIn, depth;
-    Field fieldOut;
+    run_error::Operand operand;
   } checks[3] = {
-      {"accumulator (dst)", &Uop::dst, in.dstFactorOut, in.dstFactorIn, cfg_.accDepth, Field::kDstFactorOut},
-      {gemm ? "input (src)" : "accumulator (src)", &Uop::src, in.srcFactorOut, in.srcFactorIn,
-       gemm ? cfg_.inpDepth : cfg_.accDepth, Field::kSrcFactorOut},
-      {"weight (wgt)", &Uop::wgt, in.wgtFactorOut, in.wgtFactorIn, cfg_.wgtDepth, Field::kWgtFactorOut}};
+      {&Uop::dst, in.dstFactorOut, in.dstFactorIn, cfg_.accDepth, run_error::Operand::kDst},
+      {&Uop::src, in.srcFactorOut, in.srcFactorIn, gemm ? cfg_.inpDepth : cfg_.accDepth, run_error::Operand::kSrc},
+      {&Uop::wgt, in.wgtFactorOut, in.wgtFactorIn, cfg_.wgtDepth, run_error::Operand::kWgt}};
   const int nChecks = gemm ? 3 : 2;
   for (int c = 0; c < nChecks; ++c) {
     const auto& ck = checks[c];
@@ -300,10 +282,7 @@ void Fsim::checkLoopIndices(const Insn& in, size_t index) const {
     for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
       uint64_t idx = uint64_t(uops_[u].*ck.field) + loopMax;
       if (idx >= ck.depth)
-        throw Error(insnName(index, in) + ", micro-op " + std::to_string(u) + " with field " + fieldName(ck.fieldOut) +
-                        "/" + fieldName(static_cast<Field>(int(ck.fieldOut) + 1)),
-                    std::string("the ") + ck.what + " index reaches " + std::to_string(idx) +
-                        " at the last loop iteration, past the buffer depth " + std::to_string(ck.depth));
+        throw run_error::sramIndexPastDepth(cfg_, index, in, u, ck.operand, idx);
     }
   }
 }
@@ -311,8 +290,7 @@ void Fsim::checkLoopIndices(const Insn& in, size_t index) const {
 void Fsim::chargeWork(const Insn& in, size_t index, uint64_t uops) {
   workDone_ += uops;
   if (workBudget_ && workDone_ > workBudget_)
-    throw Error(insnName(index, in), "the run exceeds wait_cycles=" + std::to_string(workBudget_) + ": at least " +
-                                         std::to_string(workDone_) + " cycles of GEMM/ALU micro-ops by this instruction");
+    throw run_error::budgetExceeded(index, in, workBudget_, workDone_);
 }
 
 void Fsim::execGemm(const Insn& in, size_t index) {

@@ -31,6 +31,9 @@ bool validPair(int from, int to) {
          (from == kComputeStage && to == kStoreStage) || (from == kStoreStage && to == kComputeStage);
 }
 
+// VTA's runtime numbers the stages from 1 (VTADepPush/VTADepPop queue ids).
+hw::Stage hwStage(int vtaStage) { return static_cast<hw::Stage>(vtaStage - 1); }
+
 std::string pairName(const char* fn, int from, int to) {
   return std::string(fn) + "(" + std::to_string(from) + ", " + std::to_string(to) + ")";
 }
@@ -53,81 +56,25 @@ CommandQueue::~CommandQueue() {
     if (b) session_.freeBuffer(b);
 }
 
-int CommandQueue::stageOf(const Insn& in) {
-  switch (in.opcode) {
-    case Opcode::kGemm:
-    case Opcode::kAlu:
-    case Opcode::kFinish: return kComputeStage;
-    case Opcode::kStore: return kStoreStage;
-    case Opcode::kLoad: return in.xSize == 0 ? 0 : memStage(in.memType);
-  }
-  return 0;
-}
+Insn& CommandQueue::create(int stage) { return stream_.append(hwStage(stage)); }
 
-Insn& CommandQueue::create(int stage) {
-  insns_.emplace_back();
-  Insn& in = insns_.back();
-  in.popPrev = pendingPopPrev_[stage];
-  in.popNext = pendingPopNext_[stage];
-  pendingPopPrev_[stage] = pendingPopNext_[stage] = 0;
-  return in;
-}
-
-void CommandQueue::pushNoop(int stage, bool pushPrev, bool pushNext, bool popPrev, bool popNext) {
-  insns_.emplace_back();
-  Insn& in = insns_.back();
-  in.opcode = stage == kStoreStage ? Opcode::kStore : Opcode::kLoad;
-  in.memType = static_cast<uint32_t>(stage == kLoadStage ? MemId::kInp : MemId::kUop);
-  in.pushPrev = pushPrev;
-  in.pushNext = pushNext;
-  in.popPrev = popPrev;
-  in.popNext = popNext;
-}
-
-void CommandQueue::commitPendingPop(int stage) {
-  if (pendingPopPrev_[stage] || pendingPopNext_[stage]) {
-    pushNoop(stage, false, false, pendingPopPrev_[stage], pendingPopNext_[stage]);
-    pendingPopPrev_[stage] = pendingPopNext_[stage] = 0;
-  }
-}
-
-bool CommandQueue::pendingPop() const {
-  for (int s = kLoadStage; s <= kStoreStage; ++s)
-    if (pendingPopPrev_[s] || pendingPopNext_[s]) return true;
-  return false;
-}
+void CommandQueue::commitPendingPop(int stage) { stream_.commitPops(hwStage(stage)); }
 
 void CommandQueue::depPop(int from, int to) {
   if (!validPair(from, to))
     throw Error(pairName("VTADepPop", from, to), "no token queue between these stages (1 load, 2 compute, 3 store)");
-  // The pop executes on stage `to`; a second pending pop of the same direction is committed first.
-  if (from < to) {
-    if (pendingPopPrev_[to]) commitPendingPop(to);
-    pendingPopPrev_[to] = 1;
-  } else {
-    if (pendingPopNext_[to]) commitPendingPop(to);
-    pendingPopNext_[to] = 1;
-  }
+  stream_.pop(hwStage(from), hwStage(to));
 }
 
 void CommandQueue::depPush(int from, int to) {
   if (!validPair(from, to))
     throw Error(pairName("VTADepPush", from, to), "no token queue between these stages (1 load, 2 compute, 3 store)");
-  commitPendingPop(from);
-  // Fold the push into the previous instruction when it ran on the same stage.
-  if (!insns_.empty()) {
-    Insn& last = insns_.back();
-    if (stageOf(last) == from) {
-      if (from < to && !last.pushNext) { last.pushNext = true; return; }
-      if (from > to && !last.pushPrev) { last.pushPrev = true; return; }
-    }
-  }
-  pushNoop(from, from > to, from < to, false, false);
+  stream_.push(hwStage(from), hwStage(to));
 }
 
 void CommandQueue::checkOverflow() {
   // One API call adds at most 6 instructions (noops and FINISH) beyond the one it creates.
-  if (insns_.size() + 6 > maxInsns_) synchronize(1u << 31);
+  if (stream_.insns().size() + 6 > maxInsns_) synchronize(1u << 31);
 }
 
 namespace {
@@ -182,7 +129,7 @@ void CommandQueue::loadBuffer2D(const DataBuffer& src, uint32_t srcElemOffset, u
   in.yPad1 = yPadAfter;
   in.xPad0 = xPadBefore;
   in.xPad1 = xPadAfter;
-  checkInsn(isa_, in, insns_.size() - 1, "VTALoadBuffer2D");
+  checkInsn(isa_, in, stream_.insns().size() - 1, "VTALoadBuffer2D");
   checkOverflow();
 }
 
@@ -201,7 +148,7 @@ void CommandQueue::storeBuffer2D(uint32_t srcSramIndex, uint32_t srcMemoryType, 
   in.ySize = ySize;
   in.xSize = xSize;
   in.xStride = xStride;
-  checkInsn(isa_, in, insns_.size() - 1, "VTAStoreBuffer2D");
+  checkInsn(isa_, in, stream_.insns().size() - 1, "VTAStoreBuffer2D");
   checkOverflow();
 }
 
@@ -345,7 +292,7 @@ void CommandQueue::pushKernel(UopKernel& k, bool gemm) {
       in.iterIn = L[1].extent; in.dstFactorIn = L[1].dstFactor; in.srcFactorIn = L[1].srcFactor;
     }
   }
-  checkInsn(isa_, in, insns_.size() - 1, gemm ? "VTAPushGEMMOp" : "VTAPushALUOp");
+  checkInsn(isa_, in, stream_.insns().size() - 1, gemm ? "VTAPushGEMMOp" : "VTAPushALUOp");
   checkOverflow();
 }
 
@@ -359,25 +306,22 @@ void CommandQueue::pushAluOp(void** handle, int (*finit)(void*), void* signature
 
 void CommandQueue::rewriteForceSerial() {
   // Every stage change gets a token in each direction it needs, so nothing overlaps.
+  std::vector<Insn>& insns = stream_.insns();
   int lastStore = -1;
-  for (size_t i = 1; i < insns_.size(); ++i) {
-    Insn& prev = insns_[i - 1];
-    Insn& now = insns_[i];
-    int ps = stageOf(prev) ? stageOf(prev) : memStage(prev.memType);
-    int ns = stageOf(now) ? stageOf(now) : memStage(now.memType);
-    if (prev.opcode == Opcode::kStore) ps = kStoreStage;
-    if (now.opcode == Opcode::kStore) ns = kStoreStage;
+  for (size_t i = 1; i < insns.size(); ++i) {
+    Insn& prev = insns[i - 1];
+    Insn& now = insns[i];
+    const int ps = static_cast<int>(prev.stage()), ns = static_cast<int>(now.stage());
     prev.pushPrev = prev.pushNext = false;
     now.popPrev = now.popNext = false;
-    if (ps < ns && ps != 0 && ns - ps == 1) { prev.pushNext = true; now.popPrev = true; }
-    else if (ps > ns && ps - ns == 1) { prev.pushPrev = true; now.popNext = true; }
-    if (ns == kStoreStage) lastStore = static_cast<int>(i);
+    if (ns - ps == 1) { prev.pushNext = true; now.popPrev = true; }
+    else if (ps - ns == 1) { prev.pushPrev = true; now.popNext = true; }
+    if (now.stage() == hw::Stage::kStore) lastStore = static_cast<int>(i);
   }
-  std::fill(pendingPopPrev_, pendingPopPrev_ + 4, 0);
-  std::fill(pendingPopNext_, pendingPopNext_ + 4, 0);
+  stream_.dropPendingPops();
   // Before FINISH, compute must see the last store and the load stage must drain.
-  if (!insns_.empty() && lastStore == static_cast<int>(insns_.size()) - 1) {
-    insns_.back().pushPrev = true;
+  if (!insns.empty() && lastStore == static_cast<int>(insns.size()) - 1) {
+    insns.back().pushPrev = true;
     depPop(kStoreStage, kComputeStage);
     commitPendingPop(kComputeStage);
   }
@@ -398,10 +342,8 @@ void CommandQueue::dumpKernel(const UopKernel& k) const {
 }
 
 void CommandQueue::discard() {
-  insns_.clear();
+  stream_.clear();
   stagedUops_.clear();
-  std::fill(pendingPopPrev_, pendingPopPrev_ + 4, 0);
-  std::fill(pendingPopNext_, pendingPopNext_ + 4, 0);
   for (UopKernel* k : cachedKernels_) k->sramBegin = k->sramEnd = 0;
   cachedKernels_.clear();
   uopSramEnd_ = 0;
@@ -422,10 +364,10 @@ void CommandQueue::synchronize(uint32_t waitCycles) {
   }
   Insn& fin = create(kComputeStage);
   fin.opcode = Opcode::kFinish;
-  if (pendingPop()) throw Error("VTASynchronize", "internal error: pops pending after FINISH");
+  if (stream_.popsPending()) throw Error("VTASynchronize", "internal error: pops pending after FINISH");
 
   std::vector<Insn> program;
-  program.swap(insns_);
+  program.swap(stream_.insns());
   std::vector<uint32_t> uops;
   uops.swap(stagedUops_);
   for (UopKernel* k : cachedKernels_) k->sramBegin = k->sramEnd = 0;  // SRAM is not trusted across runs

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "tessera/hw/built_configs.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
 
@@ -399,6 +400,27 @@ TEST(Config, NonObjectJsonIsRejected) {
 TEST(Config, EmptyNameIsRejected) {
   std::string msg = errorOf(withKey("NAME", "\"\""));
   EXPECT_TRUE(Contains(msg, "NAME"));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(BuiltConfigs, MatchesByDerivedParametersNotByName) {
+  const tessera::hw::BuiltConfigs built({"default", "small"});
+  tessera::hw::Config mine = tessera::hw::Config::load("default");
+  mine.name = "mine";
+  EXPECT_EQ(built.indexOf(mine), 0);
+  EXPECT_EQ(built.indexOf(tessera::hw::Config::load("small")), 1);
+  EXPECT_EQ(built.unsupportedReason(mine, "t", "RTL model", "LIST"), "");
+  const tessera::hw::Config batch2 = tessera::hw::Config::load("batch2");
+  EXPECT_EQ(built.indexOf(batch2), -1);
+  const std::string why = built.unsupportedReason(batch2, "t", "RTL model", "LIST");
+  EXPECT_EQ(why.rfind("t is not built for config 'batch2': the RTL model exists only for configs default, small; e.g. ", 0), 0u)
+      << why;
+  EXPECT_NE(why.find(" (add the config to LIST and rebuild)"), std::string::npos) << why;
+  EXPECT_EQ(tessera::hw::BuiltConfigs({}).unsupportedReason(batch2, "t", "RTL model", "LIST"),
+            "t is not built for any config (LIST is empty)");
 }
 
 }  // namespace

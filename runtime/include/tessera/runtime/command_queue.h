@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessera/hw/config.h"
+#include "tessera/hw/dep_stream.h"
 #include "tessera/hw/isa.h"
 #include "tessera/runtime/target.h"
 
@@ -85,7 +86,7 @@ class CommandQueue {
 
   Target& device() { return *device_; }
   // Instructions queued since the last synchronize (FINISH not yet appended).
-  const std::vector<hw::Insn>& pendingInstructions() const { return insns_; }
+  const std::vector<hw::Insn>& pendingInstructions() const { return stream_.insns(); }
   // The instruction stream of the last synchronize, as run.
   const std::vector<hw::Insn>& lastProgram() const { return lastProgram_; }
   // Physical address of the last program's instructions (valid until the next synchronize).
@@ -96,11 +97,8 @@ class CommandQueue {
 
  private:
   hw::Insn& create(int stage);
-  void pushNoop(int stage, bool pushPrev, bool pushNext, bool popPrev, bool popNext);
   void commitPendingPop(int stage);
-  bool pendingPop() const;
   void rewriteForceSerial();
-  static int stageOf(const hw::Insn& insn);
   void pushKernel(UopKernel& kernel, bool gemm);
   void recordKernel(void** handle, int (*finit)(void*), void* signature, int nbytes, bool gemm);
   void checkOverflow();
@@ -109,10 +107,9 @@ class CommandQueue {
   Session& session_;
   hw::Isa isa_;
   std::unique_ptr<Target> device_;
-  std::vector<hw::Insn> insns_;
+  // Instructions queued since the last synchronize, with VTA's runtime's flag folding.
+  hw::DependencyStream stream_{hw::DependencyStream::Folding::kVtaRuntime};
   std::vector<hw::Insn> lastProgram_;
-  int pendingPopPrev_[4] = {0, 0, 0, 0};
-  int pendingPopNext_[4] = {0, 0, 0, 0};
   // Micro-ops staged for this run, copied to uopBuffer_ at synchronize.
   std::vector<uint32_t> stagedUops_;
   std::vector<UopKernel*> cachedKernels_;
