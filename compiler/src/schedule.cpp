@@ -147,13 +147,9 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   if (op.onVectorAlu()) return detail::vectorEstimate(cfg, op, t, p);
   const Geometry g = detail::geometry(cfg, op);
   const TileShape s = detail::tileShape(g, t);
-  // One burst per row; a row costs its bytes at the bus rate or, for short rows, its share of the
-  // latency among the bursts in flight.
+  // One burst per row after the first burst's latency (hw::DramTiming::rowReadCycles).
   auto read = [&](double rows, double rowBytes) {
-    const double beats = std::ceil(rowBytes / cfg.busBytes);
-    const double bytesPerCycle = std::min<double>(p.readBytesPerCycle, cfg.busBytes);
-    return p.loadInsnCycles + p.readLatency +
-           rows * std::max(beats * cfg.busBytes / bytesPerCycle, (p.readLatency + beats) / p.outstanding);
+    return p.loadInsnCycles + p.dram.readLatency + p.dram.rowReadCycles(rows, rowBytes, cfg.busBytes);
   };
   const double entries = s.accEntries;
   const double load = t.tci * read(s.ih, double(s.iw) * cfg.inpElemBytes) +
@@ -165,8 +161,8 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   const double epilogue = g.immAluOps * (entries + p.computeInsnCycles) +
                           (g.biasEntries ? 2 * entries + p.computeInsnCycles : 0);
   const int stores = t.tw == g.OW ? 1 : t.tco;
-  const double store = stores * p.storeInsnCycles + p.writeLatency +
-                       entries * cfg.outElemBytes / std::min<double>(p.writeBytesPerCycle, cfg.busBytes);
+  const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
+                       entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
   const double busyCompute = reset + s.stepsPerTile * compute + epilogue;
   const double tile = reset + s.stepsPerTile * std::max(compute, load) + epilogue + std::max(0.0, store - busyCompute);
   CostEstimate e;

@@ -128,10 +128,7 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   const VectorGeometry g = vectorGeometry(cfg, op);
   const VectorTile s = vectorTile(g, t);
   auto read = [&](double rows, double rowBytes) {
-    const double beats = std::ceil(rowBytes / cfg.busBytes);
-    const double bytesPerCycle = std::min<double>(p.readBytesPerCycle, cfg.busBytes);
-    return p.loadInsnCycles + p.readLatency +
-           rows * std::max(beats * cfg.busBytes / bytesPerCycle, (p.readLatency + beats) / p.outstanding);
+    return p.loadInsnCycles + p.dram.readLatency + p.dram.rowReadCycles(rows, rowBytes, cfg.busBytes);
   };
   VectorCost c;
   c.tiles = long(g.P / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
@@ -157,8 +154,8 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
     const double fixups = g.isMax && (g.PH || g.PW) ? 2 * p.computeInsnCycles : 0;
     c.alu = g.KH * g.KW * vec(e) + immOps * imm(e) + fixups;
   }
-  c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.writeLatency +
-            e * cfg.outElemBytes / std::min<double>(p.writeBytesPerCycle, cfg.busBytes);
+  c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.dram.writeLatency +
+            e * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
   const double uops = g.isAdd ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2);  // both halves' kernels, fix-ups aside
   c.setup = read(1, uops * cfg.uopBytes);
   return c;

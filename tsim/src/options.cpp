@@ -42,13 +42,18 @@ bool parseBool(const std::string& key, const std::string& value) {
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& Options::keys() {
+  const hw::DramTiming kDefaults;
   static const std::vector<std::pair<std::string, std::string>> kKeys = {
       {"trace", "FILE: write an FST waveform of every RTL signal over the whole simulation (GTKWave)"},
       {"trace-force", "1: replace an existing trace file (default: refuse)"},
-      {"mem-latency", "N: DRAM read latency, cycles from an AR handshake to the first R beat (default 40)"},
-      {"mem-write-latency", "N: cycles from a burst's last W beat to its B response (default 40)"},
-      {"mem-bytes-per-cycle", "B: peak DRAM bandwidth of each direction, bytes per cycle (default 8, a Zynq HP port)"},
-      {"mem-outstanding", "N: read bursts, and write bursts, the DRAM accepts at once (default 16)"},
+      {"mem-latency", "N: DRAM read latency, cycles from an AR handshake to the first R beat (default " +
+                          std::to_string(kDefaults.readLatency) + ")"},
+      {"mem-write-latency", "N: cycles from a burst's last W beat to its B response (default " +
+                                std::to_string(kDefaults.writeLatency) + ")"},
+      {"mem-bytes-per-cycle", "B: peak DRAM bandwidth of each direction, bytes per cycle (default " +
+                                  std::to_string(static_cast<int>(kDefaults.bytesPerCycle)) + ", a Zynq HP port)"},
+      {"mem-outstanding", "N: read bursts, and write bursts, the DRAM accepts at once (default " +
+                              std::to_string(kDefaults.maxBursts) + ")"},
       {"mem-fault-page", "ADDR: answer SLVERR to every burst touching this 4 KiB page (tests the fault path)"},
       {"watchdog-cycles", "N: cycles without progress before a run is reported as a deadlock (default 1000000, at "
                           "least 4 DRAM latencies; 0: never)"},

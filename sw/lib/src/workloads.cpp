@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "tessera/hw/dram_timing.h"
 #include "tessera/hw/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/tessera.h"
@@ -164,15 +165,10 @@ GemmTiling chooseGemmTiling(const hw::Config& cfg, const GemmProblem& p) {
   const int inpCap = static_cast<int>(cfg.inpDepth) / halves, wgtCap = static_cast<int>(cfg.wgtDepth) / halves;
   const int accCap = static_cast<int>(cfg.accDepth) / halves;
   const int maxLoop = (1 << 14) - 1;
-  // DRAM model: the default memory of the timed targets (8 bytes per cycle, ~40 cycles latency,
-  // 16 bursts in flight, so short bursts are latency-bound); each instruction costs a few cycles
-  // of issue and pipeline drain.
-  const double bytesPerCycle = std::min(8, cfg.busBytes), latency = 40, maxBursts = 16, insnOverhead = 8;
-  // Cycles to read `rows` DRAM rows of `rowBytes` each, one burst per row.
-  auto readCycles = [&](double rows, double rowBytes) {
-    const double beats = std::ceil(rowBytes / cfg.busBytes);
-    return rows * std::max(beats * cfg.busBytes / bytesPerCycle, (latency + beats) / maxBursts);
-  };
+  // The timed targets' default DRAM; each instruction costs a few cycles of issue and pipeline drain.
+  const hw::DramTiming dram;
+  const double bytesPerCycle = dram.busRate(cfg.busBytes), latency = dram.readLatency, insnOverhead = 8;
+  auto readCycles = [&](double rows, double rowBytes) { return dram.rowReadCycles(rows, rowBytes, cfg.busBytes); };
   const int epilogueOps = p.requantize ? 3 : 0;
   auto fixed = [](int elems, int block, const char* what) {
     if (elems % block) throw Error(std::string("GEMM tile ") + what, "must be a multiple of " + std::to_string(block));
@@ -194,7 +190,7 @@ GemmTiling chooseGemmTiling(const hw::Config& cfg, const GemmProblem& p) {
                             2 * insnOverhead;
         const double compute = double(tb) * to * tk + insnOverhead;
         const double overhead = double(tb) * to * (1 + epilogueOps) + (1 + epilogueOps) * insnOverhead;
-        const double store = double(tb) * to * cfg.outElemBytes / bytesPerCycle + latency;
+        const double store = double(tb) * to * cfg.outElemBytes / bytesPerCycle + dram.writeLatency;
         const double cycles = halves == 2 ? load + latency + steps * std::max(compute, load) + tiles * overhead + store
                                           : steps * (compute + load) + tiles * (overhead + store);
         if (!found || cycles < best.estimatedCycles) {

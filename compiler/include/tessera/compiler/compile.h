@@ -8,6 +8,7 @@
 #include "tessera/compiler/operator.h"
 #include "tessera/compiler/program.h"
 #include "tessera/hw/config.h"
+#include "tessera/hw/dram_timing.h"
 
 namespace tessera::compiler {
 
@@ -23,8 +24,7 @@ struct Tiling {
 // The memory and pipeline timing the cost model assumes: the timed targets' default DRAM model and
 // per-instruction costs measured on tsim (docs/compiler.md shows the calibration).
 struct CostParams {
-  double readBytesPerCycle = 8, writeBytesPerCycle = 8;
-  double readLatency = 40, writeLatency = 40, outstanding = 16;
+  hw::DramTiming dram;
   double loadInsnCycles = 8;     // issue and completion of one LOAD beyond its data
   double computeInsnCycles = 6;  // issue and micro-op pipeline drain of one GEMM/ALU instruction
   double storeInsnCycles = 8;

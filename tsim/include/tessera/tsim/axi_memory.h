@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessera/hw/dram.h"
+#include "tessera/hw/dram_timing.h"
 
 namespace tessera::tsim {
 
@@ -36,15 +37,10 @@ struct AxiSlaveSignals {
   uint8_t bresp = 0;
 };
 
-// Latency and bandwidth. The defaults model one Zynq-7000 HP port: 64 bits at the fabric clock
-// each way, about 40 cycles from an address to its first data beat.
-struct MemoryTiming {
-  uint32_t readLatency = 40;   // cycles from an AR handshake to its first R beat (>= 1)
-  uint32_t writeLatency = 40;  // cycles from a burst's last W beat to its B response (>= 1)
-  double bytesPerCycle = 8;    // peak bytes per cycle of each direction; a beat never exceeds the bus
-  uint32_t maxBursts = 16;     // read bursts, and separately write bursts, in flight at once
-  // Fault injection: bursts touching the 4 KiB page at this address are answered SLVERR, so the
-  // accelerator's error path can be exercised with valid programs. 0: none.
+// The DRAM's latency and bandwidth (hw::DramTiming's defaults), and fault injection.
+struct MemoryTiming : hw::DramTiming {
+  // Bursts touching the 4 KiB page at this address are answered SLVERR, so the accelerator's error
+  // path can be exercised with valid programs. 0: none.
   uint64_t faultPage = 0;
 };
 
