@@ -23,6 +23,12 @@ const std::vector<Command>& commands();
 bool parse(const char* verb, const char* usage, const std::vector<std::string>& args, po::options_description& opts,
            const po::positional_options_description* pos, po::variables_map* vm);
 
+// --config/-c into `config`: a config JSON file or shipped config name, by default
+// $TESSERA_CONFIG when set and not empty, else "default". Every verb that takes a config uses this.
+void addConfigOption(po::options_description& opts, std::string* config);
+// --target/-t into `target`: by default $TESSERA_TARGET when set and not empty, else `fallback`.
+void addTargetOption(po::options_description& opts, std::string* target, const char* fallback);
+
 // Unsigned integer in decimal or 0x-hex; throws tessera::Error naming `what`.
 uint64_t parseNumber(const std::string& text, const std::string& what);
 

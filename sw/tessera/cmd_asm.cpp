@@ -12,9 +12,9 @@ namespace tessera::cli {
 int cmdDisasm(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, file;
+  addConfigOption(opts, &config);
   opts.add_options()
       ("file", po::value<std::string>(&file)->required(), "binary program (16 bytes per instruction)")
-      ("config,c", po::value<std::string>(&config)->default_value("default"), "config JSON file or shipped config name")
       ("uops", "the file holds micro-ops (4 bytes each) instead of instructions");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -34,11 +34,11 @@ int cmdDisasm(const std::vector<std::string>& args) {
 int cmdAsm(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, file, out, uopOut;
+  addConfigOption(opts, &config);
   opts.add_options()
       ("file", po::value<std::string>(&file)->required(), "text program, one instruction or UOP per line")
       ("output,o", po::value<std::string>(&out)->required(), "binary instruction file to write")
       ("uop-output,u", po::value<std::string>(&uopOut), "binary micro-op file for the UOP lines")
-      ("config,c", po::value<std::string>(&config)->default_value("default"), "config JSON file or shipped config name")
       ("force,f", "replace existing output files");
   po::positional_options_description pos;
   pos.add("file", 1);

@@ -175,15 +175,11 @@ int benchResnet18(runtime::Session& session) {
 int cmdBench(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, target, which, compare;
-  const char* envTarget = std::getenv("TESSERA_TARGET");
-  const char* envConfig = std::getenv("TESSERA_CONFIG");
   int m = 0, n = 0, k = 0, tileM = 0, tileN = 0, tileK = 0;
+  addConfigOption(opts, &config);
+  addTargetOption(opts, &target, "tsim");
   opts.add_options()
       ("benchmark", po::value<std::string>(&which)->default_value("gemm"), "benchmark: gemm or resnet18")
-      ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
-       "config JSON file or shipped config name ($TESSERA_CONFIG)")
-      ("target,t", po::value<std::string>(&target)->default_value(envTarget && *envTarget ? envTarget : "tsim"),
-       "target to run on ($TESSERA_TARGET)")
       ("m", po::value<int>(&m)->default_value(0), "run only this GEMM shape: rows (with --n and --k)")
       ("n", po::value<int>(&n)->default_value(0), "GEMM columns")
       ("k", po::value<int>(&k)->default_value(0), "GEMM reduction length")

@@ -15,13 +15,9 @@ int cmdDemo(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, target;
   sw::GemmProblem p;
-  const char* envTarget = std::getenv("TESSERA_TARGET");
-  const char* envConfig = std::getenv("TESSERA_CONFIG");
+  addConfigOption(opts, &config);
+  addTargetOption(opts, &target, "fsim");
   opts.add_options()
-      ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
-       "config JSON file or shipped config name ($TESSERA_CONFIG)")
-      ("target,t", po::value<std::string>(&target)->default_value(envTarget && *envTarget ? envTarget : "fsim"),
-       "target to run on ($TESSERA_TARGET)")
       ("m", po::value<int>(&p.m)->default_value(256), "rows of A and C")
       ("n", po::value<int>(&p.n)->default_value(256), "columns of C (rows of B)")
       ("k", po::value<int>(&p.k)->default_value(256), "reduction length")

@@ -12,8 +12,8 @@ namespace tessera::cli {
 int cmdInfo(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, format;
+  addConfigOption(opts, &config);
   opts.add_options()
-      ("config,c", po::value<std::string>(&config)->default_value("default"), "config JSON file or shipped config name")
       ("format,f", po::value<std::string>(&format)->default_value("text"),
        "text, json, or a generated header: cpp, hls, sv, tcl")
       ("list", "list the shipped configs");

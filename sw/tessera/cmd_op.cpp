@@ -26,13 +26,11 @@ struct OpArgs {
 };
 
 void addOpOptions(po::options_description& opts, OpArgs& a) {
-  const char* envConfig = std::getenv("TESSERA_CONFIG");
+  addConfigOption(opts, &a.config);
   opts.add_options()
       ("spec", po::value<std::string>(&a.spec), "the operator, e.g. \"conv2d cin=64 h=56 w=56 cout=64 kernel=3 "
        "stride=1 pad=1 shift=8 relu=1\", \"dense cin=512 cout=1000\", \"add c=64 h=56 w=56 shift=1 round=1\", "
        "\"maxpool c=64 h=112 w=112 kernel=3 stride=2 pad=1\" (docs/compiler.md lists the keys)")
-      ("config,c", po::value<std::string>(&a.config)->default_value(envConfig ? envConfig : "default"),
-       "config JSON file or shipped config name ($TESSERA_CONFIG)")
       ("seed", po::value<uint32_t>(&a.seed)->default_value(1), "seed of the random weights, bias and input")
       ("tiling", po::value<std::string>(&a.tiling), "tile sizes TCO,TH,TW,TCI in blocks (default: searched)")
       ("print-after-all", po::bool_switch(&a.printAfterAll), "print every stage: operator, tiling search, loop "
@@ -118,12 +116,10 @@ int cmdRunOp(const std::vector<std::string>& args) {
   po::options_description opts("options");
   OpArgs a;
   std::string target;
-  const char* envTarget = std::getenv("TESSERA_TARGET");
   addOpOptions(opts, a);
+  addTargetOption(opts, &target, "fsim");
   opts.add_options()
-      ("program", po::value<std::string>(&a.program), "run a program file written by `tessera compile -o` instead")
-      ("target,t", po::value<std::string>(&target)->default_value(envTarget ? envTarget : "fsim"),
-       "target to run on ($TESSERA_TARGET)");
+      ("program", po::value<std::string>(&a.program), "run a program file written by `tessera compile -o` instead");
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;

@@ -25,15 +25,13 @@ int cmdRegress(const std::vector<std::string>& args) {
   std::string config, targets, size;
   uint64_t programs = 0, seed = 0;
   size_t shrinkRuns = 0;
-  const char* envConfig = std::getenv("TESSERA_CONFIG");
+  addConfigOption(opts, &config);
   opts.add_options()
       ("programs,n", po::value<uint64_t>(&programs)->default_value(100), "number of programs to generate and run")
       ("seed,s", po::value<uint64_t>(&seed)->default_value(1), "seed of the first program; program i uses seed + i")
       ("targets,t", po::value<std::string>(&targets),
        "comma-separated targets to compare, each NAME[:key=value]... (fsim:kernels=SET for one fsim kernel set); "
        "the first is the reference. Default: fsim,tsim if tsim runs the config, else fsim,fsim:kernels=generic")
-      ("config,c", po::value<std::string>(&config)->default_value(envConfig && *envConfig ? envConfig : "default"),
-       "config JSON file or shipped config name ($TESSERA_CONFIG)")
       ("size", po::value<std::string>(&size)->default_value("small"), "program size: small, medium or large")
       ("keep-going,k", "continue after a mismatch (default: stop at the first)")
       ("print-program,p", "print each program's listing before running it")

@@ -18,11 +18,6 @@ struct Placement {
   std::vector<uint8_t> bytes;
 };
 
-std::string envOr(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
 std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -36,11 +31,9 @@ int cmdSim(const std::vector<std::string>& args) {
   std::string config, target, insn;
   std::vector<std::string> loads, dumps, targetOptions;
   std::string trace;
+  addConfigOption(opts, &config);
+  addTargetOption(opts, &target, "fsim");
   opts.add_options()
-      ("config,c", po::value<std::string>(&config)->default_value(envOr("TESSERA_CONFIG", "default")),
-       "config JSON file or shipped config name ($TESSERA_CONFIG)")
-      ("target,t", po::value<std::string>(&target)->default_value(envOr("TESSERA_TARGET", "fsim")),
-       "target to run on ($TESSERA_TARGET)")
       ("load,l", po::value<std::vector<std::string>>(&loads), "FILE@ADDR: place a file's bytes at a physical address (repeatable)")
       ("insn,i", po::value<std::string>(&insn)->required(),
        "ADDR:COUNT of instructions already loaded, or a program FILE placed automatically")

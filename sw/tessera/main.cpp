@@ -1,5 +1,6 @@
 // tessera: the command-line tool; dispatches to one verb per subcommand.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -39,6 +40,23 @@ bool parse(const char* verb, const char* usage, const std::vector<std::string>& 
   }
   po::notify(*vm);
   return true;
+}
+
+namespace {
+std::string envOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+}  // namespace
+
+void addConfigOption(po::options_description& opts, std::string* config) {
+  opts.add_options()("config,c", po::value<std::string>(config)->default_value(envOr("TESSERA_CONFIG", "default")),
+                     "config JSON file or shipped config name ($TESSERA_CONFIG)");
+}
+
+void addTargetOption(po::options_description& opts, std::string* target, const char* fallback) {
+  opts.add_options()("target,t", po::value<std::string>(target)->default_value(envOr("TESSERA_TARGET", fallback)),
+                     "target to run on ($TESSERA_TARGET)");
 }
 
 uint64_t parseNumber(const std::string& text, const std::string& what) {

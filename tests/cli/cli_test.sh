@@ -50,6 +50,16 @@ expect 1 "broken.json:4:1: invalid JSON" -- "$TESSERA" info --config broken.json
 printf '{"LOG_INP_WIDTH":4,"LOG_WGT_WIDTH":3,"LOG_ACC_WIDTH":5,"LOG_BATCH":0,"LOG_BLOCK":4,"LOG_UOP_BUFF_SIZE":15,"LOG_INP_BUFF_SIZE":15,"LOG_WGT_BUFF_SIZE":18,"LOG_ACC_BUFF_SIZE":17}' > wide.json
 expect 1 "key LOG_INP_WIDTH: unsupported width" -- "$TESSERA" info --config wide.json
 expect 1 "unknown format" -- "$TESSERA" info --format yaml
+# TESSERA_CONFIG is every config-taking verb's default; an empty one means unset; --config wins.
+expect 0 "GEMM core 1x4x4" -- env TESSERA_CONFIG=small "$TESSERA" info
+expect 0 "GEMM core 1x16x16" -- env TESSERA_CONFIG= "$TESSERA" info
+expect 0 "GEMM core 2x16x8" -- env TESSERA_CONFIG=small "$TESSERA" info -c batch2
+for verb in info disasm asm sim demo regress compile run-op bench; do
+  expect 0 "\\(=small\\)" -- env TESSERA_CONFIG=small "$TESSERA" "$verb" --help
+done
+for verb in sim demo run-op bench; do
+  expect 0 "\\(=hls\\)" -- env TESSERA_TARGET=hls "$TESSERA" "$verb" --help
+done
 
 # --- asm / disasm round trip
 cat > prog.s <<'PROG'
@@ -78,6 +88,8 @@ printf 'LOAD.INP deps=- sram_base=0\nALU.FOO deps=-\n' > badop.s
 expect 1 "badop.s:2:1: unknown ALU operation 'FOO'" -- "$TESSERA" asm badop.s -o o.bin
 head -c 40 prog.bin > truncated.bin
 expect 1 "truncated" -- "$TESSERA" disasm truncated.bin
+expect 1 "nosuch: no such config file" -- env TESSERA_CONFIG=nosuch "$TESSERA" disasm prog.bin
+expect 1 "nosuch: no such config file" -- env TESSERA_CONFIG=nosuch "$TESSERA" asm prog.s -o never.bin
 
 # --- sim: the program above on hand-made data
 # 16 int32 accumulators 0, 1, ..., 15 at 0x400*64 = 0x10000; the micro-op at 0x8000*4 = 0x20000.
