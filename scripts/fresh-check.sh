@@ -91,12 +91,20 @@ mkdir -p "$root/root/tessera"
 (cd "$src" && git ls-files -z --cached --others --exclude-standard | grep -zv '^build' |
   tar --null -T - -cf -) | tar -xf - -C "$root/root/tessera"
 
+in_chroot() {
+  "${nice_cmd[@]}" chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    DEBIAN_FRONTEND=noninteractive bash -c "$1"
+}
+# The README's first line: a bare Debian has no make.
+say "apt-get install make in the chroot (the README's first step)"
+in_chroot "apt-get update -qq && apt-get install -y -qq --no-install-recommends make" >"$work/make-install.log" 2>&1 ||
+  { tail -n 30 "$work/make-install.log"; say "installing make failed"; exit 1; }
+
 status=0
 for step in $steps; do
   t=$(date +%s)
   say "make $step in the chroot"
-  if "${nice_cmd[@]}" chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-      bash -c "cd /root/tessera && make $step" 2>&1 | tee "$work/make-$step.log"; then
+  if in_chroot "cd /root/tessera && make $step" 2>&1 | tee "$work/make-$step.log"; then
     say "make $step passed in $(elapsed "$t")"
   else
     status=1
