@@ -50,22 +50,27 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 
 mounts=()
-cleanup() {
+unmount_all() {
   local i
   for ((i = ${#mounts[@]} - 1; i >= 0; --i)); do umount -R "${mounts[$i]}" 2>/dev/null || umount -lR "${mounts[$i]}" || true; done
   mounts=()
-  if [ "${FRESH_KEEP:-0}" != 1 ] && [ -d "$root" ]; then
-    # Never follow a mount left behind into the host's /dev or /proc.
-    if findmnt -rn -o TARGET | grep -q "^$root"; then say "mounts remain under $root; not removing it"; return; fi
-    rm -rf --one-file-system "$root"
-  fi
+}
+remove_root() {
+  [ -d "$root" ] || return 0
+  # Never follow a mount left behind into the host's /dev or /proc.
+  if findmnt -rn -o TARGET | grep -q "^$root/"; then say "mounts remain under $root; not removing it"; return 1; fi
+  rm -rf --one-file-system "$root"
+}
+cleanup() {
+  unmount_all
+  [ "${FRESH_KEEP:-0}" = 1 ] || remove_root || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
-[ ! -e "$root" ] || cleanup
+remove_root || exit 1  # a chroot left by FRESH_KEEP=1: start from nothing again
 mkdir -p "$work"
 t0=$(date +%s)
 say "debootstrap $suite (minbase) from $mirror into $root"

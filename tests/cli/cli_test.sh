@@ -205,6 +205,17 @@ fi
 conv="conv2d cin=20 h=9 w=7 cout=24 kernel=3 stride=2 pad=1 relu=1"
 expect 0 "usage: tessera compile" -- "$TESSERA" compile --help
 expect 0 "usage: tessera run-op" -- "$TESSERA" run-op --help
+# compile's usage line names every option its help lists (by long or short name, or in capitals
+# when positional), but --help itself.
+help=$("$TESSERA" compile --help 2>&1)
+usage=$(head -n 1 <<<"$help")
+while read -r short long; do
+  [ "$long" = --help ] && continue
+  positional=$(tr a-z A-Z <<<"${long#--}")
+  if grep -qF -- "$long" <<<"$usage" || grep -qw -- "$positional" <<<"$usage" ||
+    { [ "$short" != - ] && grep -qF -- "$short " <<<"$usage"; }; then ok
+  else bad "compile's usage line lacks $long: $usage"; fi
+done < <(sed -nE 's/^ +(-[a-z]) \[ (--[a-z-]+) \].*/\1 \2/p; s/^ +(--[a-z-]+).*/- \1/p' <<<"$help")
 expect 0 "^SRAM occupancy +inp " -- "$TESSERA" compile "$conv" --config small
 for stage in "after operator" "after tiling search" "after loop nest" "after runtime calls" \
   "after instruction selection" "after summary" "VTALoadBuffer2D\(" "VTAUopPush\(" "VTADepPop\(" "FINISH"; do
