@@ -1,6 +1,9 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test bench fresh-check clean
+
+# Warnings are errors in CI only (.ci/run sets CI=true), never in a user's build; WERROR=ON forces it.
+WERROR ?= $(if $(filter true,$(CI)),ON,OFF)
 
 all: build
 
@@ -8,7 +11,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 configure: deps
-	@cmake --preset default > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
+	@cmake --preset default -DTESSERA_WERROR=$(WERROR) > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
 	@rm -f build-configure.log
 
 build: configure
@@ -33,6 +36,11 @@ CONFIG ?= default
 bitstream-%:
 	@FLOW=$(FLOW) CONFIG=$(CONFIG) HLS_SOURCES="$(HLS_SOURCES)" JOBS=$(JOBS) \
 	  bash scripts/fpga/build.sh $*
+
+# The README's two commands on a bare Debian 12 (debootstrap chroot; root, ~20+ minutes):
+# scripts/fresh-check.sh, also `ctest -L fresh` (not part of `make test`).
+fresh-check:
+	@bash scripts/fresh-check.sh
 
 clean:
 	@rm -rf build

@@ -2,11 +2,16 @@
 # Installs every Debian package Tessera needs; idempotent, the only set-up step.
 set -euo pipefail
 
+# Each package is what one part of the build looks for (checked on a bare Debian 12 by
+# scripts/fresh-check.sh): the toolchain and generators; GoogleTest and Google Benchmark (tests/);
+# Boost.Program_options (the CLI); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
+# are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks); Python 3 (the HLS
+# synthesizable-subset check, CLI tests); tclsh (FPGA flow checks).
 packages=(
-  build-essential cmake ninja-build pkg-config git
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  build-essential cmake ninja-build
+  libgtest-dev libbenchmark-dev
   libboost-program-options-dev nlohmann-json3-dev
-  verilator yosys libsystemc-dev llvm-14-dev
+  verilator zlib1g-dev libsystemc-dev yosys
   python3 tcl
 )
 

@@ -71,6 +71,9 @@ struct Pair {
     for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 37 + (i >> 8));
     fd.write(dataPhys, data.data(), data.size(), "test data");
     hd.write(dataPhys, data.data(), data.size(), "test data");
+    const std::vector<uint8_t> unwritten(kOutBytes, kUnwritten);
+    fd.write(outPhys, unwritten.data(), unwritten.size(), "unwritten output");
+    hd.write(outPhys, unwritten.data(), unwritten.size(), "unwritten output");
   }
   uint64_t alloc(uint64_t bytes) {
     const uint64_t a = fd.alloc(bytes);
@@ -97,12 +100,25 @@ struct Pair {
   }
   uint32_t uopElems() const { return uint32_t(uopPhys / 4); }
   uint32_t elems(MemId id) const { return uint32_t(dataPhys / cfg.dramElemBytes(id)); }
-  void expectSameOutput() {
-    std::vector<uint8_t> a(1 << 16), b(1 << 16);
+  // The output area on both, after a program whose STOREs wrote its first `storedBytes`: the same
+  // bytes, those written (not all still the fill), nothing past them.
+  void expectSameOutput(size_t storedBytes) {
+    std::vector<uint8_t> a(kOutBytes), b(kOutBytes);
     fd.read(outPhys, a.data(), a.size(), "out");
     hd.read(outPhys, b.data(), b.size(), "out");
     EXPECT_EQ(a, b);
+    ASSERT_LE(storedBytes, a.size());
+    size_t stillFill = 0;
+    for (size_t i = 0; i < storedBytes; ++i) stillFill += a[i] == kUnwritten;
+    EXPECT_LT(stillFill, storedBytes) << "the STOREs wrote nothing to the output area";
+    for (size_t i = storedBytes; i < a.size(); ++i)
+      if (a[i] != kUnwritten) {
+        ADD_FAILURE() << "byte " << i << " of the output area written past the STOREs' " << storedBytes;
+        break;
+      }
   }
+  static constexpr size_t kOutBytes = 1 << 16;
+  static constexpr uint8_t kUnwritten = 0xA5;
 };
 
 TEST(HlsTarget, GemmIndexOutOfRangeNamesInstructionMicroOpAndField) {
@@ -193,7 +209,7 @@ TEST(HlsTarget, SramsPersistAcrossRunsAndCountersMatchFsim) {
     r = p.run({ldWgt, ldInp, gemm, shr, st, finish()});
     ASSERT_EQ(r.first, "(no error)") << name;
     ASSERT_EQ(r.second, "(no error)") << name;
-    p.expectSameOutput();
+    p.expectSameOutput(2 * size_t(p.cfg.outElemBytes));
     const Counters a = p.fsim.counters(), b = p.hls.counters();
     EXPECT_EQ(a.toJson(), b.toJson()) << name;
   }

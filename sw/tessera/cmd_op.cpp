@@ -102,7 +102,7 @@ int cmdCompile(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
-  if (!parse("compile", "SPEC [--config C] [--print-after-all] [--tiling TCO,TH,TW,TCI] [-o FILE [--force]]", args, opts,
+  if (!parse("compile", "SPEC [--config C] [--seed S] [--tiling TCO,TH,TW,TCI] [--print-after-all] [-o FILE [--force]]", args, opts,
              &pos, &vm))
     return 0;
   const hw::Config cfg = hw::Config::load(a.config);

@@ -18,7 +18,7 @@ const std::vector<Command>& commands() {
       {"sim", "load files into simulated DRAM, run a program on a target, dump memory", cmdSim},
       {"demo", "run a blocked int8 GEMM with requantization through the runtime and check it", cmdDemo},
       {"regress", "run random programs on several targets and compare them; shrink mismatches", cmdRegress},
-      {"compile", "compile one quantized operator (conv2d, dense) to a program; print every stage", cmdCompile},
+      {"compile", "compile one quantized operator (conv2d, dense, add, max/avg pooling) to a program; print every stage", cmdCompile},
       {"run-op", "compile (or load) an operator, run it on a target and check it against the reference", cmdRunOp},
       {"bench", "benchmarks with cycles, GEMM-core utilization, DRAM traffic and simulation speed", cmdBench},
   };

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
@@ -28,6 +29,22 @@ FINISH
 UOP dst=0 src=0 wgt=0
 )";
 
+// kAluProgram's STORE: OUT element 0x3000 (a DRAM address in OUT elements, as VTA's), one element.
+constexpr uint64_t kAluStoreIndex = 0x3000;
+inline uint64_t aluStoreAddr(const Config& cfg) { return kAluStoreIndex * uint64_t(cfg.outElemBytes); }
+
+// What kAluProgram stores on a LoadedMachine, worked out here from its data (accumulator i is
+// 3i-50, minus 3, narrowed to int8), not by any simulator.
+inline std::vector<uint8_t> aluExpectedTile(const Config& cfg) {
+  std::vector<uint8_t> tile(static_cast<size_t>(cfg.outElemBytes));
+  for (size_t i = 0; i < tile.size(); ++i) tile[i] = static_cast<uint8_t>(static_cast<int8_t>(3 * int(i) - 50 - 3));
+  return tile;
+}
+
+// A byte no stored tile holds (aluExpectedTile spans -53..-8), written over the STORE's target
+// first so a STORE that never happened cannot look like one that did.
+constexpr uint8_t kUnwritten = 0x5A;
+
 // Assembles `text` (UOP lines included) into `dram`: instructions at `at`, micro-ops at kUopAddr.
 // Returns the instruction count.
 inline uint32_t placeProgram(const Config& cfg, Dram& dram, const std::string& text, uint64_t at = kInsnAddr) {
@@ -50,6 +67,14 @@ struct LoadedMachine {
       dram.write(kAccAddr + 4 * i, &v, 4, "test data");
     }
     count = placeProgram(cfg, dram, text);
+    const std::vector<uint8_t> unwritten(static_cast<size_t>(cfg.outElemBytes), kUnwritten);
+    dram.write(aluStoreAddr(cfg), unwritten.data(), unwritten.size(), "unwritten output");
+  }
+  // The OUT tile kAluProgram's STORE writes.
+  std::vector<uint8_t> aluStoredTile() const {
+    std::vector<uint8_t> tile(static_cast<size_t>(cfg.outElemBytes));
+    dram.read(aluStoreAddr(cfg), tile.data(), tile.size(), "stored tile");
+    return tile;
   }
   Config cfg;
   Dram dram;

@@ -35,7 +35,8 @@ enum class Engine {
   kVerilator,   // tsim: the RTL verilated to C++ and clocked by this library's loop (the fast one)
   kSystemC,     // rtl-sc: the RTL verilated to SystemC and hosted in the SystemC testbench (tsim/sc)
   kHlsSystemC,  // hls-sc: the HLS design (hls/design) as clocked SystemC processes in the same
-                // testbench, with a cycle-approximate timing annotation (docs/hls.md)
+                // testbench, with a cycle-approximate timing annotation (tsim/README.md, "Timing
+                // annotation"; the design itself: hls/README.md)
 };
 // The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc").
 const char* engineTarget(Engine engine);
