@@ -139,11 +139,16 @@ class Registry final : public TargetRegistrar {
     const std::string exeDir = executableDir();
     if (!exeDir.empty()) {
       searchPath_.push_back(exeDir);
-      searchPath_.push_back(exeDir + "/../lib/tessera");
+      const size_t slash = exeDir.rfind('/');  // ../lib/tessera, spelled without the ".."
+      if (slash != std::string::npos) searchPath_.push_back(exeDir.substr(0, slash) + "/lib/tessera");
     }
 #ifdef TESSERA_BUILD_PLUGIN_DIR
     searchPath_.push_back(TESSERA_BUILD_PLUGIN_DIR);
 #endif
+    std::vector<std::string> unique;  // the build's CLI finds build/lib/tessera twice
+    for (const auto& dir : searchPath_)
+      if (std::find(unique.begin(), unique.end(), dir) == unique.end()) unique.push_back(dir);
+    searchPath_ = unique;
     for (const auto& dir : searchPath_) scan(dir);
   }
 
@@ -215,7 +220,13 @@ class Registry final : public TargetRegistrar {
       throw Error(what, "plugin " + plugin.library + " was built for plugin ABI " + std::to_string(abi()) +
                             ", this runtime has " + std::to_string(TESSERA_TARGET_PLUGIN_ABI) + " (rebuild it)");
     plugin.loaded = true;
+    const size_t before = targets_.size();
     registerTargets(*this);
+    // Listing reads manifests only, so a target the manifest does not name would be invisible there.
+    for (size_t i = before; i < targets_.size(); ++i)
+      if (std::find(plugin.targets.begin(), plugin.targets.end(), targets_[i].name) == plugin.targets.end())
+        throw Error(what, "plugin " + plugin.library + " registered target '" + targets_[i].name +
+                              "', which its manifest " + plugin.manifest + " does not list (rebuild it)");
   }
 
   std::recursive_mutex mutex_;

@@ -129,6 +129,11 @@ expect 1 "target 'broken': plugin $WORK/plugins/tessera-broken.so .* cannot be l
   -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target broken "${simargs[@]}"
 expect 1 "target 'warp': unknown or not built \(available: fsim,.*ghost.*\); no plugin manifest .* in $WORK/plugins, " \
   -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target warp "${simargs[@]}"
+# A plugin registering a target its manifest does not list (listing would not show it).
+cp "$(dirname "$TESSERA")/../lib/tessera/tessera-hls.so" plugins/tessera-fake.so
+printf 'fake\n' > plugins/tessera-fake.targets
+expect 1 "target 'fake': plugin $WORK/plugins/tessera-fake.so registered target 'hls', which its manifest $WORK/plugins/tessera-fake.targets does not list" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target fake "${simargs[@]}"
 # A copy of the CLI elsewhere still finds this build's plugins (the build's plugin directory ends the search path).
 cp "$TESSERA" ./tessera-copy
 expect 0 "ran 6 instructions on hls" -- ./tessera-copy sim --target hls "${simargs[@]}"
