@@ -2,7 +2,6 @@
 #include "tessera/hw/fsim.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 
@@ -17,11 +16,15 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a 
 
 namespace tessera::hw {
 
-Fsim::Fsim(const Config& cfg, Dram& dram)
+std::string Fsim::kernelSetProblem(const Config& cfg, const std::string& kernelSet) {
+  return kernels::unavailableReason(cfg.batch, cfg.blockIn, cfg.blockOut, kernelSet);
+}
+
+std::string Fsim::kernelSetCpuProblem(const std::string& kernelSet) { return kernels::cpuProblem(kernelSet); }
+
+Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
   accLanes_ = batch_ * blockOut_;
-  const char* want = std::getenv("TESSERA_FSIM_KERNELS");
-  const std::string kernelSet = want && *want ? want : "auto";
   backend_ = kernels::selectBackend(batch_, blockIn_, blockOut_, kernelSet);
   const auto& sh = backend_.shape;
   inpRaw_.assign(size_t(cfg.inpDepth) * cfg.inpElemBytes, 0);

@@ -326,9 +326,8 @@ template <int G, int C> struct PickAvx2 { static constexpr GemmFn fn = gemmAvx2<
 
 }  // namespace
 
-Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& want) {
-  if (want != "auto" && want != "generic" && want != "avx2" && want != "avx512bw" && want != "avx512-vnni")
-    throw Error("TESSERA_FSIM_KERNELS=" + want, "unknown kernel set (auto, generic, avx2, avx512bw, avx512-vnni)");
+// The fastest backend within `want` (auto: any) this CPU and shape allow, the portable one last.
+static Backend pickBackend(int batch, int blockIn, int blockOut, const std::string& want) {
   auto allowed = [&](const char* name) { return want == "auto" || want == name; };
   Backend be;
   Shape& sh = be.shape;
@@ -373,6 +372,37 @@ Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& w
   }
 #endif
   return be;
+}
+
+std::string cpuProblem(const std::string& want) {
+  if (want != "auto" && want != "generic" && want != "avx2" && want != "avx512bw" && want != "avx512-vnni")
+    return "unknown kernel set (auto, generic, avx2, avx512bw, avx512-vnni)";
+  if (want == "auto" || want == "generic") return "";
+#if defined(__x86_64__)
+  if (want == "avx2" && !cpuHas("avx2")) return "this CPU lacks AVX2";
+  if (want == "avx512bw" && !cpuHas("avx512bw")) return "this CPU lacks AVX-512F/BW";
+  if (want == "avx512-vnni" && !cpuHas("avx512vnni")) return "this CPU lacks AVX-512F/BW/VNNI";
+  return "";
+#else
+  return "the vector kernel sets exist only on x86-64";
+#endif
+}
+
+std::string unavailableReason(int batch, int blockIn, int blockOut, const std::string& want) {
+  const std::string cpu = cpuProblem(want);
+  if (!cpu.empty() || want == "auto" || want == "generic") return cpu;
+  if (pickBackend(batch, blockIn, blockOut, want).name == want) return "";
+  const char* needs = want == "avx2"       ? "BLOCK_OUT a multiple of 8"
+                      : want == "avx512bw" ? "BLOCK_OUT a multiple of 16"
+                                           : "BLOCK_OUT a multiple of 16 and BLOCK_IN of 4";
+  return "no " + want + " kernels for BATCH=" + std::to_string(batch) + " BLOCK_IN=" + std::to_string(blockIn) +
+         " BLOCK_OUT=" + std::to_string(blockOut) + " (they need " + needs + ")";
+}
+
+Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& want) {
+  const std::string why = unavailableReason(batch, blockIn, blockOut, want);
+  if (!why.empty()) throw Error("fsim kernels=" + want, why);
+  return pickBackend(batch, blockIn, blockOut, want);
 }
 
 AluFn selectAlu(uint32_t op, int lanes, const std::string& want) {

@@ -17,10 +17,14 @@ struct Loops {
 
 // Selects the GEMM backend for the shape on this CPU: its SRAM layouts for inputs and weights
 // (entry sizes in bytes, packing functions from DRAM's int8 layout) and its GEMM loop.
-// `want` is "auto" (the fastest) or the name of one kernel set ($TESSERA_FSIM_KERNELS), used where
-// the CPU and shape allow it and the portable set otherwise, so tests can hold every kernel set
-// against the portable one. An unknown name is an error.
+// `want` is "auto" (the fastest) or the name of one kernel set (fsim's `kernels` option), so tests
+// can hold every kernel set against the portable one. A named set the CPU or shape cannot run
+// throws tessera::Error saying why: a forced set never falls back silently.
 Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& want);
+// Why `want` cannot run on this CPU (unknown name, missing instruction set); empty if it can.
+std::string cpuProblem(const std::string& want);
+// Why `want` cannot run on this CPU for this shape; empty if it can.
+std::string unavailableReason(int batch, int blockIn, int blockOut, const std::string& want);
 AluFn selectAlu(uint32_t aluOp, int lanes, const std::string& want);
 
 // VTA's shift: amount modulo 32, negative amounts shift left.

@@ -1,12 +1,20 @@
-// The targets built into the runtime, their options, and creation by name.
+// The target registry: fsim built in, every other target in a plugin found by its manifest and loaded when named.
 #include "tessera/runtime/target.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <mutex>
 
 #include "tessera/hw/error.h"
 #include "tessera/hw/fsim.h"
-#include "tessera/hls/simulator.h"
-#ifdef TESSERA_HAVE_TSIM
-#include "tessera/tsim/simulator.h"
-#endif
+#include "tessera/runtime/target_plugin.h"
 
 namespace tessera::runtime {
 
@@ -15,127 +23,227 @@ namespace {
 // The behavioral simulator as a driver target: untimed, bit-exact reference.
 class FsimTarget : public Target {
  public:
-  FsimTarget(const hw::Config& cfg, hw::Dram& dram) : sim_(cfg, dram) {}
+  FsimTarget(const hw::Config& cfg, hw::Dram& dram, const std::string& kernelSet) : sim_(cfg, dram, kernelSet) {}
   std::string name() const override { return "fsim"; }
   void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
   hw::Counters counters() const override { return sim_.counters(); }
   void resetCounters() override { sim_.resetCounters(); }
+  std::string variant() const override { return sim_.backendName(); }
 
  private:
   hw::Fsim sim_;
 };
 
-// The HLS design (hls/design) in C simulation: untimed, for the configs the build compiled it for.
-class HlsTarget : public Target {
- public:
-  HlsTarget(const hw::Config& cfg, hw::Dram& dram) : sim_(cfg, dram) {}
-  std::string name() const override { return "hls"; }
-  void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
-  hw::Counters counters() const override { return sim_.counters(); }
-  void resetCounters() override { sim_.resetCounters(); }
+std::string kernelSetOf(const TargetOptions& options) {
+  const auto it = options.find("kernels");
+  return it == options.end() || it->second.empty() ? "auto" : it->second;
+}
 
- private:
-  hls::Simulator sim_;
+TargetInfo fsimTarget() {
+  return {"fsim", "behavioral simulator (untimed executable specification)",
+          [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
+            return std::unique_ptr<Target>(new FsimTarget(cfg, dram, kernelSetOf(options)));
+          },
+          {{"kernels", "inner loops: auto (the fastest this CPU and config allow), generic, avx2, avx512bw or "
+                       "avx512-vnni; a set the CPU or config cannot run is an error"}},
+          nullptr,
+          [](const hw::Config& cfg, const TargetOptions& options) {
+            const std::string set = kernelSetOf(options);
+            const std::string why = hw::Fsim::kernelSetProblem(cfg, set);
+            return why.empty() ? why : "kernels=" + set + ": " + why;
+          }};
+}
+
+constexpr const char* kManifestSuffix = ".targets";
+constexpr const char* kPluginSuffix = ".so";
+
+bool endsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string executableDir() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "";
+  const std::string exe(path, static_cast<size_t>(n));
+  const size_t slash = exe.rfind('/');
+  return slash == std::string::npos ? "" : exe.substr(0, slash);
+}
+
+// A plugin as its manifest describes it; loaded on first use.
+struct Plugin {
+  std::string manifest, library;
+  std::vector<std::string> targets;
+  bool loaded = false;
 };
 
-std::string hlsDescription() {
-  std::string names;
-  for (const auto& n : hls::Simulator::builtConfigs()) names += (names.empty() ? "" : ", ") + n;
-  return "HLS C++ design in C simulation (untimed; configs " + names + ")";
-}
-
-#ifdef TESSERA_HAVE_TSIM
-// The RTL under Verilator, cycle-accurate, for the configs the build verilated: clocked by tsim's
-// own loop (tsim) or hosted in the SystemC testbench (rtl-sc); same run protocol and counters.
-class TsimTarget : public Target {
+// The one registry of the process. Built on first use: registers fsim and reads the manifests of
+// the plugins on the search path, loading none. Thread-safe; TargetInfos never move once added.
+class Registry final : public TargetRegistrar {
  public:
-  TsimTarget(const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options, tsim::Engine engine)
-      : sim_(cfg, dram, tsim::Options::parse(options), engine), engine_(engine) {}
-  std::string name() const override { return tsim::engineTarget(engine_); }
-  void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
-  hw::Counters counters() const override { return sim_.counters(); }
-  void resetCounters() override { sim_.resetCounters(); }
+  static Registry& get() {
+    static Registry registry;
+    return registry;
+  }
+
+  void add(TargetInfo info) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (registered(info.name)) throw Error("target '" + info.name + "'", "registered twice");
+    targets_.push_back(std::move(info));
+  }
+
+  const TargetInfo& find(const std::string& name) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (const TargetInfo* t = registered(name)) return *t;
+    for (Plugin& p : plugins_) {
+      if (std::find(p.targets.begin(), p.targets.end(), name) == p.targets.end()) continue;
+      load(p, name);
+      if (const TargetInfo* t = registered(name)) return *t;
+      throw Error("target '" + name + "'", "plugin " + p.library + " is listed by " + p.manifest +
+                                               " as providing it but did not register it");
+    }
+    std::string dirs;
+    for (const auto& d : searchPath_) dirs += (dirs.empty() ? "" : ", ") + d;
+    throw Error("target '" + name + "'", "unknown or not built (available: " + names() +
+                                             "); no plugin manifest (*" + kManifestSuffix + ") names it in " + dirs +
+                                             " (TESSERA_PLUGIN_PATH adds directories)");
+  }
+
+  std::vector<const TargetInfo*> all() {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    std::vector<const TargetInfo*> all;
+    for (const std::string& name : nameList()) all.push_back(&find(name));
+    return all;
+  }
+
+  std::string names() {
+    std::string s;
+    for (const std::string& n : nameList()) s += (s.empty() ? "" : ",") + n;
+    return s;
+  }
+
+  const std::vector<std::string>& searchPath() const { return searchPath_; }
 
  private:
-  tsim::Simulator sim_;
-  const tsim::Engine engine_;
-};
-
-std::string tsimDescription(tsim::Engine engine) {
-  std::string names;
-  for (const auto& n : tsim::Simulator::builtConfigs(engine)) names += (names.empty() ? "" : ", ") + n;
-  if (engine == tsim::Engine::kSystemC)
-    return "RTL in the SystemC testbench (Verilator --sc, cycle-accurate, same cycles as tsim; configs " + names +
-           "; one SystemC kernel per process)";
-  if (engine == tsim::Engine::kHlsSystemC)
-    return "HLS design as clocked SystemC processes in the same testbench (cycle-approximate; configs " + names +
-           "; one SystemC kernel per process)";
-  return "RTL simulator (Verilator, cycle-accurate; configs " + names + ")";
-}
-
-// rtl-sc and hls-sc take tsim's options but waveforms, which only tsim writes.
-std::vector<std::pair<std::string, std::string>> scOptionKeys() {
-  std::vector<std::pair<std::string, std::string>> keys;
-  for (const auto& k : tsim::Options::keys())
-    if (k.first != "trace" && k.first != "trace-force") keys.push_back(k);
-  return keys;
-}
+  Registry() {
+    targets_.push_back(fsimTarget());
+    if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
+      const std::string path = env;
+      for (size_t pos = 0; pos <= path.size();) {
+        size_t colon = path.find(':', pos);
+        if (colon == std::string::npos) colon = path.size();
+        if (colon > pos) searchPath_.push_back(path.substr(pos, colon - pos));
+        pos = colon + 1;
+      }
+    }
+    const std::string exeDir = executableDir();
+    if (!exeDir.empty()) {
+      searchPath_.push_back(exeDir);
+      const size_t slash = exeDir.rfind('/');  // ../lib/tessera, spelled without the ".."
+      if (slash != std::string::npos) searchPath_.push_back(exeDir.substr(0, slash) + "/lib/tessera");
+    }
+#ifdef TESSERA_BUILD_PLUGIN_DIR
+    searchPath_.push_back(TESSERA_BUILD_PLUGIN_DIR);
 #endif
+    std::vector<std::string> unique;  // the build's CLI finds build/lib/tessera twice
+    for (const auto& dir : searchPath_)
+      if (std::find(unique.begin(), unique.end(), dir) == unique.end()) unique.push_back(dir);
+    searchPath_ = unique;
+    for (const auto& dir : searchPath_) scan(dir);
+  }
+
+  const TargetInfo* registered(const std::string& name) const {
+    for (const auto& t : targets_)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+
+  // Registered targets first (fsim), then those the manifests promise, each name once.
+  std::vector<std::string> nameList() {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    std::vector<std::string> list;
+    auto addName = [&](const std::string& n) {
+      if (std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
+    };
+    for (const auto& t : targets_) addName(t.name);
+    for (const auto& p : plugins_)
+      for (const auto& n : p.targets) addName(n);
+    return list;
+  }
+
+  // Reads every manifest in `dir` (sorted by name); a plugin file already found earlier on the
+  // search path shadows later ones of the same name.
+  void scan(const std::string& dir) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    std::vector<std::string> manifests;
+    while (const dirent* e = ::readdir(d))
+      if (endsWith(e->d_name, kManifestSuffix)) manifests.push_back(e->d_name);
+    ::closedir(d);
+    std::sort(manifests.begin(), manifests.end());
+    for (const auto& file : manifests) {
+      const std::string stem = file.substr(0, file.size() - std::string(kManifestSuffix).size());
+      bool shadowed = false;
+      for (const auto& p : plugins_) shadowed |= endsWith(p.library, "/" + stem + kPluginSuffix);
+      if (shadowed) continue;
+      Plugin plugin;
+      plugin.manifest = dir + "/" + file;
+      plugin.library = dir + "/" + stem + kPluginSuffix;
+      std::ifstream in(plugin.manifest);
+      std::string line;
+      while (std::getline(in, line)) {
+        line.erase(0, line.find_first_not_of(" \t"));
+        line.erase(line.find_last_not_of(" \t\r") + 1);
+        if (!line.empty() && line[0] != '#') plugin.targets.push_back(line);
+      }
+      plugins_.push_back(std::move(plugin));
+    }
+  }
+
+  // Loads the plugin and lets it register its targets. The handle is never closed: the targets'
+  // factories and the objects they create live in it.
+  void load(Plugin& plugin, const std::string& wanted) {
+    if (plugin.loaded) return;
+    const std::string what = "target '" + wanted + "'";
+    void* handle = ::dlopen(plugin.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      throw Error(what, "plugin " + plugin.library + " (listed by " + plugin.manifest +
+                            ") cannot be loaded: " + ::dlerror());
+    using AbiFn = int (*)();
+    using RegisterFn = void (*)(TargetRegistrar&);
+    auto abi = reinterpret_cast<AbiFn>(::dlsym(handle, "tessera_target_plugin_abi"));
+    auto registerTargets = reinterpret_cast<RegisterFn>(::dlsym(handle, "tessera_register_targets"));
+    if (!abi || !registerTargets)
+      throw Error(what, "plugin " + plugin.library + " is not a Tessera target plugin (no tessera_target_plugin_abi "
+                            "or tessera_register_targets entry point)");
+    if (abi() != TESSERA_TARGET_PLUGIN_ABI)
+      throw Error(what, "plugin " + plugin.library + " was built for plugin ABI " + std::to_string(abi()) +
+                            ", this runtime has " + std::to_string(TESSERA_TARGET_PLUGIN_ABI) + " (rebuild it)");
+    plugin.loaded = true;
+    const size_t before = targets_.size();
+    registerTargets(*this);
+    // Listing reads manifests only, so a target the manifest does not name would be invisible there.
+    for (size_t i = before; i < targets_.size(); ++i)
+      if (std::find(plugin.targets.begin(), plugin.targets.end(), targets_[i].name) == plugin.targets.end())
+        throw Error(what, "plugin " + plugin.library + " registered target '" + targets_[i].name +
+                              "', which its manifest " + plugin.manifest + " does not list (rebuild it)");
+  }
+
+  std::recursive_mutex mutex_;
+  std::deque<TargetInfo> targets_;
+  std::vector<Plugin> plugins_;
+  std::vector<std::string> searchPath_;
+};
 
 }  // namespace
 
-const std::vector<TargetInfo>& builtinTargets() {
-  static const std::vector<TargetInfo> kTargets = [] {
-    std::vector<TargetInfo> targets = {
-      {"fsim", "behavioral simulator (untimed executable specification)",
-       [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions&) {
-         return std::unique_ptr<Target>(new FsimTarget(cfg, dram));
-       },
-       {},
-       nullptr},
-      {"hls", hlsDescription(),
-       [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions&) {
-         return std::unique_ptr<Target>(new HlsTarget(cfg, dram));
-       },
-       {},
-       [](const hw::Config& cfg) { return hls::Simulator::unsupportedReason(cfg); }},
-#ifdef TESSERA_HAVE_TSIM
-      {"tsim", tsimDescription(tsim::Engine::kVerilator),
-       [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
-         return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options, tsim::Engine::kVerilator));
-       },
-       tsim::Options::keys(),
-       [](const hw::Config& cfg) { return tsim::Simulator::unsupportedReason(cfg); }},
-#endif
-    };
-#ifdef TESSERA_HAVE_TSIM
-    // Only in builds that found SystemC.
-    for (const tsim::Engine engine : {tsim::Engine::kSystemC, tsim::Engine::kHlsSystemC}) {
-      if (tsim::Simulator::builtConfigs(engine).empty()) continue;
-      targets.push_back({tsim::engineTarget(engine), tsimDescription(engine),
-                         [engine](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
-                           return std::unique_ptr<Target>(new TsimTarget(cfg, dram, options, engine));
-                         },
-                         scOptionKeys(),
-                         [engine](const hw::Config& cfg) { return tsim::Simulator::unsupportedReason(cfg, engine); }});
-    }
-#endif
-    return targets;
-  }();
-  return kTargets;
-}
+std::vector<const TargetInfo*> availableTargets() { return Registry::get().all(); }
 
-std::string availableTargetNames() {
-  std::string s;
-  for (const auto& t : builtinTargets()) s += (s.empty() ? "" : ",") + t.name;
-  return s;
-}
+std::string availableTargetNames() { return Registry::get().names(); }
 
-const TargetInfo& findTarget(const std::string& name) {
-  for (const auto& t : builtinTargets())
-    if (t.name == name) return t;
-  throw Error("target '" + name + "'", "unknown or not built into this build (available: " + availableTargetNames() + ")");
-}
+const TargetInfo& findTarget(const std::string& name) { return Registry::get().find(name); }
+
+std::vector<std::string> pluginSearchPath() { return Registry::get().searchPath(); }
 
 void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options) {
   for (const auto& [key, value] : options) {
@@ -151,6 +259,10 @@ void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOpti
   }
   if (info.unsupportedReason) {
     const std::string why = info.unsupportedReason(cfg);
+    if (!why.empty()) throw Error("target " + info.name, why);
+  }
+  if (info.optionsProblem) {
+    const std::string why = info.optionsProblem(cfg, options);
     if (!why.empty()) throw Error("target " + info.name, why);
   }
 }

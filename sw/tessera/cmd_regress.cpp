@@ -13,8 +13,8 @@ namespace {
 // fsim against the RTL simulator when it is built for `cfg`; otherwise against itself with the
 // portable kernels, which still holds the vector kernels and the generator's validity to account.
 std::string defaultTargets(const hw::Config& cfg) {
-  for (const auto& t : runtime::builtinTargets())
-    if (t.name == "tsim" && t.supports(cfg)) return "fsim,tsim";
+  for (const auto* t : runtime::availableTargets())
+    if (t->name == "tsim" && t->supports(cfg)) return "fsim,tsim";
   return "fsim,fsim:kernels=generic";
 }
 

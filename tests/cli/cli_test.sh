@@ -126,6 +126,39 @@ printf 'GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFI
 "$TESSERA" asm long.s -o long.bin > /dev/null
 expect 1 "exceeds wait_cycles=5000" -- "$TESSERA" sim --insn long.bin --wait-cycles 5000
 
+# --- target plugins: loaded only when one of their targets is named, errors naming what failed
+# --help and an fsim run load no plugin (so no Verilator or SystemC code); a named target loads its own.
+simargs=(--load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin)
+loaded_plugins() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'tessera-[a-z0-9_-]+\.so|libsystemc[^ ]*\.so' | sort -u | tr '\n' ' '; }
+[ -z "$(loaded_plugins "$TESSERA" --help)" ] && ok || bad "tessera --help loads: $(loaded_plugins "$TESSERA" --help)"
+[ -z "$(loaded_plugins "$TESSERA" sim "${simargs[@]}")" ] && ok || bad "an fsim run loads: $(loaded_plugins "$TESSERA" sim "${simargs[@]}")"
+[ "$(loaded_plugins "$TESSERA" sim --target hls "${simargs[@]}")" = "tessera-hls.so " ] && ok \
+  || bad "an hls run loads: $(loaded_plugins "$TESSERA" sim --target hls "${simargs[@]}")"
+expect 0 "ran 6 instructions on fsim" -- "$TESSERA" sim "${simargs[@]}" -o kernels=generic
+expect 1 "target option 'kernels': unknown for target hls" -- "$TESSERA" sim --target hls "${simargs[@]}" -o kernels=generic
+expect 1 "kernels=avx2: no avx2 kernels for BATCH=1 BLOCK_IN=4 BLOCK_OUT=4" \
+  -- "$TESSERA" sim --config small --insn prog.bin -o kernels=avx2
+expect 1 "kernels=sse9: unknown kernel set" -- "$TESSERA" sim "${simargs[@]}" -o kernels=sse9
+# A manifest whose plugin is missing, and one whose plugin is not a shared object: named, with the loader's error.
+mkdir -p plugins
+printf '# test\nghost\n' > plugins/tessera-ghost.targets
+printf 'broken\n' > plugins/tessera-broken.targets
+echo 'not an ELF file' > plugins/tessera-broken.so
+expect 1 "target 'ghost': plugin $WORK/plugins/tessera-ghost.so \(listed by $WORK/plugins/tessera-ghost.targets\) cannot be loaded: .*No such file" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target ghost "${simargs[@]}"
+expect 1 "target 'broken': plugin $WORK/plugins/tessera-broken.so .* cannot be loaded: .*(invalid ELF header|file too short)" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target broken "${simargs[@]}"
+expect 1 "target 'warp': unknown or not built \(available: fsim,.*ghost.*\); no plugin manifest .* in $WORK/plugins, " \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target warp "${simargs[@]}"
+# A plugin registering a target its manifest does not list (listing would not show it).
+cp "$(dirname "$TESSERA")/../lib/tessera/tessera-hls.so" plugins/tessera-fake.so
+printf 'fake\n' > plugins/tessera-fake.targets
+expect 1 "target 'fake': plugin $WORK/plugins/tessera-fake.so registered target 'hls', which its manifest $WORK/plugins/tessera-fake.targets does not list" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target fake "${simargs[@]}"
+# A copy of the CLI elsewhere still finds this build's plugins (the build's plugin directory ends the search path).
+cp "$TESSERA" ./tessera-copy
+expect 0 "ran 6 instructions on hls" -- ./tessera-copy sim --target hls "${simargs[@]}"
+
 # --- sim on tsim, the RTL under Verilator (when the build has it)
 if tsim_built_for any; then
   simargs=(--load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin)

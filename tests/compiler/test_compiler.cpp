@@ -23,8 +23,8 @@ using tessera::Error;
 using tessera::hw::Config;
 
 bool built(const std::string& target, const Config& cfg) {
-  for (const auto& t : tessera::runtime::builtinTargets())
-    if (t.name == target) return t.supports(cfg);
+  for (const auto* t : tessera::runtime::availableTargets())
+    if (t->name == target) return t->supports(cfg);
   return false;
 }
 

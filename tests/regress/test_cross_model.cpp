@@ -16,8 +16,8 @@ using tessera::hw::Config;
 
 // Whether tsim is built and was verilated for this config.
 bool tsimRuns(const Config& cfg) {
-  for (const auto& t : tessera::runtime::builtinTargets())
-    if (t.name == "tsim") return t.supports(cfg);
+  for (const auto* t : tessera::runtime::availableTargets())
+    if (t->name == "tsim") return t->supports(cfg);
   return false;
 }
 
@@ -65,8 +65,8 @@ TEST(CrossModel, FsimAgainstTsimOnSmall) {
 TEST(CrossModel, FsimTsimAndRtlSc) {
   for (const char* config : {"default", "small"}) {
     bool rtlSc = false;
-    for (const auto& t : tessera::runtime::builtinTargets())
-      if (t.name == "rtl-sc") rtlSc = t.supports(Config::load(config));
+    for (const auto* t : tessera::runtime::availableTargets())
+      if (t->name == "rtl-sc") rtlSc = t->supports(Config::load(config));
     if (!rtlSc || !tsimRuns(Config::load(config))) GTEST_SKIP() << "rtl-sc or tsim is not built for config " << config;
     RegressOptions o;
     o.cfg = Config::load(config);
@@ -108,8 +108,8 @@ TEST(CrossModel, FsimAgainstHls) {
   for (const char* config : {"default", "small", "batch2"}) {
     const Config cfg = Config::load(config);
     bool built = false;
-    for (const auto& t : tessera::runtime::builtinTargets())
-      if (t.name == "hls") built = t.supports(cfg);
+    for (const auto* t : tessera::runtime::availableTargets())
+      if (t->name == "hls") built = t->supports(cfg);
     if (!built) continue;
     any = true;
     crossRun(config, "fsim,hls", Size::kSmall, 9000001, programs(1000) / 4);
@@ -125,8 +125,8 @@ TEST(CrossModel, FsimAgainstHlsSc) {
   for (const char* config : {"default", "small", "batch2"}) {
     const Config cfg = Config::load(config);
     bool built = false;
-    for (const auto& t : tessera::runtime::builtinTargets())
-      if (t.name == "hls-sc") built = t.supports(cfg);
+    for (const auto* t : tessera::runtime::availableTargets())
+      if (t->name == "hls-sc") built = t->supports(cfg);
     if (!built) continue;
     any = true;
     crossRun(config, "fsim,hls-sc", Size::kSmall, 9700001, programs(1000) / 5);

@@ -19,8 +19,8 @@ using tessera::hw::Counters;
 using tessera::sw::WorkloadResult;
 
 bool built(const std::string& target, const Config& cfg) {
-  for (const auto& t : tessera::runtime::builtinTargets())
-    if (t.name == target) return t.supports(cfg);
+  for (const auto* t : tessera::runtime::availableTargets())
+    if (t->name == target) return t->supports(cfg);
   return false;
 }
 

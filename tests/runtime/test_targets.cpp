@@ -1,10 +1,12 @@
 // VTA's hardware tests through the runtime API, on every built-in target for every shipped config it supports.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <tuple>
 
 #include "tessera/hw/config.h"
+#include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 #include "tessera/runtime/tessera.h"
 #include "tessera/sw/workloads.h"
@@ -16,13 +18,35 @@ using tessera::sw::ConvProblem;
 using tessera::sw::GemmProblem;
 using tessera::sw::WorkloadResult;
 
-// (target, config): a new target joins every test here by being built into the runtime.
+tessera::runtime::TargetOptions environmentOptions() {
+  const char* env = std::getenv("TESSERA_TARGET_OPTIONS");
+  return tessera::runtime::parseTargetOptions(env ? env : "", "TESSERA_TARGET_OPTIONS");
+}
+
+// (target, config): a new target joins every test here by being registered (a plugin and its manifest).
 class OnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
   void SetUp() override {
+    // The whole suite runs again with options in the environment (ctest runtime_kernels_*: fsim
+    // forced to one kernel set). A config those options cannot run is a visible skip, not a failure.
+    const auto& info = tessera::runtime::findTarget(std::get<0>(GetParam()));
+    if (info.optionsProblem) {
+      const std::string why =
+          info.optionsProblem(tessera::hw::Config::load(std::get<1>(GetParam())), environmentOptions());
+      if (!why.empty()) GTEST_SKIP() << "TESSERA_TARGET_OPTIONS on " << info.name << ": " << why;
+    }
     ASSERT_EQ(TesseraInit(std::get<0>(GetParam()).c_str(), std::get<1>(GetParam()).c_str()), 0)
         << (TesseraLastError() ? TesseraLastError() : "");
     cfg_ = tessera::hw::Config::load(std::get<1>(GetParam()));
+  }
+  void TearDown() override {
+    // A forced fsim kernel set must be the one that ran: a silent fall back to the portable
+    // kernels would pass every comparison above while testing nothing.
+    const auto options = environmentOptions();
+    const auto kernels = options.find("kernels");
+    if (std::get<0>(GetParam()) != "fsim" || kernels == options.end() || IsSkipped()) return;
+    EXPECT_EQ(tessera::runtime::Session::global().threadQueue().device().variant(), kernels->second)
+        << "fsim did not run the kernel set forced by TESSERA_TARGET_OPTIONS";
   }
   void expectCorrect(const WorkloadResult& r, const std::string& what) {
     EXPECT_TRUE(r.correct) << what << ": " << r.mismatches << " mismatches, first " << r.firstMismatch;
@@ -34,9 +58,9 @@ class OnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::st
 // RTL model was built for.
 std::vector<std::tuple<std::string, std::string>> targetsAndConfigs() {
   std::vector<std::tuple<std::string, std::string>> pairs;
-  for (const auto& t : tessera::runtime::builtinTargets())
+  for (const auto* t : tessera::runtime::availableTargets())
     for (const auto& c : tessera::hw::shippedConfigNames())
-      if (t.supports(tessera::hw::Config::load(c))) pairs.emplace_back(t.name, c);
+      if (t->supports(tessera::hw::Config::load(c))) pairs.emplace_back(t->name, c);
   return pairs;
 }
 

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <set>
 
 #include "tessera/hw/error.h"
@@ -27,29 +26,6 @@ std::string byteText(uint8_t b) {
   return buf;
 }
 
-// Sets an environment variable for the lifetime of the object. fsim reads
-// TESSERA_FSIM_KERNELS once, in its constructor, so setting it around construction selects the
-// kernel set of that one instance.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old) old_ = old, hadOld_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (hadOld_) ::setenv(name_, old_.c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
-
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -61,7 +37,6 @@ TargetSpec parseTargetSpec(const std::string& text) {
   const std::string name = text.substr(0, colon);
   runtime::findTarget(name);  // throws, listing the built targets, if there is none of that name
   runtime::TargetOptions options;
-  std::string kernels;
   for (size_t pos = colon; pos != std::string::npos && pos < text.size();) {
     const size_t next = text.find(':', pos + 1);
     const std::string item = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
@@ -69,14 +44,11 @@ TargetSpec parseTargetSpec(const std::string& text) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw Error("target '" + text + "'", "option '" + item + "' is not KEY=VALUE (expected NAME:key=value:key=value)");
-    if (name == "fsim" && item.compare(0, eq, "kernels") == 0) kernels = item.substr(eq + 1);
-    else options[item.substr(0, eq)] = item.substr(eq + 1);
+    options[item.substr(0, eq)] = item.substr(eq + 1);
   }
   TargetSpec spec;
   spec.label = text;
-  spec.create = [name, options, kernels](const hw::Config& cfg, hw::Dram& dram) {
-    if (kernels.empty()) return runtime::createTarget(name, cfg, dram, options);
-    ScopedEnv env("TESSERA_FSIM_KERNELS", kernels);
+  spec.create = [name, options](const hw::Config& cfg, hw::Dram& dram) {
     return runtime::createTarget(name, cfg, dram, options);
   };
   return spec;

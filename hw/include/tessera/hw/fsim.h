@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tessera/hw/config.h"
@@ -37,7 +38,15 @@ struct Backend {
 // at FINISH) throws tessera::Error naming the instruction index and the field or queue.
 class Fsim {
  public:
-  Fsim(const Config& cfg, Dram& dram);
+  // `kernelSet` picks the inner loops: "auto" (the fastest this CPU and shape allow) or one set by
+  // name ("generic", "avx2", "avx512bw", "avx512-vnni"); a named set this CPU or shape cannot run
+  // throws tessera::Error saying why.
+  Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet = "auto");
+  // Why `kernelSet` cannot run `cfg` on this CPU (unknown name, CPU lacks it, no kernels for the
+  // shape); empty if it can.
+  static std::string kernelSetProblem(const Config& cfg, const std::string& kernelSet);
+  // Why this CPU cannot run `kernelSet` whatever the config; empty if it can.
+  static std::string kernelSetCpuProblem(const std::string& kernelSet);
 
   // Runs `count` instructions starting at physical address `insnPhys`. A non-zero `waitCycles`
   // (VTADeviceRun's timeout) bounds the GEMM/ALU micro-ops executed, each of which takes at least

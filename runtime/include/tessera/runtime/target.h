@@ -25,6 +25,9 @@ class Target {
   // Counters accumulated since creation or the last resetCounters().
   virtual hw::Counters counters() const = 0;
   virtual void resetCounters() = 0;
+  // What this instance actually runs where a target has variants chosen at creation (fsim: its
+  // kernel set, e.g. "avx2"); empty if it has none. Lets tests check that an option took effect.
+  virtual std::string variant() const { return std::string(); }
 };
 
 // Target-specific settings by key (e.g. tsim's trace=FILE); each target documents its keys.
@@ -41,16 +44,36 @@ struct TargetInfo {
   // Why the target cannot run `cfg` (e.g. an RTL model built for some configs only); empty or
   // unset: it runs every config.
   std::function<std::string(const hw::Config&)> unsupportedReason;
+  // Why these option values cannot run `cfg` on this machine (e.g. fsim forced to a kernel set the
+  // CPU or the config's shape has no kernels for); empty or unset: they can.
+  std::function<std::string(const hw::Config&, const TargetOptions&)> optionsProblem;
 
   bool supports(const hw::Config& cfg) const { return !unsupportedReason || unsupportedReason(cfg).empty(); }
 };
 
-// The targets built into this library (fsim always; others when their simulators are built).
-const std::vector<TargetInfo>& builtinTargets();
-// Comma-separated names of builtinTargets().
+// Where targets register. fsim registers itself inside the runtime; every other target lives in a
+// plugin (a shared object, see target_plugin.h) whose entry point is handed the registrar.
+class TargetRegistrar {
+ public:
+  // Throws tessera::Error if a target of that name is already registered.
+  virtual void add(TargetInfo info) = 0;
+
+ protected:
+  ~TargetRegistrar() = default;
+};
+
+// Every target this build has: fsim and those of every plugin found (loading them all).
+std::vector<const TargetInfo*> availableTargets();
+// Comma-separated names of every target, from the plugins' manifests: loads no plugin.
 std::string availableTargetNames();
-// The built-in target of that name; throws tessera::Error listing the available targets if unknown.
+// The target of that name, loading the plugin that provides it on first use; throws
+// tessera::Error listing the available targets and the plugin directories searched if there is
+// none, or naming the plugin file and the loader's error if it cannot be loaded.
 const TargetInfo& findTarget(const std::string& name);
+// The directories searched for plugins, in order: $TESSERA_PLUGIN_PATH (colon-separated), the
+// running executable's directory, ../lib/tessera relative to it, then the build tree's plugin
+// directory.
+std::vector<std::string> pluginSearchPath();
 // Throws tessera::Error naming the first key `info` does not accept, or why it cannot run `cfg`.
 void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options);
 // Creates a target by name after checkTarget().

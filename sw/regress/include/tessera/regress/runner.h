@@ -24,10 +24,9 @@ struct TargetSpec {
   std::function<std::unique_ptr<runtime::Target>(const hw::Config&, hw::Dram&)> create;
 };
 
-// "NAME[:key=value]...": a built-in target and its target options (runtime::TargetOptions,
-// checked when the target is created). fsim also takes kernels=SET: that instance uses one GEMM/ALU
-// kernel set, as TESSERA_FSIM_KERNELS=SET would. Throws tessera::Error naming the spec if the
-// target is not built in or an option is not key=value.
+// "NAME[:key=value]...": a target and its target options (runtime::TargetOptions, checked when
+// the target is created), e.g. fsim:kernels=generic for an fsim instance on the portable kernel set.
+// Throws tessera::Error naming the spec if there is no such target or an option is not key=value.
 TargetSpec parseTargetSpec(const std::string& text);
 // Comma-separated specs, at least two.
 std::vector<TargetSpec> parseTargetList(const std::string& text);

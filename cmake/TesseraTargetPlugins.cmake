@@ -1,0 +1,50 @@
+# Target plugins: a simulator directory builds its runtime targets as one shared object plus a manifest naming them.
+#
+# The runtime finds plugins by their manifests (NAME.targets next to NAME.so) in TESSERA_PLUGIN_PATH,
+# the executable's directory, ../lib/tessera relative to it, and this build's TESSERA_PLUGIN_DIR, and
+# loads one only when one of its targets is named; listing the targets reads the manifests alone.
+# The names registered here (global property TESSERA_TARGETS, fsim first) are what the tests derive
+# their filters and labels from, so adding a target touches only its own directory.
+set(TESSERA_PLUGIN_DIR "${CMAKE_BINARY_DIR}/lib/tessera")
+set(TESSERA_PLUGIN_INSTALL_DIR "lib/tessera")  # the runtime looks in ../lib/tessera next to bin/
+set_property(GLOBAL PROPERTY TESSERA_TARGETS fsim)
+set_property(GLOBAL PROPERTY TESSERA_MEMORY_TIMING_TARGETS "")
+# Every executable that links the runtime depends on this, so a build of it has all targets.
+add_custom_target(tessera_target_plugins)
+
+# tessera_add_target_plugin(NAME TARGETS t... SOURCES s... LIBRARIES l... [MEMORY_TIMING_TARGETS t...]
+#                           [EXPORTS symbol...])
+# Builds tessera-NAME.so from SOURCES (which use TESSERA_TARGET_PLUGIN to register exactly TARGETS)
+# and writes tessera-NAME.targets. MEMORY_TIMING_TARGETS: those taking tsim's DRAM timing options,
+# which the runtime tests run again under extreme timings. EXPORTS: C symbols a library the plugin
+# loads looks up in it (libsystemc calls the program's sc_main).
+function(tessera_add_target_plugin name)
+  cmake_parse_arguments(arg "" "" "TARGETS;SOURCES;LIBRARIES;MEMORY_TIMING_TARGETS;EXPORTS" ${ARGN})
+  if(NOT arg_TARGETS OR NOT arg_SOURCES)
+    message(FATAL_ERROR "tessera_add_target_plugin(${name}): TARGETS and SOURCES are required")
+  endif()
+  set(lib tessera_plugin_${name})
+  add_library(${lib} MODULE ${arg_SOURCES})
+  set_target_properties(${lib} PROPERTIES PREFIX "" OUTPUT_NAME "tessera-${name}" SUFFIX ".so"
+                        LIBRARY_OUTPUT_DIRECTORY "${TESSERA_PLUGIN_DIR}"
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_include_directories(${lib} PRIVATE "${CMAKE_SOURCE_DIR}/runtime/include")
+  target_link_libraries(${lib} PRIVATE ${arg_LIBRARIES})
+  # The plugin carries its own copies of the static libraries it links (hw, the simulator) and
+  # exports only its entry points, so it never binds to, or is bound by, the executable's copies;
+  # --no-undefined proves it needs nothing from the executable.
+  set(exported tessera_target_plugin_abi tessera_register_targets ${arg_EXPORTS})
+  list(JOIN exported "; " exported)
+  set(version_script "${CMAKE_CURRENT_BINARY_DIR}/tessera-${name}.map")
+  file(GENERATE OUTPUT "${version_script}" CONTENT "{\n  global: ${exported};\n  local: *;\n};\n")
+  target_link_options(${lib} PRIVATE "LINKER:--version-script=${version_script}" "LINKER:--no-undefined")
+  set_property(TARGET ${lib} APPEND PROPERTY LINK_DEPENDS "${version_script}")
+  string(JOIN "\n" names ${arg_TARGETS})
+  file(GENERATE OUTPUT "${TESSERA_PLUGIN_DIR}/tessera-${name}.targets"
+       CONTENT "# Targets registered by tessera-${name}.so, one a line (written by the build)\n${names}\n")
+  add_dependencies(tessera_target_plugins ${lib})
+  install(TARGETS ${lib} LIBRARY DESTINATION "${TESSERA_PLUGIN_INSTALL_DIR}")
+  install(FILES "${TESSERA_PLUGIN_DIR}/tessera-${name}.targets" DESTINATION "${TESSERA_PLUGIN_INSTALL_DIR}")
+  set_property(GLOBAL APPEND PROPERTY TESSERA_TARGETS ${arg_TARGETS})
+  set_property(GLOBAL APPEND PROPERTY TESSERA_MEMORY_TIMING_TARGETS ${arg_MEMORY_TIMING_TARGETS})
+endfunction()
