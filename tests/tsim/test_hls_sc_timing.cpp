@@ -32,8 +32,8 @@ constexpr double kConvSpread = 0.20;    // 3x3 convolutions
 constexpr double kDenseSpread = 0.60;   // dense layers: one output row, the whole reduction per kernel
 
 bool built(const std::string& target, const Config& cfg) {
-  for (const auto& t : runtime::builtinTargets())
-    if (t.name == target) return t.supports(cfg);
+  for (const runtime::TargetInfo* t : runtime::availableTargets())
+    if (t->name == target) return t->supports(cfg);
   return false;
 }
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "bench.h"
+#include "tessera/hw/built_configs.h"
 #include "tessera/hw/error.h"
-#include "tessera/hw/generate.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 
@@ -45,37 +45,23 @@ bool fileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// The configs each engine was built for, with their derived parameters, computed once.
-struct Built {
-  std::string config;
-  std::vector<std::pair<std::string, long long>> params;
-};
-const std::vector<Built>& builtFor(Engine engine) {
+// The configs each engine was built for, computed once.
+const hw::BuiltConfigs& builtFor(Engine engine) {
   static const auto kAll = [] {
-    auto entry = [](const char* name) {
-      return Built{name, hw::derivedParameters(hw::Config::fromJson(hw::shippedConfigJson(name), name))};
-    };
-    std::vector<std::vector<Built>> all(3);
+    std::vector<std::vector<std::string>> names(3);
     for (int i = 0; i < kBuiltModelCount; ++i) {
-      all[0].push_back(entry(kBuiltModels[i].config));
+      names[0].push_back(kBuiltModels[i].config);
 #ifdef TESSERA_HAVE_RTL_SC
-      if (kBuiltModels[i].createScHardware) all[1].push_back(entry(kBuiltModels[i].config));
+      if (kBuiltModels[i].createScHardware) names[1].push_back(kBuiltModels[i].config);
 #endif
     }
 #ifdef TESSERA_HAVE_RTL_SC
-    for (int i = 0; i < kBuiltHlsScModelCount; ++i) all[2].push_back(entry(kBuiltHlsScModels[i].config));
+    for (int i = 0; i < kBuiltHlsScModelCount; ++i) names[2].push_back(kBuiltHlsScModels[i].config);
 #endif
-    return all;
+    return std::vector<hw::BuiltConfigs>{hw::BuiltConfigs(names[0]), hw::BuiltConfigs(names[1]),
+                                         hw::BuiltConfigs(names[2])};
   }();
   return kAll[static_cast<int>(engine)];
-}
-
-int builtIndex(const hw::Config& cfg, Engine engine) {
-  const auto want = hw::derivedParameters(cfg);
-  const auto& built = builtFor(engine);
-  for (size_t i = 0; i < built.size(); ++i)
-    if (built[i].params == want) return static_cast<int>(i);
-  return -1;
 }
 
 // Register values describing where every module is, read in one go.
@@ -414,8 +400,8 @@ Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& optio
   if (!options.trace.empty() && !options.traceForce && fileExists(options.trace))
     throw Error("trace " + options.trace, "refusing to overwrite an existing file (give trace-force=1 to replace it)");
   impl_ = std::make_unique<Impl>(cfg, dram, options, engine);
-  const int index = builtIndex(cfg, engine);
-  impl_->built = builtFor(engine)[index].config;
+  const int index = builtFor(engine).indexOf(cfg);
+  impl_->built = builtFor(engine).names()[index];
 #ifdef TESSERA_HAVE_RTL_SC
   if (engine != Engine::kVerilator)
     impl_->model = createScBenchModel(impl_->bench, engine == Engine::kSystemC ? "rtl" : "hls", impl_->built);
@@ -463,34 +449,15 @@ void Simulator::writeRegister(uint32_t offset, uint32_t value) { impl_->write(of
 uint64_t Simulator::cycle() const { return impl_->bench.cycle; }
 const std::string& Simulator::modelConfig() const { return impl_->built; }
 
-std::vector<std::string> Simulator::builtConfigs(Engine engine) {
-  std::vector<std::string> names;
-  for (const Built& b : builtFor(engine)) names.push_back(b.config);
-  return names;
-}
+std::vector<std::string> Simulator::builtConfigs(Engine engine) { return builtFor(engine).names(); }
 
 std::string Simulator::unsupportedReason(const hw::Config& cfg, Engine engine) {
-  if (builtIndex(cfg, engine) >= 0) return "";
   const std::string target = engineTarget(engine);
-  const auto& built = builtFor(engine);
-  if (built.empty())
+  if (builtFor(engine).empty() && engine != Engine::kVerilator)
     return target + " is not built (it needs SystemC: apt-get install libsystemc-dev, then reconfigure)";
-  std::string names;
-  for (const Built& b : built) names += (names.empty() ? "" : ", ") + b.config;
-  // Name one parameter that differs, so the reader sees why a config of the same name would not do.
-  std::string differs;
-  const auto want = hw::derivedParameters(cfg);
-  const auto& first = built.front().params;
-  for (size_t i = 0; i < want.size() && i < first.size(); ++i)
-    if (want[i] != first[i]) {
-      differs = "; e.g. " + want[i].first + " is " + std::to_string(want[i].second) + " here but " +
-                std::to_string(first[i].second) + " in " + built.front().config;
-      break;
-    }
   const bool hls = engine == Engine::kHlsSystemC;
-  return target + " is not built for config '" + cfg.name + "': the " + (hls ? "HLS" : "RTL") +
-         " model exists only for configs " + names + differs + " (add the config to " +
-         (hls ? "TESSERA_HLS_CONFIGS" : "TESSERA_TSIM_CONFIGS") + " and rebuild)";
+  return builtFor(engine).unsupportedReason(cfg, target, hls ? "HLS model" : "RTL model",
+                                            hls ? "TESSERA_HLS_CONFIGS" : "TESSERA_TSIM_CONFIGS");
 }
 
 }  // namespace tessera::tsim
