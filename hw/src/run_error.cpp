@@ -93,7 +93,11 @@ Error deadlockAfterCycles(uint64_t runCycles, uint64_t idleCycles, const std::st
 }
 
 void UnbalancedFinish::neverExecuted(Stage stage, size_t index, const Insn& insn, const std::string& why) {
-  clauses_ += std::string("; ") + stageName(stage) + " " + insnName(index, insn) + " never executed (" + why + ")";
+  neverExecuted(stage, insnName(index, insn), why);
+}
+
+void UnbalancedFinish::neverExecuted(Stage stage, const std::string& insnName, const std::string& why) {
+  clauses_ += std::string("; ") + stageName(stage) + " " + insnName + " never executed (" + why + ")";
 }
 
 void UnbalancedFinish::computeAfterFinish(uint64_t count) {
@@ -101,8 +105,11 @@ void UnbalancedFinish::computeAfterFinish(uint64_t count) {
 }
 
 void UnbalancedFinish::neverFetched(size_t index, const Insn& insn, uint64_t count) {
-  clauses_ += "; " + insnName(index, insn) + " and " + std::to_string(count - index - 1) +
-              " more after it were never fetched";
+  neverFetched(index, insnName(index, insn), count);
+}
+
+void UnbalancedFinish::neverFetched(size_t index, const std::string& insnName, uint64_t count) {
+  clauses_ += "; " + insnName + " and " + std::to_string(count - index - 1) + " more after it were never fetched";
 }
 
 void UnbalancedFinish::tokensLeft(TokenQueue queue, uint64_t tokens) {

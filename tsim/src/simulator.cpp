@@ -11,6 +11,7 @@
 #include "tessera/hw/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
+#include "tessera/hw/run_error.h"
 
 namespace tessera::tsim {
 
@@ -159,12 +160,17 @@ struct Simulator::Impl {
   std::string blockedBy(const Snapshot& s, int m) const {
     const uint32_t q = s.arg(m);
     const uint32_t tokens = q < 4 ? s.tokens[q] : 0;
+    // A clocked queue can be caught between a pop and a push: say what it holds when that is not
+    // the plain empty or full of fsim's words.
     if (s.state(m) == kWaitPop)
-      return "waits for a token on queue " + queueName(q) + ", which " +
-             (tokens == 0 ? std::string("is empty") : "holds " + std::to_string(tokens) + " token(s)");
+      return q < 4 && tokens == 0
+                 ? hw::run_error::waitsForToken(static_cast<hw::TokenQueue>(q))
+                 : "waits for a token on queue " + queueName(q) + ", which holds " + std::to_string(tokens) + " token(s)";
     if (s.state(m) == kWaitPush)
-      return "waits for space on queue " + queueName(q) + ", which holds " + std::to_string(tokens) + " of " +
-             std::to_string(cfg.depQueueDepth) + " tokens";
+      return q < 4 && tokens == static_cast<uint32_t>(cfg.depQueueDepth)
+                 ? hw::run_error::waitsForSpace(static_cast<hw::TokenQueue>(q), cfg.depQueueDepth)
+                 : "waits for space on queue " + queueName(q) + ", which holds " + std::to_string(tokens) + " of " +
+                       std::to_string(cfg.depQueueDepth) + " tokens";
     return "";
   }
 
@@ -222,17 +228,11 @@ struct Simulator::Impl {
     switch (cause) {
       case 1: {
         const uint32_t field = info & 3, uop = info >> 2;
-        const bool gemm = index < prog.size() && prog[index].opcode == hw::Opcode::kGemm;
-        static const char* const kFields[3] = {"dst_factor_out/dst_factor_in", "src_factor_out/src_factor_in",
-                                               "wgt_factor_out/wgt_factor_in"};
-        const char* what[3] = {"accumulator (dst)", gemm ? "input (src)" : "accumulator (src)", "weight (wgt)"};
-        const uint32_t depth[3] = {cfg.accDepth, gemm ? cfg.inpDepth : cfg.accDepth, cfg.wgtDepth};
-        if (field > 2)
+        if (field > 2 || index >= prog.size())
           throw Error(insn + ", micro-op " + std::to_string(uop),
                       "SRAM index out of range in field code " + std::to_string(field) + ", which docs/rtl.md does not define" + when);
-        throw Error(insn + ", micro-op " + std::to_string(uop) + " with field " + kFields[field],
-                    std::string("the ") + what[field] + " index goes past the buffer depth " +
-                        std::to_string(depth[field]) + when);
+        throw hw::run_error::sramIndexPastDepth(cfg, index, prog[index], uop, static_cast<hw::run_error::Operand>(field),
+                                                hw::run_error::kUnknownIndex, when);
       }
       case 2:
       case 3: {
@@ -284,7 +284,7 @@ struct Simulator::Impl {
       finish = static_cast<uint32_t>(std::find_if(prog.begin(), prog.end(), [](const hw::Insn& i) {
                                        return i.opcode == hw::Opcode::kFinish;
                                      }) - prog.begin());
-    std::string left;
+    hw::run_error::UnbalancedFinish left;
     for (int stage = 0; stage < 3; ++stage) {
       const int m = stage + 1;
       const uint32_t st = s.state(m);
@@ -292,19 +292,16 @@ struct Simulator::Impl {
       if (done) continue;
       const std::string why = blockedBy(s, m);
       if (m == 2 && st == kHaltedAtFinish)
-        left += "; " + std::to_string(s.queue[stage]) + " compute instruction(s) after FINISH never executed";
+        left.computeAfterFinish(s.queue[stage]);
       else
-        left += std::string("; ") + kStages[stage] + " " + nameOf(prog, s.insn[m]) + " never executed (" +
-                (why.empty() ? describeModule(s, m, prog) : why) + ")";
+        left.neverExecuted(static_cast<hw::Stage>(stage), nameOf(prog, s.insn[m]),
+                           why.empty() ? describeModule(s, m, prog) : why);
     }
     const uint32_t fetched = read(reg::kInsnIndex);
-    if (fetched < prog.size())
-      left += "; " + nameOf(prog, fetched) + " and " + std::to_string(prog.size() - fetched - 1) +
-              " more after it were never fetched";
+    if (fetched < prog.size()) left.neverFetched(fetched, prog[fetched], prog.size());
     for (uint32_t q = 0; q < 4; ++q)
-      if (s.tokens[q]) left += "; " + std::to_string(s.tokens[q]) + " token(s) left on queue " + queueName(q);
-    if (!left.empty())
-      throw Error("FINISH at instruction " + std::to_string(finish), "the program is not balanced at FINISH" + left);
+      if (s.tokens[q]) left.tokensLeft(static_cast<hw::TokenQueue>(q), s.tokens[q]);
+    if (!left.empty()) throw left.error(finish);
   }
 
   void execute(const std::vector<hw::Insn>& prog, uint64_t insnPhys, uint64_t waitCycles) {
@@ -344,9 +341,7 @@ struct Simulator::Impl {
         last = p;
         lastMove = bench.cycle;
       } else if (watchdog && bench.cycle - lastMove >= watchdog) {
-        throw Error("deadlock after " + std::to_string(bench.cycle - start) + " cycles",
-                    "nothing moved for " + std::to_string(bench.cycle - lastMove) + " cycles: " +
-                        describe(snapshot(), prog));
+        throw hw::run_error::deadlockAfterCycles(bench.cycle - start, bench.cycle - lastMove, describe(snapshot(), prog));
       }
     }
 
@@ -430,8 +425,7 @@ void Simulator::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
                   "the DRAM range [" + hex(r.first) + ", " + hex(r.end) + ") reaches past 4 GiB; the RTL's AXI addresses are 32-bit");
   }
   if (std::none_of(prog.begin(), prog.end(), [](const hw::Insn& i) { return i.opcode == hw::Opcode::kFinish; }))
-    throw Error("run of " + std::to_string(count) + " instructions",
-                "the program ended without a FINISH instruction; the device would never signal done");
+    throw hw::run_error::missingFinish(count);
   try {
     s.execute(prog, insnPhys, waitCycles);
   } catch (...) {

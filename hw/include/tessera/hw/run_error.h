@@ -49,9 +49,13 @@ Error deadlockAfterCycles(uint64_t runCycles, uint64_t idleCycles, const std::st
 class UnbalancedFinish {
  public:
   void neverExecuted(Stage stage, size_t index, const Insn& insn, const std::string& why);
+  // The same, for a model that names the instruction itself (a timed model may name an index
+  // past the program when its state is inconsistent).
+  void neverExecuted(Stage stage, const std::string& insnName, const std::string& why);
   void computeAfterFinish(uint64_t count);
   // Instruction `index` was never fetched, nor were the `count - index - 1` after it.
   void neverFetched(size_t index, const Insn& insn, uint64_t count);
+  void neverFetched(size_t index, const std::string& insnName, uint64_t count);
   void tokensLeft(TokenQueue queue, uint64_t tokens);
   bool empty() const { return clauses_.empty(); }
   Error error(uint64_t finishIndex) const;
