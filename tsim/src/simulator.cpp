@@ -21,12 +21,15 @@ constexpr uint64_t kLiteTimeout = 1000;      // cycles one register transfer may
 constexpr uint64_t kWatchInterval = 4096;    // cycles between progress samples
 constexpr uint64_t kAxiLimit = uint64_t(1) << 32;  // the RTL's AXI addresses are 32-bit
 
-const char* const kModules[4] = {"fetch", "load", "compute", "store"};
-const char* const kStages[3] = {"load", "compute", "store"};
+const char* const* const kModules = host::kModuleNames;
+constexpr uint32_t kTokenQueues = host::kNumTokenQueues;
+const char* const* const kStages = host::kInsnQueueNames;
 
-// Module status states (docs/rtl.md).
+// Module status states: the host-interface contract's.
 enum State : uint32_t {
-  kIdle = 0, kBusy = 1, kWaitPop = 2, kWaitPush = 3, kFetchQueueFull = 4, kHaltedAtFinish = 5, kAllDispatched = 6
+  kIdle = host::kStateIdle, kBusy = host::kStateBusy, kWaitPop = host::kStateWaitPop, kWaitPush = host::kStateWaitPush,
+  kFetchQueueFull = host::kStateFetchQueueFull, kHaltedAtFinish = host::kStateHaltedAtFinish,
+  kAllDispatched = host::kStateAllDispatched
 };
 
 std::string hex(uint64_t v) {
@@ -36,7 +39,7 @@ std::string hex(uint64_t v) {
 }
 
 std::string queueName(uint32_t q) {
-  return q < 4 ? hw::tokenQueueName(static_cast<hw::TokenQueue>(q)) : "#" + std::to_string(q) + " (no such queue)";
+  return q < kTokenQueues ? host::kTokenQueueNames[q] : "#" + std::to_string(q) + " (no such queue)";
 }
 
 
@@ -80,9 +83,12 @@ int builtIndex(const hw::Config& cfg, Engine engine) {
 
 // Register values describing where every module is, read in one go.
 struct Snapshot {
-  uint32_t status[4], insn[4], tokens[4], queue[3];
-  uint32_t state(int m) const { return status[m] & 0xf; }
-  uint32_t arg(int m) const { return (status[m] >> 4) & 0xf; }
+  uint32_t status[host::kNumModules], insn[host::kNumModules], tokens[host::kNumTokenQueues],
+      queue[host::kNumInsnQueues];
+  uint32_t state(int m) const { return status[m] & ((1u << host::kStatusStateBits) - 1); }
+  uint32_t arg(int m) const {
+    return (status[m] >> host::kStatusStateBits) & ((1u << host::kStatusArgBits) - 1);
+  }
 };
 
 // Progress counters: if none of them moves, nothing is happening.
@@ -158,7 +164,7 @@ struct Simulator::Impl {
     Snapshot s;
     for (int m = 0; m < 4; ++m) s.status[m] = read(reg::kStatus + 4 * m);
     for (int m = 0; m < 4; ++m) s.insn[m] = read(reg::kInsnIndex + 4 * m);
-    for (int q = 0; q < 4; ++q) s.tokens[q] = read(reg::kTokens + 4 * q);
+    for (int q = 0; q < host::kNumTokenQueues; ++q) s.tokens[q] = read(reg::kTokens + 4 * q);
     for (int m = 0; m < 3; ++m) s.queue[m] = read(reg::kQueue + 4 * m);
     return s;
   }
@@ -172,7 +178,7 @@ struct Simulator::Impl {
   // l2g (load->compute), which is empty").
   std::string blockedBy(const Snapshot& s, int m) const {
     const uint32_t q = s.arg(m);
-    const uint32_t tokens = q < 4 ? s.tokens[q] : 0;
+    const uint32_t tokens = q < kTokenQueues ? s.tokens[q] : 0;
     if (s.state(m) == kWaitPop)
       return "waits for a token on queue " + queueName(q) + ", which " +
              (tokens == 0 ? std::string("is empty") : "holds " + std::to_string(tokens) + " token(s)");
@@ -234,7 +240,7 @@ struct Simulator::Impl {
     std::string insn = nameOf(prog, index);
     const std::string when = " (the accelerator faulted after " + std::to_string(cycles) + " cycles)";
     switch (cause) {
-      case 1: {
+      case host::kFaultSramIndex: {
         const uint32_t field = info & 3, uop = info >> 2;
         const bool gemm = index < prog.size() && prog[index].opcode == hw::Opcode::kGemm;
         static const char* const kFields[3] = {"dst_factor_out/dst_factor_in", "src_factor_out/src_factor_in",
@@ -248,14 +254,14 @@ struct Simulator::Impl {
                     std::string("the ") + what[field] + " index goes past the buffer depth " +
                         std::to_string(depth[field]) + when);
       }
-      case 2:
-      case 3: {
+      case host::kFaultDramReadError:
+      case host::kFaultDramWriteError: {
         const std::string& err = bench.mem.firstError();
         // An error on the program's own bytes is fetch's, whatever instruction the RTL names.
         const uint64_t at = bench.mem.firstErrorAddress();
-        if (cause == 2 && !err.empty() && at >= insnPhys && at < insnPhys + 16 * uint64_t(prog.size()))
+        if (cause == host::kFaultDramReadError && !err.empty() && at >= insnPhys && at < insnPhys + 16 * uint64_t(prog.size()))
           insn = "instruction fetch of " + nameOf(prog, static_cast<uint32_t>((at - insnPhys) / 16));
-        throw Error(insn, std::string("DRAM ") + (cause == 2 ? "read" : "write") + " error response" + when + ": " +
+        throw Error(insn, std::string("DRAM ") + (cause == host::kFaultDramReadError ? "read" : "write") + " error response" + when + ": " +
                               (err.empty() ? "the memory model answered no access with an error (a bug in the hardware model)" : err));
       }
       default:
@@ -315,7 +321,7 @@ struct Simulator::Impl {
     if (fetched < prog.size())
       left += "; " + nameOf(prog, fetched) + " and " + std::to_string(prog.size() - fetched - 1) +
               " more after it were never fetched";
-    for (uint32_t q = 0; q < 4; ++q)
+    for (uint32_t q = 0; q < kTokenQueues; ++q)
       if (s.tokens[q]) left += "; " + std::to_string(s.tokens[q]) + " token(s) left on queue " + queueName(q);
     if (!left.empty())
       throw Error("FINISH at instruction " + std::to_string(finish), "the program is not balanced at FINISH" + left);
@@ -324,7 +330,7 @@ struct Simulator::Impl {
   void execute(const std::vector<hw::Insn>& prog, uint64_t insnPhys, uint64_t waitCycles) {
     const uint32_t count = static_cast<uint32_t>(prog.size());
     // Only a run started through writeRegister() can be going; CTRL would ignore our start.
-    if (read(reg::kCtrl) & 1)
+    if (read(reg::kCtrl) & host::kCtrlRunning)
       throw Error("run of " + std::to_string(count) + " instructions",
                   "the accelerator is still running a run started through its registers");
     write(reg::kInsnAddr, static_cast<uint32_t>(insnPhys));
@@ -365,8 +371,8 @@ struct Simulator::Impl {
     }
 
     const uint32_t ctrl = read(reg::kCtrl);
-    if (ctrl & 4) throwFault(prog, insnPhys, bench.cycle - start);
-    if (!(ctrl & 2))
+    if (ctrl & host::kCtrlFault) throwFault(prog, insnPhys, bench.cycle - start);
+    if (!(ctrl & host::kCtrlDone))
       throw Error("CTRL register", "irq_o is high but CTRL reads " + hex(ctrl) +
                                        ", neither done (bit 1) nor fault (bit 2): docs/rtl.md says irq_o = done | fault");
     drain();
