@@ -89,7 +89,10 @@ module tessera_compute #(
   localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
   localparam int LoadAw = (UopAw > AccAw) ? UopAw : AccAw;
   localparam int BeatIdxWidth = (AccLanes > 1) ? $clog2(AccLanes) : 1;
-  localparam int Acc8Lanes = 4;  // an int8 beat widens to four lanes of int32
+  localparam int AccElemWidth = tessera_config_pkg::ACC_WIDTH;  // one accumulator value
+  localparam int OutElemWidth = tessera_config_pkg::OUT_WIDTH;  // one output value
+  localparam int Acc8Width = 8;                                 // one ACC_8BIT value in DRAM
+  localparam int Acc8Lanes = AccElemWidth / Acc8Width;  // an int8 beat widens to this many lanes
   localparam logic [2:0] OpLoad = 3'(tessera_config_pkg::OPCODE_LOAD);
   localparam logic [2:0] OpGemm = 3'(tessera_config_pkg::OPCODE_GEMM);
   localparam logic [2:0] OpFinish = 3'(tessera_config_pkg::OPCODE_FINISH);
@@ -198,9 +201,11 @@ module tessera_compute #(
   );
 
   // An int8 beat of ACC_8BIT widens to four lanes of sign-extended int32 values.
-  logic [4*Bus-1:0] ld_widened;
+  logic [Acc8Lanes*Bus-1:0] ld_widened;
   always_comb begin
-    for (int i = 0; i < Bus / 8; i++) ld_widened[i * 32 +: 32] = 32'($signed(ld_data[i * 8 +: 8]));
+    for (int i = 0; i < Bus / Acc8Width; i++) begin
+      ld_widened[i * AccElemWidth +: AccElemWidth] = AccElemWidth'($signed(ld_data[i * Acc8Width +: Acc8Width]));
+    end
   end
 
   logic [AccLanes-1:0] ld_acc_we;
@@ -343,7 +348,7 @@ module tessera_compute #(
   assign acc_wdata_o = acc_wdata;
   // The output SRAM keeps each accumulator value's low byte, which is what STORE writes to DRAM.
   always_comb begin
-    for (int v = 0; v < AccValues; v++) out_wdata_o[v * 8 +: 8] = acc_wdata[v * 32 +: 8];
+    for (int v = 0; v < AccValues; v++) out_wdata_o[v * OutElemWidth +: OutElemWidth] = acc_wdata[v * AccElemWidth +: OutElemWidth];
   end
   assign out_we_o = acc_we_o;
   assign out_waddr_o = acc_waddr_o;

@@ -71,6 +71,10 @@ module tessera_top (
   localparam int ModLoad = tessera_host_pkg::ModuleLoad;
   localparam int ModCompute = tessera_host_pkg::ModuleCompute;
   localparam int ModStore = tessera_host_pkg::ModuleStore;
+  // DRAM read clients are numbered as the modules they are, which FAULT_INFO reports.
+  localparam int ReadClients = ModCompute + 1;
+  // The output SRAM keeps OUT_WIDTH of every ACC_WIDTH accumulator value.
+  localparam int OutLaneWidth = Bus * tessera_config_pkg::OUT_WIDTH / tessera_config_pkg::ACC_WIDTH;
   localparam int QLoad = tessera_host_pkg::InsnQueueLoad;
   localparam int QCompute = tessera_host_pkg::InsnQueueCompute;
   localparam int QStore = tessera_host_pkg::InsnQueueStore;
@@ -104,17 +108,17 @@ module tessera_top (
   );
 
   // ------------------------------------------------------------ DRAM read arbiter
-  // Clients: 0 fetch, 1 load, 2 compute.
-  logic [2:0]     rd_req_valid, rd_req_ready, rd_rsp_valid, rd_rsp_ready;
-  logic [3*32-1:0] rd_req_addr;
-  logic [3*8-1:0]  rd_req_len;
+  // Clients: fetch, load and compute, by module index.
+  logic [ReadClients-1:0]    rd_req_valid, rd_req_ready, rd_rsp_valid, rd_rsp_ready;
+  logic [ReadClients*32-1:0] rd_req_addr;
+  logic [ReadClients*8-1:0]  rd_req_len;
   logic [Bus-1:0]  rd_rsp_data;
   logic            rd_error;
   logic [1:0]      rd_error_client;
 
   // The last-beat flag is part of the client interface but no client needs it: each counts beats.
   /* verilator lint_off PINCONNECTEMPTY */
-  tessera_axi_rd_arbiter #(.Clients(3), .BusWidth(Bus)) u_arbiter (
+  tessera_axi_rd_arbiter #(.Clients(ReadClients), .BusWidth(Bus)) u_arbiter (
     .clk_i, .rst_ni,
     .req_valid_i(rd_req_valid), .req_addr_i(rd_req_addr), .req_len_i(rd_req_len), .req_ready_o(rd_req_ready),
     .rsp_valid_o(rd_rsp_valid), .rsp_data_o(rd_rsp_data), .rsp_last_o(), .rsp_ready_i(rd_rsp_ready),
@@ -132,9 +136,9 @@ module tessera_top (
 
   tessera_fetch #(.BusWidth(Bus), .InsnWidth(tessera_config_pkg::INS_WIDTH)) u_fetch (
     .clk_i, .rst_ni, .start_i(start), .insn_addr_i(insn_addr), .insn_count_i(insn_count),
-    .req_valid_o(rd_req_valid[0]), .req_addr_o(rd_req_addr[0 +: 32]), .req_len_o(rd_req_len[0 +: 8]),
-    .req_ready_i(rd_req_ready[0]),
-    .rsp_valid_i(rd_rsp_valid[0]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[0]),
+    .req_valid_o(rd_req_valid[ModFetch]), .req_addr_o(rd_req_addr[ModFetch * 32 +: 32]),
+    .req_len_o(rd_req_len[ModFetch * 8 +: 8]), .req_ready_i(rd_req_ready[ModFetch]),
+    .rsp_valid_i(rd_rsp_valid[ModFetch]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModFetch]),
     .entry_o(fetch_entry),
     .load_push_o(q_push[QLoad]), .load_full_i(q_full[QLoad]),
     .compute_push_o(q_push[QCompute]), .compute_full_i(q_full[QCompute]),
@@ -206,7 +210,7 @@ module tessera_top (
     .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
     .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata)
   );
-  tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(Bus / 4)) u_out_sram (
+  tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(OutLaneWidth)) u_out_sram (
     .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
     .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata)
   );
@@ -222,9 +226,9 @@ module tessera_top (
     .q_valid_i(!q_empty[QLoad]), .q_entry_i(q_head[QLoad * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QLoad]),
     .g2l_empty_i(tok_empty[TokG2l]), .g2l_pop_o(tok_pop[TokG2l]), .l2g_count_i(tokens[TokL2g * 16 +: 16]),
     .l2g_push_o(tok_push[TokL2g]),
-    .req_valid_o(rd_req_valid[1]), .req_addr_o(rd_req_addr[32 +: 32]), .req_len_o(rd_req_len[8 +: 8]),
-    .req_ready_i(rd_req_ready[1]),
-    .rsp_valid_i(rd_rsp_valid[1]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[1]),
+    .req_valid_o(rd_req_valid[ModLoad]), .req_addr_o(rd_req_addr[ModLoad * 32 +: 32]),
+    .req_len_o(rd_req_len[ModLoad * 8 +: 8]), .req_ready_i(rd_req_ready[ModLoad]),
+    .rsp_valid_i(rd_rsp_valid[ModLoad]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModLoad]),
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
     .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .status_o(status[ModLoad * StatusBits +: StatusBits]),
@@ -236,9 +240,9 @@ module tessera_top (
     .q_valid_i(!q_empty[QCompute]), .q_entry_i(q_head[QCompute * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QCompute]),
     .l2g_empty_i(tok_empty[TokL2g]), .l2g_pop_o(tok_pop[TokL2g]), .s2g_empty_i(tok_empty[TokS2g]), .s2g_pop_o(tok_pop[TokS2g]),
     .g2l_full_i(tok_full[TokG2l]), .g2l_push_o(tok_push[TokG2l]), .g2s_full_i(tok_full[TokG2s]), .g2s_push_o(tok_push[TokG2s]),
-    .req_valid_o(rd_req_valid[2]), .req_addr_o(rd_req_addr[64 +: 32]), .req_len_o(rd_req_len[16 +: 8]),
-    .req_ready_i(rd_req_ready[2]),
-    .rsp_valid_i(rd_rsp_valid[2]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[2]),
+    .req_valid_o(rd_req_valid[ModCompute]), .req_addr_o(rd_req_addr[ModCompute * 32 +: 32]),
+    .req_len_o(rd_req_len[ModCompute * 8 +: 8]), .req_ready_i(rd_req_ready[ModCompute]),
+    .rsp_valid_i(rd_rsp_valid[ModCompute]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModCompute]),
     .uop_we_o(uop_we), .uop_waddr_o(uop_waddr), .uop_wdata_o(uop_wdata),
     .uop_re_o(uop_re), .uop_raddr_o(uop_raddr), .uop_rdata_i(uop_rdata),
     .inp_re_o(inp_re), .inp_raddr_o(inp_raddr), .inp_rdata_i(inp_rdata),
