@@ -11,17 +11,17 @@ module tessera_alu_core (
   input  logic [2:0]                           op_i,
   input  logic                                 use_imm_i,
   input  logic [31:0]                          imm_i,
-  input  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] a_i,
-  input  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] b_i,
-  output logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] y_o
+  input  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] a_i,
+  input  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] b_i,
+  output logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] y_o
 );
 
-  localparam int Lanes = `TESSERA_BATCH * `TESSERA_BLOCK_OUT;
-  localparam int AccWidth = `TESSERA_ACC_MATRIX_WIDTH;
-  localparam logic [2:0] OpMin = 3'(`TESSERA_ALU_OPCODE_MIN);
-  localparam logic [2:0] OpMax = 3'(`TESSERA_ALU_OPCODE_MAX);
-  localparam logic [2:0] OpAdd = 3'(`TESSERA_ALU_OPCODE_ADD);
-  localparam logic [2:0] OpShr = 3'(`TESSERA_ALU_OPCODE_SHR);
+  localparam int Lanes = tessera_config_pkg::BATCH * tessera_config_pkg::BLOCK_OUT;
+  localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
+  localparam logic [2:0] OpMin = 3'(tessera_config_pkg::ALU_OPCODE_MIN);
+  localparam logic [2:0] OpMax = 3'(tessera_config_pkg::ALU_OPCODE_MAX);
+  localparam logic [2:0] OpAdd = 3'(tessera_config_pkg::ALU_OPCODE_ADD);
+  localparam logic [2:0] OpShr = 3'(tessera_config_pkg::ALU_OPCODE_SHR);
 
   function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
     logic [4:0] left;

@@ -11,7 +11,7 @@
 `include "tessera_config.svh"
 
 module tessera_compute #(
-  parameter int EntryWidth = 32 + `TESSERA_INS_WIDTH
+  parameter int EntryWidth = 32 + tessera_config_pkg::INS_WIDTH
 ) (
   input  logic                                   clk_i,
   input  logic                                   rst_ni,
@@ -23,49 +23,49 @@ module tessera_compute #(
   /* verilator lint_on UNUSEDSIGNAL */
   output logic                                   q_pop_o,
   // Tokens.
-  input  logic                                   l2c_empty_i,
-  output logic                                   l2c_pop_o,
-  input  logic                                   s2c_empty_i,
-  output logic                                   s2c_pop_o,
-  input  logic                                   c2l_full_i,
-  output logic                                   c2l_push_o,
-  input  logic                                   c2s_full_i,
-  output logic                                   c2s_push_o,
+  input  logic                                   l2g_empty_i,
+  output logic                                   l2g_pop_o,
+  input  logic                                   s2g_empty_i,
+  output logic                                   s2g_pop_o,
+  input  logic                                   g2l_full_i,
+  output logic                                   g2l_push_o,
+  input  logic                                   g2s_full_i,
+  output logic                                   g2s_push_o,
   // DRAM read client for micro-op and accumulator loads.
   output logic                                   req_valid_o,
   output logic [31:0]                            req_addr_o,
   output logic [7:0]                             req_len_o,
   input  logic                                   req_ready_i,
   input  logic                                   rsp_valid_i,
-  input  logic [`TESSERA_BUS_WIDTH-1:0]          rsp_data_i,
+  input  logic [tessera_config_pkg::BUS_WIDTH-1:0]          rsp_data_i,
   output logic                                   rsp_ready_o,
   // Micro-op SRAM.
   output logic                                   uop_we_o,
-  output logic [`TESSERA_LOG_UOP_BUFF_DEPTH-1:0] uop_waddr_o,
-  output logic [`TESSERA_UOP_WIDTH-1:0]          uop_wdata_o,
+  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_waddr_o,
+  output logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_wdata_o,
   output logic                                   uop_re_o,
-  output logic [`TESSERA_LOG_UOP_BUFF_DEPTH-1:0] uop_raddr_o,
+  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_raddr_o,
   // Smaller configurations leave the micro-op word's top bits unused.
   /* verilator lint_off UNUSEDSIGNAL */
-  input  logic [`TESSERA_UOP_WIDTH-1:0]          uop_rdata_i,
+  input  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_rdata_i,
   /* verilator lint_on UNUSEDSIGNAL */
   // Input and weight SRAM read ports.
   output logic                                   inp_re_o,
-  output logic [`TESSERA_LOG_INP_BUFF_DEPTH-1:0] inp_raddr_o,
-  input  logic [`TESSERA_INP_MATRIX_WIDTH-1:0]   inp_rdata_i,
+  output logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_raddr_o,
+  input  logic [tessera_config_pkg::INP_MATRIX_WIDTH-1:0]   inp_rdata_i,
   output logic                                   wgt_re_o,
-  output logic [`TESSERA_LOG_WGT_BUFF_DEPTH-1:0] wgt_raddr_o,
-  input  logic [`TESSERA_WGT_MATRIX_WIDTH-1:0]   wgt_rdata_i,
+  output logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_raddr_o,
+  input  logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0]   wgt_rdata_i,
   // Accumulator SRAM and its narrowed copy, the output SRAM.
   output logic [AccLanes-1:0]                    acc_we_o,
-  output logic [`TESSERA_LOG_ACC_BUFF_DEPTH-1:0] acc_waddr_o,
-  output logic [`TESSERA_ACC_MATRIX_WIDTH-1:0]   acc_wdata_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_waddr_o,
+  output logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_wdata_o,
   output logic                                   acc_re_o,
-  output logic [`TESSERA_LOG_ACC_BUFF_DEPTH-1:0] acc_raddr_o,
-  input  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0]   acc_rdata_i,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_raddr_o,
+  input  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_rdata_i,
   output logic [AccLanes-1:0]                    out_we_o,
-  output logic [`TESSERA_LOG_ACC_BUFF_DEPTH-1:0] out_waddr_o,
-  output logic [`TESSERA_OUT_MATRIX_WIDTH-1:0]   out_wdata_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] out_waddr_o,
+  output logic [tessera_config_pkg::OUT_MATRIX_WIDTH-1:0]   out_wdata_o,
   // Status, events and faults.
   output logic                                   busy_o,
   output logic                                   stall_o,
@@ -75,44 +75,67 @@ module tessera_compute #(
   output logic                                   alu_uop_o,
   output logic                                   fault_o,
   output logic [31:0]                            fault_info_o,
-  output logic [7:0]                             status_o,
+  output tessera_host_pkg::status_t              status_o,
   output logic [31:0]                            insn_o
 );
 
-  localparam int Bus = `TESSERA_BUS_WIDTH;
-  localparam int AccWidth = `TESSERA_ACC_MATRIX_WIDTH;
+  localparam int Bus = tessera_config_pkg::BUS_WIDTH;
+  localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
   localparam int AccLanes = AccWidth / Bus;
-  localparam int AccValues = `TESSERA_BATCH * `TESSERA_BLOCK_OUT;
-  localparam int UopAw = `TESSERA_LOG_UOP_BUFF_DEPTH;
-  localparam int AccAw = `TESSERA_LOG_ACC_BUFF_DEPTH;
-  localparam int InpAw = `TESSERA_LOG_INP_BUFF_DEPTH;
-  localparam int WgtAw = `TESSERA_LOG_WGT_BUFF_DEPTH;
+  localparam int AccValues = tessera_config_pkg::BATCH * tessera_config_pkg::BLOCK_OUT;
+  localparam int UopAw = tessera_config_pkg::LOG_UOP_BUFF_DEPTH;
+  localparam int AccAw = tessera_config_pkg::LOG_ACC_BUFF_DEPTH;
+  localparam int InpAw = tessera_config_pkg::LOG_INP_BUFF_DEPTH;
+  localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
   localparam int LoadAw = (UopAw > AccAw) ? UopAw : AccAw;
   localparam int BeatIdxWidth = (AccLanes > 1) ? $clog2(AccLanes) : 1;
-  localparam int Acc8Lanes = 4;  // an int8 beat widens to four lanes of int32
-  localparam logic [2:0] OpLoad = 3'(`TESSERA_OPCODE_LOAD);
-  localparam logic [2:0] OpGemm = 3'(`TESSERA_OPCODE_GEMM);
-  localparam logic [2:0] OpFinish = 3'(`TESSERA_OPCODE_FINISH);
-  localparam logic [2:0] OpAlu = 3'(`TESSERA_OPCODE_ALU);
-  localparam logic [2:0] MemUop = 3'(`TESSERA_MEM_ID_UOP);
-  localparam logic [2:0] MemAcc = 3'(`TESSERA_MEM_ID_ACC);
-  localparam logic [3:0] LogUopBytes = 4'($clog2(`TESSERA_UOP_ELEM_BYTES));
-  localparam logic [3:0] LogAccBytes = 4'($clog2(`TESSERA_ACC_ELEM_BYTES));
-  localparam logic [3:0] LogAcc8Bytes = 4'($clog2(`TESSERA_ACC8_ELEM_BYTES));
-  localparam logic [1:0] QueueL2C = 2'd0, QueueC2L = 2'd1, QueueC2S = 2'd2, QueueS2C = 2'd3;
+  localparam int AccElemWidth = tessera_config_pkg::ACC_WIDTH;  // one accumulator value
+  localparam int OutElemWidth = tessera_config_pkg::OUT_WIDTH;  // one output value
+  localparam int Acc8Width = 8;                                 // one ACC_8BIT value in DRAM
+  localparam int Acc8Lanes = AccElemWidth / Acc8Width;  // an int8 beat widens to this many lanes
+  localparam logic [2:0] OpLoad = 3'(tessera_config_pkg::OPCODE_LOAD);
+  localparam logic [2:0] OpGemm = 3'(tessera_config_pkg::OPCODE_GEMM);
+  localparam logic [2:0] OpFinish = 3'(tessera_config_pkg::OPCODE_FINISH);
+  localparam logic [2:0] OpAlu = 3'(tessera_config_pkg::OPCODE_ALU);
+  localparam logic [2:0] MemUop = 3'(tessera_config_pkg::MEM_ID_UOP);
+  localparam logic [2:0] MemAcc = 3'(tessera_config_pkg::MEM_ID_ACC);
+  localparam logic [3:0] LogUopBytes = 4'($clog2(tessera_config_pkg::UOP_ELEM_BYTES));
+  localparam logic [3:0] LogAccBytes = 4'($clog2(tessera_config_pkg::ACC_ELEM_BYTES));
+  localparam logic [3:0] LogAcc8Bytes = 4'($clog2(tessera_config_pkg::ACC8_ELEM_BYTES));
+  localparam int InsnWidth = tessera_config_pkg::INS_WIDTH;
+  localparam tessera_host_pkg::token_queue_t QueueL2g = tessera_host_pkg::QueueL2g;
+  localparam tessera_host_pkg::token_queue_t QueueG2l = tessera_host_pkg::QueueG2l;
+  localparam tessera_host_pkg::token_queue_t QueueG2s = tessera_host_pkg::QueueG2s;
+  localparam tessera_host_pkg::token_queue_t QueueS2g = tessera_host_pkg::QueueS2g;
+  // FAULT_INFO of an SRAM index fault: the field code in the low bits, the micro-op index above.
+  localparam int FaultFieldBits = 2;
 
   // ------------------------------------------------------------ decode of the queue head
+  // A queue entry is {instruction index, instruction}; the instruction is decoded through the
+  // generated formats (the fields every format shares are read through the memory format).
+  // Each format has fields only some opcodes use.
+  /* verilator lint_off UNUSEDSIGNAL */
+  tessera_config_pkg::insn_mem_t  mem_insn;
+  tessera_config_pkg::insn_gemm_t gemm_insn;
+  tessera_config_pkg::insn_alu_t  alu_insn;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [31:0] entry_index;
+  assign mem_insn = q_entry_i[InsnWidth-1:0];
+  assign gemm_insn = q_entry_i[InsnWidth-1:0];
+  assign alu_insn = q_entry_i[InsnWidth-1:0];
+  assign entry_index = q_entry_i[EntryWidth-1 -: 32];
+
   logic [2:0]  opcode, mem_type;
   logic        pop_prev, pop_next, push_prev, push_next;
   logic [15:0] x_size;
   always_comb begin
-    opcode    = q_entry_i[`TESSERA_INSN_MEM_OPCODE_LO +: 3];
-    pop_prev  = q_entry_i[`TESSERA_INSN_MEM_POP_PREV_LO];
-    pop_next  = q_entry_i[`TESSERA_INSN_MEM_POP_NEXT_LO];
-    push_prev = q_entry_i[`TESSERA_INSN_MEM_PUSH_PREV_LO];
-    push_next = q_entry_i[`TESSERA_INSN_MEM_PUSH_NEXT_LO];
-    mem_type  = q_entry_i[`TESSERA_INSN_MEM_MEMORY_TYPE_LO +: 3];
-    x_size    = q_entry_i[`TESSERA_INSN_MEM_X_SIZE_LO +: 16];
+    opcode    = mem_insn.opcode;
+    pop_prev  = mem_insn.pop_prev;
+    pop_next  = mem_insn.pop_next;
+    push_prev = mem_insn.push_prev;
+    push_next = mem_insn.push_next;
+    mem_type  = mem_insn.memory_type;
+    x_size    = mem_insn.x_size;
   end
 
   typedef enum logic [2:0] {StIdle, StLoad, StUops, StPush, StFinish, StFault} state_e;
@@ -121,12 +144,12 @@ module tessera_compute #(
   logic [31:0] insn_q;
 
   logic deps_ready;
-  logic [7:0] deps_status;
+  tessera_host_pkg::status_t deps_status;
   tessera_dep_check u_deps (
-    .pop_req_i({pop_next, pop_prev}), .pop_empty_i({s2c_empty_i, l2c_empty_i}),
-    .pop_queue_i({QueueS2C, QueueL2C}),
-    .push_req_i({push_next, push_prev}), .push_full_i({c2s_full_i, c2l_full_i}),
-    .push_queue_i({QueueC2S, QueueC2L}),
+    .pop_req_i({pop_next, pop_prev}), .pop_empty_i({s2g_empty_i, l2g_empty_i}),
+    .pop_queue_i({QueueS2g, QueueL2g}),
+    .push_req_i({push_next, push_prev}), .push_full_i({g2s_full_i, g2l_full_i}),
+    .push_queue_i({QueueG2s, QueueG2l}),
     .ready_o(deps_ready), .status_o(deps_status)
   );
 
@@ -135,8 +158,8 @@ module tessera_compute #(
   assign is_load = (opcode == OpLoad);
   assign is_uops = (opcode == OpGemm) || (opcode == OpAlu);
   assign q_pop_o = issue;
-  assign l2c_pop_o = issue && pop_prev;
-  assign s2c_pop_o = issue && pop_next;
+  assign l2g_pop_o = issue && pop_prev;
+  assign s2g_pop_o = issue && pop_next;
 
   // ------------------------------------------------------------ loads of micro-ops and accumulators
   logic                    load_start, loader_done, loader_busy;
@@ -151,7 +174,7 @@ module tessera_compute #(
   /* verilator lint_on UNUSEDSIGNAL */
 
   assign load_start = issue && is_load && x_size != '0;
-  assign ld_sram_base = q_entry_i[`TESSERA_INSN_MEM_SRAM_BASE_LO +: 16];
+  assign ld_sram_base = mem_insn.sram_base;
 
   // Compute runs one instruction at a time, so the loader always takes the job and its tags are
   // not needed.
@@ -162,14 +185,14 @@ module tessera_compute #(
     .job_valid_i(load_start), .job_ready_o(loader_ready), .tag_i(1'b0),
     .done_tag_o(unused_tag_done), .wr_tag_o(unused_tag_wr),
     .sram_base_i(ld_sram_base[LoadAw-1:0]),
-    .dram_base_i(q_entry_i[`TESSERA_INSN_MEM_DRAM_BASE_LO +: 32]),
-    .y_size_i(q_entry_i[`TESSERA_INSN_MEM_Y_SIZE_LO +: 16]),
+    .dram_base_i(mem_insn.dram_base),
+    .y_size_i(mem_insn.y_size),
     .x_size_i(x_size),
-    .x_stride_i(q_entry_i[`TESSERA_INSN_MEM_X_STRIDE_LO +: 16]),
-    .y_pad0_i(q_entry_i[`TESSERA_INSN_MEM_Y_PAD_0_LO +: 4]),
-    .y_pad1_i(q_entry_i[`TESSERA_INSN_MEM_Y_PAD_1_LO +: 4]),
-    .x_pad0_i(q_entry_i[`TESSERA_INSN_MEM_X_PAD_0_LO +: 4]),
-    .x_pad1_i(q_entry_i[`TESSERA_INSN_MEM_X_PAD_1_LO +: 4]),
+    .x_stride_i(mem_insn.x_stride),
+    .y_pad0_i(mem_insn.y_pad_0),
+    .y_pad1_i(mem_insn.y_pad_1),
+    .x_pad0_i(mem_insn.x_pad_0),
+    .x_pad1_i(mem_insn.x_pad_1),
     .log_elem_bytes_i(mem_type == MemUop ? LogUopBytes : (mem_type == MemAcc ? LogAccBytes : LogAcc8Bytes)),
     .busy_o(loader_busy), .done_o(loader_done),
     .req_valid_o, .req_addr_o, .req_len_o, .req_ready_i,
@@ -178,9 +201,11 @@ module tessera_compute #(
   );
 
   // An int8 beat of ACC_8BIT widens to four lanes of sign-extended int32 values.
-  logic [4*Bus-1:0] ld_widened;
+  logic [Acc8Lanes*Bus-1:0] ld_widened;
   always_comb begin
-    for (int i = 0; i < Bus / 8; i++) ld_widened[i * 32 +: 32] = 32'($signed(ld_data[i * 8 +: 8]));
+    for (int i = 0; i < Bus / Acc8Width; i++) begin
+      ld_widened[i * AccElemWidth +: AccElemWidth] = AccElemWidth'($signed(ld_data[i * Acc8Width +: Acc8Width]));
+    end
   end
 
   logic [AccLanes-1:0] ld_acc_we;
@@ -203,7 +228,7 @@ module tessera_compute #(
 
   assign uop_we_o = ld_valid && is_uop_load_q;
   assign uop_waddr_o = ld_addr[UopAw-1:0];
-  assign uop_wdata_o = ld_data[`TESSERA_UOP_WIDTH-1:0];
+  assign uop_wdata_o = ld_data[tessera_config_pkg::UOP_WIDTH-1:0];
 
   // ------------------------------------------------------------ micro-op pipeline
   // Fields of the GEMM/ALU instruction being executed.
@@ -252,17 +277,22 @@ module tessera_compute #(
   logic [31:0] uop_dst, uop_src, uop_wgt;
   logic [31:0] idx_dst, idx_src, idx_wgt;
   logic        bad_dst, bad_src, bad_wgt, s1_fault;
+  // Smaller configurations leave the micro-op word's top bits unused.
+  /* verilator lint_off UNUSEDSIGNAL */
+  tessera_config_pkg::uop_t uop;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign uop = uop_rdata_i;
   always_comb begin
-    uop_dst = 32'(uop_rdata_i[`TESSERA_UOP_DST_LO +: `TESSERA_UOP_DST_W]);
-    uop_src = 32'(uop_rdata_i[`TESSERA_UOP_SRC_LO +: `TESSERA_UOP_SRC_W]);
-    uop_wgt = 32'(uop_rdata_i[`TESSERA_UOP_WGT_LO +: `TESSERA_UOP_WGT_W]);
+    uop_dst = 32'(uop.dst);
+    uop_src = 32'(uop.src);
+    uop_wgt = 32'(uop.wgt);
     idx_dst = uop_dst + s1_dst_off_q;
     idx_src = uop_src + s1_src_off_q;
     idx_wgt = uop_wgt + s1_wgt_off_q;
     // The same checks as the behavioral simulator: a reset GEMM only writes the accumulator.
-    bad_dst = idx_dst >= `TESSERA_ACC_BUFF_DEPTH;
-    bad_src = !(gemm_q && reset_q) && (idx_src >= (gemm_q ? `TESSERA_INP_BUFF_DEPTH : `TESSERA_ACC_BUFF_DEPTH));
-    bad_wgt = gemm_q && !reset_q && (idx_wgt >= `TESSERA_WGT_BUFF_DEPTH);
+    bad_dst = idx_dst >= tessera_config_pkg::ACC_BUFF_DEPTH;
+    bad_src = !(gemm_q && reset_q) && (idx_src >= (gemm_q ? tessera_config_pkg::INP_BUFF_DEPTH : tessera_config_pkg::ACC_BUFF_DEPTH));
+    bad_wgt = gemm_q && !reset_q && (idx_wgt >= tessera_config_pkg::WGT_BUFF_DEPTH);
     s1_fault = s1_valid_q && !s1_phase_q && (bad_dst || bad_src || bad_wgt);
   end
 
@@ -318,7 +348,7 @@ module tessera_compute #(
   assign acc_wdata_o = acc_wdata;
   // The output SRAM keeps each accumulator value's low byte, which is what STORE writes to DRAM.
   always_comb begin
-    for (int v = 0; v < AccValues; v++) out_wdata_o[v * 8 +: 8] = acc_wdata[v * 32 +: 8];
+    for (int v = 0; v < AccValues; v++) out_wdata_o[v * OutElemWidth +: OutElemWidth] = acc_wdata[v * AccElemWidth +: OutElemWidth];
   end
   assign out_we_o = acc_we_o;
   assign out_waddr_o = acc_waddr_o;
@@ -327,84 +357,157 @@ module tessera_compute #(
   logic uops_drained;
   assign uops_drained = !s0_active_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
 
+  // Next state of the sequencer and of the fields of the instruction being executed.
+  state_e state_d;
+  logic push_prev_d;
+  logic push_next_d;
+  logic [31:0] insn_d;
+  logic is_uop_load_d;
+  logic is_acc_load_d;
+  logic gemm_d;
+  logic reset_d;
+  logic use_imm_d;
+  logic [2:0] alu_op_d;
+  logic [31:0] imm_d;
+  logic [31:0] uop_bgn_d;
+  logic [31:0] uop_end_d;
+  logic [31:0] iter_out_d;
+  logic [31:0] iter_in_d;
+  logic [31:0] dst_fo_d;
+  logic [31:0] dst_fi_d;
+  logic [31:0] src_fo_d;
+  logic [31:0] src_fi_d;
+  logic [31:0] wgt_fo_d;
+  logic [31:0] wgt_fi_d;
+  logic fault_d;
+  logic [31:0] fault_info_d;
+  always_comb begin
+    state_d = state_q;
+    push_prev_d = push_prev_q;
+    push_next_d = push_next_q;
+    insn_d = insn_q;
+    is_uop_load_d = is_uop_load_q;
+    is_acc_load_d = is_acc_load_q;
+    gemm_d = gemm_q;
+    reset_d = reset_q;
+    use_imm_d = use_imm_q;
+    alu_op_d = alu_op_q;
+    imm_d = imm_q;
+    uop_bgn_d = uop_bgn_q;
+    uop_end_d = uop_end_q;
+    iter_out_d = iter_out_q;
+    iter_in_d = iter_in_q;
+    dst_fo_d = dst_fo_q;
+    dst_fi_d = dst_fi_q;
+    src_fo_d = src_fo_q;
+    src_fi_d = src_fi_q;
+    wgt_fo_d = wgt_fo_q;
+    wgt_fi_d = wgt_fi_q;
+    fault_d = fault_o;
+    fault_info_d = fault_info_o;
+    case (state_q)
+      StIdle: begin
+        if (q_valid_i) insn_d = entry_index;
+        if (issue) begin
+          push_prev_d = push_prev;
+          push_next_d = push_next;
+          if (opcode == OpFinish) begin
+            state_d = StFinish;
+          end else if (is_load) begin
+            is_uop_load_d = (mem_type == MemUop);
+            is_acc_load_d = (mem_type == MemAcc);
+            state_d = (x_size != '0) ? StLoad : StPush;
+          end else if (is_uops) begin
+            gemm_d = (opcode == OpGemm);
+            reset_d = gemm_insn.reset;
+            use_imm_d = alu_insn.use_imm;
+            alu_op_d = alu_insn.alu_opcode;
+            imm_d = 32'($signed(alu_insn.imm));
+            uop_bgn_d = 32'(gemm_insn.uop_bgn);
+            uop_end_d = 32'(gemm_insn.uop_end);
+            iter_out_d = 32'(gemm_insn.iter_out);
+            iter_in_d = 32'(gemm_insn.iter_in);
+            dst_fo_d = 32'(gemm_insn.dst_factor_out);
+            dst_fi_d = 32'(gemm_insn.dst_factor_in);
+            src_fo_d = 32'(gemm_insn.src_factor_out);
+            src_fi_d = 32'(gemm_insn.src_factor_in);
+            // ALU instructions have no weight factors; their fields there hold the ALU opcode.
+            wgt_fo_d = (opcode == OpGemm) ? 32'(gemm_insn.wgt_factor_out) : '0;
+            wgt_fi_d = (opcode == OpGemm) ? 32'(gemm_insn.wgt_factor_in) : '0;
+            state_d = StUops;
+          end else begin
+            state_d = StPush;
+          end
+        end
+      end
+      StLoad: if (loader_done) state_d = StPush;
+      StUops: begin
+        if (s1_fault) begin
+          fault_d = 1'b1;
+          fault_info_d = {s1_uop_q[31-FaultFieldBits:0],
+                           bad_dst ? tessera_host_pkg::FaultFieldDst
+                                   : (bad_src ? tessera_host_pkg::FaultFieldSrc : tessera_host_pkg::FaultFieldWgt)};
+          state_d = StFault;
+        end else if (uops_drained) begin
+          state_d = StPush;
+        end
+      end
+      StPush: state_d = StIdle;
+      StFinish: state_d = StFinish;
+      StFault: state_d = StFault;
+      default: state_d = StIdle;
+    endcase
+  end
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) begin
-      state_q       <= StIdle;
-      push_prev_q   <= 1'b0;
-      push_next_q   <= 1'b0;
-      insn_q        <= '0;
+      state_q <= StIdle;
+      push_prev_q <= 1'b0;
+      push_next_q <= 1'b0;
+      insn_q <= '0;
       is_uop_load_q <= 1'b0;
       is_acc_load_q <= 1'b0;
-      gemm_q        <= 1'b0;
-      reset_q       <= 1'b0;
-      use_imm_q     <= 1'b0;
-      alu_op_q      <= '0;
-      imm_q         <= '0;
-      uop_bgn_q     <= '0;
-      uop_end_q     <= '0;
-      iter_out_q    <= '0;
-      iter_in_q     <= '0;
-      dst_fo_q      <= '0;
-      dst_fi_q      <= '0;
-      src_fo_q      <= '0;
-      src_fi_q      <= '0;
-      wgt_fo_q      <= '0;
-      wgt_fi_q      <= '0;
-      fault_o       <= 1'b0;
-      fault_info_o  <= '0;
+      gemm_q <= 1'b0;
+      reset_q <= 1'b0;
+      use_imm_q <= 1'b0;
+      alu_op_q <= '0;
+      imm_q <= '0;
+      uop_bgn_q <= '0;
+      uop_end_q <= '0;
+      iter_out_q <= '0;
+      iter_in_q <= '0;
+      dst_fo_q <= '0;
+      dst_fi_q <= '0;
+      src_fo_q <= '0;
+      src_fi_q <= '0;
+      wgt_fo_q <= '0;
+      wgt_fi_q <= '0;
+      fault_o <= 1'b0;
+      fault_info_o <= '0;
     end else begin
-      case (state_q)
-        StIdle: begin
-          if (q_valid_i) insn_q <= q_entry_i[EntryWidth-1 -: 32];
-          if (issue) begin
-            push_prev_q <= push_prev;
-            push_next_q <= push_next;
-            if (opcode == OpFinish) begin
-              state_q <= StFinish;
-            end else if (is_load) begin
-              is_uop_load_q <= (mem_type == MemUop);
-              is_acc_load_q <= (mem_type == MemAcc);
-              state_q <= (x_size != '0) ? StLoad : StPush;
-            end else if (is_uops) begin
-              gemm_q     <= (opcode == OpGemm);
-              reset_q    <= q_entry_i[`TESSERA_INSN_GEMM_RESET_LO];
-              use_imm_q  <= q_entry_i[`TESSERA_INSN_ALU_USE_IMM_LO];
-              alu_op_q   <= q_entry_i[`TESSERA_INSN_ALU_ALU_OPCODE_LO +: 3];
-              imm_q      <= 32'($signed(q_entry_i[`TESSERA_INSN_ALU_IMM_LO +: `TESSERA_INSN_ALU_IMM_W]));
-              uop_bgn_q  <= 32'(q_entry_i[`TESSERA_INSN_GEMM_UOP_BGN_LO +: `TESSERA_INSN_GEMM_UOP_BGN_W]);
-              uop_end_q  <= 32'(q_entry_i[`TESSERA_INSN_GEMM_UOP_END_LO +: `TESSERA_INSN_GEMM_UOP_END_W]);
-              iter_out_q <= 32'(q_entry_i[`TESSERA_INSN_GEMM_ITER_OUT_LO +: `TESSERA_INSN_GEMM_ITER_OUT_W]);
-              iter_in_q  <= 32'(q_entry_i[`TESSERA_INSN_GEMM_ITER_IN_LO +: `TESSERA_INSN_GEMM_ITER_IN_W]);
-              dst_fo_q   <= 32'(q_entry_i[`TESSERA_INSN_GEMM_DST_FACTOR_OUT_LO +: `TESSERA_INSN_GEMM_DST_FACTOR_OUT_W]);
-              dst_fi_q   <= 32'(q_entry_i[`TESSERA_INSN_GEMM_DST_FACTOR_IN_LO +: `TESSERA_INSN_GEMM_DST_FACTOR_IN_W]);
-              src_fo_q   <= 32'(q_entry_i[`TESSERA_INSN_GEMM_SRC_FACTOR_OUT_LO +: `TESSERA_INSN_GEMM_SRC_FACTOR_OUT_W]);
-              src_fi_q   <= 32'(q_entry_i[`TESSERA_INSN_GEMM_SRC_FACTOR_IN_LO +: `TESSERA_INSN_GEMM_SRC_FACTOR_IN_W]);
-              // ALU instructions have no weight factors; their fields there hold the ALU opcode.
-              wgt_fo_q   <= (opcode == OpGemm)
-                            ? 32'(q_entry_i[`TESSERA_INSN_GEMM_WGT_FACTOR_OUT_LO +: `TESSERA_INSN_GEMM_WGT_FACTOR_OUT_W]) : '0;
-              wgt_fi_q   <= (opcode == OpGemm)
-                            ? 32'(q_entry_i[`TESSERA_INSN_GEMM_WGT_FACTOR_IN_LO +: `TESSERA_INSN_GEMM_WGT_FACTOR_IN_W]) : '0;
-              state_q <= StUops;
-            end else begin
-              state_q <= StPush;
-            end
-          end
-        end
-        StLoad: if (loader_done) state_q <= StPush;
-        StUops: begin
-          if (s1_fault) begin
-            fault_o <= 1'b1;
-            fault_info_o <= {s1_uop_q[29:0], bad_dst ? 2'd0 : (bad_src ? 2'd1 : 2'd2)};
-            state_q <= StFault;
-          end else if (uops_drained) begin
-            state_q <= StPush;
-          end
-        end
-        StPush: state_q <= StIdle;
-        StFinish: state_q <= StFinish;
-        StFault: state_q <= StFault;
-        default: state_q <= StIdle;
-      endcase
+      state_q <= state_d;
+      push_prev_q <= push_prev_d;
+      push_next_q <= push_next_d;
+      insn_q <= insn_d;
+      is_uop_load_q <= is_uop_load_d;
+      is_acc_load_q <= is_acc_load_d;
+      gemm_q <= gemm_d;
+      reset_q <= reset_d;
+      use_imm_q <= use_imm_d;
+      alu_op_q <= alu_op_d;
+      imm_q <= imm_d;
+      uop_bgn_q <= uop_bgn_d;
+      uop_end_q <= uop_end_d;
+      iter_out_q <= iter_out_d;
+      iter_in_q <= iter_in_d;
+      dst_fo_q <= dst_fo_d;
+      dst_fi_q <= dst_fi_d;
+      src_fo_q <= src_fo_d;
+      src_fi_q <= src_fi_d;
+      wgt_fo_q <= wgt_fo_d;
+      wgt_fi_q <= wgt_fi_d;
+      fault_o <= fault_d;
+      fault_info_o <= fault_info_d;
     end
   end
 
@@ -441,12 +544,9 @@ module tessera_compute #(
     end else begin
       // S0 starts when the instruction is latched (the cycle after issue).
       if (state_q == StIdle && issue && is_uops) begin
-        s0_active_q <=
-            32'(q_entry_i[`TESSERA_INSN_GEMM_ITER_OUT_LO +: `TESSERA_INSN_GEMM_ITER_OUT_W]) != '0 &&
-            32'(q_entry_i[`TESSERA_INSN_GEMM_ITER_IN_LO +: `TESSERA_INSN_GEMM_ITER_IN_W]) != '0 &&
-            32'(q_entry_i[`TESSERA_INSN_GEMM_UOP_BGN_LO +: `TESSERA_INSN_GEMM_UOP_BGN_W]) <
-                32'(q_entry_i[`TESSERA_INSN_GEMM_UOP_END_LO +: `TESSERA_INSN_GEMM_UOP_END_W]);
-        s0_uop_q     <= 32'(q_entry_i[`TESSERA_INSN_GEMM_UOP_BGN_LO +: `TESSERA_INSN_GEMM_UOP_BGN_W]);
+        s0_active_q <= gemm_insn.iter_out != '0 && gemm_insn.iter_in != '0 &&
+                       32'(gemm_insn.uop_bgn) < 32'(gemm_insn.uop_end);
+        s0_uop_q     <= 32'(gemm_insn.uop_bgn);
         s0_i_q       <= '0;
         s0_j_q       <= '0;
         s0_dst_out_q <= '0;
@@ -520,19 +620,34 @@ module tessera_compute #(
   end
 
   // ------------------------------------------------------------ status
-  assign c2l_push_o = (state_q == StPush) && push_prev_q;
-  assign c2s_push_o = (state_q == StPush) && push_next_q;
+  assign g2l_push_o = (state_q == StPush) && push_prev_q;
+  assign g2s_push_o = (state_q == StPush) && push_next_q;
   assign retire_o = (state_q == StPush) || (state_q == StIdle && issue && opcode == OpFinish);
   assign finish_o = (state_q == StFinish);
   assign busy_o = (state_q == StLoad) || (state_q == StUops) || (state_q == StPush);
   assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready;
   always_comb begin
-    if (state_q == StFinish) status_o = 8'd5;
-    else if (state_q != StIdle) status_o = 8'd1;
+    status_o = '0;
+    if (state_q == StFinish) status_o.state = tessera_host_pkg::StateHaltedAtFinish;
+    else if (state_q != StIdle) status_o.state = tessera_host_pkg::StateBusy;
     else if (q_valid_i) status_o = deps_status;
-    else status_o = 8'd0;
+    else status_o.state = tessera_host_pkg::StateIdle;
   end
   assign insn_o = insn_q;
+
+`ifndef SYNTHESIS
+  // The S1 range check is what keeps the SRAM addresses, cut to the buffers' address widths, from
+  // wrapping onto another row: no read or write may be issued with an index past the depth.
+  InpIndexInRange: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                    inp_re_o |-> idx_src < tessera_config_pkg::INP_BUFF_DEPTH)
+    else $error("tessera_compute: input SRAM index %0d out of range", idx_src);
+  WgtIndexInRange: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                    wgt_re_o |-> idx_wgt < tessera_config_pkg::WGT_BUFF_DEPTH)
+    else $error("tessera_compute: weight SRAM index %0d out of range", idx_wgt);
+  AccIndexInRange: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                    acc_re_o |-> (s1_reads_acc_src ? idx_src : idx_dst) < tessera_config_pkg::ACC_BUFF_DEPTH)
+    else $error("tessera_compute: accumulator SRAM index out of range");
+`endif
 
   // The loader reports completion through done; its busy level and readiness are not needed here.
   logic unused_loader;

@@ -33,17 +33,17 @@ module tessera_fetch #(
   input  logic                    store_full_i,
   output logic                    busy_o,
   output logic                    stall_o,
-  output logic [7:0]              status_o,
+  output tessera_host_pkg::status_t status_o,
   output logic [31:0]             next_insn_o
 );
 
   localparam int InsnBytes = InsnWidth / 8;
   localparam int InsnBeats = InsnWidth / BusWidth;
   localparam int BufCountWidth = $clog2(BufferDepth + 1);
-  localparam logic [2:0] OpLoad = 3'(`TESSERA_OPCODE_LOAD);
-  localparam logic [2:0] OpStore = 3'(`TESSERA_OPCODE_STORE);
-  localparam logic [2:0] MemInp = 3'(`TESSERA_MEM_ID_INP);
-  localparam logic [2:0] MemWgt = 3'(`TESSERA_MEM_ID_WGT);
+  localparam logic [2:0] OpLoad = 3'(tessera_config_pkg::OPCODE_LOAD);
+  localparam logic [2:0] OpStore = 3'(tessera_config_pkg::OPCODE_STORE);
+  localparam logic [2:0] MemInp = 3'(tessera_config_pkg::MEM_ID_INP);
+  localparam logic [2:0] MemWgt = 3'(tessera_config_pkg::MEM_ID_WGT);
 
   logic        active_q;
   logic [31:0] base_q, count_q;
@@ -104,8 +104,8 @@ module tessera_fetch #(
   logic [2:0] head_opcode, head_mem;
   logic to_load, to_store, target_full;
   always_comb begin
-    head_opcode = buf_head[`TESSERA_INSN_MEM_OPCODE_LO +: 3];
-    head_mem = buf_head[`TESSERA_INSN_MEM_MEMORY_TYPE_LO +: 3];
+    head_opcode = buf_head[tessera_config_pkg::INSN_MEM_OPCODE_LO +: 3];
+    head_mem = buf_head[tessera_config_pkg::INSN_MEM_MEMORY_TYPE_LO +: 3];
     to_load = (head_opcode == OpLoad) && (head_mem == MemInp || head_mem == MemWgt);
     to_store = (head_opcode == OpStore);
     target_full = to_load ? load_full_i : (to_store ? store_full_i : compute_full_i);
@@ -158,15 +158,25 @@ module tessera_fetch #(
   end
 
   // Status: busy while instructions move, stalled when the head's queue is full.
-  logic [1:0] head_module;
-  assign head_module = to_load ? 2'd0 : (to_store ? 2'd2 : 2'd1);
+  localparam int ArgBits = tessera_host_pkg::StatusArgBits;
+  logic [ArgBits-1:0] head_module;
+  assign head_module = to_load ? ArgBits'(tessera_host_pkg::InsnQueueLoad)
+                               : (to_store ? ArgBits'(tessera_host_pkg::InsnQueueStore)
+                                           : ArgBits'(tessera_host_pkg::InsnQueueCompute));
   assign stall_o = !buf_empty && target_full;
   assign busy_o = active_q && !stall_o;
   always_comb begin
-    if (stall_o) status_o = {2'b00, head_module, 4'd4};
-    else if (active_q) status_o = 8'd1;
-    else if (count_q != '0 && disp_idx_q == count_q) status_o = 8'd6;
-    else status_o = 8'd0;
+    status_o.arg = '0;
+    if (stall_o) begin
+      status_o.arg = head_module;
+      status_o.state = tessera_host_pkg::StateFetchQueueFull;
+    end else if (active_q) begin
+      status_o.state = tessera_host_pkg::StateBusy;
+    end else if (count_q != '0 && disp_idx_q == count_q) begin
+      status_o.state = tessera_host_pkg::StateAllDispatched;
+    end else begin
+      status_o.state = tessera_host_pkg::StateIdle;
+    end
   end
   assign next_insn_o = disp_idx_q;
 

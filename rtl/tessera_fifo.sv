@@ -51,4 +51,13 @@ module tessera_fifo #(
   assign full_o = (32'(count_q) == Depth);
   assign count_o = count_q;
 
+`ifndef SYNTHESIS
+  // Producers check full and consumers empty first: a push into a full queue would drop an
+  // instruction and a pop of an empty one would execute a stale entry.
+  PushNotFull: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) push_i |-> !full_o)
+    else $error("tessera_fifo: push while full");
+  PopNotEmpty: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) pop_i |-> !empty_o)
+    else $error("tessera_fifo: pop while empty");
+`endif
+
 endmodule

@@ -10,19 +10,19 @@
 module tessera_gemm_core (
   input  logic                                 clk_i,
   input  logic                                 en_i,
-  input  logic [`TESSERA_INP_MATRIX_WIDTH-1:0] inp_i,
-  input  logic [`TESSERA_WGT_MATRIX_WIDTH-1:0] wgt_i,
-  input  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] acc_i,
-  output logic [`TESSERA_ACC_MATRIX_WIDTH-1:0] acc_o
+  input  logic [tessera_config_pkg::INP_MATRIX_WIDTH-1:0] inp_i,
+  input  logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0] wgt_i,
+  input  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] acc_i,
+  output logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] acc_o
 );
 
-  localparam int Batch = `TESSERA_BATCH;
-  localparam int BlockIn = `TESSERA_BLOCK_IN;
-  localparam int BlockOut = `TESSERA_BLOCK_OUT;
-  localparam int AccWidth = `TESSERA_ACC_MATRIX_WIDTH;
+  localparam int Batch = tessera_config_pkg::BATCH;
+  localparam int BlockIn = tessera_config_pkg::BLOCK_IN;
+  localparam int BlockOut = tessera_config_pkg::BLOCK_OUT;
+  localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
 
   function automatic logic [AccWidth-1:0] multiply_accumulate(
-      input logic [`TESSERA_INP_MATRIX_WIDTH-1:0] inp, input logic [`TESSERA_WGT_MATRIX_WIDTH-1:0] wgt,
+      input logic [tessera_config_pkg::INP_MATRIX_WIDTH-1:0] inp, input logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0] wgt,
       input logic [AccWidth-1:0] acc);
     logic [BlockIn*32-1:0] terms;
     for (int b = 0; b < Batch; b++) begin

@@ -1,14 +1,21 @@
 // Host registers behind an AXI4-Lite slave: VTA's control map (start/done, cycle counter,
 // instruction count and address), fault and status words, and the performance counters.
+`include "tessera_config.svh"
+
 module tessera_host_regs #(
-  parameter int NumCounters = 14
+  parameter int NumCounters = tessera_host_pkg::NumCounters,
+  parameter int AddrWidth = tessera_host_pkg::RegAddrWidth,
+  parameter int NumModules = tessera_host_pkg::NumModules,
+  parameter int NumTokenQueues = tessera_host_pkg::NumTokenQueues,
+  parameter int NumInsnQueues = tessera_host_pkg::NumInsnQueues,
+  parameter int StatusBits = tessera_host_pkg::StatusStateBits + tessera_host_pkg::StatusArgBits
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
   // AXI4-Lite slave.
   // Registers are whole words: the two byte-offset bits of the write address select nothing.
   /* verilator lint_off UNUSEDSIGNAL */
-  input  logic [11:0]               s_axil_awaddr_i,
+  input  logic [AddrWidth-1:0]      s_axil_awaddr_i,
   /* verilator lint_on UNUSEDSIGNAL */
   input  logic                      s_axil_awvalid_i,
   output logic                      s_axil_awready_o,
@@ -21,7 +28,7 @@ module tessera_host_regs #(
   input  logic                      s_axil_bready_i,
   // Registers are whole words: the two byte-offset bits of the read address select nothing.
   /* verilator lint_off UNUSEDSIGNAL */
-  input  logic [11:0]               s_axil_araddr_i,
+  input  logic [AddrWidth-1:0]      s_axil_araddr_i,
   /* verilator lint_on UNUSEDSIGNAL */
   input  logic                      s_axil_arvalid_i,
   output logic                      s_axil_arready_o,
@@ -35,31 +42,45 @@ module tessera_host_regs #(
   output logic [31:0]               insn_count_o,
   input  logic                      finish_i,
   input  logic                      fault_i,
-  input  logic [3:0]                fault_cause_i,
+  input  logic [tessera_host_pkg::FaultCauseBits-1:0] fault_cause_i,
   input  logic [31:0]               fault_insn_i,
   input  logic [31:0]               fault_info_i,
   // Status words: per module (fetch, load, compute, store) state and instruction index, token
-  // counts (L2C, C2L, C2S, S2C) and instruction-queue occupancies (load, compute, store).
-  input  logic [4*8-1:0]            status_i,
-  input  logic [4*32-1:0]           insn_i,
-  input  logic [4*16-1:0]           tokens_i,
-  input  logic [3*16-1:0]           queues_i,
-  // Counter increments, one 2-bit amount per counter and cycle (index = offset (0x100 + 8 i)).
+  // counts (tessera_host_pkg's token queues) and instruction-queue occupancies (load, compute, store).
+  input  logic [NumModules*StatusBits-1:0]  status_i,
+  input  logic [NumModules*32-1:0]          insn_i,
+  input  logic [NumTokenQueues*16-1:0]      tokens_i,
+  input  logic [NumInsnQueues*16-1:0]       queues_i,
+  // Counter increments, one 2-bit amount per counter and cycle (index = tessera_host_pkg::Counter*).
   input  logic [NumCounters*2-1:0]  count_inc_i,
   output logic                      running_o,
   output logic                      irq_o
 );
 
   localparam logic [1:0] RespOkay = 2'b00;
+  // Registers are addressed by word: the index is the byte offset without its two low bits.
+  localparam int WordBits = AddrWidth - 2;
+  localparam logic [WordBits-1:0] WordCtrl = WordBits'(tessera_host_pkg::RegCtrl >> 2);
+  localparam logic [WordBits-1:0] WordCycles = WordBits'(tessera_host_pkg::RegCycles >> 2);
+  localparam logic [WordBits-1:0] WordInsnCount = WordBits'(tessera_host_pkg::RegInsnCount >> 2);
+  localparam logic [WordBits-1:0] WordInsnAddr = WordBits'(tessera_host_pkg::RegInsnAddr >> 2);
+  localparam logic [WordBits-1:0] WordFaultCause = WordBits'(tessera_host_pkg::RegFaultCause >> 2);
+  localparam logic [WordBits-1:0] WordFaultInsn = WordBits'(tessera_host_pkg::RegFaultInsn >> 2);
+  localparam logic [WordBits-1:0] WordFaultInfo = WordBits'(tessera_host_pkg::RegFaultInfo >> 2);
+  localparam int unsigned StatusWord = 32'(tessera_host_pkg::RegStatusBase) >> 2;
+  localparam int unsigned InsnWord = 32'(tessera_host_pkg::RegInsnBase) >> 2;
+  localparam int unsigned TokensWord = 32'(tessera_host_pkg::RegTokensBase) >> 2;
+  localparam int unsigned QueueWord = 32'(tessera_host_pkg::RegQueueBase) >> 2;
+  localparam int unsigned CountersWord = 32'(tessera_host_pkg::RegCountersBase) >> 2;
 
   logic        running_q, done_q, fault_q;
   logic [31:0] cycles_q, insn_addr_q, insn_count_q;
-  logic [3:0]  fault_cause_q;
+  logic [tessera_host_pkg::FaultCauseBits-1:0] fault_cause_q;
   logic [31:0] fault_insn_q, fault_info_q;
 
   // ------------------------------------------------------------ writes
   logic        aw_have_q, w_have_q;
-  logic [11:2] aw_addr_q;
+  logic [WordBits-1:0] aw_addr_q;
   logic [31:0] w_data_q;
   logic [3:0]  w_strb_q;
   logic        do_write;
@@ -73,6 +94,47 @@ module tessera_host_regs #(
     for (int i = 0; i < 4; i++) merge[i * 8 +: 8] = strb[i] ? data[i * 8 +: 8] : old[i * 8 +: 8];
   endfunction
 
+  // Next state of the write channel and of the registers the host writes.
+  logic        aw_have_d, w_have_d, bvalid_d, start_d;
+  logic [WordBits-1:0] aw_addr_d;
+  logic [31:0] w_data_d, insn_addr_d, insn_count_d;
+  logic [3:0]  w_strb_d;
+  always_comb begin
+    aw_have_d    = aw_have_q;
+    w_have_d     = w_have_q;
+    aw_addr_d    = aw_addr_q;
+    w_data_d     = w_data_q;
+    w_strb_d     = w_strb_q;
+    bvalid_d     = s_axil_bvalid_o;
+    insn_addr_d  = insn_addr_q;
+    insn_count_d = insn_count_q;
+    start_d      = 1'b0;
+    if (s_axil_awvalid_i && s_axil_awready_o) begin
+      aw_have_d = 1'b1;
+      aw_addr_d = s_axil_awaddr_i[AddrWidth-1:2];
+    end
+    if (s_axil_wvalid_i && s_axil_wready_o) begin
+      w_have_d = 1'b1;
+      w_data_d = s_axil_wdata_i;
+      w_strb_d = s_axil_wstrb_i;
+    end
+    if (do_write) begin
+      aw_have_d = 1'b0;
+      w_have_d  = 1'b0;
+      bvalid_d  = 1'b1;
+      case (aw_addr_q)
+        WordCtrl: begin
+          if (w_strb_q[0] && w_data_q[tessera_host_pkg::CtrlBitStart] && !running_q) start_d = 1'b1;
+        end
+        WordInsnCount: insn_count_d = merge(insn_count_q, w_data_q, w_strb_q);
+        WordInsnAddr: insn_addr_d = merge(insn_addr_q, w_data_q, w_strb_q);
+        default: ;  // read-only or reserved: the write is acknowledged and ignored
+      endcase
+    end else if (s_axil_bvalid_o && s_axil_bready_i) begin
+      bvalid_d = 1'b0;
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       aw_have_q       <= 1'b0;
@@ -85,29 +147,15 @@ module tessera_host_regs #(
       insn_count_q    <= '0;
       start_o         <= 1'b0;
     end else begin
-      start_o <= 1'b0;
-      if (s_axil_awvalid_i && s_axil_awready_o) begin
-        aw_have_q <= 1'b1;
-        aw_addr_q <= s_axil_awaddr_i[11:2];
-      end
-      if (s_axil_wvalid_i && s_axil_wready_o) begin
-        w_have_q <= 1'b1;
-        w_data_q <= s_axil_wdata_i;
-        w_strb_q <= s_axil_wstrb_i;
-      end
-      if (do_write) begin
-        aw_have_q <= 1'b0;
-        w_have_q <= 1'b0;
-        s_axil_bvalid_o <= 1'b1;
-        case (aw_addr_q)
-          10'h000: if (w_strb_q[0] && w_data_q[0] && !running_q) start_o <= 1'b1;
-          10'h002: insn_count_q <= merge(insn_count_q, w_data_q, w_strb_q);
-          10'h003: insn_addr_q <= merge(insn_addr_q, w_data_q, w_strb_q);
-          default: ;  // read-only or reserved: the write is acknowledged and ignored
-        endcase
-      end else if (s_axil_bvalid_o && s_axil_bready_i) begin
-        s_axil_bvalid_o <= 1'b0;
-      end
+      aw_have_q       <= aw_have_d;
+      w_have_q        <= w_have_d;
+      aw_addr_q       <= aw_addr_d;
+      w_data_q        <= w_data_d;
+      w_strb_q        <= w_strb_d;
+      s_axil_bvalid_o <= bvalid_d;
+      insn_addr_q     <= insn_addr_d;
+      insn_count_q    <= insn_count_d;
+      start_o         <= start_d;
     end
   end
 
@@ -115,35 +163,57 @@ module tessera_host_regs #(
   assign insn_count_o = insn_count_q;
 
   // ------------------------------------------------------------ run state
+  logic        running_d, done_d, fault_d;
+  logic [31:0] cycles_d, fault_insn_d, fault_info_d;
+  logic [tessera_host_pkg::FaultCauseBits-1:0] fault_cause_d;
+  always_comb begin
+    running_d     = running_q;
+    done_d        = done_q;
+    fault_d       = fault_q;
+    cycles_d      = cycles_q;
+    fault_cause_d = fault_cause_q;
+    fault_insn_d  = fault_insn_q;
+    fault_info_d  = fault_info_q;
+    if (start_o) begin
+      running_d     = 1'b1;
+      done_d        = 1'b0;
+      fault_d       = 1'b0;
+      cycles_d      = '0;
+      fault_cause_d = tessera_host_pkg::FaultNone;
+      fault_insn_d  = '0;
+      fault_info_d  = '0;
+    end else if (running_q) begin
+      cycles_d = cycles_q + 1'b1;
+      if (fault_i) begin
+        running_d     = 1'b0;
+        fault_d       = 1'b1;
+        fault_cause_d = fault_cause_i;
+        fault_insn_d  = fault_insn_i;
+        fault_info_d  = fault_info_i;
+      end else if (finish_i) begin
+        running_d = 1'b0;
+        done_d    = 1'b1;
+      end
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       running_q     <= 1'b0;
       done_q        <= 1'b0;
       fault_q       <= 1'b0;
       cycles_q      <= '0;
-      fault_cause_q <= '0;
+      fault_cause_q <= tessera_host_pkg::FaultNone;
       fault_insn_q  <= '0;
       fault_info_q  <= '0;
-    end else if (start_o) begin
-      running_q     <= 1'b1;
-      done_q        <= 1'b0;
-      fault_q       <= 1'b0;
-      cycles_q      <= '0;
-      fault_cause_q <= '0;
-      fault_insn_q  <= '0;
-      fault_info_q  <= '0;
-    end else if (running_q) begin
-      cycles_q <= cycles_q + 1'b1;
-      if (fault_i) begin
-        running_q     <= 1'b0;
-        fault_q       <= 1'b1;
-        fault_cause_q <= fault_cause_i;
-        fault_insn_q  <= fault_insn_i;
-        fault_info_q  <= fault_info_i;
-      end else if (finish_i) begin
-        running_q <= 1'b0;
-        done_q    <= 1'b1;
-      end
+    end else begin
+      running_q     <= running_d;
+      done_q        <= done_d;
+      fault_q       <= fault_d;
+      cycles_q      <= cycles_d;
+      fault_cause_q <= fault_cause_d;
+      fault_insn_q  <= fault_insn_d;
+      fault_info_q  <= fault_info_d;
     end
   end
 
@@ -162,29 +232,46 @@ module tessera_host_regs #(
   end
 
   // ------------------------------------------------------------ reads
+  // The arrays of per-module, per-queue and counter registers are found by their word offset from
+  // their base; the scalar registers by their word.
+  logic [WordBits-1:0] rd_word;
   logic [31:0] read_value;
+  int unsigned rd_status, rd_insn, rd_tokens, rd_queue, rd_counter;
   always_comb begin
+    rd_word = s_axil_araddr_i[AddrWidth-1:2];
+    rd_status = 32'(rd_word) - StatusWord;
+    rd_insn = 32'(rd_word) - InsnWord;
+    rd_tokens = 32'(rd_word) - TokensWord;
+    rd_queue = 32'(rd_word) - QueueWord;
+    rd_counter = 32'(rd_word) - CountersWord;  // two words per 64-bit counter
     read_value = '0;
-    case (s_axil_araddr_i[11:2])
-      10'h000: read_value = {29'b0, fault_q, done_q, running_q};
-      10'h001: read_value = cycles_q;
-      10'h002: read_value = insn_count_q;
-      10'h003: read_value = insn_addr_q;
-      10'h005: read_value = {28'b0, fault_cause_q};
-      10'h006: read_value = fault_insn_q;
-      10'h007: read_value = fault_info_q;
-      10'h008, 10'h009, 10'h00a, 10'h00b: read_value = {24'b0, status_i[s_axil_araddr_i[3:2] * 8 +: 8]};
-      10'h00c, 10'h00d, 10'h00e, 10'h00f: read_value = insn_i[s_axil_araddr_i[3:2] * 32 +: 32];
-      10'h010, 10'h011, 10'h012, 10'h013: read_value = {16'b0, tokens_i[s_axil_araddr_i[3:2] * 16 +: 16]};
-      10'h014: read_value = {16'b0, queues_i[15:0]};
-      10'h015: read_value = {16'b0, queues_i[31:16]};
-      10'h016: read_value = {16'b0, queues_i[47:32]};
-      default: begin
-        if (s_axil_araddr_i[11:8] == 4'h1 && 32'(s_axil_araddr_i[7:3]) < NumCounters) begin
-          read_value = counters[32'(s_axil_araddr_i[7:2]) * 32 +: 32];
-        end
-      end
-    endcase
+    if (rd_word == WordCtrl) begin
+      read_value[tessera_host_pkg::CtrlBitRunning] = running_q;
+      read_value[tessera_host_pkg::CtrlBitDone] = done_q;
+      read_value[tessera_host_pkg::CtrlBitFault] = fault_q;
+    end else if (rd_word == WordCycles) begin
+      read_value = cycles_q;
+    end else if (rd_word == WordInsnCount) begin
+      read_value = insn_count_q;
+    end else if (rd_word == WordInsnAddr) begin
+      read_value = insn_addr_q;
+    end else if (rd_word == WordFaultCause) begin
+      read_value = 32'(fault_cause_q);
+    end else if (rd_word == WordFaultInsn) begin
+      read_value = fault_insn_q;
+    end else if (rd_word == WordFaultInfo) begin
+      read_value = fault_info_q;
+    end else if (rd_status < NumModules) begin
+      read_value = 32'(status_i[rd_status * StatusBits +: StatusBits]);
+    end else if (rd_insn < NumModules) begin
+      read_value = insn_i[rd_insn * 32 +: 32];
+    end else if (rd_tokens < NumTokenQueues) begin
+      read_value = 32'(tokens_i[rd_tokens * 16 +: 16]);
+    end else if (rd_queue < NumInsnQueues) begin
+      read_value = 32'(queues_i[rd_queue * 16 +: 16]);
+    end else if (rd_counter < 2 * NumCounters) begin
+      read_value = counters[rd_counter * 32 +: 32];
+    end
   end
 
   always_ff @(posedge clk_i) begin

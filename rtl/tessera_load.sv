@@ -3,7 +3,7 @@
 `include "tessera_config.svh"
 
 module tessera_load #(
-  parameter int EntryWidth = 32 + `TESSERA_INS_WIDTH
+  parameter int EntryWidth = 32 + tessera_config_pkg::INS_WIDTH
 ) (
   input  logic                                  clk_i,
   input  logic                                  rst_ni,
@@ -16,46 +16,44 @@ module tessera_load #(
   /* verilator lint_on UNUSEDSIGNAL */
   output logic                                  q_pop_o,
   // Tokens: pops compute->load, pushes load->compute.
-  input  logic                                  c2l_empty_i,
-  output logic                                  c2l_pop_o,
-  input  logic [15:0]                           l2c_count_i,
-  output logic                                  l2c_push_o,
+  input  logic                                  g2l_empty_i,
+  output logic                                  g2l_pop_o,
+  input  logic [15:0]                           l2g_count_i,
+  output logic                                  l2g_push_o,
   // DRAM read client.
   output logic                                  req_valid_o,
   output logic [31:0]                           req_addr_o,
   output logic [7:0]                            req_len_o,
   input  logic                                  req_ready_i,
   input  logic                                  rsp_valid_i,
-  input  logic [`TESSERA_BUS_WIDTH-1:0]         rsp_data_i,
+  input  logic [tessera_config_pkg::BUS_WIDTH-1:0]         rsp_data_i,
   output logic                                  rsp_ready_o,
   // SRAM write ports (one bus beat, written to the enabled lanes).
   output logic [InpLanes-1:0]                   inp_we_o,
-  output logic [`TESSERA_LOG_INP_BUFF_DEPTH-1:0] inp_waddr_o,
-  output logic [`TESSERA_BUS_WIDTH-1:0]         inp_wdata_o,
+  output logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_waddr_o,
+  output logic [tessera_config_pkg::BUS_WIDTH-1:0]         inp_wdata_o,
   output logic [WgtLanes-1:0]                   wgt_we_o,
-  output logic [`TESSERA_LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr_o,
-  output logic [`TESSERA_BUS_WIDTH-1:0]         wgt_wdata_o,
+  output logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr_o,
+  output logic [tessera_config_pkg::BUS_WIDTH-1:0]         wgt_wdata_o,
   // Status and events.
   output logic                                  busy_o,
   output logic                                  stall_o,
   output logic                                  retire_o,
-  output logic [7:0]                            status_o,
+  output tessera_host_pkg::status_t             status_o,
   output logic [31:0]                           insn_o
 );
 
-  localparam int Bus = `TESSERA_BUS_WIDTH;
-  localparam int InpLanes = `TESSERA_INP_MATRIX_WIDTH / Bus;
-  localparam int WgtLanes = `TESSERA_WGT_MATRIX_WIDTH / Bus;
+  localparam int Bus = tessera_config_pkg::BUS_WIDTH;
+  localparam int InpLanes = tessera_config_pkg::INP_MATRIX_WIDTH / Bus;
+  localparam int WgtLanes = tessera_config_pkg::WGT_MATRIX_WIDTH / Bus;
   localparam int MaxLanes = (InpLanes > WgtLanes) ? InpLanes : WgtLanes;
   localparam int BeatIdxWidth = (MaxLanes > 1) ? $clog2(MaxLanes) : 1;
-  localparam int InpAw = `TESSERA_LOG_INP_BUFF_DEPTH;
-  localparam int WgtAw = `TESSERA_LOG_WGT_BUFF_DEPTH;
+  localparam int InpAw = tessera_config_pkg::LOG_INP_BUFF_DEPTH;
+  localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
   localparam int SramAw = (InpAw > WgtAw) ? InpAw : WgtAw;
-  localparam logic [3:0] LogInpElemBytes = 4'($clog2(`TESSERA_INP_ELEM_BYTES));
-  localparam logic [3:0] LogWgtElemBytes = 4'($clog2(`TESSERA_WGT_ELEM_BYTES));
-  localparam logic [2:0] MemInp = 3'(`TESSERA_MEM_ID_INP);
-  localparam logic [1:0] QueueL2C = 2'd0;
-  localparam logic [1:0] QueueC2L = 2'd1;
+  localparam logic [3:0] LogInpElemBytes = 4'($clog2(tessera_config_pkg::INP_ELEM_BYTES));
+  localparam logic [3:0] LogWgtElemBytes = 4'($clog2(tessera_config_pkg::WGT_ELEM_BYTES));
+  localparam logic [2:0] MemInp = 3'(tessera_config_pkg::MEM_ID_INP);
 
   // Instruction fields of the queue head (memory format).
   logic        pop_next, push_next;
@@ -68,34 +66,34 @@ module tessera_load #(
   logic [31:0] dram_base;
   logic [3:0]  y_pad0, y_pad1, x_pad0, x_pad1;
   always_comb begin
-    pop_next  = q_entry_i[`TESSERA_INSN_MEM_POP_NEXT_LO];
-    push_next = q_entry_i[`TESSERA_INSN_MEM_PUSH_NEXT_LO];
-    mem_type  = q_entry_i[`TESSERA_INSN_MEM_MEMORY_TYPE_LO +: 3];
-    sram_base = q_entry_i[`TESSERA_INSN_MEM_SRAM_BASE_LO +: 16];
-    dram_base = q_entry_i[`TESSERA_INSN_MEM_DRAM_BASE_LO +: 32];
-    y_size    = q_entry_i[`TESSERA_INSN_MEM_Y_SIZE_LO +: 16];
-    x_size    = q_entry_i[`TESSERA_INSN_MEM_X_SIZE_LO +: 16];
-    x_stride  = q_entry_i[`TESSERA_INSN_MEM_X_STRIDE_LO +: 16];
-    y_pad0    = q_entry_i[`TESSERA_INSN_MEM_Y_PAD_0_LO +: 4];
-    y_pad1    = q_entry_i[`TESSERA_INSN_MEM_Y_PAD_1_LO +: 4];
-    x_pad0    = q_entry_i[`TESSERA_INSN_MEM_X_PAD_0_LO +: 4];
-    x_pad1    = q_entry_i[`TESSERA_INSN_MEM_X_PAD_1_LO +: 4];
+    pop_next  = q_entry_i[tessera_config_pkg::INSN_MEM_POP_NEXT_LO];
+    push_next = q_entry_i[tessera_config_pkg::INSN_MEM_PUSH_NEXT_LO];
+    mem_type  = q_entry_i[tessera_config_pkg::INSN_MEM_MEMORY_TYPE_LO +: 3];
+    sram_base = q_entry_i[tessera_config_pkg::INSN_MEM_SRAM_BASE_LO +: 16];
+    dram_base = q_entry_i[tessera_config_pkg::INSN_MEM_DRAM_BASE_LO +: 32];
+    y_size    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_SIZE_LO +: 16];
+    x_size    = q_entry_i[tessera_config_pkg::INSN_MEM_X_SIZE_LO +: 16];
+    x_stride  = q_entry_i[tessera_config_pkg::INSN_MEM_X_STRIDE_LO +: 16];
+    y_pad0    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_PAD_0_LO +: 4];
+    y_pad1    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_PAD_1_LO +: 4];
+    x_pad0    = q_entry_i[tessera_config_pkg::INSN_MEM_X_PAD_0_LO +: 4];
+    x_pad1    = q_entry_i[tessera_config_pkg::INSN_MEM_X_PAD_1_LO +: 4];
   end
 
-  localparam int TokenDepth = `TESSERA_DEP_QUEUE_DEPTH;
+  localparam int TokenDepth = tessera_config_pkg::DEP_QUEUE_DEPTH;
 
   // Instructions overlap in the loader (the next one's bursts go out while the previous one's data
   // arrives), so the tokens they will push are reserved when they issue.
   logic [3:0]  pending_push_q;  // at most three jobs are in the loader (queue of two, one writing)
   logic [31:0] insn_q;
-  logic        l2c_full;
-  assign l2c_full = (32'(l2c_count_i) + 32'(pending_push_q)) >= TokenDepth;
+  logic        l2g_full;
+  assign l2g_full = (32'(l2g_count_i) + 32'(pending_push_q)) >= TokenDepth;
 
   logic deps_ready;
-  logic [7:0] deps_status;
+  tessera_host_pkg::status_t deps_status;
   tessera_dep_check u_deps (
-    .pop_req_i({1'b0, pop_next}), .pop_empty_i({1'b0, c2l_empty_i}), .pop_queue_i({2'b00, QueueC2L}),
-    .push_req_i({1'b0, push_next}), .push_full_i({1'b0, l2c_full}), .push_queue_i({2'b00, QueueL2C}),
+    .pop_req_i({1'b0, pop_next}), .pop_empty_i({1'b0, g2l_empty_i}), .pop_queue_i({tessera_host_pkg::QueueG2l, tessera_host_pkg::QueueG2l}),
+    .push_req_i({1'b0, push_next}), .push_full_i({1'b0, l2g_full}), .push_queue_i({tessera_host_pkg::QueueL2g, tessera_host_pkg::QueueL2g}),
     .ready_o(deps_ready), .status_o(deps_status)
   );
 
@@ -108,7 +106,7 @@ module tessera_load #(
   /* verilator lint_on UNUSEDSIGNAL */
   assign issue = q_valid_i && deps_ready && job_ready;
   assign q_pop_o = issue;
-  assign c2l_pop_o = issue && pop_next;
+  assign g2l_pop_o = issue && pop_next;
 
   logic                    wr_valid, wr_pad;
   logic [SramAw-1:0]       wr_addr;
@@ -159,14 +157,15 @@ module tessera_load #(
     end
   end
 
-  assign l2c_push_o = loader_done && done_tag[0];
+  assign l2g_push_o = loader_done && done_tag[0];
   assign retire_o = loader_done;
   assign busy_o = loader_busy;
   assign stall_o = q_valid_i && !deps_ready;
   always_comb begin
+    status_o = '0;
     if (q_valid_i && !deps_ready) status_o = deps_status;
-    else if (loader_busy || q_valid_i) status_o = 8'd1;
-    else status_o = 8'd0;
+    else if (loader_busy || q_valid_i) status_o.state = tessera_host_pkg::StateBusy;
+    else status_o.state = tessera_host_pkg::StateIdle;
   end
   assign insn_o = insn_q;
 

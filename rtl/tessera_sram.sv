@@ -40,4 +40,12 @@ module tessera_sram #(
     assign rdata_o[l * LaneWidth +: LaneWidth] = rdata_q;
   end
 
+`ifndef SYNTHESIS
+  // A row past Depth does not exist (Depth need not be a power of two).
+  WriteInRange: assert property (@(posedge clk_i) we_i != '0 |-> 32'(waddr_i) < Depth)
+    else $error("tessera_sram: write to row %0d of %0d", waddr_i, Depth);
+  ReadInRange: assert property (@(posedge clk_i) re_i |-> 32'(raddr_i) < Depth)
+    else $error("tessera_sram: read of row %0d of %0d", raddr_i, Depth);
+`endif
+
 endmodule

@@ -3,7 +3,7 @@
 `include "tessera_config.svh"
 
 module tessera_store #(
-  parameter int EntryWidth = 32 + `TESSERA_INS_WIDTH
+  parameter int EntryWidth = 32 + tessera_config_pkg::INS_WIDTH
 ) (
   input  logic                                   clk_i,
   input  logic                                   rst_ni,
@@ -15,14 +15,14 @@ module tessera_store #(
   /* verilator lint_on UNUSEDSIGNAL */
   output logic                                   q_pop_o,
   // Tokens: pops compute->store, pushes store->compute.
-  input  logic                                   c2s_empty_i,
-  output logic                                   c2s_pop_o,
-  input  logic                                   s2c_full_i,
-  output logic                                   s2c_push_o,
+  input  logic                                   g2s_empty_i,
+  output logic                                   g2s_pop_o,
+  input  logic                                   s2g_full_i,
+  output logic                                   s2g_push_o,
   // Output SRAM read port.
   output logic                                   out_re_o,
-  output logic [`TESSERA_LOG_ACC_BUFF_DEPTH-1:0] out_raddr_o,
-  input  logic [`TESSERA_OUT_MATRIX_WIDTH-1:0]   out_rdata_i,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] out_raddr_o,
+  input  logic [tessera_config_pkg::OUT_MATRIX_WIDTH-1:0]   out_rdata_i,
   // AXI4 write channels.
   output logic [31:0]                            m_axi_awaddr_o,
   output logic [7:0]                             m_axi_awlen_o,
@@ -30,8 +30,8 @@ module tessera_store #(
   output logic [1:0]                             m_axi_awburst_o,
   output logic                                   m_axi_awvalid_o,
   input  logic                                   m_axi_awready_i,
-  output logic [`TESSERA_BUS_WIDTH-1:0]          m_axi_wdata_o,
-  output logic [`TESSERA_BUS_WIDTH/8-1:0]        m_axi_wstrb_o,
+  output logic [tessera_config_pkg::BUS_WIDTH-1:0]          m_axi_wdata_o,
+  output logic [tessera_config_pkg::BUS_WIDTH/8-1:0]        m_axi_wstrb_o,
   output logic                                   m_axi_wlast_o,
   output logic                                   m_axi_wvalid_o,
   input  logic                                   m_axi_wready_i,
@@ -43,20 +43,18 @@ module tessera_store #(
   output logic                                   busy_o,
   output logic                                   stall_o,
   output logic                                   retire_o,
-  output logic [7:0]                             status_o,
+  output tessera_host_pkg::status_t              status_o,
   output logic [31:0]                            insn_o
 );
 
-  localparam int Bus = `TESSERA_BUS_WIDTH;
+  localparam int Bus = tessera_config_pkg::BUS_WIDTH;
   localparam int BusBytes = Bus / 8;
   localparam int LogBusBytes = $clog2(BusBytes);
-  localparam int OutWidth = `TESSERA_OUT_MATRIX_WIDTH;
+  localparam int OutWidth = tessera_config_pkg::OUT_MATRIX_WIDTH;
   localparam int ElemBeats = OutWidth / Bus;
-  localparam int LogElemBytes = $clog2(`TESSERA_OUT_ELEM_BYTES);
-  localparam int Aw = `TESSERA_LOG_ACC_BUFF_DEPTH;
+  localparam int LogElemBytes = $clog2(tessera_config_pkg::OUT_ELEM_BYTES);
+  localparam int Aw = tessera_config_pkg::LOG_ACC_BUFF_DEPTH;
   localparam int BeatWidth = (ElemBeats > 1) ? $clog2(ElemBeats) : 1;
-  localparam logic [1:0] QueueC2S = 2'd2;
-  localparam logic [1:0] QueueS2C = 2'd3;
 
   logic        pop_prev, push_prev;
   logic [15:0] y_size, x_size, x_stride;
@@ -66,13 +64,13 @@ module tessera_store #(
   /* verilator lint_on UNUSEDSIGNAL */
   logic [31:0] dram_base;
   always_comb begin
-    pop_prev  = q_entry_i[`TESSERA_INSN_MEM_POP_PREV_LO];
-    push_prev = q_entry_i[`TESSERA_INSN_MEM_PUSH_PREV_LO];
-    sram_base = q_entry_i[`TESSERA_INSN_MEM_SRAM_BASE_LO +: 16];
-    dram_base = q_entry_i[`TESSERA_INSN_MEM_DRAM_BASE_LO +: 32];
-    y_size    = q_entry_i[`TESSERA_INSN_MEM_Y_SIZE_LO +: 16];
-    x_size    = q_entry_i[`TESSERA_INSN_MEM_X_SIZE_LO +: 16];
-    x_stride  = q_entry_i[`TESSERA_INSN_MEM_X_STRIDE_LO +: 16];
+    pop_prev  = q_entry_i[tessera_config_pkg::INSN_MEM_POP_PREV_LO];
+    push_prev = q_entry_i[tessera_config_pkg::INSN_MEM_PUSH_PREV_LO];
+    sram_base = q_entry_i[tessera_config_pkg::INSN_MEM_SRAM_BASE_LO +: 16];
+    dram_base = q_entry_i[tessera_config_pkg::INSN_MEM_DRAM_BASE_LO +: 32];
+    y_size    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_SIZE_LO +: 16];
+    x_size    = q_entry_i[tessera_config_pkg::INSN_MEM_X_SIZE_LO +: 16];
+    x_stride  = q_entry_i[tessera_config_pkg::INSN_MEM_X_STRIDE_LO +: 16];
   end
 
   typedef enum logic [1:0] {StIdle, StExec, StPush} state_e;
@@ -81,10 +79,10 @@ module tessera_store #(
   logic [31:0] insn_q;
 
   logic deps_ready;
-  logic [7:0] deps_status;
+  tessera_host_pkg::status_t deps_status;
   tessera_dep_check u_deps (
-    .pop_req_i({1'b0, pop_prev}), .pop_empty_i({1'b0, c2s_empty_i}), .pop_queue_i({2'b00, QueueC2S}),
-    .push_req_i({1'b0, push_prev}), .push_full_i({1'b0, s2c_full_i}), .push_queue_i({2'b00, QueueS2C}),
+    .pop_req_i({1'b0, pop_prev}), .pop_empty_i({1'b0, g2s_empty_i}), .pop_queue_i({tessera_host_pkg::QueueG2s, tessera_host_pkg::QueueG2s}),
+    .push_req_i({1'b0, push_prev}), .push_full_i({1'b0, s2g_full_i}), .push_queue_i({tessera_host_pkg::QueueS2g, tessera_host_pkg::QueueS2g}),
     .ready_o(deps_ready), .status_o(deps_status)
   );
 
@@ -92,7 +90,7 @@ module tessera_store #(
   assign issue = (state_q == StIdle) && q_valid_i && deps_ready;
   assign work = issue && x_size != '0 && y_size != '0;
   assign q_pop_o = issue;
-  assign c2s_pop_o = issue && pop_prev;
+  assign g2s_pop_o = issue && pop_prev;
 
   // ------------------------------------------------------------ address side
   typedef enum logic [1:0] {AwIdle, AwRow, AwBurst} aw_state_e;
@@ -274,14 +272,15 @@ module tessera_store #(
     end
   end
 
-  assign s2c_push_o = (state_q == StPush) && push_prev_q;
+  assign s2g_push_o = (state_q == StPush) && push_prev_q;
   assign retire_o = (state_q == StPush);
   assign busy_o = (state_q != StIdle);
   assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready;
   always_comb begin
-    if (state_q != StIdle) status_o = 8'd1;
+    status_o = '0;
+    if (state_q != StIdle) status_o.state = tessera_host_pkg::StateBusy;
     else if (q_valid_i) status_o = deps_status;
-    else status_o = 8'd0;
+    else status_o.state = tessera_host_pkg::StateIdle;
   end
   assign insn_o = insn_q;
 

@@ -29,4 +29,13 @@ module tessera_token_queue #(
   assign full_o = (32'(count_q) == Depth);
   assign count_o = count_q;
 
+`ifndef SYNTHESIS
+  // The dependency checks wait for a token or for room first: a lost token deadlocks the program,
+  // a token taken from nothing breaks the order it guards.
+  PushNotFull: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) push_i |-> !full_o)
+    else $error("tessera_token_queue: push while full");
+  PopNotEmpty: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) pop_i |-> !empty_o)
+    else $error("tessera_token_queue: pop while empty");
+`endif
+
 endmodule

@@ -6,7 +6,7 @@ module tessera_top (
   input  logic                            clk_i,
   input  logic                            rst_ni,
   // AXI4-Lite host slave.
-  input  logic [11:0]                     s_axil_awaddr_i,
+  input  logic [tessera_host_pkg::RegAddrWidth-1:0] s_axil_awaddr_i,
   input  logic                            s_axil_awvalid_i,
   output logic                            s_axil_awready_o,
   input  logic [31:0]                     s_axil_wdata_i,
@@ -16,7 +16,7 @@ module tessera_top (
   output logic [1:0]                      s_axil_bresp_o,
   output logic                            s_axil_bvalid_o,
   input  logic                            s_axil_bready_i,
-  input  logic [11:0]                     s_axil_araddr_i,
+  input  logic [tessera_host_pkg::RegAddrWidth-1:0] s_axil_araddr_i,
   input  logic                            s_axil_arvalid_i,
   output logic                            s_axil_arready_o,
   output logic [31:0]                     s_axil_rdata_o,
@@ -30,7 +30,7 @@ module tessera_top (
   output logic [1:0]                      m_axi_arburst_o,
   output logic                            m_axi_arvalid_o,
   input  logic                            m_axi_arready_i,
-  input  logic [`TESSERA_BUS_WIDTH-1:0]   m_axi_rdata_i,
+  input  logic [tessera_config_pkg::BUS_WIDTH-1:0]   m_axi_rdata_i,
   input  logic [1:0]                      m_axi_rresp_i,
   input  logic                            m_axi_rlast_i,
   input  logic                            m_axi_rvalid_i,
@@ -41,8 +41,8 @@ module tessera_top (
   output logic [1:0]                      m_axi_awburst_o,
   output logic                            m_axi_awvalid_o,
   input  logic                            m_axi_awready_i,
-  output logic [`TESSERA_BUS_WIDTH-1:0]   m_axi_wdata_o,
-  output logic [`TESSERA_BUS_WIDTH/8-1:0] m_axi_wstrb_o,
+  output logic [tessera_config_pkg::BUS_WIDTH-1:0]   m_axi_wdata_o,
+  output logic [tessera_config_pkg::BUS_WIDTH/8-1:0] m_axi_wstrb_o,
   output logic                            m_axi_wlast_o,
   output logic                            m_axi_wvalid_o,
   input  logic                            m_axi_wready_i,
@@ -52,27 +52,46 @@ module tessera_top (
   output logic                            irq_o
 );
 
-  localparam int Bus = `TESSERA_BUS_WIDTH;
-  localparam int EntryWidth = 32 + `TESSERA_INS_WIDTH;
-  localparam int QueueDepth = `TESSERA_INSN_QUEUE_DEPTH;
-  localparam int TokenDepth = `TESSERA_DEP_QUEUE_DEPTH;
+  localparam int Bus = tessera_config_pkg::BUS_WIDTH;
+  localparam int EntryWidth = 32 + tessera_config_pkg::INS_WIDTH;
+  localparam int QueueDepth = tessera_config_pkg::INSN_QUEUE_DEPTH;
+  localparam int TokenDepth = tessera_config_pkg::DEP_QUEUE_DEPTH;
   localparam int QueueCountWidth = $clog2(QueueDepth + 1);
   localparam int TokenCountWidth = $clog2(TokenDepth + 1);
-  localparam int InpLanes = `TESSERA_INP_MATRIX_WIDTH / Bus;
-  localparam int WgtLanes = `TESSERA_WGT_MATRIX_WIDTH / Bus;
-  localparam int AccLanes = `TESSERA_ACC_MATRIX_WIDTH / Bus;
-  localparam int NumCounters = 14;
-  localparam logic [3:0] CauseIndex = 4'd1, CauseReadError = 4'd2, CauseWriteError = 4'd3;
+  localparam int InpLanes = tessera_config_pkg::INP_MATRIX_WIDTH / Bus;
+  localparam int WgtLanes = tessera_config_pkg::WGT_MATRIX_WIDTH / Bus;
+  localparam int AccLanes = tessera_config_pkg::ACC_MATRIX_WIDTH / Bus;
+  localparam int NumCounters = tessera_host_pkg::NumCounters;
+  localparam int StatusBits = tessera_host_pkg::StatusStateBits + tessera_host_pkg::StatusArgBits;
+  localparam int NumModules = tessera_host_pkg::NumModules;
+  localparam int NumTokenQueues = tessera_host_pkg::NumTokenQueues;
+  localparam int NumInsnQueues = tessera_host_pkg::NumInsnQueues;
+  // Indices of the per-module status and instruction-index words.
+  localparam int ModFetch = tessera_host_pkg::ModuleFetch;
+  localparam int ModLoad = tessera_host_pkg::ModuleLoad;
+  localparam int ModCompute = tessera_host_pkg::ModuleCompute;
+  localparam int ModStore = tessera_host_pkg::ModuleStore;
+  // DRAM read clients are numbered as the modules they are, which FAULT_INFO reports.
+  localparam int ReadClients = ModCompute + 1;
+  // The output SRAM keeps OUT_WIDTH of every ACC_WIDTH accumulator value.
+  localparam int OutLaneWidth = Bus * tessera_config_pkg::OUT_WIDTH / tessera_config_pkg::ACC_WIDTH;
+  localparam int QLoad = tessera_host_pkg::InsnQueueLoad;
+  localparam int QCompute = tessera_host_pkg::InsnQueueCompute;
+  localparam int QStore = tessera_host_pkg::InsnQueueStore;
+  localparam int TokL2g = 32'(tessera_host_pkg::QueueL2g);
+  localparam int TokG2l = 32'(tessera_host_pkg::QueueG2l);
+  localparam int TokG2s = 32'(tessera_host_pkg::QueueG2s);
+  localparam int TokS2g = 32'(tessera_host_pkg::QueueS2g);
 
   // ------------------------------------------------------------ host registers
   logic        start, running, finish, fault;
-  logic [3:0]  fault_cause;
+  logic [tessera_host_pkg::FaultCauseBits-1:0] fault_cause;
   logic [31:0] fault_insn, fault_info;
   logic [31:0] insn_addr, insn_count;
-  logic [4*8-1:0]  status;
-  logic [4*32-1:0] insn_idx;
-  logic [4*16-1:0] tokens;
-  logic [3*16-1:0] queues;
+  logic [NumModules*StatusBits-1:0] status;
+  logic [NumModules*32-1:0]         insn_idx;
+  logic [NumTokenQueues*16-1:0]     tokens;
+  logic [NumInsnQueues*16-1:0]      queues;
   logic [NumCounters*2-1:0] count_inc;
 
   tessera_host_regs #(.NumCounters(NumCounters)) u_regs (
@@ -89,17 +108,17 @@ module tessera_top (
   );
 
   // ------------------------------------------------------------ DRAM read arbiter
-  // Clients: 0 fetch, 1 load, 2 compute.
-  logic [2:0]     rd_req_valid, rd_req_ready, rd_rsp_valid, rd_rsp_ready;
-  logic [3*32-1:0] rd_req_addr;
-  logic [3*8-1:0]  rd_req_len;
+  // Clients: fetch, load and compute, by module index.
+  logic [ReadClients-1:0]    rd_req_valid, rd_req_ready, rd_rsp_valid, rd_rsp_ready;
+  logic [ReadClients*32-1:0] rd_req_addr;
+  logic [ReadClients*8-1:0]  rd_req_len;
   logic [Bus-1:0]  rd_rsp_data;
   logic            rd_error;
   logic [1:0]      rd_error_client;
 
   // The last-beat flag is part of the client interface but no client needs it: each counts beats.
   /* verilator lint_off PINCONNECTEMPTY */
-  tessera_axi_rd_arbiter #(.Clients(3), .BusWidth(Bus)) u_arbiter (
+  tessera_axi_rd_arbiter #(.Clients(ReadClients), .BusWidth(Bus)) u_arbiter (
     .clk_i, .rst_ni,
     .req_valid_i(rd_req_valid), .req_addr_i(rd_req_addr), .req_len_i(rd_req_len), .req_ready_o(rd_req_ready),
     .rsp_valid_o(rd_rsp_valid), .rsp_data_o(rd_rsp_data), .rsp_last_o(), .rsp_ready_i(rd_rsp_ready),
@@ -112,22 +131,22 @@ module tessera_top (
   // ------------------------------------------------------------ fetch and instruction queues
   logic [EntryWidth-1:0] fetch_entry;
   logic fetch_busy, fetch_stall;
-  logic [2:0] q_push, q_pop, q_empty, q_full;
-  logic [3*EntryWidth-1:0] q_head;
+  logic [NumInsnQueues-1:0] q_push, q_pop, q_empty, q_full;
+  logic [NumInsnQueues*EntryWidth-1:0] q_head;
 
-  tessera_fetch #(.BusWidth(Bus), .InsnWidth(`TESSERA_INS_WIDTH)) u_fetch (
+  tessera_fetch #(.BusWidth(Bus), .InsnWidth(tessera_config_pkg::INS_WIDTH)) u_fetch (
     .clk_i, .rst_ni, .start_i(start), .insn_addr_i(insn_addr), .insn_count_i(insn_count),
-    .req_valid_o(rd_req_valid[0]), .req_addr_o(rd_req_addr[0 +: 32]), .req_len_o(rd_req_len[0 +: 8]),
-    .req_ready_i(rd_req_ready[0]),
-    .rsp_valid_i(rd_rsp_valid[0]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[0]),
+    .req_valid_o(rd_req_valid[ModFetch]), .req_addr_o(rd_req_addr[ModFetch * 32 +: 32]),
+    .req_len_o(rd_req_len[ModFetch * 8 +: 8]), .req_ready_i(rd_req_ready[ModFetch]),
+    .rsp_valid_i(rd_rsp_valid[ModFetch]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModFetch]),
     .entry_o(fetch_entry),
-    .load_push_o(q_push[0]), .load_full_i(q_full[0]),
-    .compute_push_o(q_push[1]), .compute_full_i(q_full[1]),
-    .store_push_o(q_push[2]), .store_full_i(q_full[2]),
-    .busy_o(fetch_busy), .stall_o(fetch_stall), .status_o(status[0 +: 8]), .next_insn_o(insn_idx[0 +: 32])
+    .load_push_o(q_push[QLoad]), .load_full_i(q_full[QLoad]),
+    .compute_push_o(q_push[QCompute]), .compute_full_i(q_full[QCompute]),
+    .store_push_o(q_push[QStore]), .store_full_i(q_full[QStore]),
+    .busy_o(fetch_busy), .stall_o(fetch_stall), .status_o(status[ModFetch * StatusBits +: StatusBits]), .next_insn_o(insn_idx[ModFetch * 32 +: 32])
   );
 
-  for (genvar q = 0; q < 3; q++) begin : g_insn_queue
+  for (genvar q = 0; q < NumInsnQueues; q++) begin : g_insn_queue
     logic [QueueCountWidth-1:0] count;
     tessera_fifo #(.Width(EntryWidth), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni, .clear_i(start),
@@ -139,14 +158,14 @@ module tessera_top (
   end
 
   // ------------------------------------------------------------ dependency token queues
-  // 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute.
-  logic [3:0] tok_push, tok_pop, tok_empty;
-  // Load reserves space on load->compute by count (its instructions overlap), so that queue's full
+  // Indexed by tessera_host_pkg's token queues (l2g, g2l, g2s, s2g).
+  logic [NumTokenQueues-1:0] tok_push, tok_pop, tok_empty;
+  // Load reserves space on l2g by count (its instructions overlap), so that queue's full
   // flag is unused.
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [3:0] tok_full;
+  logic [NumTokenQueues-1:0] tok_full;
   /* verilator lint_on UNUSEDSIGNAL */
-  for (genvar t = 0; t < 4; t++) begin : g_token_queue
+  for (genvar t = 0; t < NumTokenQueues; t++) begin : g_token_queue
     logic [TokenCountWidth-1:0] count;
     tessera_token_queue #(.Depth(TokenDepth)) u_tokens (
       .clk_i, .rst_ni, .clear_i(start),
@@ -158,40 +177,40 @@ module tessera_top (
 
   // ------------------------------------------------------------ SRAMs
   logic                                   uop_we, uop_re;
-  logic [`TESSERA_LOG_UOP_BUFF_DEPTH-1:0] uop_waddr, uop_raddr;
-  logic [`TESSERA_UOP_WIDTH-1:0]          uop_wdata, uop_rdata;
+  logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_waddr, uop_raddr;
+  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_wdata, uop_rdata;
   logic [InpLanes-1:0]                    inp_we;
   logic                                   inp_re;
-  logic [`TESSERA_LOG_INP_BUFF_DEPTH-1:0] inp_waddr, inp_raddr;
+  logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_waddr, inp_raddr;
   logic [Bus-1:0]                         inp_wdata, wgt_wdata;
-  logic [`TESSERA_INP_MATRIX_WIDTH-1:0]   inp_rdata;
+  logic [tessera_config_pkg::INP_MATRIX_WIDTH-1:0]   inp_rdata;
   logic [WgtLanes-1:0]                    wgt_we;
   logic                                   wgt_re;
-  logic [`TESSERA_LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr, wgt_raddr;
-  logic [`TESSERA_WGT_MATRIX_WIDTH-1:0]   wgt_rdata;
+  logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr, wgt_raddr;
+  logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0]   wgt_rdata;
   logic [AccLanes-1:0]                    acc_we, out_we;
   logic                                   acc_re, out_re;
-  logic [`TESSERA_LOG_ACC_BUFF_DEPTH-1:0] acc_waddr, acc_raddr, out_waddr, out_raddr;
-  logic [`TESSERA_ACC_MATRIX_WIDTH-1:0]   acc_wdata, acc_rdata;
-  logic [`TESSERA_OUT_MATRIX_WIDTH-1:0]   out_wdata, out_rdata;
+  logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_waddr, acc_raddr, out_waddr, out_raddr;
+  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_wdata, acc_rdata;
+  logic [tessera_config_pkg::OUT_MATRIX_WIDTH-1:0]   out_wdata, out_rdata;
 
-  tessera_sram #(.Depth(`TESSERA_UOP_BUFF_DEPTH), .Lanes(1), .LaneWidth(`TESSERA_UOP_WIDTH)) u_uop_sram (
+  tessera_sram #(.Depth(tessera_config_pkg::UOP_BUFF_DEPTH), .Lanes(1), .LaneWidth(tessera_config_pkg::UOP_WIDTH)) u_uop_sram (
     .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
     .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata)
   );
-  tessera_sram #(.Depth(`TESSERA_INP_BUFF_DEPTH), .Lanes(InpLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_inp_sram (
+  tessera_sram #(.Depth(tessera_config_pkg::INP_BUFF_DEPTH), .Lanes(InpLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_inp_sram (
     .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
     .re_i(inp_re), .raddr_i(inp_raddr), .rdata_o(inp_rdata)
   );
-  tessera_sram #(.Depth(`TESSERA_WGT_BUFF_DEPTH), .Lanes(WgtLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_wgt_sram (
+  tessera_sram #(.Depth(tessera_config_pkg::WGT_BUFF_DEPTH), .Lanes(WgtLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_wgt_sram (
     .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
     .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata)
   );
-  tessera_sram #(.Depth(`TESSERA_ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(Bus)) u_acc_sram (
+  tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(Bus)) u_acc_sram (
     .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
     .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata)
   );
-  tessera_sram #(.Depth(`TESSERA_ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(Bus / 4)) u_out_sram (
+  tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(OutLaneWidth)) u_out_sram (
     .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
     .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata)
   );
@@ -204,25 +223,26 @@ module tessera_top (
 
   tessera_load #(.EntryWidth(EntryWidth)) u_load (
     .clk_i, .rst_ni, .start_i(start),
-    .q_valid_i(!q_empty[0]), .q_entry_i(q_head[0 +: EntryWidth]), .q_pop_o(q_pop[0]),
-    .c2l_empty_i(tok_empty[1]), .c2l_pop_o(tok_pop[1]), .l2c_count_i(tokens[0 +: 16]), .l2c_push_o(tok_push[0]),
-    .req_valid_o(rd_req_valid[1]), .req_addr_o(rd_req_addr[32 +: 32]), .req_len_o(rd_req_len[8 +: 8]),
-    .req_ready_i(rd_req_ready[1]),
-    .rsp_valid_i(rd_rsp_valid[1]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[1]),
+    .q_valid_i(!q_empty[QLoad]), .q_entry_i(q_head[QLoad * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QLoad]),
+    .g2l_empty_i(tok_empty[TokG2l]), .g2l_pop_o(tok_pop[TokG2l]), .l2g_count_i(tokens[TokL2g * 16 +: 16]),
+    .l2g_push_o(tok_push[TokL2g]),
+    .req_valid_o(rd_req_valid[ModLoad]), .req_addr_o(rd_req_addr[ModLoad * 32 +: 32]),
+    .req_len_o(rd_req_len[ModLoad * 8 +: 8]), .req_ready_i(rd_req_ready[ModLoad]),
+    .rsp_valid_i(rd_rsp_valid[ModLoad]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModLoad]),
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
-    .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .status_o(status[8 +: 8]),
-    .insn_o(insn_idx[32 +: 32])
+    .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .status_o(status[ModLoad * StatusBits +: StatusBits]),
+    .insn_o(insn_idx[ModLoad * 32 +: 32])
   );
 
   tessera_compute #(.EntryWidth(EntryWidth)) u_compute (
     .clk_i, .rst_ni, .start_i(start),
-    .q_valid_i(!q_empty[1]), .q_entry_i(q_head[EntryWidth +: EntryWidth]), .q_pop_o(q_pop[1]),
-    .l2c_empty_i(tok_empty[0]), .l2c_pop_o(tok_pop[0]), .s2c_empty_i(tok_empty[3]), .s2c_pop_o(tok_pop[3]),
-    .c2l_full_i(tok_full[1]), .c2l_push_o(tok_push[1]), .c2s_full_i(tok_full[2]), .c2s_push_o(tok_push[2]),
-    .req_valid_o(rd_req_valid[2]), .req_addr_o(rd_req_addr[64 +: 32]), .req_len_o(rd_req_len[16 +: 8]),
-    .req_ready_i(rd_req_ready[2]),
-    .rsp_valid_i(rd_rsp_valid[2]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[2]),
+    .q_valid_i(!q_empty[QCompute]), .q_entry_i(q_head[QCompute * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QCompute]),
+    .l2g_empty_i(tok_empty[TokL2g]), .l2g_pop_o(tok_pop[TokL2g]), .s2g_empty_i(tok_empty[TokS2g]), .s2g_pop_o(tok_pop[TokS2g]),
+    .g2l_full_i(tok_full[TokG2l]), .g2l_push_o(tok_push[TokG2l]), .g2s_full_i(tok_full[TokG2s]), .g2s_push_o(tok_push[TokG2s]),
+    .req_valid_o(rd_req_valid[ModCompute]), .req_addr_o(rd_req_addr[ModCompute * 32 +: 32]),
+    .req_len_o(rd_req_len[ModCompute * 8 +: 8]), .req_ready_i(rd_req_ready[ModCompute]),
+    .rsp_valid_i(rd_rsp_valid[ModCompute]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModCompute]),
     .uop_we_o(uop_we), .uop_waddr_o(uop_waddr), .uop_wdata_o(uop_wdata),
     .uop_re_o(uop_re), .uop_raddr_o(uop_raddr), .uop_rdata_i(uop_rdata),
     .inp_re_o(inp_re), .inp_raddr_o(inp_raddr), .inp_rdata_i(inp_rdata),
@@ -232,19 +252,19 @@ module tessera_top (
     .out_we_o(out_we), .out_waddr_o(out_waddr), .out_wdata_o(out_wdata),
     .busy_o(compute_busy), .stall_o(compute_stall), .retire_o(compute_retire), .finish_o(finish),
     .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .fault_o(compute_fault), .fault_info_o(compute_fault_info),
-    .status_o(status[16 +: 8]), .insn_o(insn_idx[64 +: 32])
+    .status_o(status[ModCompute * StatusBits +: StatusBits]), .insn_o(insn_idx[ModCompute * 32 +: 32])
   );
 
   tessera_store #(.EntryWidth(EntryWidth)) u_store (
     .clk_i, .rst_ni, .start_i(start),
-    .q_valid_i(!q_empty[2]), .q_entry_i(q_head[2 * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[2]),
-    .c2s_empty_i(tok_empty[2]), .c2s_pop_o(tok_pop[2]), .s2c_full_i(tok_full[3]), .s2c_push_o(tok_push[3]),
+    .q_valid_i(!q_empty[QStore]), .q_entry_i(q_head[QStore * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QStore]),
+    .g2s_empty_i(tok_empty[TokG2s]), .g2s_pop_o(tok_pop[TokG2s]), .s2g_full_i(tok_full[TokS2g]), .s2g_push_o(tok_push[TokS2g]),
     .out_re_o(out_re), .out_raddr_o(out_raddr), .out_rdata_i(out_rdata),
     .m_axi_awaddr_o, .m_axi_awlen_o, .m_axi_awsize_o, .m_axi_awburst_o, .m_axi_awvalid_o, .m_axi_awready_i,
     .m_axi_wdata_o, .m_axi_wstrb_o, .m_axi_wlast_o, .m_axi_wvalid_o, .m_axi_wready_i,
     .m_axi_bresp_i, .m_axi_bvalid_i, .m_axi_bready_o, .write_error_o(write_error),
-    .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire), .status_o(status[24 +: 8]),
-    .insn_o(insn_idx[96 +: 32])
+    .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire), .status_o(status[ModStore * StatusBits +: StatusBits]),
+    .insn_o(insn_idx[ModStore * 32 +: 32])
   );
 
   // ------------------------------------------------------------ faults and counters
@@ -255,37 +275,57 @@ module tessera_top (
     fault_info = '0;
     if (compute_fault) begin
       fault = 1'b1;
-      fault_cause = CauseIndex;
-      fault_insn = insn_idx[64 +: 32];
+      fault_cause = tessera_host_pkg::FaultSramIndex;
+      fault_insn = insn_idx[ModCompute * 32 +: 32];
       fault_info = compute_fault_info;
     end else if (rd_error) begin
       fault = 1'b1;
-      fault_cause = CauseReadError;
+      fault_cause = tessera_host_pkg::FaultDramReadError;
       fault_insn = insn_idx[rd_error_client * 32 +: 32];
       fault_info = {30'b0, rd_error_client};
     end else if (write_error) begin
       fault = 1'b1;
-      fault_cause = CauseWriteError;
-      fault_insn = insn_idx[96 +: 32];
+      fault_cause = tessera_host_pkg::FaultDramWriteError;
+      fault_insn = insn_idx[ModStore * 32 +: 32];
     end
   end
 
   always_comb begin
     count_inc = '0;
-    count_inc[0 * 2 +: 2]  = {1'b0, running};
-    count_inc[1 * 2 +: 2]  = {1'b0, fetch_busy};
-    count_inc[2 * 2 +: 2]  = {1'b0, fetch_stall};
-    count_inc[3 * 2 +: 2]  = {1'b0, load_busy};
-    count_inc[4 * 2 +: 2]  = {1'b0, load_stall};
-    count_inc[5 * 2 +: 2]  = {1'b0, compute_busy};
-    count_inc[6 * 2 +: 2]  = {1'b0, compute_stall};
-    count_inc[7 * 2 +: 2]  = {1'b0, store_busy};
-    count_inc[8 * 2 +: 2]  = {1'b0, store_stall};
-    count_inc[9 * 2 +: 2]  = {1'b0, m_axi_rvalid_i && m_axi_rready_o};
-    count_inc[10 * 2 +: 2] = {1'b0, m_axi_wvalid_o && m_axi_wready_i};
-    count_inc[11 * 2 +: 2] = {1'b0, gemm_uop};
-    count_inc[12 * 2 +: 2] = {1'b0, alu_uop};
-    count_inc[13 * 2 +: 2] = 2'(load_retire) + 2'(compute_retire) + 2'(store_retire);
+    count_inc[tessera_host_pkg::CounterCycles * 2 +: 2]         = {1'b0, running};
+    count_inc[tessera_host_pkg::CounterFetchBusy * 2 +: 2]      = {1'b0, fetch_busy};
+    count_inc[tessera_host_pkg::CounterFetchStall * 2 +: 2]     = {1'b0, fetch_stall};
+    count_inc[tessera_host_pkg::CounterLoadBusy * 2 +: 2]       = {1'b0, load_busy};
+    count_inc[tessera_host_pkg::CounterLoadStall * 2 +: 2]      = {1'b0, load_stall};
+    count_inc[tessera_host_pkg::CounterComputeBusy * 2 +: 2]    = {1'b0, compute_busy};
+    count_inc[tessera_host_pkg::CounterComputeStall * 2 +: 2]   = {1'b0, compute_stall};
+    count_inc[tessera_host_pkg::CounterStoreBusy * 2 +: 2]      = {1'b0, store_busy};
+    count_inc[tessera_host_pkg::CounterStoreStall * 2 +: 2]     = {1'b0, store_stall};
+    count_inc[tessera_host_pkg::CounterDramReadBeats * 2 +: 2]  = {1'b0, m_axi_rvalid_i && m_axi_rready_o};
+    count_inc[tessera_host_pkg::CounterDramWriteBeats * 2 +: 2] = {1'b0, m_axi_wvalid_o && m_axi_wready_i};
+    count_inc[tessera_host_pkg::CounterGemmUops * 2 +: 2]       = {1'b0, gemm_uop};
+    count_inc[tessera_host_pkg::CounterAluUops * 2 +: 2]        = {1'b0, alu_uop};
+    count_inc[tessera_host_pkg::CounterRetired * 2 +: 2]        = 2'(load_retire) + 2'(compute_retire) + 2'(store_retire);
   end
+
+`ifndef SYNTHESIS
+  // AXI: a source holds VALID and its payload stable until the handshake (AMBA AXI A3.2.1); the
+  // DRAM and host models rely on it as a real interconnect would.
+  ArStable: assert property (@(posedge clk_i) disable iff (!rst_ni) m_axi_arvalid_o && !m_axi_arready_i |=>
+                             m_axi_arvalid_o && $stable({m_axi_araddr_o, m_axi_arlen_o, m_axi_arsize_o, m_axi_arburst_o}))
+    else $error("tessera_top: AR channel changed before AR ready");
+  AwStable: assert property (@(posedge clk_i) disable iff (!rst_ni) m_axi_awvalid_o && !m_axi_awready_i |=>
+                             m_axi_awvalid_o && $stable({m_axi_awaddr_o, m_axi_awlen_o, m_axi_awsize_o, m_axi_awburst_o}))
+    else $error("tessera_top: AW channel changed before AW ready");
+  WStable: assert property (@(posedge clk_i) disable iff (!rst_ni) m_axi_wvalid_o && !m_axi_wready_i |=>
+                            m_axi_wvalid_o && $stable({m_axi_wdata_o, m_axi_wstrb_o, m_axi_wlast_o}))
+    else $error("tessera_top: W channel changed before W ready");
+  LiteRStable: assert property (@(posedge clk_i) disable iff (!rst_ni) s_axil_rvalid_o && !s_axil_rready_i |=>
+                                s_axil_rvalid_o && $stable({s_axil_rdata_o, s_axil_rresp_o}))
+    else $error("tessera_top: AXI4-Lite R channel changed before R ready");
+  LiteBStable: assert property (@(posedge clk_i) disable iff (!rst_ni) s_axil_bvalid_o && !s_axil_bready_i |=>
+                                s_axil_bvalid_o && $stable(s_axil_bresp_o))
+    else $error("tessera_top: AXI4-Lite B channel changed before B ready");
+`endif
 
 endmodule

@@ -1,8 +1,10 @@
 // Header generators: the only place hardware parameters are turned into source text.
 #include "tessera/hw/generate.h"
 
+#include <algorithm>
 #include <cctype>
 
+#include "tessera/hw/host_interface.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw {
@@ -118,12 +120,58 @@ std::string generateHlsHeader(const Config& c) {
   return s;
 }
 
+namespace {
+// A packed struct of one instruction (or micro-op) format, most significant field first, with the
+// bits no field uses named unused_<lo> so the struct is exactly `total` bits wide.
+std::string svPackedStruct(const std::string& type, const std::vector<FieldPos>& fields, int total,
+                           const std::vector<std::string>& names) {
+  std::vector<std::pair<FieldPos, std::string>> sorted;
+  for (size_t i = 0; i < fields.size(); ++i) sorted.push_back({fields[i], names[i]});
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first.lo > b.first.lo; });
+  std::string s = "  typedef struct packed {\n";
+  int top = total;
+  auto gap = [&](int lo) {
+    if (top > lo) s += "    logic [" + std::to_string(top - lo) + "-1:0] unused_" + std::to_string(lo) + ";\n";
+  };
+  for (const auto& [pos, name] : sorted) {
+    gap(pos.lo + pos.width);
+    s += "    logic [" + std::to_string(pos.width) + "-1:0] " + name + ";\n";
+    top = pos.lo;
+  }
+  gap(0);
+  s += "  } " + type + ";\n";
+  return s;
+}
+}  // namespace
+
 std::string generateSvInclude(const Config& c) {
   std::string g = guardName(c, "SVH");
   std::string s = banner(c, "//");
+  s += "// The configuration as package tessera_config_pkg (constants and the packed instruction formats)\n"
+       "// and the host-interface contract as package tessera_host_pkg. Included by every rtl/ file; the\n"
+       "// guard defines each package once per compilation unit.\n";
   s += "`ifndef " + g + "\n`define " + g + "\n\n";
+  // Every include of this file names packages, not its own file; most constants go unused by a given module.
+  s += "/* verilator lint_off DECLFILENAME */\n/* verilator lint_off UNUSEDPARAM */\n";
+  s += "package tessera_config_pkg;\n\n";
   for (const auto& [name, value] : derivedParameters(c))
-    s += "`define TESSERA_" + name + " " + std::to_string(value) + "\n";
+    s += "  localparam int unsigned " + name + " = " + std::to_string(value) + ";\n";
+  InsnLayout layout(c);
+  auto names = [](const std::vector<FieldPos>& fields) {
+    std::vector<std::string> n;
+    for (const auto& f : fields) n.push_back(fieldName(f.field));
+    return n;
+  };
+  const int insnBits = c.insnBytes * 8;
+  s += "\n  // Instruction formats (LOAD/STORE, GEMM/FINISH, ALU) and the micro-op, as packed structs.\n";
+  s += svPackedStruct("insn_mem_t", layout.memFormat(), insnBits, names(layout.memFormat()));
+  s += svPackedStruct("insn_gemm_t", layout.gemmFormat(), insnBits, names(layout.gemmFormat()));
+  s += svPackedStruct("insn_alu_t", layout.aluFormat(), insnBits, names(layout.aluFormat()));
+  std::vector<FieldPos> uop(layout.uopFormat().begin(), layout.uopFormat().end());
+  s += svPackedStruct("uop_t", uop, c.uopBytes * 8, {"dst", "src", "wgt"});
+  s += "\nendpackage\n\n";
+  s += generateHostSvPackage();
+  s += "/* verilator lint_on UNUSEDPARAM */\n/* verilator lint_on DECLFILENAME */\n";
   s += "\n`endif  // " + g + "\n";
   return s;
 }

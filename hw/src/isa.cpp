@@ -2,8 +2,11 @@
 #include "tessera/hw/isa.h"
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tessera/hw/error.h"
+#include "tessera/hw/host_interface.h"
 
 namespace tessera::hw {
 
@@ -38,13 +41,14 @@ const char* stageName(Stage s) {
 }
 
 const char* tokenQueueName(TokenQueue q) {
-  switch (q) {
-    case TokenQueue::kLoadToCompute: return "l2g (load->compute)";
-    case TokenQueue::kComputeToLoad: return "g2l (compute->load)";
-    case TokenQueue::kComputeToStore: return "g2s (compute->store)";
-    case TokenQueue::kStoreToCompute: return "s2g (store->compute)";
-  }
-  return "?";
+  // The host-interface contract names the queues for registers, RTL, docs and messages alike.
+  static const std::vector<std::string> kLabels = [] {
+    std::vector<std::string> l;
+    for (int i = 0; i < 4; ++i) l.push_back(tokenQueueLabel(i));
+    return l;
+  }();
+  const int index = static_cast<int>(q);
+  return index >= 0 && index < 4 ? kLabels[static_cast<size_t>(index)].c_str() : "?";
 }
 
 const char* fieldName(Field f) {

@@ -1,4 +1,4 @@
-# Vivado flow: packages rtl/*.sv with one config's tessera_config.svh as the IP tessera.org:rtl:tessera_top:1.0.
+# Vivado flow: packages rtl/*.sv with one config's tessera_config.svh (its packages) as the IP tessera.org:rtl:tessera_top:1.0.
 #
 # vivado -mode batch -source scripts/fpga/package_rtl.tcl -tclargs board=pynq-z1 \
 #   gen_dir=build/generated/default rtl_dir=rtl out_dir=build/fpga/pynq-z1-rtl-default
@@ -23,7 +23,7 @@ file mkdir $out_dir
 create_project -force -part [dict get $board part] tessera_rtl_package [file join $out_dir package_project]
 add_files -norecurse $rtl
 add_files -norecurse $svh
-# Every module includes "tessera_config.svh"; the config's copy is the only one on the path.
+# Every module includes "tessera_config.svh" (packages tessera_config_pkg and tessera_host_pkg); the config's copy is the only one on the path.
 set_property file_type {Verilog Header} [get_files $svh]
 set_property is_global_include true [get_files $svh]
 set_property include_dirs [list $gen_dir $rtl_dir] [current_fileset]

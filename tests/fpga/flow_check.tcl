@@ -303,7 +303,19 @@ proc rtl_ports {rtl_dir} {
 }
 set ports [rtl_ports $rtl_dir]
 set fh [open [file join $rtl_dir tessera_top.sv]]
-regexp {\[(\d+):0\]\s+s_axil_awaddr_i} [read $fh] -> awaddr_msb
+set top_text [read $fh]
+if {![regexp {\[(\d+):0\]\s+s_axil_awaddr_i} $top_text -> awaddr_msb]} {
+  # The port is sized by the host-interface contract: read RegAddrWidth from tessera_host_pkg in a
+  # generated .svh (the same in every config).
+  if {![regexp {\[tessera_host_pkg::RegAddrWidth-1:0\]\s+s_axil_awaddr_i} $top_text]} {
+    error "tessera_top.sv: cannot find the width of s_axil_awaddr_i"
+  }
+  set sfh [open [file join [lindex $opt(gen) 0] tessera_config.svh]]
+  set found [regexp {localparam int unsigned RegAddrWidth = (\d+);} [read $sfh] -> reg_addr_width]
+  close $sfh
+  if {!$found} { error "tessera_config.svh: tessera_host_pkg has no RegAddrWidth" }
+  set awaddr_msb [expr {$reg_addr_width - 1}]
+}
 set register_window [expr {1 << ($awaddr_msb + 1)}]
 seek $fh 0
 regexp {\[(\d+):0\]\s+m_axi_araddr_o} [read $fh] -> araddr_msb

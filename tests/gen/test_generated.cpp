@@ -1,11 +1,14 @@
 // The generated headers agree with the configs: exact file contents, and hand-checked default values.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
 #include "tessera/hw/config.h"
 #include "tessera/hw/generate.h"
+#include "tessera/hw/host_interface.h"
+#include "tessera/hw/isa.h"
 
 // The default config's generated C++ header, in a namespace of its own for this test.
 namespace generated_default {
@@ -63,6 +66,46 @@ TEST(GeneratedHeaders, DefaultValuesAreVtas) {
   // The constexpr mirror says the same.
   EXPECT_EQ(generated_default::tessera::gen::kWgtBuffDepth, 1024);
   EXPECT_STREQ(generated_default::tessera::gen::kConfigName, "default");
+}
+
+// The host-interface contract: the generated C++ header and docs table are the generator's output,
+// docs/rtl.md carries that table verbatim, and the generated names are the ones everything uses.
+TEST(GeneratedHostInterface, BuildOutputsMatchTheGenerator) {
+  EXPECT_EQ(slurp(TESSERA_HOST_HEADER), tessera::hw::generateHostCppHeader());
+  EXPECT_EQ(slurp(TESSERA_HOST_DOCS), tessera::hw::generateHostDocsTable());
+}
+
+TEST(GeneratedHostInterface, DocsRtlCarriesTheGeneratedTable) {
+  const std::string doc = slurp(std::string(TESSERA_SOURCE_DIR) + "/docs/rtl.md");
+  const std::string begin = "<!-- BEGIN host-interface table", end = "<!-- END host-interface table -->";
+  const size_t b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << "docs/rtl.md lost its BEGIN host-interface table marker";
+  ASSERT_NE(e, std::string::npos) << "docs/rtl.md lost its END host-interface table marker";
+  const size_t body = doc.find('\n', b) + 1;
+  EXPECT_EQ(doc.substr(body, e - body), tessera::hw::generateHostDocsTable())
+      << "docs/rtl.md's host-interface table differs from `tessera-host-gen --md`: paste its output between the markers";
+}
+
+TEST(GeneratedHostInterface, OneSetOfNames) {
+  const auto& h = tessera::hw::hostInterface();
+  // Messages name token queues as the contract does, and so do the SV package and the C++ header.
+  for (int q = 0; q < 4; ++q)
+    EXPECT_EQ(tessera::hw::tokenQueueName(static_cast<tessera::hw::TokenQueue>(q)), tessera::hw::tokenQueueLabel(q));
+  EXPECT_EQ(tessera::hw::tokenQueueLabel(0), "l2g (load->compute)");
+  const std::string sv = tessera::hw::generateHostSvPackage(), cpp = tessera::hw::generateHostCppHeader();
+  for (const auto& q : h.tokenQueues) {
+    EXPECT_NE(cpp.find("\"" + q.name + " ("), std::string::npos) << q.name;
+    EXPECT_NE(sv.find("Queue" + std::string(1, static_cast<char>(std::toupper(q.name[0]))) + q.name.substr(1) + " ="),
+              std::string::npos)
+        << q.name;
+  }
+  // Registers are word-aligned, in address order, and the counters fit below the 12-bit address space.
+  for (size_t i = 1; i < h.registers.size(); ++i) {
+    EXPECT_EQ(h.registers[i].value % 4, 0u) << h.registers[i].name;
+    EXPECT_GT(h.registers[i].value, h.registers[i - 1].value) << h.registers[i].name;
+  }
+  EXPECT_LE(h.countersBase + 8 * h.counters.size(), 1u << h.addrWidth);
+  EXPECT_EQ(h.counters.size(), 14u);
 }
 
 }  // namespace

@@ -1,17 +1,26 @@
-// Lint check of the generated SystemVerilog include: a module sized entirely by its macros.
+// Lint check of the generated SystemVerilog include: a module sized entirely by its packages.
 `include "tessera_config.svh"
 
 module uses_config (
-  input  logic                                   clk_i,
+  input  logic                                           clk_i,
   // Only the y_size field is extracted; the rest of the instruction is deliberately unused.
   /* verilator lint_off UNUSEDSIGNAL */
-  input  logic [`TESSERA_INS_WIDTH-1:0]          insn_i,
+  input  logic [tessera_config_pkg::INS_WIDTH-1:0]       insn_i,
   /* verilator lint_on UNUSEDSIGNAL */
-  output logic [`TESSERA_INSN_MEM_Y_SIZE_W-1:0]  y_size_o
+  output logic [tessera_config_pkg::INSN_MEM_Y_SIZE_W-1:0] y_size_o,
+  output tessera_host_pkg::status_t                      status_o
 );
-  logic [`TESSERA_INSN_MEM_Y_SIZE_W-1:0] y_size_q;
+  /* verilator lint_off UNUSEDSIGNAL */
+  tessera_config_pkg::insn_mem_t insn;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [tessera_config_pkg::INSN_MEM_Y_SIZE_W-1:0] y_size_q;
+  assign insn = insn_i;
   always_ff @(posedge clk_i) begin
-    y_size_q <= insn_i[`TESSERA_INSN_MEM_Y_SIZE_LO +: `TESSERA_INSN_MEM_Y_SIZE_W];
+    y_size_q <= insn.y_size;
   end
   assign y_size_o = y_size_q;
+  // The packed struct and the field positions agree.
+  assign status_o.arg = '0;
+  assign status_o.state = (insn.y_size == insn_i[tessera_config_pkg::INSN_MEM_Y_SIZE_LO +: tessera_config_pkg::INSN_MEM_Y_SIZE_W])
+                          ? tessera_host_pkg::StateIdle : tessera_host_pkg::StateBusy;
 endmodule

@@ -15,5 +15,5 @@ echo "// stale" >> "$WORK/c.svh"
 "$GEN" --config small --sv "$WORK/c.svh"
 if grep -q stale "$WORK/c.svh"; then echo "FAIL: changed output was not rewritten"; exit 1; fi
 "$GEN" --config default --sv "$WORK/c.svh"
-grep -q "TESSERA_BLOCK_IN 16" "$WORK/c.svh" || { echo "FAIL: another config's output was not written"; exit 1; }
+grep -q "BLOCK_IN = 16;" "$WORK/c.svh" || { echo "FAIL: another config's output was not written"; exit 1; }
 echo "write_if_changed: ok"

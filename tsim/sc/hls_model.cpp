@@ -11,6 +11,7 @@
 
 #include "axi_master.h"
 #include "ports.h"
+#include "tessera/gen/host_interface.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/isa.h"
@@ -41,10 +42,14 @@ constexpr uint32_t kAluVectorII = 2;  // a vector ALU micro-op reads two accumul
 constexpr uint64_t kProgressChunk = 1024;  // long instructions report micro-ops in steps this long
 }  // namespace timing
 
-// Module status word states (docs/rtl.md: the register map the run protocol reads).
-enum State : uint32_t { kIdle = 0, kBusy = 1, kWaitPop = 2, kWaitPush = 3, kQueueFull = 4, kHalted = 5, kAllDispatched = 6 };
-enum Module { kFetchM = 0, kLoadM = 1, kComputeM = 2, kStoreM = 3 };
-constexpr int kCounters = 14;
+// Module status word states, modules and counters: the host-interface contract's (tessera::host).
+enum State : uint32_t {
+  kIdle = host::kStateIdle, kBusy = host::kStateBusy, kWaitPop = host::kStateWaitPop, kWaitPush = host::kStateWaitPush,
+  kQueueFull = host::kStateFetchQueueFull, kHalted = host::kStateHaltedAtFinish, kAllDispatched = host::kStateAllDispatched
+};
+enum Module { kFetchM = host::kModuleFetch, kLoadM = host::kModuleLoad, kComputeM = host::kModuleCompute,
+              kStoreM = host::kModuleStore };
+constexpr int kCounters = host::kNumCounters;
 
 struct Status {
   uint32_t state = kIdle, arg = 0, insn = 0;
@@ -206,11 +211,11 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
 
   void writeRegister(uint32_t addr, uint32_t data, uint32_t strb) {
     switch (addr) {
-      case 0x000:
-        if ((strb & 1) && (data & 1) && !running_) startNow_ = true;
+      case host::kRegCtrl:
+        if ((strb & 1) && (data & host::kCtrlStart) && !running_) startNow_ = true;
         break;
-      case 0x008: insnCount_ = merge(insnCount_, data, strb); break;
-      case 0x00c: insnAddr_ = merge(insnAddr_, data, strb); break;
+      case host::kRegInsnCount: insnCount_ = merge(insnCount_, data, strb); break;
+      case host::kRegInsnAddr: insnAddr_ = merge(insnAddr_, data, strb); break;
       default: break;  // read-only or reserved: acknowledged and ignored, as by the RTL
     }
   }
@@ -225,36 +230,43 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
   uint64_t counter(int i) {
     for (int m = 0; m < 4; ++m) account(m);
     switch (i) {
-      case 0: return runCycles_;
-      case 9: return axi_.readBeats() - beatsAtStart_[0];
-      case 10: return axi_.writeBeats() - beatsAtStart_[1];
-      case 11: return gemmUops_;
-      case 12: return aluUops_;
-      case 13: return retired_;
-      default: return (i - 1) % 2 == 0 ? status_[(i - 1) / 2].busy : status_[(i - 1) / 2].stall;
+      case host::kCounterCycles: return runCycles_;
+      case host::kCounterDramReadBeats: return axi_.readBeats() - beatsAtStart_[0];
+      case host::kCounterDramWriteBeats: return axi_.writeBeats() - beatsAtStart_[1];
+      case host::kCounterGemmUops: return gemmUops_;
+      case host::kCounterAluUops: return aluUops_;
+      case host::kCounterRetired: return retired_;
+      default: {
+        // The busy and stall counters alternate per module from kCounterFetchBusy.
+        const int k = i - host::kCounterFetchBusy;
+        return k % 2 == 0 ? status_[k / 2].busy : status_[k / 2].stall;
+      }
     }
   }
 
   uint32_t readRegister(uint32_t addr) {
     switch (addr) {
-      case 0x000: return (fault_ ? 4u : 0u) | (done_ ? 2u : 0u) | (running_ ? 1u : 0u);
-      case 0x004: return cycles_;
-      case 0x008: return insnCount_;
-      case 0x00c: return insnAddr_;
-      case 0x014: return faultCause_;
-      case 0x018: return faultInsn_;
-      case 0x01c: return faultInfo_;
+      case host::kRegCtrl:
+        return (fault_ ? host::kCtrlFault : 0u) | (done_ ? host::kCtrlDone : 0u) | (running_ ? host::kCtrlRunning : 0u);
+      case host::kRegCycles: return cycles_;
+      case host::kRegInsnCount: return insnCount_;
+      case host::kRegInsnAddr: return insnAddr_;
+      case host::kRegFaultCause: return faultCause_;
+      case host::kRegFaultInsn: return faultInsn_;
+      case host::kRegFaultInfo: return faultInfo_;
       default: break;
     }
-    if (addr >= 0x020 && addr < 0x030) {
-      const Status& s = status_[(addr - 0x020) / 4];
-      return s.state | s.arg << 4;
+    auto in = [addr](uint32_t base, int count) { return addr >= base && addr < base + 4 * uint32_t(count); };
+    if (in(host::kStatusBase, host::kNumModules)) {
+      const Status& s = status_[(addr - host::kStatusBase) / 4];
+      return s.state | s.arg << host::kStatusStateBits;
     }
-    if (addr >= 0x030 && addr < 0x040) return moduleInsn(int(addr - 0x030) / 4);
-    if (addr >= 0x040 && addr < 0x050) return uint32_t(tokenQueue(int(addr - 0x040) / 4).size());
-    if (addr >= 0x050 && addr < 0x05c) return uint32_t(insnQueue(int(addr - 0x050) / 4).size());
-    if (addr >= 0x100 && addr < 0x100 + 8 * kCounters) {
-      const uint64_t v = counter(int(addr - 0x100) / 8);
+    if (in(host::kInsnBase, host::kNumModules)) return moduleInsn(int(addr - host::kInsnBase) / 4);
+    if (in(host::kTokensBase, host::kNumTokenQueues))
+      return uint32_t(tokenQueue(int(addr - host::kTokensBase) / 4).size());
+    if (in(host::kQueueBase, host::kNumInsnQueues)) return uint32_t(insnQueue(int(addr - host::kQueueBase) / 4).size());
+    if (addr >= host::kCountersBase && addr < host::kCountersBase + 8 * kCounters) {
+      const uint64_t v = counter(int(addr - host::kCountersBase) / 8);
       return addr % 8 ? uint32_t(v >> 32) : uint32_t(v);
     }
     return 0;
@@ -408,7 +420,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       waitForChange();
     }
     if (axi_.readError() && axi_.readErrorReader() == reader) {
-      raiseFault(2, index, uint32_t(reader));
+      raiseFault(host::kFaultDramReadError, index, uint32_t(reader));
       return false;
     }
     return !halted_;
@@ -618,7 +630,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       if (rc == d::STAGE_FAULT) {
         one_.clear();
         const d::compute_state_t& st = a_->compute_st;
-        raiseFault(1, index, uint32_t(st.fault_field.to_uint()) | st.fault_uop.to_uint() << 2);
+        raiseFault(host::kFaultSramIndex, index, uint32_t(st.fault_field.to_uint()) | st.fault_uop.to_uint() << 2);
         continue;
       }
       if (!retiredOne("compute", rc, a_->compute_st.s, before, index)) continue;
@@ -684,7 +696,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
         }
         if (halted_) continue;
         if (axi_.writeError()) {
-          raiseFault(3, index, 0);
+          raiseFault(host::kFaultDramWriteError, index, 0);
           continue;
         }
       }

@@ -5,7 +5,7 @@ set(rtl_sc_sources "${CMAKE_CURRENT_SOURCE_DIR}/sc/testbench.cpp" "${CMAKE_CURRE
 set(rtl_sc_includes "")
 set(rtl_sc_libs "")
 # No tracing in the SystemC models: rtl-sc is for co-simulation and timing; waveforms come from tsim.
-set(VERILATOR_SC_FLAGS --sc -O3 --x-assign fast --x-initial fast -Wall --top-module tessera_top
+set(VERILATOR_SC_FLAGS --sc -O3 --assert --x-assign fast --x-initial fast -Wall --top-module tessera_top
     ${TESSERA_TSIM_VERILATOR_FLAGS})
 
 # One config: a macro so the lists above grow in the caller's scope.

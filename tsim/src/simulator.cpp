@@ -22,12 +22,15 @@ constexpr uint64_t kLiteTimeout = 1000;      // cycles one register transfer may
 constexpr uint64_t kWatchInterval = 4096;    // cycles between progress samples
 constexpr uint64_t kAxiLimit = uint64_t(1) << 32;  // the RTL's AXI addresses are 32-bit
 
-const char* const kModules[4] = {"fetch", "load", "compute", "store"};
-const char* const kStages[3] = {"load", "compute", "store"};
+const char* const* const kModules = host::kModuleNames;
+constexpr uint32_t kTokenQueues = host::kNumTokenQueues;
+const char* const* const kStages = host::kInsnQueueNames;
 
-// Module status states (docs/rtl.md).
+// Module status states: the host-interface contract's.
 enum State : uint32_t {
-  kIdle = 0, kBusy = 1, kWaitPop = 2, kWaitPush = 3, kFetchQueueFull = 4, kHaltedAtFinish = 5, kAllDispatched = 6
+  kIdle = host::kStateIdle, kBusy = host::kStateBusy, kWaitPop = host::kStateWaitPop, kWaitPush = host::kStateWaitPush,
+  kFetchQueueFull = host::kStateFetchQueueFull, kHaltedAtFinish = host::kStateHaltedAtFinish,
+  kAllDispatched = host::kStateAllDispatched
 };
 
 std::string hex(uint64_t v) {
@@ -37,7 +40,7 @@ std::string hex(uint64_t v) {
 }
 
 std::string queueName(uint32_t q) {
-  return q < 4 ? hw::tokenQueueName(static_cast<hw::TokenQueue>(q)) : "#" + std::to_string(q) + " (no such queue)";
+  return q < kTokenQueues ? host::kTokenQueueNames[q] : "#" + std::to_string(q) + " (no such queue)";
 }
 
 
@@ -67,9 +70,12 @@ const hw::BuiltConfigs& builtFor(Engine engine) {
 
 // Register values describing where every module is, read in one go.
 struct Snapshot {
-  uint32_t status[4], insn[4], tokens[4], queue[3];
-  uint32_t state(int m) const { return status[m] & 0xf; }
-  uint32_t arg(int m) const { return (status[m] >> 4) & 0xf; }
+  uint32_t status[host::kNumModules], insn[host::kNumModules], tokens[host::kNumTokenQueues],
+      queue[host::kNumInsnQueues];
+  uint32_t state(int m) const { return status[m] & ((1u << host::kStatusStateBits) - 1); }
+  uint32_t arg(int m) const {
+    return (status[m] >> host::kStatusStateBits) & ((1u << host::kStatusArgBits) - 1);
+  }
 };
 
 // Progress counters: if none of them moves, nothing is happening.
@@ -145,7 +151,7 @@ struct Simulator::Impl {
     Snapshot s;
     for (int m = 0; m < 4; ++m) s.status[m] = read(reg::kStatus + 4 * m);
     for (int m = 0; m < 4; ++m) s.insn[m] = read(reg::kInsnIndex + 4 * m);
-    for (int q = 0; q < 4; ++q) s.tokens[q] = read(reg::kTokens + 4 * q);
+    for (int q = 0; q < host::kNumTokenQueues; ++q) s.tokens[q] = read(reg::kTokens + 4 * q);
     for (int m = 0; m < 3; ++m) s.queue[m] = read(reg::kQueue + 4 * m);
     return s;
   }
@@ -159,15 +165,15 @@ struct Simulator::Impl {
   // l2g (load->compute), which is empty").
   std::string blockedBy(const Snapshot& s, int m) const {
     const uint32_t q = s.arg(m);
-    const uint32_t tokens = q < 4 ? s.tokens[q] : 0;
+    const uint32_t tokens = q < kTokenQueues ? s.tokens[q] : 0;
     // A clocked queue can be caught between a pop and a push: say what it holds when that is not
     // the plain empty or full of fsim's words.
     if (s.state(m) == kWaitPop)
-      return q < 4 && tokens == 0
+      return q < kTokenQueues && tokens == 0
                  ? hw::run_error::waitsForToken(static_cast<hw::TokenQueue>(q))
                  : "waits for a token on queue " + queueName(q) + ", which holds " + std::to_string(tokens) + " token(s)";
     if (s.state(m) == kWaitPush)
-      return q < 4 && tokens == static_cast<uint32_t>(cfg.depQueueDepth)
+      return q < kTokenQueues && tokens == static_cast<uint32_t>(cfg.depQueueDepth)
                  ? hw::run_error::waitsForSpace(static_cast<hw::TokenQueue>(q), cfg.depQueueDepth)
                  : "waits for space on queue " + queueName(q) + ", which holds " + std::to_string(tokens) + " of " +
                        std::to_string(cfg.depQueueDepth) + " tokens";
@@ -226,7 +232,7 @@ struct Simulator::Impl {
     std::string insn = nameOf(prog, index);
     const std::string when = " (the accelerator faulted after " + std::to_string(cycles) + " cycles)";
     switch (cause) {
-      case 1: {
+      case host::kFaultSramIndex: {
         const uint32_t field = info & 3, uop = info >> 2;
         if (field > 2 || index >= prog.size())
           throw Error(insn + ", micro-op " + std::to_string(uop),
@@ -234,14 +240,14 @@ struct Simulator::Impl {
         throw hw::run_error::sramIndexPastDepth(cfg, index, prog[index], uop, static_cast<hw::run_error::Operand>(field),
                                                 hw::run_error::kUnknownIndex, when);
       }
-      case 2:
-      case 3: {
+      case host::kFaultDramReadError:
+      case host::kFaultDramWriteError: {
         const std::string& err = bench.mem.firstError();
         // An error on the program's own bytes is fetch's, whatever instruction the RTL names.
         const uint64_t at = bench.mem.firstErrorAddress();
-        if (cause == 2 && !err.empty() && at >= insnPhys && at < insnPhys + 16 * uint64_t(prog.size()))
+        if (cause == host::kFaultDramReadError && !err.empty() && at >= insnPhys && at < insnPhys + 16 * uint64_t(prog.size()))
           insn = "instruction fetch of " + nameOf(prog, static_cast<uint32_t>((at - insnPhys) / 16));
-        throw Error(insn, std::string("DRAM ") + (cause == 2 ? "read" : "write") + " error response" + when + ": " +
+        throw Error(insn, std::string("DRAM ") + (cause == host::kFaultDramReadError ? "read" : "write") + " error response" + when + ": " +
                               (err.empty() ? "the memory model answered no access with an error (a bug in the hardware model)" : err));
       }
       default:
@@ -299,7 +305,7 @@ struct Simulator::Impl {
     }
     const uint32_t fetched = read(reg::kInsnIndex);
     if (fetched < prog.size()) left.neverFetched(fetched, prog[fetched], prog.size());
-    for (uint32_t q = 0; q < 4; ++q)
+    for (uint32_t q = 0; q < kTokenQueues; ++q)
       if (s.tokens[q]) left.tokensLeft(static_cast<hw::TokenQueue>(q), s.tokens[q]);
     if (!left.empty()) throw left.error(finish);
   }
@@ -307,7 +313,7 @@ struct Simulator::Impl {
   void execute(const std::vector<hw::Insn>& prog, uint64_t insnPhys, uint64_t waitCycles) {
     const uint32_t count = static_cast<uint32_t>(prog.size());
     // Only a run started through writeRegister() can be going; CTRL would ignore our start.
-    if (read(reg::kCtrl) & 1)
+    if (read(reg::kCtrl) & host::kCtrlRunning)
       throw Error("run of " + std::to_string(count) + " instructions",
                   "the accelerator is still running a run started through its registers");
     write(reg::kInsnAddr, static_cast<uint32_t>(insnPhys));
@@ -346,8 +352,8 @@ struct Simulator::Impl {
     }
 
     const uint32_t ctrl = read(reg::kCtrl);
-    if (ctrl & 4) throwFault(prog, insnPhys, bench.cycle - start);
-    if (!(ctrl & 2))
+    if (ctrl & host::kCtrlFault) throwFault(prog, insnPhys, bench.cycle - start);
+    if (!(ctrl & host::kCtrlDone))
       throw Error("CTRL register", "irq_o is high but CTRL reads " + hex(ctrl) +
                                        ", neither done (bit 1) nor fault (bit 2): docs/rtl.md says irq_o = done | fault");
     drain();

@@ -50,9 +50,15 @@ class VerilatedModel final : public Model {
   ~VerilatedModel() override {
     closeTrace();
     m_->final();
+    // Verilator 5.006's scopes (the model has them under --assert) unregister from the thread's
+    // current context, not their own: with two models in a process that may be the other model's,
+    // or a destroyed one's. Make it this model's while the model goes.
+    Verilated::threadContextp(ctx_.get());
+    m_.reset();
   }
 
   void reset(int cycles) override {
+    makeCurrent();
     ctx_->gotFinish(false);
     ctx_->gotError(false);
     b_.host.reset();
@@ -66,9 +72,13 @@ class VerilatedModel final : public Model {
     b_.irq = m_->irq_o;
   }
 
-  void step() override { cycle(); }
+  void step() override {
+    makeCurrent();
+    cycle();
+  }
 
   uint64_t stepUntilIrq(uint64_t maxCycles) override {
+    makeCurrent();
     uint64_t n = 0;
     while (n < maxCycles) {
       cycle();
@@ -79,6 +89,7 @@ class VerilatedModel final : public Model {
   }
 
   void stepCycles(uint64_t n) override {
+    makeCurrent();
     for (uint64_t i = 0; i < n; ++i) {
       cycle();
       if (b_.mem.violated() || ctx_->gotFinish() || ctx_->gotError()) break;
@@ -107,6 +118,10 @@ class VerilatedModel final : public Model {
   }
 
  private:
+  // A failing assertion's $error flags the thread's current context (the last one constructed),
+  // so a model makes its own current before it evaluates: gotError() then names the right model.
+  void makeCurrent() { Verilated::threadContextp(ctx_.get()); }
+
   // One cycle: the bench's registered outputs go to the ports, the design settles with the clock
   // low, the bench samples and takes its edge, then the design takes its rising edge.
   void cycle() {

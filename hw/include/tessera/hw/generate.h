@@ -16,7 +16,8 @@ std::vector<std::pair<std::string, long long>> derivedParameters(const Config& c
 // C/C++ header: VTA_* macros with hw_spec_const.h names plus instruction field positions
 // (TESSERA_<FORMAT>_<FIELD>_LO / _W) and a constexpr mirror in namespace tessera::gen.
 std::string generateCppHeader(const Config& cfg);
-// SystemVerilog include: `define TESSERA_* macros for rtl/.
+// SystemVerilog include for rtl/: package tessera_config_pkg (every derived parameter as a localparam,
+// the instruction formats as packed structs) and package tessera_host_pkg (the host contract).
 std::string generateSvInclude(const Config& cfg);
 // HLS header: plain C macros only (no namespaces), for hls/ and vendor tools.
 std::string generateHlsHeader(const Config& cfg);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/gen/host_interface.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/counters.h"
 #include "tessera/hw/dram.h"
@@ -15,18 +16,22 @@
 
 namespace tessera::tsim {
 
-// Host register offsets of tessera_top (docs/rtl.md).
+// Register offsets, from the host-interface contract generated from hw/ (tessera::host).
 namespace reg {
-constexpr uint32_t kCtrl = 0x000, kCycles = 0x004, kInsnCount = 0x008, kInsnAddr = 0x00c, kInsnAddrHi = 0x010;
-constexpr uint32_t kFaultCause = 0x014, kFaultInsn = 0x018, kFaultInfo = 0x01c;
-constexpr uint32_t kStatus = 0x020;   // + 4 * module (fetch, load, compute, store)
-constexpr uint32_t kInsnIndex = 0x030;  // + 4 * module
-constexpr uint32_t kTokens = 0x040;   // + 4 * token queue (L2C, C2L, C2S, S2C)
-constexpr uint32_t kQueue = 0x050;    // + 4 * (module - 1): load, compute, store instruction queues
-constexpr uint32_t kCounters = 0x100; // 64-bit counters, low word first
-constexpr uint32_t kCntCycles = 0x100, kCntBusy = 0x108, kCntStall = 0x110;  // busy/stall: + 16 * module
-constexpr uint32_t kCntReadBeats = 0x148, kCntWriteBeats = 0x150, kCntGemmUops = 0x158, kCntAluUops = 0x160;
-constexpr uint32_t kCntRetired = 0x168;
+constexpr uint32_t kCtrl = host::kRegCtrl, kCycles = host::kRegCycles, kInsnCount = host::kRegInsnCount;
+constexpr uint32_t kInsnAddr = host::kRegInsnAddr, kInsnAddrHi = host::kRegInsnAddrHi;
+constexpr uint32_t kFaultCause = host::kRegFaultCause, kFaultInsn = host::kRegFaultInsn, kFaultInfo = host::kRegFaultInfo;
+constexpr uint32_t kStatus = host::kStatusBase;   // + 4 * host::Module
+constexpr uint32_t kInsnIndex = host::kInsnBase;  // + 4 * host::Module
+constexpr uint32_t kTokens = host::kTokensBase;   // + 4 * host::TokenQueue
+constexpr uint32_t kQueue = host::kQueueBase;     // + 4 * instruction queue (load, compute, store)
+constexpr uint32_t kCounters = host::kCountersBase;  // 64-bit counters, low word first
+constexpr uint32_t counter(host::Counter c) { return host::kCountersBase + 8 * static_cast<uint32_t>(c); }
+constexpr uint32_t kCntCycles = counter(host::kCounterCycles), kCntBusy = counter(host::kCounterFetchBusy);
+constexpr uint32_t kCntStall = counter(host::kCounterFetchStall);  // busy/stall: + 16 * module
+constexpr uint32_t kCntReadBeats = counter(host::kCounterDramReadBeats), kCntWriteBeats = counter(host::kCounterDramWriteBeats);
+constexpr uint32_t kCntGemmUops = counter(host::kCounterGemmUops), kCntAluUops = counter(host::kCounterAluUops);
+constexpr uint32_t kCntRetired = counter(host::kCounterRetired);
 }  // namespace reg
 
 // Which hardware model is simulated, and how. All run against the same host, AxiMemory and run
