@@ -51,7 +51,7 @@ expect 0 "INP_BUFF_DEPTH +2048" -- "$TESSERA" info
 expect 0 "64\.\.79 +y_size" -- "$TESSERA" info
 expect 0 '"LOG_BLOCK_IN": 4' -- "$TESSERA" info --format json
 expect 0 "define VTA_BATCH 1" -- "$TESSERA" info --format cpp
-expect 0 "define TESSERA_BLOCK_OUT 4" -- "$TESSERA" info --format sv --config small
+expect 0 "localparam int unsigned BLOCK_OUT = 4;" -- "$TESSERA" info --format sv --config small
 expect 0 "small" -- "$TESSERA" info --list
 expect 1 "no such config file" -- "$TESSERA" info --config /nonexistent.json
 printf '{\n  "LOG_INP_WIDTH": 3,\n  "LOG_BATCH": \n}\n' > broken.json
