@@ -5,6 +5,7 @@
 #include <map>
 
 #include "tessera/hw/asm.h"
+#include "tessera/hw/dram_timing.h"
 #include "tessera/hw/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/program.h"
@@ -306,6 +307,7 @@ void lower(Program& p) {
 
 uint64_t estimateCycles(const hw::Config& cfg, const std::vector<hw::Insn>& insns) {
   const uint64_t bus = static_cast<uint64_t>(cfg.busBytes);
+  const hw::DramTiming dram;
   uint64_t cycles = 0;
   for (const auto& in : insns) {
     cycles += 8;  // fetch, dispatch, token handshakes
@@ -313,8 +315,10 @@ uint64_t estimateCycles(const hw::Config& cfg, const std::vector<hw::Insn>& insn
       const uint64_t eb = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<hw::MemId>(in.memType)));
       const uint64_t bytes = uint64_t(in.xSize) * in.ySize * eb;
       const uint64_t entries = in.opcode == hw::Opcode::kLoad ? hw::loadFootprint(in) : uint64_t(in.xSize) * in.ySize;
-      // Beats, one burst latency per row, and one SRAM access per entry (padding included).
-      cycles += (bytes + bus - 1) / bus + 24 * uint64_t(in.ySize) + entries;
+      // Beats, one burst latency of the timed targets' default DRAM per row (unhidden: a serial
+      // bound), and one SRAM access per entry (padding included).
+      const uint64_t latency = in.opcode == hw::Opcode::kLoad ? dram.readLatency : dram.writeLatency;
+      cycles += (bytes + bus - 1) / bus + latency * uint64_t(in.ySize) + entries;
     } else if (in.opcode == hw::Opcode::kGemm || in.opcode == hw::Opcode::kAlu) {
       const uint64_t uops = uint64_t(in.iterOut) * in.iterIn * (in.uopEnd > in.uopBgn ? in.uopEnd - in.uopBgn : 0);
       const bool twoReads = in.opcode == hw::Opcode::kAlu && !in.useImm;

@@ -69,8 +69,9 @@ struct Program {
 // op is out of range (see analyze in check.h).
 void lower(Program& p);
 
-// Rough cycle count of a cycle-accurate run with no overlap between stages: DRAM beats, SRAM
-// writes of padding, micro-ops, per-instruction overhead. Sizes programs and bounds watchdogs.
+// Rough cycle count of a cycle-accurate run with no overlap between stages: DRAM beats and one
+// latency of hw::DramTiming's default per row, SRAM writes of padding, micro-ops, per-instruction
+// overhead. Sizes programs and bounds watchdogs.
 uint64_t estimateCycles(const hw::Config& cfg, const std::vector<hw::Insn>& insns);
 
 // Human-readable listing: the regions, then "index: disassembly" per instruction with the op and
