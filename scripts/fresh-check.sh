@@ -100,8 +100,8 @@ in_chroot() {
   "${nice_cmd[@]}" chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
     DEBIAN_FRONTEND=noninteractive bash -c "$1"
 }
-# The README's first line: a bare Debian has no make.
-say "apt-get install make in the chroot (the README's first step)"
+# As the README notes, a minimal Debian has no make.
+say "apt-get install make in the chroot (as the README notes)"
 in_chroot "apt-get update -qq && apt-get install -y -qq --no-install-recommends make" >"$work/make-install.log" 2>&1 ||
   { tail -n 30 "$work/make-install.log"; say "installing make failed"; exit 1; }
 
