@@ -61,6 +61,20 @@ TEST(RtlSc, FaultsAndDeadlocksAreReportedAsOnTsimAtTheSameCycle) {
   EXPECT_NE(u.find("not balanced at FINISH"), std::string::npos) << u;
 }
 
+TEST(RtlSc, AFullInstructionQueueDeadlocksAsOnTsimAtTheSameCycle) {
+  if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
+  // A blocked load at the head of the load stage and more loads behind it than its queue holds.
+  std::string program = "LOAD.INP deps=pop_next sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\n";
+  for (int i = 0; i < Config::load("default").insnQueueDepth + 8; ++i)
+    program += "LOAD.INP deps=- sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\n";
+  program += "LOAD.UOP deps=push_prev sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1\nFINISH\n";
+  Options quick;
+  quick.watchdogCycles = 20000;
+  const std::string e = errorOn(Engine::kSystemC, program, quick);
+  EXPECT_EQ(errorOn(Engine::kVerilator, program, quick), e);
+  EXPECT_NE(e.find("the load instruction queue is full"), std::string::npos) << e;
+}
+
 TEST(RtlSc, LastRunReportsEachRunsCyclesAndCountersSumThem) {
   if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
   Machine a(kAluProgram), b(kAluProgram);

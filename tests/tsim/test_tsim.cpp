@@ -272,6 +272,39 @@ TEST(Tsim, WatchdogNamesTheWaitingModuleAndQueue) {
   EXPECT_LT(sim.cycle(), 30000u + 20000u) << "stopped soon after the watchdog period";
 }
 
+// A blocked LOAD.INP at the head of the load stage and more loads behind it than its instruction
+// queue holds: fetch fills the queue and stalls; the compute instruction that would unblock the
+// load never gets dispatched.
+std::string fullLoadQueueDeadlock(const Config& cfg) {
+  std::string text = "LOAD.INP deps=pop_next sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\n";
+  for (int i = 0; i < cfg.insnQueueDepth + 8; ++i) text += "LOAD.INP deps=- sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\n";
+  return text + "LOAD.UOP deps=push_prev sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1\nFINISH\nUOP dst=0 src=0 wgt=0\n";
+}
+
+TEST(Tsim, FullInstructionQueueDeadlockNamesFetchAndTheQueueLikeFsim) {
+  Machine a, b;
+  const std::string text = fullLoadQueueDeadlock(a.cfg);
+  const uint32_t n = a.place(text);
+  b.place(text);
+  Simulator tsim(a.cfg, a.dram, quickWatchdog());
+  Fsim fsim(b.cfg, b.dram);
+  const Error want = errorOf([&] { fsim.run(kInsnAddr, n); });
+  const Error got = errorOf([&] { tsim.run(kInsnAddr, n); });
+  // fsim names the instruction fetch could not dispatch; tsim adds how many entries the queue holds.
+  const std::string depth = std::to_string(a.cfg.insnQueueDepth);
+  const size_t at = want.reason().find("fetch stalled at ");
+  ASSERT_NE(at, std::string::npos) << want.what();
+  std::string stalled = want.reason().substr(at, want.reason().find(" entries)", at) - at);
+  stalled.replace(stalled.rfind("(" + depth), depth.size() + 1, "(" + depth + " of " + depth);
+  EXPECT_NE(got.reason().find(stalled), std::string::npos) << "fsim: " << want.what() << "\ntsim: " << got.what();
+  EXPECT_NE(got.reason().find("the load instruction queue is full"), std::string::npos) << got.what();
+  EXPECT_NE(got.reason().find("load instruction 0 (LOAD.INP) waits for a token on queue g2l"), std::string::npos)
+      << got.what();
+  // The device was reset: the next program runs.
+  const uint32_t m = a.place(kAluProgram);
+  tsim.run(kInsnAddr, m);
+}
+
 TEST(Tsim, WaitCyclesBoundsARun) {
   Machine s;
   const uint32_t n = s.place("GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFINISH\n");
