@@ -262,6 +262,22 @@ module tessera_compute #(
   logic [AccAw-1:0] fwd_addr_q;
   logic [AccWidth-1:0] fwd_data_q;
   logic [AccAw-1:0] acc_rd_addr_q;
+  // Their next state, from the always_comb below.
+  logic        s0_active_d;
+  logic [31:0] s0_uop_d, s0_i_d, s0_j_d;
+  logic [31:0] s0_dst_out_d, s0_src_out_d, s0_wgt_out_d;
+  logic [31:0] s0_dst_d, s0_src_d, s0_wgt_d;
+  logic        s1_valid_d, s1_phase_d;
+  logic [31:0] s1_dst_off_d, s1_src_off_d, s1_wgt_off_d, s1_uop_d;
+  logic        s2_valid_d;
+  logic [AccAw-1:0] s2_dst_d;
+  logic [AccWidth-1:0] s2_src_val_d;
+  logic        s3_valid_d, s3_gemm_d, s3_reset_d;
+  logic [AccAw-1:0] s3_dst_d;
+  logic             fwd_valid_d;
+  logic [AccAw-1:0] fwd_addr_d;
+  logic [AccWidth-1:0] fwd_data_d;
+  logic [AccAw-1:0] acc_rd_addr_d;
 
   logic alu_vector;
   assign alu_vector = !gemm_q && !use_imm_q;
@@ -511,6 +527,112 @@ module tessera_compute #(
     end
   end
 
+  // The micro-op pipeline: next state.
+  always_comb begin
+    s0_active_d = s0_active_q;
+    s0_uop_d = s0_uop_q;
+    s0_i_d = s0_i_q;
+    s0_j_d = s0_j_q;
+    s0_dst_out_d = s0_dst_out_q;
+    s0_src_out_d = s0_src_out_q;
+    s0_wgt_out_d = s0_wgt_out_q;
+    s0_dst_d = s0_dst_q;
+    s0_src_d = s0_src_q;
+    s0_wgt_d = s0_wgt_q;
+    s1_valid_d = s1_valid_q;
+    s1_phase_d = s1_phase_q;
+    s1_uop_d = s1_uop_q;
+    s1_dst_off_d = s1_dst_off_q;
+    s1_src_off_d = s1_src_off_q;
+    s1_wgt_off_d = s1_wgt_off_q;
+    s2_valid_d = s2_valid_q;
+    s2_dst_d = s2_dst_q;
+    s2_src_val_d = s2_src_val_q;
+    s3_valid_d = s3_valid_q;
+    s3_gemm_d = s3_gemm_q;
+    s3_reset_d = s3_reset_q;
+    s3_dst_d = s3_dst_q;
+    fwd_valid_d = fwd_valid_q;
+    fwd_addr_d = fwd_addr_q;
+    fwd_data_d = fwd_data_q;
+    acc_rd_addr_d = acc_rd_addr_q;
+
+    // S0 starts when the instruction is latched (the cycle after issue).
+    if (state_q == StIdle && issue && is_uops) begin
+      s0_active_d = gemm_insn.iter_out != '0 && gemm_insn.iter_in != '0 &&
+                   32'(gemm_insn.uop_bgn) < 32'(gemm_insn.uop_end);
+      s0_uop_d     = 32'(gemm_insn.uop_bgn);
+      s0_i_d       = '0;
+      s0_j_d       = '0;
+      s0_dst_out_d = '0;
+      s0_src_out_d = '0;
+      s0_wgt_out_d = '0;
+      s0_dst_d     = '0;
+      s0_src_d     = '0;
+      s0_wgt_d     = '0;
+    end else if (s0_issue) begin
+      if (s0_uop_q + 1 < uop_end_q) begin
+        s0_uop_d = s0_uop_q + 1;
+      end else begin
+        s0_uop_d = uop_bgn_q;
+        if (s0_j_q + 1 < iter_in_q) begin
+          s0_j_d   = s0_j_q + 1;
+          s0_dst_d = s0_dst_q + dst_fi_q;
+          s0_src_d = s0_src_q + src_fi_q;
+          s0_wgt_d = s0_wgt_q + wgt_fi_q;
+        end else begin
+          s0_j_d = '0;
+          s0_dst_out_d = s0_dst_out_q + dst_fo_q;
+          s0_src_out_d = s0_src_out_q + src_fo_q;
+          s0_wgt_out_d = s0_wgt_out_q + wgt_fo_q;
+          s0_dst_d = s0_dst_out_q + dst_fo_q;
+          s0_src_d = s0_src_out_q + src_fo_q;
+          s0_wgt_d = s0_wgt_out_q + wgt_fo_q;
+          if (s0_i_q + 1 < iter_out_q) s0_i_d = s0_i_q + 1;
+          else s0_active_d = 1'b0;
+        end
+      end
+    end else if (fault_o) begin
+      s0_active_d = 1'b0;
+    end
+
+    // S1 takes the issued micro-op; a vector ALU micro-op stays a second cycle.
+    if (s1_busy_next) begin
+      s1_phase_d = 1'b1;
+    end else begin
+      s1_valid_d   = s0_issue;
+      s1_phase_d   = 1'b0;
+      s1_uop_d     = s0_uop_q;
+      s1_dst_off_d = s0_dst_q;
+      s1_src_off_d = s0_src_q;
+      s1_wgt_off_d = s0_wgt_q;
+    end
+    if (s1_fault) s1_valid_d = 1'b0;
+
+    // S2 takes the micro-op whose reads S1 completes this cycle.
+    s2_valid_d = s1_valid_q && !s1_busy_next && !s1_fault;
+    s2_dst_d = idx_dst[AccAw-1:0];
+    // The vector source read in S1's first cycle arrives now.
+    if (s1_valid_q && alu_vector && s1_phase_q) s2_src_val_d = acc_fresh;
+    acc_rd_addr_d = acc_raddr_o;
+
+    s3_valid_d = s2_valid_q;
+    s3_gemm_d  = gemm_q;
+    s3_reset_d = reset_q;
+    s3_dst_d   = s2_dst_q;
+
+    fwd_valid_d = s3_valid_q;
+    fwd_addr_d  = s3_dst_q;
+    if (s3_valid_q) fwd_data_d = s3_result;
+
+    // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
+    if (fault_o) begin
+      s1_valid_d = 1'b0;
+      s2_valid_d = 1'b0;
+      s3_valid_d = 1'b0;
+    end
+  end
+
   // The micro-op pipeline registers.
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) begin
@@ -542,80 +664,33 @@ module tessera_compute #(
       fwd_data_q    <= '0;
       acc_rd_addr_q <= '0;
     end else begin
-      // S0 starts when the instruction is latched (the cycle after issue).
-      if (state_q == StIdle && issue && is_uops) begin
-        s0_active_q <= gemm_insn.iter_out != '0 && gemm_insn.iter_in != '0 &&
-                       32'(gemm_insn.uop_bgn) < 32'(gemm_insn.uop_end);
-        s0_uop_q     <= 32'(gemm_insn.uop_bgn);
-        s0_i_q       <= '0;
-        s0_j_q       <= '0;
-        s0_dst_out_q <= '0;
-        s0_src_out_q <= '0;
-        s0_wgt_out_q <= '0;
-        s0_dst_q     <= '0;
-        s0_src_q     <= '0;
-        s0_wgt_q     <= '0;
-      end else if (s0_issue) begin
-        if (s0_uop_q + 1 < uop_end_q) begin
-          s0_uop_q <= s0_uop_q + 1;
-        end else begin
-          s0_uop_q <= uop_bgn_q;
-          if (s0_j_q + 1 < iter_in_q) begin
-            s0_j_q   <= s0_j_q + 1;
-            s0_dst_q <= s0_dst_q + dst_fi_q;
-            s0_src_q <= s0_src_q + src_fi_q;
-            s0_wgt_q <= s0_wgt_q + wgt_fi_q;
-          end else begin
-            s0_j_q <= '0;
-            s0_dst_out_q <= s0_dst_out_q + dst_fo_q;
-            s0_src_out_q <= s0_src_out_q + src_fo_q;
-            s0_wgt_out_q <= s0_wgt_out_q + wgt_fo_q;
-            s0_dst_q <= s0_dst_out_q + dst_fo_q;
-            s0_src_q <= s0_src_out_q + src_fo_q;
-            s0_wgt_q <= s0_wgt_out_q + wgt_fo_q;
-            if (s0_i_q + 1 < iter_out_q) s0_i_q <= s0_i_q + 1;
-            else s0_active_q <= 1'b0;
-          end
-        end
-      end else if (fault_o) begin
-        s0_active_q <= 1'b0;
-      end
-
-      // S1 takes the issued micro-op; a vector ALU micro-op stays a second cycle.
-      if (s1_busy_next) begin
-        s1_phase_q <= 1'b1;
-      end else begin
-        s1_valid_q   <= s0_issue;
-        s1_phase_q   <= 1'b0;
-        s1_uop_q     <= s0_uop_q;
-        s1_dst_off_q <= s0_dst_q;
-        s1_src_off_q <= s0_src_q;
-        s1_wgt_off_q <= s0_wgt_q;
-      end
-      if (s1_fault) s1_valid_q <= 1'b0;
-
-      // S2 takes the micro-op whose reads S1 completes this cycle.
-      s2_valid_q <= s1_valid_q && !s1_busy_next && !s1_fault;
-      s2_dst_q <= idx_dst[AccAw-1:0];
-      // The vector source read in S1's first cycle arrives now.
-      if (s1_valid_q && alu_vector && s1_phase_q) s2_src_val_q <= acc_fresh;
-      acc_rd_addr_q <= acc_raddr_o;
-
-      s3_valid_q <= s2_valid_q;
-      s3_gemm_q  <= gemm_q;
-      s3_reset_q <= reset_q;
-      s3_dst_q   <= s2_dst_q;
-
-      fwd_valid_q <= s3_valid_q;
-      fwd_addr_q  <= s3_dst_q;
-      if (s3_valid_q) fwd_data_q <= s3_result;
-
-      // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
-      if (fault_o) begin
-        s1_valid_q <= 1'b0;
-        s2_valid_q <= 1'b0;
-        s3_valid_q <= 1'b0;
-      end
+      s0_active_q <= s0_active_d;
+      s0_uop_q <= s0_uop_d;
+      s0_i_q <= s0_i_d;
+      s0_j_q <= s0_j_d;
+      s0_dst_out_q <= s0_dst_out_d;
+      s0_src_out_q <= s0_src_out_d;
+      s0_wgt_out_q <= s0_wgt_out_d;
+      s0_dst_q <= s0_dst_d;
+      s0_src_q <= s0_src_d;
+      s0_wgt_q <= s0_wgt_d;
+      s1_valid_q <= s1_valid_d;
+      s1_phase_q <= s1_phase_d;
+      s1_uop_q <= s1_uop_d;
+      s1_dst_off_q <= s1_dst_off_d;
+      s1_src_off_q <= s1_src_off_d;
+      s1_wgt_off_q <= s1_wgt_off_d;
+      s2_valid_q <= s2_valid_d;
+      s2_dst_q <= s2_dst_d;
+      s2_src_val_q <= s2_src_val_d;
+      s3_valid_q <= s3_valid_d;
+      s3_gemm_q <= s3_gemm_d;
+      s3_reset_q <= s3_reset_d;
+      s3_dst_q <= s3_dst_d;
+      fwd_valid_q <= fwd_valid_d;
+      fwd_addr_q <= fwd_addr_d;
+      fwd_data_q <= fwd_data_d;
+      acc_rd_addr_q <= acc_rd_addr_d;
     end
   end
 
