@@ -1,27 +1,15 @@
 // tessera-gen: writes the generated headers for one configuration (used by the build).
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/generate.h"
+#include "write_if_changed.h"
+
+using tessera::hw::tools::writeIfChanged;
 
 namespace {
-
-// Rewrites `path` only when its content changes, so the build does not cascade.
-void writeIfChanged(const std::string& path, const std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str() == text) return;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw tessera::Error(path, "cannot write generated file");
-  out << text;
-}
 
 int usage() {
   std::fprintf(stderr,

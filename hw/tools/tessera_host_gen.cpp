@@ -1,26 +1,14 @@
 // tessera-host-gen: writes the host-interface contract's C++ header and docs table (used by the build).
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "tessera/hw/error.h"
 #include "tessera/hw/host_interface.h"
+#include "write_if_changed.h"
+
+using tessera::hw::tools::writeIfChanged;
 
 namespace {
-
-// Rewrites `path` only when its content changes, so the build does not cascade.
-bool writeIfChanged(const std::string& path, const std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str() == text) return true;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return false;
-  out << text;
-  return static_cast<bool>(out);
-}
 
 int usage() {
   std::fprintf(stderr, "usage: tessera-host-gen [--cpp OUT.h] [--md OUT.md]\n"
@@ -39,8 +27,10 @@ int main(int argc, char** argv) {
     if (a == "--cpp") text = tessera::hw::generateHostCppHeader();
     else if (a == "--md") text = tessera::hw::generateHostDocsTable();
     else { std::fprintf(stderr, "tessera-host-gen: unknown argument '%s'\n", a.c_str()); return usage(); }
-    if (!writeIfChanged(path, text)) {
-      std::fprintf(stderr, "tessera-host-gen: error: %s: cannot write generated file\n", path.c_str());
+    try {
+      writeIfChanged(path, text);
+    } catch (const tessera::Error& e) {
+      std::fprintf(stderr, "tessera-host-gen: error: %s\n", e.what());
       return 1;
     }
   }
