@@ -35,10 +35,14 @@ class GemmLowering : public detail::OperatorLowering {
     const int uopBuf = prog.bufferIndex("uops"), inBuf = prog.bufferIndex("input"), wBuf = prog.bufferIndex("weights");
     const int outBuf = prog.bufferIndex("output");
     const int biasBuf = op_.epilogue.bias ? prog.bufferIndex("bias") : -1;
+    const int multBuf = op_.epilogue.perChannelMultiplier ? prog.bufferIndex("multipliers") : -1;
     loadUops(uopBuf);
     if (biasBuf >= 0)
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.biasBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
           biasBuf);
+    if (multBuf >= 0)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.multBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
+          multBuf);
     long step = 0, tile = 0;
     for (int nb = 0; nb < g_.NB; ++nb)
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
@@ -76,6 +80,12 @@ class GemmLowering : public detail::OperatorLowering {
               push(1, 0);
             }
             if (biasBuf >= 0) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
+            if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
+            if (op_.epilogue.preClip) {
+              alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
+              alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
+            }
+            if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
             if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
             if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
             if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
@@ -115,6 +125,9 @@ class GemmLowering : public detail::OperatorLowering {
     if (g_.biasEntries)
       os << "acc[" << g_.biasBase << ":" << g_.biasBase + g_.COB << "] <- bias[0:" << g_.COB
          << "]                     // accumulator SRAM, resident\n";
+    if (g_.multEntries)
+      os << "acc[" << g_.multBase << ":" << g_.multBase + g_.COB << "] <- multiplier[0:" << g_.COB
+         << "]               // accumulator SRAM, resident\n";
     os << "for nb in 0.." << g_.NB << ":                                  // batch blocks of " << g_.B << "\n";
     os << " for cot in 0.." << g_.COB / t_.tco << ":\n";
     os << "  for yt in 0.." << g_.OH / t_.th << ":\n";
@@ -141,6 +154,10 @@ class GemmLowering : public detail::OperatorLowering {
     os << "    acc = ";
     std::string e = "acc";
     if (g_.biasEntries) e = "(" + e + " + bias[cot*" + std::to_string(t_.tco) + "+co])";
+    if (op_.epilogue.preShift) e = "(" + e + " >> " + std::to_string(op_.epilogue.preShift) + ")";
+    if (op_.epilogue.preClip)
+      e = "clip(" + e + ", " + std::to_string(-op_.epilogue.preClip) + ", " + std::to_string(op_.epilogue.preClip) + ")";
+    if (g_.multEntries) e = "(" + e + " * multiplier[cot*" + std::to_string(t_.tco) + "+co])";
     if (op_.epilogue.multiplier != 1) e = "(" + e + " * " + std::to_string(op_.epilogue.multiplier) + ")";
     if (op_.epilogue.round) e = "(" + e + " + " + std::to_string(1 << (op_.epilogue.shift - 1)) + ")";
     if (op_.epilogue.shift) e = "(" + e + " >> " + std::to_string(op_.epilogue.shift) + ")";
@@ -164,7 +181,7 @@ class GemmLowering : public detail::OperatorLowering {
     sum.steps = uint64_t(steps_);
     sum.inpEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.inpEntries);
     sum.wgtEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.wgtEntries);
-    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) + uint64_t(g_.biasEntries);
+    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) + uint64_t(g_.biasEntries) + uint64_t(g_.multEntries);
     sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.CIB * g_.BI * g_.KH * g_.KW;
   }
 
@@ -217,17 +234,22 @@ class GemmLowering : public detail::OperatorLowering {
       a.dstOut = a.srcOut = 1;
       immKernel_[q] = kernel(a);
     }
-    if (!g_.biasEntries) return;
-    for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
-      for (int q = 0; q < 2; ++q) {
-        Kernel b;
-        b.name = "bias_c" + std::to_string(cot) + "_h" + std::to_string(q);
-        for (int co = 0; co < t_.tco; ++co)
-          b.uops.push_back({uint32_t(q * g_.accCap + co * t_.th * t_.tw), uint32_t(g_.biasBase + cot * t_.tco + co), 0});
-        b.iterOut = uint32_t(t_.th * t_.tw);
-        b.dstOut = 1;
-        biasKernel_.push_back(kernel(b));
-      }
+    // Per-channel vectors resident in the accumulator (bias, multipliers), applied to a tile's
+    // channels by one vector ALU instruction each.
+    auto channelKernels = [&](const char* what, int base, std::vector<int>& out) {
+      for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
+        for (int q = 0; q < 2; ++q) {
+          Kernel b;
+          b.name = std::string(what) + "_c" + std::to_string(cot) + "_h" + std::to_string(q);
+          for (int co = 0; co < t_.tco; ++co)
+            b.uops.push_back({uint32_t(q * g_.accCap + co * t_.th * t_.tw), uint32_t(base + cot * t_.tco + co), 0});
+          b.iterOut = uint32_t(t_.th * t_.tw);
+          b.dstOut = 1;
+          out.push_back(kernel(b));
+        }
+    };
+    if (g_.biasEntries) channelKernels("bias", g_.biasBase, biasKernel_);
+    if (g_.multEntries) channelKernels("mul", g_.multBase, multKernel_);
   }
 
   const hw::Config& cfg_;
@@ -238,7 +260,7 @@ class GemmLowering : public detail::OperatorLowering {
   long steps_ = 0, tiles_ = 0;
   int gemmKernel_[2][2] = {{0, 0}, {0, 0}};
   int resetKernel_[2] = {0, 0}, immKernel_[2] = {0, 0};
-  std::vector<int> biasKernel_;
+  std::vector<int> biasKernel_, multKernel_;
 };
 
 std::unique_ptr<detail::OperatorLowering> makeLowering(const hw::Config& cfg, const Operator& op, const Tiling& t) {
@@ -259,6 +281,12 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     if (op.epilogue.bias && data.bias.size() != size_t(op.outChannels))
       throw Error(where, "bias has " + std::to_string(data.bias.size()) + " values, expected " +
                              std::to_string(op.outChannels));
+    if (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(op.outChannels))
+      throw Error(where, "multipliers have " + std::to_string(data.multipliers.size()) + " values, expected " +
+                             std::to_string(op.outChannels));
+    for (int32_t m : data.multipliers)
+      if (m < -32768 || m > 32767)
+        throw Error(where, "per-channel multiplier " + std::to_string(m) + " is not a signed 16-bit value");
   }
   std::ostream* out = options.printAfterAll;
   const OperatorLayouts layouts = operatorLayouts(cfg, op);
@@ -312,6 +340,13 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
               "[" + std::to_string(packedB.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
                   std::to_string(cfg.blockOut) + "] int32 (each bias repeated per batch row)")
         ->data = packedB;
+  }
+  if (op.epilogue.perChannelMultiplier) {
+    const auto packedM = packBias(cfg, data.multipliers);
+    addBuffer("multipliers", BufferRole::kConstant, MemId::kAcc, packedM.size(),
+              "[" + std::to_string(packedM.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
+                  std::to_string(cfg.blockOut) + "] int32 (each multiplier repeated per batch row)")
+        ->data = packedM;
   }
   addBuffer("uops", BufferRole::kConstant, MemId::kUop, 0, "32-bit micro-ops");
 

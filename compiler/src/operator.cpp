@@ -130,6 +130,15 @@ void Operator::validate() const {
     throw Error(where, "keeps the channel count: cout must equal cin (" + std::to_string(inChannels) + ")");
   if (kind == OpKind::kAdd && (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW))
     throw Error(where, "add has no kernel, stride or padding");
+  if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift))
+    throw Error(where, "per-channel multipliers and preshift belong to conv2d and dense");
+  if (epilogue.perChannelMultiplier && epilogue.multiplier != 1)
+    throw Error(where, "mul is either one immediate or per channel (mul=channel), not both");
+  if (epilogue.preClip < 0 || epilogue.preClip > 32767)
+    throw Error(where, "preclip must be in [0, 32767] (a signed 16-bit ALU immediate), got " + std::to_string(epilogue.preClip));
+  if (onVectorAlu() && epilogue.preClip) throw Error(where, "preclip belongs to conv2d and dense");
+  if (epilogue.preShift < 0 || epilogue.preShift > 31)
+    throw Error(where, "preshift must be in [0, 31], got " + std::to_string(epilogue.preShift));
   if (kind == OpKind::kAdd && (epilogue.bias || epilogue.multiplier != 1))
     throw Error(where, "add takes no bias and no multiplier after the sum (scale the operands with mul_a, mul_b)");
   if ((kind == OpKind::kMaxPool || kind == OpKind::kAvgPool) &&
@@ -196,6 +205,9 @@ std::string Operator::describe() const {
        << outHeight() << "][" << outWidth() << "] int8";
   }
   os << "; epilogue: " << (epilogue.bias ? "+bias int32, " : "");
+  if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
+  if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
+  if (epilogue.perChannelMultiplier) os << "*multiplier[o], ";
   if (epilogue.multiplier != 1) os << "*" << epilogue.multiplier << ", ";
   if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
   os << ">>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
@@ -224,8 +236,12 @@ std::string Operator::spec() const {
        << " sh=" << strideH << " sw=" << strideW << " ph=" << padH << " pw=" << padW;
   else
     os << " cout=" << outChannels;
-  os << " bias=" << epilogue.bias << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift
-     << " round=" << epilogue.round << " relu=" << epilogue.relu;
+  os << " bias=" << epilogue.bias << " mul=";
+  if (epilogue.perChannelMultiplier) os << "channel";
+  else os << epilogue.multiplier;
+  if (epilogue.preShift) os << " preshift=" << epilogue.preShift;
+  if (epilogue.preClip) os << " preclip=" << epilogue.preClip;
+  os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
   return os.str();
 }
 
@@ -251,7 +267,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"n", &op.batch},        {"cin", &op.inChannels}, {"h", &op.height},    {"w", &op.width},
       {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
-      {"shift", &op.epilogue.shift},
+      {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
@@ -263,6 +279,10 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
     if (key == "name") {
       op.name = value;
+      continue;
+    }
+    if (key == "mul" && value == "channel") {
+      op.epilogue.perChannelMultiplier = true;
       continue;
     }
     long v = 0;
@@ -286,8 +306,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       for (int* p : both.at(key)) *p = static_cast<int>(v);
     } else {
       throw Error(origin, "unknown key '" + key +
-                              "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias mul shift "
-                              "round relu mul_a mul_b)");
+                              "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias mul (a number or "
+                              "'channel') preshift preclip shift round relu mul_a mul_b)");
     }
   }
   try {
@@ -314,12 +334,21 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
     d.bias.resize(size_t(op.outChannels));
     for (auto& v : d.bias) v = bias(rng);
   }
+  if (op.epilogue.perChannelMultiplier) {
+    std::uniform_int_distribution<int32_t> mul(-32768, 32767);
+    d.multipliers.resize(size_t(op.outChannels));
+    for (auto& v : d.multipliers) v = mul(rng);
+  }
   return d;
 }
 
-int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias) {
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias) { return applyEpilogue(e, acc, bias, e.multiplier); }
+
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier) {
   if (e.bias) acc = wrapAdd(acc, bias);
-  if (e.multiplier != 1) acc = wrapMul(acc, e.multiplier);
+  if (e.preShift) acc = shiftRight(acc, e.preShift);
+  if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
+  if (e.perChannelMultiplier || multiplier != 1) acc = wrapMul(acc, multiplier);
   if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
   acc = shiftRight(acc, e.shift);
   acc = std::min(acc, 127);
@@ -391,7 +420,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, O = op.outChannels;
   const int KH = op.kernelH, KW = op.kernelW, OH = op.outHeight(), OW = op.outWidth();
   if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * C * KH * KW ||
-      (op.epilogue.bias && data.bias.size() != size_t(O)))
+      (op.epilogue.bias && data.bias.size() != size_t(O)) ||
+      (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)))
     throw Error("reference", "operand sizes do not match " + op.describe());
   std::vector<int8_t> out(size_t(N) * O * OH * OW);
   for (int n = 0; n < N; ++n)
@@ -410,7 +440,9 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
                                        int32_t(data.weights[((size_t(o) * C + c) * KH + ky) * KW + kx]));
               }
             }
-          out[((size_t(n) * O + o) * OH + y) * OW + x] = applyEpilogue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0);
+          out[((size_t(n) * O + o) * OH + y) * OW + x] =
+              applyEpilogue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0,
+                            op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier);
         }
   return out;
 }

@@ -132,6 +132,8 @@ OperatorData Program::constants() const {
   const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
   d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW), packedW);
   if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
+  if (op.epilogue.perChannelMultiplier)
+    d.multipliers = unpackBias(cfg, buffers[size_t(bufferIndex("multipliers"))].data, op.outChannels);
   return d;
 }
 

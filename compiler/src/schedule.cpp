@@ -36,9 +36,12 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.biasEntries = op.epilogue.bias ? g.COB : 0;
   g.inpCap = static_cast<int>(cfg.inpDepth / 2);
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
-  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries) / 2;
-  g.biasBase = static_cast<int>(cfg.accDepth) - g.biasEntries;
-  g.immAluOps = 2 + (op.epilogue.multiplier != 1) + op.epilogue.round + (op.epilogue.shift != 0);
+  g.multEntries = op.epilogue.perChannelMultiplier ? g.COB : 0;
+  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries - g.multEntries) / 2;
+  g.multBase = static_cast<int>(cfg.accDepth) - g.multEntries;
+  g.biasBase = g.multBase - g.biasEntries;
+  g.immAluOps = 2 + (op.epilogue.multiplier != 1) + op.epilogue.round + (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) +
+                2 * (op.epilogue.preClip != 0);
   return g;
 }
 
@@ -57,7 +60,7 @@ TileShape tileShape(const Geometry& g, const Tiling& t) {
   s.accEntries = t.tco * t.th * t.tw;
   // Four GEMM kernels (input half x accumulator half), a reset and an immediate-ALU kernel per
   // accumulator half, and a bias kernel per (output-channel tile, accumulator half).
-  s.uopEntries = 4 * s.gemmUops + 2 + 2 + (g.biasEntries ? 2 * g.COB : 0);
+  s.uopEntries = 4 * s.gemmUops + 2 + 2 + (g.biasEntries ? 2 * g.COB : 0) + (g.multEntries ? 2 * g.COB : 0);
   s.stepsPerTile = g.CIB / t.tci;
   s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   return s;
@@ -159,14 +162,16 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
                          p.computeInsnCycles;
   const double reset = entries + p.computeInsnCycles;
   const double epilogue = g.immAluOps * (entries + p.computeInsnCycles) +
-                          (g.biasEntries ? 2 * entries + p.computeInsnCycles : 0);
+                          (g.biasEntries ? 2 * entries + p.computeInsnCycles : 0) +
+                          (g.multEntries ? 2 * entries + p.computeInsnCycles : 0);
   const int stores = t.tw == g.OW ? 1 : t.tco;
   const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
                        entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
   const double busyCompute = reset + s.stepsPerTile * compute + epilogue;
   const double tile = reset + s.stepsPerTile * std::max(compute, load) + epilogue + std::max(0.0, store - busyCompute);
   CostEstimate e;
-  const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0);
+  const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
+                       (g.multEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0);
   e.cycles = setup + load + double(s.tiles) * tile + store;
   e.computeCycles = double(s.tiles) * s.stepsPerTile * compute;
   e.loadCycles = double(s.tiles) * s.stepsPerTile * load;

@@ -17,6 +17,8 @@ struct Geometry {
   int biasEntries = 0;                   // accumulator entries holding the bias (COB, or 0)
   int inpCap = 0, wgtCap = 0, accCap = 0;  // entries of one half of each buffer
   int biasBase = 0;                      // accumulator index of the bias region
+  int multEntries = 0;                   // accumulator entries holding per-channel multipliers (COB, or 0)
+  int multBase = 0;                      // accumulator index of the multiplier region (after the bias)
   int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
 };
 Geometry geometry(const hw::Config& cfg, const Operator& op);

@@ -102,6 +102,21 @@ std::vector<Operator> smallOperators() {
   rounded.round = true;
   rounded.relu = true;
   ops.push_back(Operator::conv2d(1, 16, 5, 5, 16, 3, 1, 1, rounded));
+  // Whole-network requantization: per-channel multipliers (vector MUL) after a pre-shift or a
+  // pre-clip, with channel counts that pad the multiplier vector.
+  Epilogue channel;
+  channel.perChannelMultiplier = true;
+  channel.preShift = 3;
+  channel.shift = 20;
+  channel.relu = true;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, channel));
+  Epilogue clipped;
+  clipped.perChannelMultiplier = true;
+  clipped.preClip = 900;
+  clipped.shift = 14;
+  clipped.round = true;
+  ops.push_back(Operator::dense(2, 48, 24, clipped));
+  ops.push_back(Operator::conv2d(1, 16, 6, 6, 16, 1, 1, 0, clipped));
   for (Operator& op : vectorOperators()) ops.push_back(op);
   return ops;
 }

@@ -10,14 +10,23 @@ namespace tessera::compiler {
 
 // What happens to each int32 accumulator before it is stored as int8, in this order (all on the
 // accelerator's vector ALU, all wrapping int32 arithmetic as the ALU computes it):
-//   acc += bias[o]  (if bias);  acc *= multiplier (if != 1);  acc += 1 << (shift - 1) (if round);
-//   acc >>= shift (arithmetic);  acc = min(acc, 127);  acc = max(acc, relu ? 0 : -128).
+//   acc += bias[o]  (if bias);  acc >>= preShift (if != 0);
+//   acc = max(min(acc, preClip), -preClip) (if preClip != 0);
+//   acc *= multipliers[o] (if perChannelMultiplier) or multiplier (if != 1);
+//   acc += 1 << (shift - 1) (if round);  acc >>= shift (arithmetic);  acc = min(acc, 127);
+//   acc = max(acc, relu ? 0 : -128).
+// preShift keeps a large accumulator's product inside int32 (requantization of whole networks).
 struct Epilogue {
   bool bias = true;
   int multiplier = 1;  // ALU MUL immediate: a signed 16-bit value
   int shift = 8;       // 0..31
   bool round = false;  // round to nearest (half up) instead of toward minus infinity; needs shift in 1..15
   bool relu = false;
+  // conv2d and dense: one multiplier per output channel (OperatorData::multipliers, each a signed
+  // 16-bit value), loaded into the accumulator like the bias and applied by a vector ALU MUL.
+  bool perChannelMultiplier = false;
+  int preShift = 0;  // 0..31, arithmetic shift before the multiply (conv2d, dense)
+  int preClip = 0;   // 0 or 1..32767 (an ALU immediate): clip before the multiply (conv2d, dense)
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
@@ -69,6 +78,7 @@ struct Operator {
 struct OperatorData {
   std::vector<int8_t> input, input2, weights;
   std::vector<int32_t> bias;
+  std::vector<int32_t> multipliers;  // [O], with Epilogue::perChannelMultiplier
   // Random int8 input and weights, and biases in [-biasRange, biasRange].
   static OperatorData random(const Operator& op, uint32_t seed, int32_t biasRange = 1 << 12);
 };
@@ -76,8 +86,10 @@ struct OperatorData {
 // Host reference with exactly the accelerator's integer arithmetic; returns int8 [N][O][OH][OW].
 std::vector<int8_t> reference(const Operator& op, const OperatorData& data);
 
-// The epilogue on one accumulator value (shared by the reference of every operator).
+// The epilogue on one accumulator value (shared by the reference of every operator); `multiplier`
+// is the channel's when the epilogue has per-channel multipliers.
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias);
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier);
 
 // avgpool's division of a window sum by `count` (the rule above), in the ALU's int32 arithmetic.
 int32_t averageOf(int32_t sum, int count);
