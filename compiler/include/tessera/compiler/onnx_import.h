@@ -1,0 +1,19 @@
+// ONNX files (read with Debian's ONNX and protobuf libraries) into the graph IR.
+#pragma once
+
+#include <string>
+
+#include "tessera/compiler/graph.h"
+
+namespace tessera::compiler {
+
+// Reads an ONNX model of opset 11 to 17. Initializers become constants; graph inputs need static
+// shapes. Throws tessera::Error naming the file and the node, tensor or field on anything it cannot
+// read (truncated or corrupt files, unsupported element types, external data, dynamic shapes,
+// undefined tensors).
+graph::Graph importOnnx(const std::string& path);
+
+// Reads a serialized TensorProto (the ONNX node tests' input_N.pb / output_N.pb).
+graph::Tensor readOnnxTensor(const std::string& path);
+
+}  // namespace tessera::compiler

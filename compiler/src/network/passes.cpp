@@ -1,0 +1,291 @@
+// Graph passes: constant folding, BatchNorm folding, calibration and post-training quantization.
+#include "passes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "tessera/compiler/host_ops.h"
+#include "tessera/hw/error.h"
+
+namespace tessera::compiler::detail {
+
+using graph::Attribute;
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::Tensor;
+
+const char* const kTesseraDomain = "tessera";
+
+bool isAccelerator(const Node& n) { return n.domain == kTesseraDomain; }
+
+namespace {
+
+Tensor constTensor(const std::string& name, DType t, std::vector<int64_t> shape) {
+  Tensor x;
+  x.name = name;
+  x.dtype = t;
+  x.shape = std::move(shape);
+  x.hasShape = true;
+  x.isConstant = true;
+  return x;
+}
+
+std::string uniqueName(const Graph& g, const std::string& base) {
+  if (!g.hasTensor(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!g.hasTensor(n)) return n;
+  }
+}
+
+bool isConst(const Graph& g, const std::string& name) {
+  return !name.empty() && g.hasTensor(name) && g.tensor(name).isConstant;
+}
+
+// Renames every use of `from` (node inputs, graph outputs) to `to`.
+void replaceUses(Graph& g, const std::string& from, const std::string& to) {
+  for (Node& n : g.nodes)
+    for (std::string& in : n.inputs)
+      if (in == from) in = to;
+  for (std::string& o : g.outputs)
+    if (o == from) o = to;
+}
+
+bool isGraphOutput(const Graph& g, const std::string& t) {
+  return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end();
+}
+
+}  // namespace
+
+Operator acceleratorOperator(const Graph& g, const Node& n) {
+  auto it = n.attrs.find("spec");
+  if (it == n.attrs.end()) throw Error(g.origin, "accelerator node '" + n.name + "' has no spec");
+  Operator op = Operator::parse(it->second.s, "node '" + n.name + "'");
+  op.name = n.name;
+  return op;
+}
+
+OperatorData acceleratorConstants(const Graph& g, const Node& n) {
+  OperatorData d;
+  if (n.opType != "conv2d" && n.opType != "dense") return d;
+  const Tensor& w = g.tensor(n.inputs.at(1));
+  d.weights.reserve(w.ints.size());
+  for (int64_t v : w.ints) d.weights.push_back(static_cast<int8_t>(v));
+  const Tensor& b = g.tensor(n.inputs.at(2));
+  for (int64_t v : b.ints) d.bias.push_back(static_cast<int32_t>(v));
+  if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+    const Tensor& m = g.tensor(n.inputs[3]);
+    for (int64_t v : m.ints) d.multipliers.push_back(static_cast<int32_t>(v));
+  }
+  return d;
+}
+
+void foldConstants(Graph& g) {
+  std::vector<Node> kept;
+  for (Node& n : g.nodes) {
+    if (n.domain.empty() && n.opType == "Constant") {
+      auto it = n.attrs.find("value");
+      if (it == n.attrs.end() || !it->second.tensor)
+        throw Error(g.origin, n.label(g.opset) + ": only the 'value' form of Constant is supported");
+      Tensor t = *it->second.tensor;
+      t.name = n.outputs.at(0);
+      t.isConstant = true;
+      t.hasShape = true;
+      g.tensors[t.name] = t;
+      continue;
+    }
+    const bool passThrough = n.domain.empty() && (n.opType == "Identity" || n.opType == "Dropout");
+    if (passThrough) {
+      if (n.opType == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() && !g.consumers(n.outputs[1]).empty())
+        throw Error(g.origin, n.label(g.opset) + ": its mask output is used; only inference Dropout is supported");
+      // The output name survives when it is a graph output, so the file's output names stay.
+      if (isGraphOutput(g, n.outputs[0])) {
+        kept.push_back(n);
+        continue;
+      }
+      replaceUses(g, n.outputs[0], n.inputs[0]);
+      continue;
+    }
+    bool allConst = !n.inputs.empty();
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !isConst(g, in)) allConst = false;
+    // Dequantized weights stay as they are: QDQ recognition reads their scales.
+    if (allConst && n.domain.empty() && n.opType != "DequantizeLinear" && hostSupports(n, g.opset)) {
+      std::vector<const Tensor*> ins;
+      for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &g.tensor(in));
+      std::vector<Tensor> outs = runHostNode(n, ins, g.opset);
+      for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
+        if (n.outputs[i].empty()) continue;
+        Tensor t = std::move(outs[i]);
+        t.name = n.outputs[i];
+        t.isConstant = true;
+        t.hasShape = true;
+        g.tensors[t.name] = std::move(t);
+      }
+      continue;
+    }
+    kept.push_back(n);
+  }
+  g.nodes = std::move(kept);
+  g.pruneTensors();
+}
+
+void foldBatchNorm(Graph& g) {
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& bn = g.nodes[i];
+    if (!bn.domain.empty() || bn.opType != "BatchNormalization") continue;
+    const int p = g.producer(bn.inputs[0]);
+    if (p < 0) continue;
+    Node& conv = g.nodes[size_t(p)];
+    if (conv.opType != "Conv" || !conv.domain.empty() || g.consumers(bn.inputs[0]).size() != 1 ||
+        isGraphOutput(g, bn.inputs[0]) || !isConst(g, conv.inputs.at(1)))
+      continue;
+    for (size_t k = 1; k < 5; ++k)
+      if (!isConst(g, bn.inputs.at(k))) throw Error(g.origin, bn.label(g.opset) + ": non-constant statistics");
+    const Tensor& w = g.tensor(conv.inputs[1]);
+    if (w.dtype != DType::kFloat32) continue;
+    const auto& gamma = g.tensor(bn.inputs[1]).floats;
+    const auto& beta = g.tensor(bn.inputs[2]).floats;
+    const auto& mean = g.tensor(bn.inputs[3]).floats;
+    const auto& var = g.tensor(bn.inputs[4]).floats;
+    const float eps = bn.attrFloat("epsilon", 1e-5f);
+    const int64_t outC = w.shape.at(0);
+    if (int64_t(gamma.size()) != outC || int64_t(beta.size()) != outC || int64_t(mean.size()) != outC ||
+        int64_t(var.size()) != outC)
+      throw Error(g.origin, bn.label(g.opset) + ": statistics have " + std::to_string(gamma.size()) +
+                                " channels, the convolution " + std::to_string(outC));
+    Tensor nw = w;
+    nw.name = uniqueName(g, conv.inputs[1] + "_bnfolded");
+    const int64_t per = w.elements() / outC;
+    std::vector<float> bias(size_t(outC), 0.0f);
+    if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) bias = g.tensor(conv.inputs[2]).floats;
+    Tensor nb = constTensor(uniqueName(g, conv.name + "_bnfolded_bias"), DType::kFloat32, {outC});
+    nb.floats.resize(size_t(outC));
+    for (int64_t o = 0; o < outC; ++o) {
+      const double k = double(gamma[size_t(o)]) / std::sqrt(double(var[size_t(o)]) + eps);
+      for (int64_t j = 0; j < per; ++j) nw.floats[size_t(o * per + j)] = float(w.floats[size_t(o * per + j)] * k);
+      nb.floats[size_t(o)] = float((bias[size_t(o)] - mean[size_t(o)]) * k + beta[size_t(o)]);
+    }
+    g.tensors[nw.name] = nw;
+    g.tensors[nb.name] = nb;
+    conv.inputs.resize(3);
+    conv.inputs[1] = nw.name;
+    conv.inputs[2] = nb.name;
+    conv.outputs[0] = bn.outputs[0];
+    conv.name = conv.name + "+" + bn.name;
+    drop[i] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  g.pruneTensors();
+}
+
+std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibration) {
+  if (calibration.samples.empty()) throw Error(calibration.origin, "the calibration set is empty");
+  std::map<std::string, float> maxAbs;
+  for (size_t s = 0; s < calibration.samples.size(); ++s) {
+    const auto& sample = calibration.samples[s];
+    for (const std::string& in : g.inputs) {
+      auto it = sample.find(in);
+      if (it == sample.end())
+        throw Error(calibration.origin, "sample " + std::to_string(s) + " has no value for input '" + in + "'");
+      const Tensor& want = g.tensor(in);
+      if (it->second.shape != want.shape || it->second.dtype != want.dtype)
+        throw Error(calibration.origin, "sample " + std::to_string(s) + ": input '" + in + "' is " +
+                                            it->second.describe() + ", the model takes " + want.describe());
+    }
+    std::map<std::string, Tensor> values(sample.begin(), sample.end());
+    for (const Node& n : g.nodes) {
+      std::vector<const Tensor*> ins;
+      for (const std::string& in : n.inputs) {
+        if (in.empty()) {
+          ins.push_back(nullptr);
+          continue;
+        }
+        auto it = values.find(in);
+        ins.push_back(it != values.end() ? &it->second : &g.tensor(in));
+      }
+      std::vector<Tensor> outs = runHostNode(n, ins, g.opset);
+      for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
+        if (n.outputs[i].empty()) continue;
+        float m = 0;
+        for (float v : outs[i].floats) m = std::max(m, std::fabs(v));
+        float& slot = maxAbs[n.outputs[i]];
+        slot = std::max(slot, m);
+        values[n.outputs[i]] = std::move(outs[i]);
+      }
+    }
+    for (const std::string& in : g.inputs) {
+      float m = 0;
+      for (float v : sample.at(in).floats) m = std::max(m, std::fabs(v));
+      maxAbs[in] = std::max(maxAbs[in], m);
+    }
+  }
+  return maxAbs;
+}
+
+namespace {
+
+// Round half up: an ALU immediate 2^(shift-1) after the multiply when it fits (shift <= 15), else
+// folded into the bias, (acc + round(2^(total-1)/m)) * m ~ acc * m + 2^(total-1), which is off by
+// at most m/2 before a shift of more than 15 bits (under a quarter step).
+void foldRounding(Requantization& r, int total) {
+  r.roundingBias.assign(r.multipliers.size(), 0);
+  if (r.shift >= 1 && r.shift <= 15 && r.preShift == 0) {
+    r.round = true;
+    return;
+  }
+  for (size_t i = 0; i < r.multipliers.size(); ++i)
+    if (r.multipliers[i] && total > 0)
+      r.roundingBias[i] = static_cast<int32_t>(std::llround(std::ldexp(1.0, total - 1) / r.multipliers[i]));
+}
+
+}  // namespace
+
+Requantization requantization(const std::vector<double>& real, int64_t worstAccumulator) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max();
+  double largest = 0;
+  for (double x : real) largest = std::max(largest, std::fabs(x));
+  // The largest total shift (at most 31) whose multipliers fit the signed 16-bit range.
+  int total = 31;
+  while (total > 0 && largest * std::ldexp(1.0, total) > 32767.0) --total;
+  Requantization r;
+  int64_t maxMul = 1;
+  for (double x : real) {
+    const int64_t m = std::clamp<int64_t>(std::llround(x * std::ldexp(1.0, total)), -32767, 32767);
+    r.multipliers.push_back(static_cast<int32_t>(m));
+    maxMul = std::max<int64_t>(maxMul, std::llabs(m));
+  }
+  const int64_t half = total ? int64_t(1) << (total - 1) : 0;
+  double smallest = largest;
+  for (double x : real)
+    if (x != 0) smallest = std::min(smallest, std::fabs(x));
+  // Beyond +-129 / (smallest multiplier) every channel saturates anyway: when that bound fits an
+  // ALU immediate and the products of the biggest rounding bias stay in int32, clip there instead
+  // of dropping bits.
+  if (smallest > 0) {
+    const int64_t clip = int64_t(std::ceil(129.0 / smallest));
+    if (clip <= 32767 && clip * maxMul < int32Max && worstAccumulator + half > clip) {
+      r.preClip = static_cast<int32_t>(clip);
+      r.shift = total;
+      foldRounding(r, total);
+      return r;
+    }
+  }
+  // The fewest low accumulator bits dropped before the multiply so that no product wraps: the
+  // worst accumulator (plus the folded rounding) times the largest multiplier stays in int32.
+  int pre = 0;
+  while (pre < total && ((worstAccumulator + half) >> pre) * maxMul + maxMul > int32Max) ++pre;
+  r.preShift = pre;
+  r.shift = total - pre;
+  foldRounding(r, total);
+  return r;
+}
+
+}  // namespace tessera::compiler::detail

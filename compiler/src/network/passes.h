@@ -1,0 +1,64 @@
+// Internal to the graph compiler: the passes between import and lowering, each Graph -> Graph.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/graph.h"
+#include "tessera/compiler/network.h"
+#include "tessera/compiler/operator.h"
+#include "tessera/hw/config.h"
+
+namespace tessera::compiler::detail {
+
+// Accelerator nodes the passes create carry domain kTesseraDomain, op type = the operator kind
+// ("conv2d", "dense", "add", "maxpool", "avgpool"), attribute "spec" (Operator::spec()) and, for
+// conv2d/dense, constant inputs weights (int8 OIHW), bias (int32) and multipliers (int32).
+extern const char* const kTesseraDomain;
+
+bool isAccelerator(const graph::Node& n);
+// The operator and its constants of an accelerator node.
+Operator acceleratorOperator(const graph::Graph& g, const graph::Node& n);
+OperatorData acceleratorConstants(const graph::Graph& g, const graph::Node& n);
+
+// Constant nodes become constants, Identity and inference Dropout disappear, nodes whose inputs
+// are all constant are evaluated.
+void foldConstants(graph::Graph& g);
+// Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
+void foldBatchNorm(graph::Graph& g);
+// QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
+// graph had any (then the model needs no calibration).
+bool recognizeQuantized(graph::Graph& g, std::vector<QuantizationNote>& notes, std::string& kind);
+// Float Conv/Gemm/MatMul/Add/pooling (with a following Relu fused) become accelerator nodes,
+// scales calibrated on `calibration`; Quantize/Dequantize host nodes at the float edges.
+void quantizeFloat(graph::Graph& g, const Calibration& calibration);
+// Scales of int8 symmetric activations (real = scale * q) and per-channel weight scales.
+struct ActivationScales {
+  std::map<std::string, float> activation;            // by float tensor name
+  std::map<std::string, std::vector<float>> weights;  // by float weight tensor name
+  std::map<std::string, int> weightAxis;
+  bool fixed = false;  // true: tensors without a scale stay float (QDQ files); false: calibrated
+};
+// quantizeFloat's rewriting with given scales (recognizeQuantized uses it for QDQ files).
+void quantizeWithScales(graph::Graph& g, const ActivationScales& scales);
+// A narrow first convolution gets its kernel folded into channels (input rearranged on the host).
+void foldNarrowInputs(const hw::Config& cfg, graph::Graph& g);
+
+// Per-tensor max |x| over the calibration samples, for every float tensor the graph computes.
+std::map<std::string, float> calibrate(const graph::Graph& g, const Calibration& calibration);
+
+// The integer requantization of real multipliers m[o] (shared shift, per-channel 16-bit
+// multipliers, rounding folded into the bias); see docs/graph.md.
+struct Requantization {
+  std::vector<int32_t> multipliers;
+  int preShift = 0;  // before the multiply, so no product wraps
+  int preClip = 0;   // or a clip before it (an immediate), when that saturates every channel
+  int shift = 0;     // after it
+  bool round = false;                 // rounding by the epilogue's immediate (shift <= 15)
+  std::vector<int32_t> roundingBias;  // or folded into each channel's bias
+};
+// `worstAccumulator` bounds |acc + bias| over every input (127 * sum |w| + |bias|).
+Requantization requantization(const std::vector<double>& realMultipliers, int64_t worstAccumulator);
+
+}  // namespace tessera::compiler::detail

@@ -1,0 +1,476 @@
+// Post-training quantization: float Conv/Gemm/MatMul/Add/pooling become int8 accelerator nodes.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "passes.h"
+#include "tessera/compiler/host_ops.h"
+#include "tessera/hw/error.h"
+
+namespace tessera::compiler::detail {
+
+using graph::Attribute;
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::Tensor;
+
+namespace {
+
+int8_t saturate8(double v) { return static_cast<int8_t>(std::clamp(std::nearbyint(v), -128.0, 127.0)); }
+
+class Quantizer {
+ public:
+  Quantizer(Graph& g, const ActivationScales& scales) : g_(g), scales_(scales) {}
+
+  void run() {
+    std::vector<Node> original = std::move(g_.nodes);
+    g_.nodes.clear();
+    original_ = &original;
+    for (size_t i = 0; i < original.size(); ++i) {
+      if (fused_.count(i)) continue;
+      if (!tryAccelerate(i)) keepOnHost(original[i]);
+    }
+    for (std::string& out : g_.outputs) {
+      auto deferred = deferredFlatten_.find(out);
+      if (deferred != deferredFlatten_.end()) {
+        Node flatten = deferred->second;
+        deferredFlatten_.erase(deferred);
+        keepOnHost(flatten);
+      }
+      out = floatValue(out);
+    }
+    g_.pruneTensors();
+  }
+
+ private:
+  const std::vector<Node>& nodes() const { return *original_; }
+
+  bool hasScale(const std::string& t) const { return !scales_.fixed || scales_.activation.count(t); }
+  float scaleFor(const std::string& floatTensor) const {
+    auto it = scales_.activation.find(floatTensor);
+    if (it == scales_.activation.end()) {
+      if (scales_.fixed) throw Error(g_.origin, "tensor '" + floatTensor + "' has no quantization parameters");
+      return 1.0f / 127.0f;
+    }
+    return it->second > 0 ? it->second : 1.0f / 127.0f;
+  }
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; g_.hasTensor(name); ++i) name = base + "_" + std::to_string(i);
+    return name;
+  }
+
+  std::string addConst(const std::string& base, DType t, std::vector<int64_t> shape, std::vector<int64_t> ints,
+                       std::vector<float> floats = {}) {
+    Tensor x;
+    x.name = fresh(base);
+    x.dtype = t;
+    x.shape = std::move(shape);
+    x.hasShape = true;
+    x.isConstant = true;
+    x.ints = std::move(ints);
+    x.floats = std::move(floats);
+    g_.tensors[x.name] = x;
+    return x.name;
+  }
+
+  // The int8 tensor holding `floatTensor`'s quantized value, quantizing on the host if needed.
+  std::string int8Value(const std::string& floatTensor) {
+    auto it = int8Of_.find(floatTensor);
+    if (it != int8Of_.end()) return it->second;
+    const Tensor& f = g_.tensor(floatTensor);
+    const float s = scaleFor(floatTensor);
+    Node q;
+    q.name = "quantize_" + floatTensor;
+    q.opType = "QuantizeLinear";
+    const std::string scale = addConst(floatTensor + "_scale", DType::kFloat32, {}, {}, {s});
+    const std::string zp = addConst(floatTensor + "_zero_point", DType::kInt8, {}, {0});
+    Tensor out = f;
+    out.name = fresh(floatTensor + "_q");
+    out.dtype = DType::kInt8;
+    out.isConstant = false;
+    out.floats.clear();
+    out.quant.scale = {s};
+    out.quant.zeroPoint = {0};
+    g_.tensors[out.name] = out;
+    q.inputs = {floatTensor, scale, zp};
+    q.outputs = {out.name};
+    g_.nodes.push_back(q);
+    int8Of_[floatTensor] = out.name;
+    floatOf_[out.name] = floatTensor;
+    return out.name;
+  }
+
+  // The float tensor for a value that may now only exist as int8 (dequantized on the host).
+  std::string floatValue(const std::string& floatTensor) {
+    if (!pendingFloat_.count(floatTensor)) return floatTensor;
+    pendingFloat_.erase(floatTensor);
+    const std::string q = int8Of_.at(floatTensor);
+    const Tensor& qt = g_.tensor(q);
+    Node d;
+    d.name = "dequantize_" + floatTensor;
+    d.opType = "DequantizeLinear";
+    d.inputs = {q, addConst(floatTensor + "_scale", DType::kFloat32, {}, {}, {qt.quant.scale.at(0)}),
+                addConst(floatTensor + "_zero_point", DType::kInt8, {}, {0})};
+    d.outputs = {floatTensor};
+    g_.tensors[floatTensor].isConstant = false;
+    g_.nodes.push_back(d);
+    return floatTensor;
+  }
+
+  // Declares `int8Name` (a new accelerator output) as the quantized form of `floatTensor`.
+  std::string defineInt8(const std::string& floatTensor, float scale, const std::vector<int64_t>& shape) {
+    Tensor t;
+    t.name = fresh(floatTensor + "_q");
+    t.dtype = DType::kInt8;
+    t.shape = shape;
+    t.hasShape = true;
+    t.quant.scale = {scale};
+    t.quant.zeroPoint = {0};
+    g_.tensors[t.name] = t;
+    int8Of_[floatTensor] = t.name;
+    floatOf_[t.name] = floatTensor;
+    pendingFloat_.insert(floatTensor);
+    return t.name;
+  }
+
+  void keepOnHost(Node n) {
+    for (std::string& in : n.inputs) {
+      // A flatten deferred for a dense layer that then stayed on the host runs here after all.
+      auto deferred = deferredFlatten_.find(in);
+      if (deferred != deferredFlatten_.end()) {
+        Node flatten = deferred->second;
+        deferredFlatten_.erase(deferred);
+        keepOnHost(flatten);
+      }
+      if (!in.empty()) in = floatValue(in);
+    }
+    g_.nodes.push_back(std::move(n));
+  }
+
+  int consumerCount(const std::string& t) const {
+    int c = 0;
+    for (const Node& n : nodes())
+      for (const std::string& in : n.inputs)
+        if (in == t) ++c;
+    for (const std::string& o : g_.outputs)
+      if (o == t) ++c;
+    return c;
+  }
+
+  // The Relu (or Clip with a zero lower bound) that alone consumes `t`, fused into its producer.
+  int fusableRelu(const std::string& t) const {
+    if (consumerCount(t) != 1) return -1;
+    for (size_t i = 0; i < nodes().size(); ++i) {
+      const Node& n = nodes()[i];
+      if (n.inputs.empty() || n.inputs[0] != t || !n.domain.empty()) continue;
+      if (n.opType == "Relu") return int(i);
+      if (n.opType == "Clip") {
+        float lo = -1;
+        if (n.inputs.size() > 1 && !n.inputs[1].empty() && g_.tensor(n.inputs[1]).isConstant)
+          lo = g_.tensor(n.inputs[1]).floats.at(0);
+        else if (n.has("min"))
+          lo = n.attrFloat("min", -1);
+        if (lo == 0.0f) return int(i);
+      }
+      return -1;
+    }
+    return -1;
+  }
+
+  bool floatActivation(const std::string& t) const {
+    return !t.empty() && g_.hasTensor(t) && !g_.tensor(t).isConstant && g_.tensor(t).dtype == DType::kFloat32;
+  }
+
+  void addAccelerator(const std::string& name, const Operator& op, std::vector<std::string> inputs,
+                      const std::string& output) {
+    Node n;
+    n.name = name;
+    n.domain = kTesseraDomain;
+    n.opType = kindName(op.kind);
+    Attribute spec;
+    spec.kind = Attribute::Kind::kString;
+    spec.s = op.spec();
+    n.attrs["spec"] = spec;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g_.nodes.push_back(n);
+  }
+
+  // Conv (groups 1, no dilation, symmetric pads) or a dense layer given as OIHW weights.
+  void emitConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
+                       const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
+                       int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
+                       bool relu, const std::vector<float>* weightScales) {
+    const std::string xq = int8Value(input);
+    const Tensor& x = g_.tensor(xq);
+    const float sx = x.quant.scale.at(0);
+    const float sy = scaleFor(floatOut);
+    const int64_t per = inC * kh * kw;
+    std::vector<int64_t> wq(static_cast<size_t>(outC * per));
+    std::vector<int64_t> bq(static_cast<size_t>(outC));
+    std::vector<double> real(static_cast<size_t>(outC));
+    int64_t worst = 0;
+    std::vector<int64_t> sumAbs(static_cast<size_t>(outC));
+    for (int64_t o = 0; o < outC; ++o) {
+      float m = 0;
+      for (int64_t j = 0; j < per; ++j) m = std::max(m, std::fabs(weights[size_t(o * per + j)]));
+      // A QDQ file's own per-channel scales reproduce its int8 weights exactly.
+      double sw8 = m > 0 ? m / 127.0 : 1.0;
+      if (weightScales && !weightScales->empty())
+        sw8 = weightScales->size() == 1 ? (*weightScales)[0] : (*weightScales)[size_t(o)];
+      for (int64_t j = 0; j < per; ++j) {
+        const int8_t q = saturate8(weights[size_t(o * per + j)] / sw8);
+        wq[size_t(o * per + j)] = q;
+        sumAbs[size_t(o)] += std::abs(int(q));
+      }
+      const double b = bias.empty() ? 0.0 : bias[size_t(o)];
+      bq[size_t(o)] = std::clamp<int64_t>(std::llround(b / (double(sx) * sw8)), -(int64_t(1) << 30), int64_t(1) << 30);
+      real[size_t(o)] = double(sx) * sw8 / double(sy);
+      worst = std::max<int64_t>(worst, 128 * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
+    }
+    const Requantization r = requantization(real, worst);
+    std::vector<int64_t> mults(static_cast<size_t>(outC));
+    for (int64_t o = 0; o < outC; ++o) {
+      bq[size_t(o)] += r.roundingBias[size_t(o)];
+      mults[size_t(o)] = r.multipliers[size_t(o)];
+    }
+    Epilogue e;
+    e.bias = true;
+    e.perChannelMultiplier = true;
+    e.shift = r.shift;
+    e.preShift = r.preShift;
+    e.preClip = r.preClip;
+    e.round = r.round;
+    e.relu = relu;
+    const auto& xs = x.shape;
+    Operator op;
+    if (dense) {
+      op = Operator::dense(int(xs.at(0)), int(inC), int(outC), e);
+    } else {
+      op = Operator::conv2d(int(xs.at(0)), int(inC), int(xs.at(2)), int(xs.at(3)), int(outC), kh, sh, ph, e);
+      op.kernelH = kh;
+      op.kernelW = kw;
+      op.strideH = sh;
+      op.strideW = sw;
+      op.padH = ph;
+      op.padW = pw;
+    }
+    op.name = name;
+    op.validate();
+    const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC, kh, kw}, std::move(wq));
+    const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
+    const std::string m = addConst(name + "_multipliers", DType::kInt32, {outC}, std::move(mults));
+    const std::string out = defineInt8(floatOut, sy, outShape);
+    addAccelerator(name, op, {xq, w, b, m}, out);
+  }
+
+  // Symmetric pads and no dilation, or false.
+  bool simpleWindow(const Node& n, int* ph, int* pw, int* sh, int* sw, int* kh, int* kw, size_t spatialDims) {
+    if (n.attrString("auto_pad", "NOTSET") != "NOTSET" && n.attrString("auto_pad", "NOTSET") != "VALID") return false;
+    std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * spatialDims, 0));
+    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(spatialDims, 1));
+    std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(spatialDims, 1));
+    if (spatialDims != 2 || pads.size() != 4 || strides.size() != 2) return false;
+    for (int64_t d : dil)
+      if (d != 1) return false;
+    if (pads[0] != pads[2] || pads[1] != pads[3]) return false;
+    *ph = int(pads[0]);
+    *pw = int(pads[1]);
+    *sh = int(strides[0]);
+    *sw = int(strides[1]);
+    if (n.has("kernel_shape")) {
+      std::vector<int64_t> k = n.attrInts("kernel_shape", {});
+      if (k.size() != 2) return false;
+      *kh = int(k[0]);
+      *kw = int(k[1]);
+    }
+    return true;
+  }
+
+  bool tryAccelerate(size_t i) {
+    const Node& n = nodes()[i];
+    if (!n.domain.empty()) return false;
+    const std::string out = n.outputs.empty() ? "" : n.outputs[0];
+    // QDQ models: only what the file quantizes goes to the accelerator.
+    if (scales_.fixed && n.opType != "Flatten" && n.opType != "Reshape") {
+      if (!hasScale(n.inputs.at(0)) || (n.opType == "Add" && (n.inputs.size() < 2 || !hasScale(n.inputs[1])))) return false;
+      const int r = fusableRelu(out);
+      const std::string y = r >= 0 ? nodes()[size_t(r)].outputs[0] : out;
+      const bool pooling = n.opType == "MaxPool" || n.opType == "AveragePool" || n.opType == "GlobalAveragePool";
+      if (!pooling && !hasScale(y)) return false;
+    }
+    auto outputAfterRelu = [&](bool* relu) {
+      const int r = fusableRelu(out);
+      *relu = r >= 0;
+      if (r >= 0) {
+        fused_.insert(size_t(r));
+        return nodes()[size_t(r)].outputs[0];
+      }
+      return out;
+    };
+    if (n.opType == "Conv") {
+      if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1)) || n.attrInt("group", 1) != 1) return false;
+      const Tensor& w = g_.tensor(n.inputs[1]);
+      if (w.shape.size() != 4 || g_.tensor(n.inputs[0]).shape.size() != 4) return false;
+      int ph, pw, sh, sw, kh = int(w.shape[2]), kw = int(w.shape[3]);
+      if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2)) return false;
+      std::vector<float> bias;
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        if (!isConstTensor(n.inputs[2])) return false;
+        bias = g_.tensor(n.inputs[2]).floats;
+      }
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      emitConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1], kh, kw, sh, sw, ph, pw, false, y,
+                      g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]));
+      return true;
+    }
+    if (n.opType == "Gemm" || n.opType == "MatMul") {
+      std::string a = n.inputs[0];
+      if (!isConstTensor(n.inputs.at(1)) || !floatActivation(a)) return false;
+      if (n.opType == "Gemm" && (n.attrInt("transA", 0) || n.attrFloat("alpha", 1) != 1.0f || n.attrFloat("beta", 1) != 1.0f))
+        return false;
+      const Tensor& b = g_.tensor(n.inputs[1]);
+      if (b.shape.size() != 2 || g_.tensor(a).shape.size() != 2) return false;
+      const bool transB = n.opType == "Gemm" && n.attrInt("transB", 0);
+      const int64_t K = transB ? b.shape[1] : b.shape[0], O = transB ? b.shape[0] : b.shape[1];
+      std::vector<float> wOK(static_cast<size_t>(O * K));
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t k = 0; k < K; ++k) wOK[size_t(o * K + k)] = transB ? b.floats[size_t(o * K + k)] : b.floats[size_t(k * O + o)];
+      std::vector<float> bias;
+      if (n.opType == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        if (!isConstTensor(n.inputs[2])) return false;
+        const Tensor& c = g_.tensor(n.inputs[2]);
+        if (c.elements() == O) bias = c.floats;
+        else if (c.elements() == 1) bias.assign(size_t(O), c.floats.at(0));
+        else return false;
+      }
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      // A dense layer after Flatten of an [N,C,H,W] activation is a convolution with an HxW
+      // kernel over it: the flatten order (c, y, x) is the OIHW weight order, so no relayout.
+      auto flat = flattenedFrom_.find(a);
+      if (flat != flattenedFrom_.end()) {
+        const Tensor& src = g_.tensor(flat->second);
+        const int64_t C = src.shape[1], H = src.shape[2], W = src.shape[3];
+        if (C * H * W == K) {
+          emitConvolution(n.name, flat->second, wOK, bias, O, C, int(H), int(W), 1, 1, 0, 0, H * W == 1, y,
+                          g_.tensor(y).shape, relu, denseScales(n, transB));
+          return true;
+        }
+      }
+      emitConvolution(n.name, a, wOK, bias, O, K, 1, 1, 1, 1, 0, 0, true, y, g_.tensor(y).shape, relu,
+                      denseScales(n, transB));
+      return true;
+    }
+    if (n.opType == "Flatten" || n.opType == "Reshape") {
+      // Kept lazily: a following dense layer reads the 4-D activation directly.
+      const Tensor& in = g_.tensor(n.inputs[0]);
+      const Tensor& o = g_.tensor(out);
+      if (!floatActivation(n.inputs[0]) || in.shape.size() != 4 || o.shape.size() != 2 || o.shape[0] != in.shape[0])
+        return false;
+      if (n.opType == "Flatten" && n.attrInt("axis", 1) != 1) return false;
+      bool onlyDense = consumerCount(out) > 0;
+      for (const Node& c : nodes())
+        for (const std::string& ci : c.inputs)
+          if (ci == out && !(c.domain.empty() && (c.opType == "Gemm" || c.opType == "MatMul") && c.inputs[0] == out))
+            onlyDense = false;
+      if (!onlyDense || !int8Of_.count(n.inputs[0])) return false;
+      flattenedFrom_[out] = n.inputs[0];
+      deferredFlatten_[out] = n;
+      return true;
+    }
+    if (n.opType == "Add") {
+      if (n.inputs.size() != 2 || !floatActivation(n.inputs[0]) || !floatActivation(n.inputs[1])) return false;
+      const Tensor& a = g_.tensor(n.inputs[0]);
+      const Tensor& b = g_.tensor(n.inputs[1]);
+      if (a.shape != b.shape || a.shape.size() != 4) return false;
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      const std::string aq = int8Value(n.inputs[0]), bq = int8Value(n.inputs[1]);
+      const double sa = g_.tensor(aq).quant.scale.at(0), sb = g_.tensor(bq).quant.scale.at(0);
+      const float sy = scaleFor(y);
+      int k = 15;
+      while (k > 1 && std::llround(std::max(sa, sb) / sy * std::ldexp(1.0, k)) > 32767) --k;
+      Epilogue e;
+      e.bias = false;
+      e.multiplier = 1;
+      e.shift = k;
+      e.round = true;
+      e.relu = relu;
+      Operator op = Operator::add(int(a.shape[0]), int(a.shape[1]), int(a.shape[2]), int(a.shape[3]), e);
+      op.scaleA = int(std::llround(sa / sy * std::ldexp(1.0, k)));
+      op.scaleB = int(std::llround(sb / sy * std::ldexp(1.0, k)));
+      op.name = n.name;
+      op.validate();
+      addAccelerator(n.name, op, {aq, bq}, defineInt8(y, sy, g_.tensor(y).shape));
+      return true;
+    }
+    if (n.opType == "MaxPool" || n.opType == "AveragePool" || n.opType == "GlobalAveragePool") {
+      if (!floatActivation(n.inputs[0])) return false;
+      const Tensor& x = g_.tensor(n.inputs[0]);
+      if (x.shape.size() != 4) return false;
+      int ph = 0, pw = 0, sh = 1, sw = 1, kh = int(x.shape[2]), kw = int(x.shape[3]);
+      if (n.opType != "GlobalAveragePool") {
+        if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2) || n.attrInt("ceil_mode", 0)) return false;
+        if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;
+        if (n.opType == "MaxPool" && n.attrInt("storage_order", 0)) return false;
+        // The accelerator's average divides by the whole window (padding counted as zero).
+        if (n.opType == "AveragePool" && (ph || pw) && !n.attrInt("count_include_pad", 0)) return false;
+      }
+      const std::string xq = int8Value(n.inputs[0]);
+      const int N = int(x.shape[0]), C = int(x.shape[1]), H = int(x.shape[2]), W = int(x.shape[3]);
+      Operator op = n.opType == "MaxPool" ? Operator::maxPool(N, C, H, W, kh, sh, ph) : Operator::avgPool(N, C, H, W, kh, sh, ph);
+      op.kernelH = kh;
+      op.kernelW = kw;
+      op.strideH = sh;
+      op.strideW = sw;
+      op.padH = ph;
+      op.padW = pw;
+      op.name = n.name;
+      op.validate();
+      // Pooling keeps the input's scale: max and mean never leave its range.
+      addAccelerator(n.name, op, {xq}, defineInt8(out, g_.tensor(xq).quant.scale.at(0), g_.tensor(out).shape));
+      return true;
+    }
+    return false;
+  }
+
+  const std::vector<float>* weightScalesOf(const std::string& w) const {
+    auto it = scales_.weights.find(w);
+    return it == scales_.weights.end() ? nullptr : &it->second;
+  }
+  // A MatMul's [K,N] weights are quantized per column (axis 1), a Gemm's per its output axis.
+  const std::vector<float>* denseScales(const Node& n, bool transB) const {
+    auto it = scales_.weights.find(n.inputs[1]);
+    if (it == scales_.weights.end()) return nullptr;
+    const int axis = scales_.weightAxis.count(n.inputs[1]) ? scales_.weightAxis.at(n.inputs[1]) : -1;
+    if (it->second.size() > 1 && axis != (transB ? 0 : 1)) return nullptr;
+    return &it->second;
+  }
+
+  bool isConstTensor(const std::string& t) const { return !t.empty() && g_.hasTensor(t) && g_.tensor(t).isConstant; }
+
+  Graph& g_;
+  const ActivationScales& scales_;
+  const std::vector<Node>* original_ = nullptr;
+  std::map<std::string, Node> deferredFlatten_;
+  std::set<size_t> fused_;
+  std::map<std::string, std::string> int8Of_, floatOf_, flattenedFrom_;
+  std::set<std::string> pendingFloat_;
+};
+
+}  // namespace
+
+void quantizeFloat(Graph& g, const Calibration& calibration) {
+  ActivationScales scales;
+  for (const auto& kv : calibrate(g, calibration)) scales.activation[kv.first] = kv.second / 127.0f;
+  Quantizer(g, scales).run();
+}
+
+void quantizeWithScales(Graph& g, const ActivationScales& scales) { Quantizer(g, scales).run(); }
+
+}  // namespace tessera::compiler::detail

@@ -1,0 +1,297 @@
+// Graph compiler tests: a small float network quantized, compiled to one segment, run on every target against the host reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "../../compiler/src/network/passes.h"
+#include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/network.h"
+#include "tessera/hw/config.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+#include "tessera/runtime/target.h"
+
+namespace {
+
+using tessera::compiler::CompiledModel;
+using tessera::compiler::graph::Attribute;
+using tessera::compiler::graph::DType;
+using tessera::compiler::graph::Graph;
+using tessera::compiler::graph::Node;
+using tessera::compiler::graph::Tensor;
+
+Tensor floatTensor(const std::string& name, std::vector<int64_t> shape, std::mt19937& rng, float spread, bool constant) {
+  Tensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.hasShape = true;
+  t.isConstant = constant;
+  std::normal_distribution<float> d(0.0f, spread);
+  for (int64_t i = 0; i < t.elements(); ++i) t.floats.push_back(d(rng));
+  return t;
+}
+
+Attribute ints(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+Node node(const std::string& op, const std::string& name, std::vector<std::string> in, std::vector<std::string> out) {
+  Node n;
+  n.opType = op;
+  n.name = name;
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  return n;
+}
+
+// conv+BN+relu, maxpool, a residual block, global average pool, flatten, dense: every kind of
+// accelerator layer, BatchNorm folding and the fusions.
+Graph smallNetwork(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  g.name = "small";
+  g.origin = "small-network";
+  g.opset = 13;
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
+  Tensor x;
+  x.name = "x";
+  x.shape = {1, 3, 16, 16};
+  x.hasShape = true;
+  add(x);
+  g.inputs = {"x"};
+  add(floatTensor("w1", {16, 3, 3, 3}, rng, 0.3f, true));
+  add(floatTensor("b1", {16}, rng, 0.1f, true));
+  Tensor gamma = floatTensor("gamma", {16}, rng, 0.1f, true), var = floatTensor("var", {16}, rng, 0.1f, true);
+  for (float& v : gamma.floats) v += 1.0f;
+  for (float& v : var.floats) v = std::fabs(v) + 0.5f;
+  add(gamma);
+  add(var);
+  add(floatTensor("beta", {16}, rng, 0.1f, true));
+  add(floatTensor("mean", {16}, rng, 0.1f, true));
+  add(floatTensor("w2", {16, 16, 3, 3}, rng, 0.15f, true));
+  add(floatTensor("b2", {16}, rng, 0.1f, true));
+  add(floatTensor("w3", {10, 16}, rng, 0.3f, true));
+  add(floatTensor("b3", {10}, rng, 0.1f, true));
+  Node conv1 = node("Conv", "conv1", {"x", "w1", "b1"}, {"c1"});
+  conv1.attrs["pads"] = ints({1, 1, 1, 1});
+  g.nodes.push_back(conv1);
+  g.nodes.push_back(node("BatchNormalization", "bn1", {"c1", "gamma", "beta", "mean", "var"}, {"n1"}));
+  g.nodes.push_back(node("Relu", "relu1", {"n1"}, {"r1"}));
+  Node pool = node("MaxPool", "pool", {"r1"}, {"p1"});
+  pool.attrs["kernel_shape"] = ints({2, 2});
+  pool.attrs["strides"] = ints({2, 2});
+  g.nodes.push_back(pool);
+  Node conv2 = node("Conv", "conv2", {"p1", "w2", "b2"}, {"c2"});
+  conv2.attrs["pads"] = ints({1, 1, 1, 1});
+  g.nodes.push_back(conv2);
+  g.nodes.push_back(node("Add", "residual", {"c2", "p1"}, {"s2"}));
+  g.nodes.push_back(node("Relu", "relu2", {"s2"}, {"r2"}));
+  g.nodes.push_back(node("GlobalAveragePool", "gap", {"r2"}, {"g"}));
+  g.nodes.push_back(node("Flatten", "flatten", {"g"}, {"f"}));
+  Node fc = node("Gemm", "fc", {"f", "w3", "b3"}, {"logits"});
+  Attribute transB;
+  transB.i = 1;
+  fc.attrs["transB"] = transB;
+  g.nodes.push_back(fc);
+  g.outputs = {"logits"};
+  tessera::compiler::inferShapes(g);
+  return g;
+}
+
+std::map<std::string, Tensor> sample(uint32_t seed) {
+  std::mt19937 rng(seed);
+  return {{"x", floatTensor("x", {1, 3, 16, 16}, rng, 1.0f, false)}};
+}
+
+CompiledModel compileSmall(const tessera::hw::Config& cfg) {
+  tessera::compiler::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 8; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::NetworkOptions o;
+  o.calibration = &c;
+  return tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+}
+
+TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
+  const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
+  ASSERT_EQ(m.segments.size(), 1u);
+  std::vector<std::string> accel, host;
+  for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
+  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "add", "avgpool", "dense"}));
+  // Only the edges: quantizing the input and dequantizing the logits.
+  EXPECT_EQ(host, (std::vector<std::string>{"QuantizeLinear", "DequantizeLinear"}));
+  // One FINISH for the whole stream.
+  size_t finishes = 0;
+  for (const auto& in : m.segments[0].insns) finishes += in.opcode == tessera::hw::Opcode::kFinish;
+  EXPECT_EQ(finishes, 1u);
+  EXPECT_LT(m.arenaBytes, m.arenaBytesWithoutReuse);
+}
+
+TEST(Network, QuantizedAnswersFollowTheFloatModel) {
+  const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
+  const Graph g = smallNetwork(7);
+  double worst = 0, range = 0;
+  int sameTop = 0;
+  for (uint32_t s = 0; s < 8; ++s) {
+    const auto in = sample(200 + s);
+    const auto q = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
+    const auto f = tessera::compiler::evaluate(g, in).at("logits").floats;
+    ASSERT_EQ(q.size(), f.size());
+    size_t qa = 0, fa = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+      worst = std::max(worst, double(std::fabs(q[i] - f[i])));
+      range = std::max(range, double(std::fabs(f[i])));
+      if (q[i] > q[qa]) qa = i;
+      if (f[i] > f[fa]) fa = i;
+    }
+    sameTop += qa == fa;
+  }
+  EXPECT_LT(worst, 0.1 * range) << "int8 logits drift from the float model's";
+  EXPECT_GE(sameTop, 6);
+}
+
+bool built(const std::string& target, const tessera::hw::Config& cfg) {
+  for (const auto* t : tessera::runtime::availableTargets())
+    if (t->name == target) return t->supports(cfg);
+  return false;
+}
+
+class NetworkOnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(NetworkOnTarget, MatchesTheHostReferenceBitForBit) {
+  const auto& [target, config] = GetParam();
+  const tessera::hw::Config cfg = tessera::hw::Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
+  const CompiledModel m = compileSmall(cfg);
+  tessera::runtime::Session session(target, cfg);
+  tessera::compiler::ModelRunner runner(m, session);
+  for (uint32_t s = 0; s < 2; ++s) {
+    const auto in = sample(300 + s);
+    const auto want = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
+    const auto got = runner.run(in);
+    EXPECT_EQ(got.outputs.at("logits").floats, want) << target << "/" << config << " sample " << s;
+    EXPECT_GT(got.counters.macs, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, NetworkOnTarget,
+                         ::testing::Combine(::testing::Values("fsim", "tsim", "hls", "hls-sc", "rtl-sc"),
+                                            ::testing::Values("default", "small", "batch2")),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Network, CompiledModelFilesRoundTripAndRefuseCorruption) {
+  const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
+  const std::vector<uint8_t> bytes = m.serialize();
+  const CompiledModel back = CompiledModel::deserialize(bytes, "mem");
+  const auto in = sample(9);
+  EXPECT_EQ(tessera::compiler::runReference(back, in).outputs.at("logits").floats,
+            tessera::compiler::runReference(m, in).outputs.at("logits").floats);
+  std::vector<uint8_t> corrupt = bytes;
+  corrupt[corrupt.size() / 2] ^= 0x10;
+  EXPECT_THROW(CompiledModel::deserialize(corrupt, "corrupt.tsm"), tessera::Error);
+  std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + int64_t(bytes.size() / 3));
+  try {
+    CompiledModel::deserialize(truncated, "truncated.tsm");
+    FAIL() << "a truncated model loaded";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated.tsm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Network, WrongInputsAreNamed) {
+  const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
+  std::mt19937 rng(1);
+  try {
+    tessera::compiler::runReference(m, {{"x", floatTensor("x", {1, 3, 8, 8}, rng, 1, false)}});
+    FAIL();
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'x'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(tessera::compiler::runReference(m, {}), tessera::Error);
+  auto extra = sample(1);
+  extra["y"] = extra["x"];
+  EXPECT_THROW(tessera::compiler::runReference(m, extra), tessera::Error);
+}
+
+TEST(Network, CalibrationOfTheWrongShapeIsNamed) {
+  tessera::compiler::Calibration c;
+  c.origin = "calib-dir";
+  std::mt19937 rng(3);
+  c.samples.push_back({{"x", floatTensor("x", {1, 1, 16, 16}, rng, 1, false)}});
+  tessera::compiler::NetworkOptions o;
+  o.calibration = &c;
+  try {
+    tessera::compiler::compileNetwork(tessera::hw::Config::load("default"), smallNetwork(7), o);
+    FAIL();
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("calib-dir"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+}
+
+// The requantization never wraps: worst-case accumulators through the integer pipeline (exactly
+// the accelerator's: bias, pre-shift or pre-clip, multiply, shift, clip) land within one step of the real
+// product, for channel scales spread up to 16x.
+TEST(Requantization, IntegerPipelineTracksTheRealMultiplier) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> base(1e-5, 0.05), spread(1.0, 16.0);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<double> real(8);
+    const double b = base(rng) * (trial % 3 == 0 ? 20 : 1);
+    for (double& r : real) r = b * spread(rng);
+    const int64_t worst = int64_t(1) << (10 + trial % 16);
+    const auto r = tessera::compiler::detail::requantization(real, worst);
+    std::uniform_int_distribution<int64_t> acc(-worst, worst);
+    for (int k = 0; k < 300; ++k) {
+      const size_t o = size_t(k) % real.size();
+      const int64_t a = k == 0 ? worst : k == 1 ? -worst : acc(rng);
+      int64_t v = (a + r.roundingBias[o]) >> r.preShift;
+      if (r.preClip) v = std::clamp<int64_t>(v, -r.preClip, r.preClip);
+      const int64_t product = v * r.multipliers[o];
+      ASSERT_LE(std::llabs(product), int64_t(INT32_MAX)) << "multiply wraps";
+      const int64_t rounded = r.round ? product + (int64_t(1) << (r.shift - 1)) : product;
+      ASSERT_LE(std::llabs(rounded), int64_t(INT32_MAX)) << "rounding wraps";
+      const int64_t got = std::clamp<int64_t>(rounded >> r.shift, -128, 127);
+      const double want = std::clamp(double(a) * real[o], -128.0, 127.0);
+      ASSERT_LE(std::fabs(double(got) - want), 1.0) << "acc " << a << " m " << real[o] << " pre " << r.preShift;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int c_api_smoke(const char* path, float* logits, size_t count, char* why, size_t whySize);
+
+namespace {
+
+TEST(NetworkCApi, RunsACompiledModelFileAndNamesErrors) {
+  const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
+  const std::string path = ::testing::TempDir() + "/small_c_api.tsm";
+  std::remove(path.c_str());
+  m.save(path, false);
+  float logits[10];
+  char why[512] = {0};
+  ASSERT_EQ(c_api_smoke(path.c_str(), logits, 10, why, sizeof why), 0) << why;
+  std::map<std::string, Tensor> zeros = sample(0);
+  for (float& v : zeros["x"].floats) v = 0;
+  const auto want = tessera::compiler::runReference(m, zeros).outputs.at("logits").floats;
+  EXPECT_EQ(std::vector<float>(logits, logits + 10), want);
+  // A wrong output size is refused with a message, not a buffer overrun.
+  EXPECT_NE(c_api_smoke(path.c_str(), logits, 9, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("logits"), std::string::npos) << why;
+  // A missing file names itself.
+  EXPECT_NE(c_api_smoke("/nonexistent/model.tsm", logits, 10, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("/nonexistent/model.tsm"), std::string::npos) << why;
+  std::remove(path.c_str());
+}
+
+}  // namespace
