@@ -18,7 +18,7 @@ build: configure
 	@cmake --build --preset default
 
 demo: build
-	@./build/sw/tessera demo
+	@bash scripts/demo.sh build
 
 test: build
 	@ctest --preset default

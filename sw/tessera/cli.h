@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace tessera::runtime {
+class Session;
+}
+
 namespace tessera::cli {
 
 namespace po = boost::program_options;
@@ -41,5 +45,10 @@ int cmdRegress(const std::vector<std::string>& args);
 int cmdBench(const std::vector<std::string>& args);
 int cmdCompile(const std::vector<std::string>& args);
 int cmdRunOp(const std::vector<std::string>& args);
+int cmdCompileModel(const std::vector<std::string>& args);
+int cmdRun(const std::vector<std::string>& args);
+int cmdEval(const std::vector<std::string>& args);
+// tessera bench resnet18's whole-network part (cmd_bench_network.cpp); returns non-zero on a mismatch.
+int benchResnet18Network(runtime::Session& session);
 
 }  // namespace tessera::cli

@@ -96,6 +96,9 @@ Compiled compileOrLoad(const OpArgs& a, const hw::Config& cfg) {
 }  // namespace
 
 int cmdCompile(const std::vector<std::string>& args) {
+  // A model file compiles as a network; anything else is an operator spec.
+  for (const std::string& a : args)
+    if (a.size() > 5 && a.compare(a.size() - 5, 5, ".onnx") == 0) return cmdCompileModel(args);
   po::options_description opts("options");
   OpArgs a;
   addOpOptions(opts, a);

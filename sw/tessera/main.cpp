@@ -18,7 +18,9 @@ const std::vector<Command>& commands() {
       {"sim", "load files into simulated DRAM, run a program on a target, dump memory", cmdSim},
       {"demo", "run a blocked int8 GEMM with requantization through the runtime and check it", cmdDemo},
       {"regress", "run random programs on several targets and compare them; shrink mismatches", cmdRegress},
-      {"compile", "compile one quantized operator (conv2d, dense, add, max/avg pooling) to a program; print every stage", cmdCompile},
+      {"compile", "compile an ONNX model to a compiled model file, or one quantized operator to a program; print every stage", cmdCompile},
+      {"run", "run an ONNX or compiled model on a target: its answer (top-5 or tensors) and a per-layer table", cmdRun},
+      {"eval", "accuracy of a model on an IDX data set: quantized on the accelerator next to float on the host", cmdEval},
       {"run-op", "compile (or load) an operator, run it on a target and check it against the reference", cmdRunOp},
       {"bench", "benchmarks with cycles, GEMM-core utilization, DRAM traffic and simulation speed", cmdBench},
   };

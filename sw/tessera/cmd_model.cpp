@@ -1,0 +1,435 @@
+// tessera compile/run/eval for whole models: ONNX in, compiled model files, answers, accuracy and timing out.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/network.h"
+#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/tensor_io.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+
+namespace tessera::cli {
+
+namespace fs = std::filesystem;
+using compiler::CompiledModel;
+using compiler::graph::DType;
+using compiler::graph::Tensor;
+
+namespace {
+
+bool isOnnxFile(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+// An image or sample converted to what a model input takes: float inputs get pixel / 255 (the
+// convention the shipped models are trained with), integer inputs the raw values.
+Tensor convertToInput(const Tensor& src, const Tensor& want, const std::string& origin) {
+  if (src.dtype == want.dtype && src.shape == want.shape) return src;
+  if (src.elements() != want.elements())
+    throw Error(origin, "is " + src.describe() + ", input '" + want.name + "' takes " + want.describe());
+  Tensor t = want;
+  t.floats.clear();
+  t.ints.clear();
+  if (src.dtype == DType::kUInt8 && want.dtype == DType::kFloat32) {
+    for (int64_t v : src.ints) t.floats.push_back(float(v) / 255.0f);
+  } else if (src.dtype == want.dtype) {
+    t.floats = src.floats;
+    t.ints = src.ints;
+  } else {
+    throw Error(origin, "is " + src.describe() + ", input '" + want.name + "' takes " + want.describe());
+  }
+  return t;
+}
+
+Tensor readInputFile(const std::string& path, const Tensor& want) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path, "cannot open the input file");
+  char magic[6] = {0};
+  f.read(magic, 6);
+  const bool npy = f.gcount() == 6 && std::string(magic + 1, 5) == "NUMPY" && uint8_t(magic[0]) == 0x93;
+  const Tensor src = npy ? compiler::readNpy(path) : compiler::readImage(path);
+  return convertToInput(src, want, path);
+}
+
+Tensor fromIdx(const compiler::IdxImages& images, int64_t index, const Tensor& want, const std::string& origin) {
+  Tensor t;
+  t.dtype = DType::kUInt8;
+  t.shape = {1, 1, images.rows, images.cols};
+  t.hasShape = true;
+  const uint64_t per = uint64_t(images.rows * images.cols);
+  t.ints.assign(images.pixels.begin() + int64_t(per) * index, images.pixels.begin() + int64_t(per) * (index + 1));
+  return convertToInput(t, want, origin + " image " + std::to_string(index));
+}
+
+// A directory of .npy samples (sorted by name) or an IDX image file (its first `count` images).
+compiler::Calibration loadCalibration(const std::string& path, const CompiledModel& shape, int count) {
+  compiler::Calibration c;
+  c.origin = path;
+  if (shape.inputs.size() != 1)
+    throw Error(path, "calibration sets are supported for single-input models; this one has " +
+                          std::to_string(shape.inputs.size()));
+  const Tensor& want = shape.inputs[0];
+  if (fs::is_directory(path)) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(path))
+      if (e.path().extension() == ".npy") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw Error(path, "holds no .npy calibration samples");
+    for (const std::string& f : files) {
+      if (int(c.samples.size()) >= count) break;
+      c.samples.push_back({{want.name, convertToInput(compiler::readNpy(f), want, f)}});
+    }
+  } else {
+    const compiler::IdxImages images = compiler::readIdxImages(path);
+    for (int64_t i = 0; i < images.count && i < count; ++i) c.samples.push_back({{want.name, fromIdx(images, i, want, path)}});
+  }
+  return c;
+}
+
+// Input descriptions of an ONNX model, before compiling it (for reading calibration data).
+CompiledModel describeInputs(const compiler::graph::Graph& g) {
+  CompiledModel m;
+  for (const std::string& in : g.inputs) m.inputs.push_back(g.tensor(in));
+  return m;
+}
+
+struct ModelArgs {
+  std::string model, config, calibrate, output;
+  int calibrationCount = 64;
+  bool printAfterAll = false, force = false;
+};
+
+CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double* seconds,
+                               compiler::graph::Graph* floatGraph) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!isOnnxFile(a.model)) {
+    CompiledModel m = CompiledModel::load(a.model);
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return m;
+  }
+  compiler::graph::Graph g = compiler::importOnnx(a.model);
+  if (floatGraph) *floatGraph = g;
+  compiler::NetworkOptions o;
+  o.printAfterAll = a.printAfterAll ? &std::cout : nullptr;
+  compiler::Calibration calibration;
+  if (!a.calibrate.empty()) {
+    calibration = loadCalibration(a.calibrate, describeInputs(g), a.calibrationCount);
+    o.calibration = &calibration;
+  }
+  CompiledModel m = compiler::compileNetwork(cfg, g, o);
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
+void addModelOptions(po::options_description& opts, ModelArgs& a) {
+  addConfigOption(opts, &a.config);
+  opts.add_options()
+      ("model", po::value<std::string>(&a.model)->required(), "model.onnx or a compiled model.tsm")
+      ("calibrate", po::value<std::string>(&a.calibrate), "float models: calibration samples, a directory of .npy files or an IDX image file")
+      ("calibration-count", po::value<int>(&a.calibrationCount)->default_value(64), "at most this many calibration samples")
+      ("print-after-all", po::bool_switch(&a.printAfterAll), "print the graph after every pass");
+}
+
+std::string withCommas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+std::vector<std::string> labelsOf(const CompiledModel& m, const std::string& labelsFile) {
+  if (!labelsFile.empty()) return compiler::readLabels(labelsFile);
+  std::vector<std::string> labels;
+  auto it = m.metadata.find("labels");
+  if (it == m.metadata.end()) return labels;
+  std::stringstream ss(it->second);
+  for (std::string l; std::getline(ss, l, ',');) labels.push_back(l);
+  return labels;
+}
+
+std::vector<float> asFloats(const Tensor& t) {
+  if (t.dtype == DType::kFloat32) return t.floats;
+  return std::vector<float>(t.ints.begin(), t.ints.end());
+}
+
+std::vector<int> topK(const std::vector<float>& v, int k) {
+  std::vector<int> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  k = std::min<int>(k, int(v.size()));
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) { return v[size_t(a)] > v[size_t(b)] || (v[size_t(a)] == v[size_t(b)] && a < b); });
+  idx.resize(size_t(k));
+  return idx;
+}
+
+void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg) {
+  const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
+  std::printf("%-4s %-28s %-11s %-9s %14s %12s %8s %12s\n", "#", "layer", "ran on", "op", "MACs", "cycles", "GEMM%",
+              "DRAM bytes");
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const compiler::LayerInfo& l = m.layers[i];
+    const compiler::LayerTiming& t = r.layers[i];
+    char cycles[32] = "-", util[16] = "-";
+    if (l.onAccelerator && t.cycles) {
+      std::snprintf(cycles, sizeof cycles, "%s", withCommas(t.cycles).c_str());
+      if (l.macs) std::snprintf(util, sizeof util, "%.1f", 100.0 * double(l.macs) / (double(t.cycles) * lanes));
+    } else if (!l.onAccelerator) {
+      std::snprintf(cycles, sizeof cycles, "%.0f us", t.hostMicros);
+    }
+    std::string name = l.name.size() > 28 ? l.name.substr(0, 25) + "..." : l.name;
+    std::printf("%-4zu %-28s %-11s %-9s %14s %12s %8s %12s\n", i, name.c_str(), l.onAccelerator ? "accelerator" : "host",
+                l.kind.c_str(), l.macs ? withCommas(l.macs).c_str() : "-", cycles, util,
+                l.onAccelerator ? withCommas(l.dramReadBytes + l.dramWriteBytes).c_str() : "-");
+  }
+  uint64_t macs = 0;
+  for (const auto& l : m.layers) macs += l.macs;
+  std::printf("total: %s MACs on the accelerator in %zu segment(s), %s instructions",
+              withCommas(macs).c_str(), m.segments.size(), withCommas(r.counters.totalInsns()).c_str());
+  if (r.counters.cycles)
+    std::printf(", %s cycles, GEMM-core utilization %.1f%%", withCommas(r.counters.cycles).c_str(),
+                100.0 * double(macs) / (double(r.counters.cycles) * lanes));
+  std::printf(", %.3f s wall\n", r.seconds);
+}
+
+nlohmann::json layersJson(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg) {
+  const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const compiler::LayerInfo& l = m.layers[i];
+    const compiler::LayerTiming& t = r.layers[i];
+    nlohmann::json j = {{"name", l.name}, {"op", l.kind}, {"ran_on", l.onAccelerator ? "accelerator" : "host"},
+                        {"macs", l.macs}, {"detail", l.detail}};
+    if (l.onAccelerator) {
+      j["segment"] = l.segment;
+      j["dram_bytes"] = l.dramReadBytes + l.dramWriteBytes;
+      j["estimated_cycles"] = l.estimatedCycles;
+      if (t.cycles) {
+        j["cycles"] = t.cycles;
+        if (l.macs) j["gemm_utilization"] = double(l.macs) / (double(t.cycles) * lanes);
+      }
+    } else {
+      j["host_microseconds"] = t.hostMicros;
+    }
+    layers.push_back(j);
+  }
+  return layers;
+}
+
+}  // namespace
+
+int cmdCompileModel(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  ModelArgs a;
+  addModelOptions(opts, a);
+  opts.add_options()("output,o", po::value<std::string>(&a.output), "write the compiled model here")
+      ("force", po::bool_switch(&a.force), "overwrite an existing output file");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (!parse("compile", "MODEL.onnx [--calibrate DIR|IDX] [--config C] [--print-after-all] -o MODEL.tsm [--force]",
+             args, opts, &pos, &vm))
+    return 0;
+  const hw::Config cfg = hw::Config::load(a.config);
+  double seconds = 0;
+  const CompiledModel m = compileModelFile(a, cfg, &seconds, nullptr);
+  size_t onAccel = 0;
+  for (const auto& l : m.layers) onAccel += l.onAccelerator;
+  uint64_t insns = 0;
+  for (const auto& s : m.segments) insns += s.insns.size();
+  std::printf("compiled %s for %s in %.3f s: %s; %zu layers (%zu on the accelerator in %zu segment(s), %zu on the host), "
+              "%s instructions, %s bytes of constants, activation arena %s bytes (%s without reuse)\n",
+              a.model.c_str(), cfg.name.c_str(), seconds, m.quantization.c_str(), m.layers.size(), onAccel,
+              m.segments.size(), m.layers.size() - onAccel, withCommas(insns).c_str(),
+              withCommas(m.constantImage.size()).c_str(), withCommas(m.arenaBytes).c_str(),
+              withCommas(m.arenaBytesWithoutReuse).c_str());
+  for (const auto& q : m.quantizationNotes)
+    std::printf("  quantization: %s: %s (max abs error %.3g)\n", q.tensor.c_str(), q.change.c_str(), q.maxAbsError);
+  if (!a.output.empty()) {
+    m.save(a.output, a.force);
+    std::printf("wrote %s\n", a.output.c_str());
+  }
+  return 0;
+}
+
+int cmdRun(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  ModelArgs a;
+  std::string target, outputDir, labelsFile;
+  std::vector<std::string> inputs;
+  int top = 5;
+  bool json = false;
+  addModelOptions(opts, a);
+  addTargetOption(opts, &target, "fsim");
+  opts.add_options()
+      ("input,i", po::value<std::vector<std::string>>(&inputs)->composing(), "an input: FILE or NAME=FILE (.npy, PNG or PGM); one per graph input in order")
+      ("output-dir", po::value<std::string>(&outputDir), "write every graph output as NAME.npy here")
+      ("force", po::bool_switch(&a.force), "overwrite existing output files")
+      ("labels", po::value<std::string>(&labelsFile), "class labels, one per line (default: the model's 'labels' metadata)")
+      ("top", po::value<int>(&top)->default_value(5), "classes to print")
+      ("json", po::bool_switch(&json), "print the results as one JSON object instead");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (!parse("run", "MODEL.onnx|MODEL.tsm --input FILE ... [--target T] [--config C] [--calibrate DIR|IDX] [--output-dir DIR]",
+             args, opts, &pos, &vm))
+    return 0;
+  const hw::Config cfg = hw::Config::load(a.config);
+  runtime::Session session(target, cfg);
+  double compileSeconds = 0;
+  const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, nullptr);
+  if (inputs.size() != m.inputs.size() && std::none_of(inputs.begin(), inputs.end(), [](const std::string& s) {
+        return s.find('=') != std::string::npos;
+      }))
+    throw Error("--input", "the model takes " + std::to_string(m.inputs.size()) + " input(s), " +
+                               std::to_string(inputs.size()) + " given");
+  std::map<std::string, Tensor> feeds;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string name, file = inputs[i];
+    const size_t eq = file.find('=');
+    if (eq != std::string::npos && !fs::exists(file)) {
+      name = file.substr(0, eq);
+      file = file.substr(eq + 1);
+    } else {
+      name = i < m.inputs.size() ? m.inputs[i].name : "";
+    }
+    auto want = std::find_if(m.inputs.begin(), m.inputs.end(), [&](const Tensor& t) { return t.name == name; });
+    if (want == m.inputs.end()) throw Error("--input " + inputs[i], "the model has no input named '" + name + "'");
+    feeds[name] = readInputFile(file, *want);
+  }
+  compiler::ModelRunner runner(m, session);
+  const compiler::ModelRunResult r = runner.run(feeds);
+  const std::vector<std::string> labels = labelsOf(m, labelsFile);
+  nlohmann::json report = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization}};
+  if (!json)
+    std::printf("model %s (%s) on %s, config %s\n", a.model.c_str(), m.quantization.c_str(), target.c_str(), cfg.name.c_str());
+  for (const Tensor& want : m.outputs) {
+    if (json) {
+      const Tensor& o = r.outputs.at(want.name);
+      nlohmann::json j = {{"shape", o.shape}, {"dtype", compiler::graph::dtypeName(o.dtype)}};
+      const std::vector<float> v = asFloats(o);
+      nlohmann::json topList = nlohmann::json::array();
+      for (int k : topK(v, top))
+        topList.push_back({{"index", k}, {"label", size_t(k) < labels.size() ? labels[size_t(k)] : ""}, {"value", v[size_t(k)]}});
+      j["top"] = topList;
+      if (v.size() <= 4096) j["values"] = v;
+      report["outputs"][want.name] = j;
+    }
+    const Tensor& result = r.outputs.at(want.name);
+    const std::vector<float> v = asFloats(result);
+    if (json) {
+    } else if (result.elements() > 1 && (result.shape.size() == 2 && result.shape[0] == 1)) {
+      std::printf("output '%s' %s, top %d:\n", want.name.c_str(), result.describe().c_str(), std::min<int>(top, int(v.size())));
+      for (int k : topK(v, top))
+        std::printf("  %4d  %-20s %10.4f\n", k, size_t(k) < labels.size() ? labels[size_t(k)].c_str() : "", v[size_t(k)]);
+    } else {
+      std::printf("output '%s' %s:", want.name.c_str(), result.describe().c_str());
+      for (size_t i = 0; i < v.size() && i < 16; ++i) std::printf(" %g", v[i]);
+      std::printf(v.size() > 16 ? " ...\n" : "\n");
+    }
+    if (!outputDir.empty()) {
+      fs::create_directories(outputDir);
+      std::string file = want.name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      const std::string path = (fs::path(outputDir) / (file + ".npy")).string();
+      compiler::writeNpy(path, result, a.force);
+      if (!json) std::printf("  wrote %s\n", path.c_str());
+    }
+  }
+  if (json) {
+    report["layers"] = layersJson(m, r, cfg);
+    report["total"] = {{"cycles", r.counters.cycles}, {"instructions", r.counters.totalInsns()}, {"macs", r.counters.macs},
+                    {"seconds", r.seconds}, {"segments", m.segments.size()}};
+    std::printf("%s\n", report.dump(2).c_str());
+  } else {
+    printLayerTable(m, r, cfg);
+  }
+  return 0;
+}
+
+int cmdEval(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  ModelArgs a;
+  std::string target;
+  std::vector<std::string> dataset;
+  int64_t count = 0;
+  bool json = false;
+  addModelOptions(opts, a);
+  addTargetOption(opts, &target, "fsim");
+  opts.add_options()
+      ("dataset", po::value<std::vector<std::string>>(&dataset)->multitoken(), "IDX_IMAGES IDX_LABELS")
+      ("count", po::value<int64_t>(&count)->default_value(0), "evaluate the first N images (0: all)")
+      ("json", po::bool_switch(&json), "print the results as one JSON object instead");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (!parse("eval", "MODEL.onnx|MODEL.tsm --dataset IDX_IMAGES IDX_LABELS [--count N] [--target T] [--calibrate DIR|IDX]",
+             args, opts, &pos, &vm))
+    return 0;
+  if (dataset.size() != 2) throw Error("--dataset", "takes two files: IDX images and IDX labels");
+  const hw::Config cfg = hw::Config::load(a.config);
+  runtime::Session session(target, cfg);
+  double compileSeconds = 0;
+  compiler::graph::Graph floatGraph;
+  const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, &floatGraph);
+  const bool haveFloat = isOnnxFile(a.model);
+  const compiler::IdxImages images = compiler::readIdxImages(dataset[0]);
+  const std::vector<uint8_t> labels = compiler::readIdxLabels(dataset[1]);
+  if (int64_t(labels.size()) != images.count)
+    throw Error(dataset[1], "has " + std::to_string(labels.size()) + " labels for " + std::to_string(images.count) + " images");
+  if (m.inputs.size() != 1 || m.outputs.size() != 1) throw Error(a.model, "eval needs a model with one input and one output");
+  const int64_t n = count > 0 ? std::min(count, images.count) : images.count;
+  compiler::ModelRunner runner(m, session);
+  int64_t top1 = 0, top5 = 0, ftop1 = 0, ftop5 = 0, agree = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor x = fromIdx(images, i, m.inputs[0], dataset[0]);
+    const compiler::ModelRunResult r = runner.run({{m.inputs[0].name, x}});
+    const std::vector<int> q = topK(asFloats(r.outputs.at(m.outputs[0].name)), 5);
+    const int label = labels[size_t(i)];
+    top1 += q[0] == label;
+    top5 += std::find(q.begin(), q.end(), label) != q.end();
+    if (haveFloat) {
+      const auto values = compiler::evaluate(floatGraph, {{m.inputs[0].name, x}});
+      const std::vector<int> f = topK(asFloats(values.at(m.outputs[0].name)), 5);
+      ftop1 += f[0] == label;
+      ftop5 += std::find(f.begin(), f.end(), label) != f.end();
+      agree += f[0] == q[0];
+    }
+    if ((i + 1) % 50 == 0 || i + 1 == n) {
+      const int width = 40, done = int(width * (i + 1) / n);
+      std::fprintf(stderr, "\r[%s%s] %lld/%lld  top-1 %.2f%%", std::string(size_t(done), '#').c_str(),
+                   std::string(size_t(width - done), ' ').c_str(), (long long)(i + 1), (long long)n,
+                   100.0 * double(top1) / double(i + 1));
+    }
+  }
+  std::fprintf(stderr, "\n");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (json) {
+    nlohmann::json j = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization},
+                        {"images", n}, {"seconds", secs},
+                        {"accelerator", {{"top1", double(top1) / double(n)}, {"top5", double(top5) / double(n)}}}};
+    if (haveFloat)
+      j["host_float"] = {{"top1", double(ftop1) / double(n)}, {"top5", double(ftop5) / double(n)},
+                         {"top1_agreement", double(agree) / double(n)}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%lld images from %s, %s on %s (config %s), %.1f s\n", (long long)n, dataset[0].c_str(), m.quantization.c_str(),
+              target.c_str(), cfg.name.c_str(), secs);
+  std::printf("  accelerator (int8):  top-1 %.2f%%  top-5 %.2f%%\n", 100.0 * double(top1) / double(n), 100.0 * double(top5) / double(n));
+  if (haveFloat)
+    std::printf("  host float model:    top-1 %.2f%%  top-5 %.2f%%   (top-1 agreement %.2f%%)\n", 100.0 * double(ftop1) / double(n),
+                100.0 * double(ftop5) / double(n), 100.0 * double(agree) / double(n));
+  return 0;
+}
+
+}  // namespace tessera::cli

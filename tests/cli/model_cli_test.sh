@@ -1,0 +1,73 @@
+#!/bin/bash
+# Whole-model CLI tests: compile, run and eval the shipped Fashion-MNIST model; every bad input a clear error.
+# usage: model_cli_test.sh TESSERA_BINARY SOURCE_DIR
+set -u
+tessera=$1
+src=$2
+model=$src/models/fashion_mnist/fashion_cnn.onnx
+calib=$src/models/fashion_mnist/calib
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_ok NAME CMD...: the command succeeds; its output is in $work/out.
+expect_ok() {
+  local name=$1; shift
+  if ! "$@" > "$work/out" 2>&1; then fail "$name: exit $?"; sed 's/^/    /' "$work/out" | tail -20; fi
+}
+# expect_error NAME PATTERN CMD...: the command fails (not a crash) and says PATTERN.
+expect_error() {
+  local name=$1 pattern=$2; shift 2
+  "$@" > "$work/out" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ]; then fail "$name: succeeded"; return; fi
+  if [ $rc -ge 128 ]; then fail "$name: crashed with signal $((rc - 128))"; return; fi
+  grep -q -- "$pattern" "$work/out" || { fail "$name: no '$pattern' in:"; sed 's/^/    /' "$work/out" | tail -5; }
+}
+
+expect_ok compile "$tessera" compile "$model" --calibrate "$calib" -o "$work/m.tsm"
+grep -q "on the accelerator" "$work/out" || fail "compile: no summary"
+expect_error "compile refuses to overwrite" "exists" "$tessera" compile "$model" --calibrate "$calib" -o "$work/m.tsm"
+expect_ok "run npy" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --output-dir "$work/out-npy"
+grep -q "top 5" "$work/out" || fail "run: no top-5"
+grep -q "accelerator" "$work/out" || fail "run: no per-layer table"
+[ -f "$work/out-npy/logits.npy" ] || fail "run: logits.npy not written"
+expect_ok "run pgm" "$tessera" run "$work/m.tsm" --input "image=$src/models/fashion_mnist/sample_0.pgm"
+expect_ok "run onnx directly" "$tessera" run "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy"
+expect_ok "eval" "$tessera" eval "$model" --calibrate "$calib" --count 200 \
+  --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+grep -q "host float model" "$work/out" || fail "eval: no float comparison"
+
+# Bad input.
+head -c 2000 "$model" > "$work/truncated.onnx"
+expect_error "truncated onnx" "truncated.onnx" "$tessera" compile "$work/truncated.onnx" --calibrate "$calib"
+head -c 4096 /dev/urandom > "$work/random.onnx"
+expect_error "random onnx" "random.onnx" "$tessera" compile "$work/random.onnx"
+expect_error "missing onnx" "nothere.onnx" "$tessera" compile "$work/nothere.onnx"
+head -c 3000 "$work/m.tsm" > "$work/truncated.tsm"
+expect_error "truncated tsm" "truncated.tsm" "$tessera" run "$work/truncated.tsm" --input "$src/models/fashion_mnist/sample_0.npy"
+cp "$work/m.tsm" "$work/flipped.tsm"
+printf '\x55' | dd of="$work/flipped.tsm" bs=1 seek=5000 conv=notrunc 2> /dev/null
+expect_error "corrupt tsm" "checksum" "$tessera" run "$work/flipped.tsm" --input "$src/models/fashion_mnist/sample_0.npy"
+expect_error "wrong config" "configuration" "$tessera" run "$work/m.tsm" --config small --input "$src/models/fashion_mnist/sample_0.npy"
+# A float32 .npy of shape (1, 1, 14, 14): header padded to 64 bytes, then zeros.
+write_npy() {
+  local header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 14, 14), }"
+  while [ $(( (10 + ${#header} + 1) % 64 )) -ne 0 ]; do header="$header "; done
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( ${#header} + 1 )))\\x00"; printf '%s\n' "$header"; head -c $((196 * 4)) /dev/zero; } > "$1"
+}
+write_npy "$work/small.npy"
+expect_error "wrong input shape" "input 'image'" "$tessera" run "$work/m.tsm" --input "$work/small.npy"
+expect_error "too many inputs" "1 input" "$tessera" run "$work/m.tsm" --input "$work/small.npy" --input "$work/small.npy"
+expect_error "unknown input name" "no input named 'nope'" "$tessera" run "$work/m.tsm" --input "nope=$src/models/fashion_mnist/sample_0.npy"
+expect_error "calibration of the wrong shape" "calibration\|takes" "$tessera" compile "$model" --calibrate /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+mkdir -p "$work/emptycalib"
+expect_error "empty calibration dir" "no .npy" "$tessera" compile "$model" --calibrate "$work/emptycalib"
+sin=/usr/share/libonnx-testdata/data/node/test_sin/model.onnx
+if [ -f "$sin" ]; then
+  expect_error "unsupported op" "Sin" "$tessera" compile "$sin"
+fi
+
+if [ $failures -ne 0 ]; then echo "$failures model CLI check(s) failed"; exit 1; fi
+echo "all model CLI checks passed"
