@@ -80,6 +80,16 @@ int64_t saturateTo(DType t, double v) {
   return int64_t(r);
 }
 
+// Integer arithmetic wraps at the type's width, as ONNX's (numpy's) does.
+int64_t wrapTo(DType t, int64_t v) {
+  switch (t) {
+    case DType::kUInt8: return int64_t(uint8_t(v));
+    case DType::kInt8: return int64_t(int8_t(v));
+    case DType::kInt32: return int64_t(int32_t(v));
+    default: return v;
+  }
+}
+
 Shape broadcast(const Ctx& c, const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -269,7 +279,8 @@ Shape reshapeTarget(const Ctx& c, const Shape& in, const Tensor& shapeTensor) {
 float scalarAttrOrInput(const Ctx& c, const std::vector<const Tensor*>& ins, size_t i, float fallback) {
   if (!c.has(ins, i)) return fallback;
   const Tensor& t = *ins[i];
-  if (t.elements() != 1) c.fail("input " + std::to_string(i) + " must be a scalar");
+  if (t.elements() != 1 || (t.dtype == DType::kFloat32 ? t.floats.size() : t.ints.size()) != 1)
+    c.fail("input " + std::to_string(i) + " must be a scalar with a value");
   return float(value(t, 0));
 }
 
@@ -320,11 +331,11 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
   const Tensor& x = c.in(ins, 0);
   if (op == "Relu" || op == "Clip") {
     float lo = op == "Relu" ? 0.0f : -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (!computeData) return {shapeOnly(x.dtype, x.shape)};
     if (op == "Clip") {
       lo = scalarAttrOrInput(c, ins, 1, lo);
       hi = scalarAttrOrInput(c, ins, 2, hi);
     }
-    if (!computeData) return {shapeOnly(x.dtype, x.shape)};
     Tensor y = make(x.dtype, x.shape);
     if (x.dtype == DType::kFloat32)
       for (size_t i = 0; i < x.floats.size(); ++i) y.floats[i] = std::min(std::max(x.floats[i], lo), hi);
@@ -347,7 +358,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
         y.floats[size_t(i)] = op == "Add" ? u + v : op == "Sub" ? u - v : u * v;
       } else {
         const int64_t u = x.ints[a], v = b.ints[bb];
-        y.ints[size_t(i)] = op == "Add" ? u + v : op == "Sub" ? u - v : u * v;
+        y.ints[size_t(i)] = wrapTo(x.dtype, op == "Add" ? u + v : op == "Sub" ? u - v : u * v);
       }
     }
     return {y};
@@ -376,13 +387,11 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
       return {y};
     }
     // Integer convolutions: exact int64 sums of zero-point-corrected operands.
-    const size_t xzIn = qlinear ? 2 : 2, wzIn = qlinear ? 5 : 3;
+    const size_t xzIn = 2, wzIn = qlinear ? 5 : 3;
+    const DType outType = qlinear ? c.in(ins, 7).dtype : DType::kInt32;
+    if (!computeData) return {shapeOnly(outType, ys)};
     const int64_t xz = c.has(ins, xzIn) ? ins[xzIn]->ints.at(0) : 0;
     const Tensor* wz = c.has(ins, wzIn) ? ins[wzIn] : nullptr;
-    if (!qlinear && !computeData) return {shapeOnly(DType::kInt32, ys)};
-    DType outType = DType::kUInt8;
-    if (qlinear) outType = c.in(ins, 7).dtype;
-    if (!computeData) return {shapeOnly(outType, ys)};
     const int64_t per = w.shape[1] * w.shape[2] * w.shape[3];
     std::vector<int64_t> acc = convolve<int64_t>(
         c, x.shape, w.shape, win, group, [&](int64_t i) { return x.ints[size_t(i)] - xz; },
@@ -421,18 +430,18 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
                              [&](int64_t i) { return double(b.floats[size_t(i)]); },
                              [](Tensor& t, int64_t i, double v) { t.floats[size_t(i)] = float(v); })};
     }
-    const int64_t az = c.has(ins, 2) ? ins[2]->ints.at(0) : 0;
-    const Tensor* bz = c.has(ins, qlinear ? 5 : 3) ? ins[qlinear ? 5 : 3] : nullptr;
-    const int64_t cols = b.shape.back();
     const DType outType = qlinear ? c.in(ins, 7).dtype : DType::kInt32;
-    const Tensor* bs = qlinear ? &c.in(ins, 4) : nullptr;
-    const double sa = qlinear ? double(c.in(ins, 1).floats.at(0)) : 1, sy = qlinear ? double(c.in(ins, 6).floats.at(0)) : 1;
-    const int64_t yz = qlinear ? c.in(ins, 7).ints.at(0) : 0;
     if (!computeData) {
       Tensor t = matmul<int64_t>(c, x.shape, b.shape, outType, [](int64_t) { return int64_t(0); },
                                  [](int64_t) { return int64_t(0); }, [](Tensor&, int64_t, int64_t) {}, false);
       return {shapeOnly(outType, t.shape)};
     }
+    const int64_t az = c.has(ins, 2) ? ins[2]->ints.at(0) : 0;
+    const Tensor* bz = c.has(ins, qlinear ? 5 : 3) ? ins[qlinear ? 5 : 3] : nullptr;
+    const int64_t cols = b.shape.back();
+    const Tensor* bs = qlinear ? &c.in(ins, 4) : nullptr;
+    const double sa = qlinear ? double(c.in(ins, 1).floats.at(0)) : 1, sy = qlinear ? double(c.in(ins, 6).floats.at(0)) : 1;
+    const int64_t yz = qlinear ? c.in(ins, 7).ints.at(0) : 0;
     return {matmul<int64_t>(
         c, x.shape, b.shape, outType, [&](int64_t i) { return x.ints[size_t(i)] - az; },
         [&](int64_t i) {

@@ -91,6 +91,9 @@ class Linker {
           chains = false;
         if (!chains) closeSegment(producedInSegment);
         current_.nodes.push_back(int(i));
+        // The table lists layers in execution order; lowering fills this row in.
+        layerOfNode_[int(i)] = int(m_.layers.size());
+        m_.layers.emplace_back();
         for (const std::string& o : n.outputs) producedInSegment.insert(o);
       } else {
         closeSegment(producedInSegment);
@@ -263,12 +266,13 @@ class Linker {
         }
         if (o_.printAfterAll) *o_.printAfterAll << "*** lowered '" << n.name << "': " << op.describe() << " ***\n"
                                                  << formatSummary(cfg_, prog) << "\n";
-        link(si, seg, n, op, prog, li == 0, li + 1 == p.nodes.size());
+        link(si, seg, n, op, prog, li == 0, li + 1 == p.nodes.size(), layerOfNode_.at(p.nodes[li]));
       }
     }
   }
 
-  void link(size_t si, Segment& seg, const Node& n, const Operator& op, const Program& prog, bool first, bool last) {
+  void link(size_t si, Segment& seg, const Node& n, const Operator& op, const Program& prog, bool first, bool last,
+            int layer) {
     LayerInfo info;
     info.name = n.name;
     info.kind = n.opType;
@@ -343,8 +347,8 @@ class Linker {
       seg.insnRegion.push_back(region);
     }
     info.insnEnd = uint32_t(seg.insns.size());
-    seg.layers.push_back(int(m_.layers.size()));
-    m_.layers.push_back(info);
+    seg.layers.push_back(layer);
+    m_.layers[size_t(layer)] = info;
   }
 
   const hw::Config& cfg_;
@@ -355,6 +359,7 @@ class Linker {
   SegmentPlan current_;
   std::vector<SegmentPlan> plans_;
   std::map<int, int> nodeTime_;
+  std::map<int, int> layerOfNode_;
   std::map<std::string, Slot> slots_;
   std::map<size_t, std::vector<std::string>> inputsOf_, outputsOf_;
 };
@@ -402,6 +407,9 @@ CompiledModel compileNetwork(const hw::Config& cfg, Graph g, const NetworkOption
     dump(options, "layout", g);
   }
   Linker(cfg, g, m, options).run();
+  // Outputs that folded to constants are answered from the model's constants.
+  for (const std::string& out : g.outputs)
+    if (g.tensor(out).isConstant) m.constants[out] = g.tensor(out);
   return m;
 }
 

@@ -391,12 +391,51 @@ struct ModelRunner::Impl {
   runtime::DataBuffer* constants = nullptr;
   runtime::DataBuffer* arena = nullptr;
   std::vector<runtime::DataBuffer*> code;
+  std::map<int, std::pair<runtime::DataBuffer*, uint32_t>> layerCode;  // by layer: stream and length
 
   Impl(const CompiledModel& m, runtime::Session& s) : model(m), session(s), cfg(s.config()) {}
   ~Impl() {
+    for (auto& kv : layerCode) session.freeBuffer(kv.second.first);
     for (auto* b : code) session.freeBuffer(b);
     if (arena) session.freeBuffer(arena);
     if (constants) session.freeBuffer(constants);
+  }
+
+  hw::Insn relocate(const Segment& s, size_t i) const {
+    hw::Insn in = s.insns[i];
+    if (s.insnRegion[i] >= 0) {
+      const runtime::DataBuffer* region = s.insnRegion[i] == 0 ? constants : arena;
+      const uint64_t elem = uint64_t(cfg.dramElemBytes(static_cast<hw::MemId>(in.memType)));
+      if (region->phys % elem)
+        throw Error(model.source, "DRAM region is not aligned to " + std::to_string(elem) + "-byte elements");
+      in.dramBase = static_cast<uint32_t>(in.dramBase + region->phys / elem);
+    }
+    return in;
+  }
+
+  // One layer's instructions as a stream of their own: the wait on the previous layer dropped,
+  // the link to the next one a FINISH again.
+  std::pair<runtime::DataBuffer*, uint32_t> layerStream(int layer) {
+    auto it = layerCode.find(layer);
+    if (it != layerCode.end()) return it->second;
+    const LayerInfo& l = model.layers[size_t(layer)];
+    const Segment& s = model.segments[size_t(l.segment)];
+    const hw::Isa isa(cfg);
+    const uint32_t n = l.insnEnd - l.insnBegin;
+    runtime::DataBuffer* c = session.allocBuffer(std::max<uint32_t>(n, 1) * 16);
+    for (uint32_t k = 0; k < n; ++k) {
+      hw::Insn in = relocate(s, l.insnBegin + k);
+      if (k == 0 && l.insnBegin > 0 && in.opcode == hw::Opcode::kLoad && in.xSize == 0) in.popNext = false;
+      if (k + 1 == n && in.opcode != hw::Opcode::kFinish) {
+        const bool popPrev = in.popPrev, popNext = in.popNext;
+        in = hw::Insn();
+        in.opcode = hw::Opcode::kFinish;
+        in.popPrev = popPrev;
+        in.popNext = popNext;
+      }
+      hw::Isa::rawToBytes(isa.encode(in, "layer '" + l.name + "' instruction " + std::to_string(k)), c->host + 16 * k);
+    }
+    return layerCode[layer] = {c, n};
   }
 
   void load() {
@@ -410,18 +449,9 @@ struct ModelRunner::Impl {
       const Segment& s = model.segments[si];
       runtime::DataBuffer* c = session.allocBuffer(std::max<size_t>(s.insns.size(), 1) * 16);
       code.push_back(c);
-      for (size_t i = 0; i < s.insns.size(); ++i) {
-        hw::Insn in = s.insns[i];
-        if (s.insnRegion[i] >= 0) {
-          const runtime::DataBuffer* region = s.insnRegion[i] == 0 ? constants : arena;
-          const uint64_t elem = uint64_t(cfg.dramElemBytes(static_cast<hw::MemId>(in.memType)));
-          if (region->phys % elem)
-            throw Error(model.source, "DRAM region is not aligned to " + std::to_string(elem) + "-byte elements");
-          in.dramBase = static_cast<uint32_t>(in.dramBase + region->phys / elem);
-        }
-        hw::Isa::rawToBytes(isa.encode(in, "segment " + std::to_string(si) + " instruction " + std::to_string(i)),
+      for (size_t i = 0; i < s.insns.size(); ++i)
+        hw::Isa::rawToBytes(isa.encode(relocate(s, i), "segment " + std::to_string(si) + " instruction " + std::to_string(i)),
                             c->host + 16 * i);
-      }
     }
   }
 
@@ -500,9 +530,9 @@ ModelRunResult executeSteps(const CompiledModel& m, const std::map<std::string, 
       }
   }
   for (const Tensor& want : m.outputs) {
-    auto it = values.find(want.name);
-    if (it == values.end()) throw Error(m.source, "output '" + want.name + "' was not computed");
-    result.outputs[want.name] = it->second;
+    Tensor out = lookup(m, values, want.name);
+    out.isConstant = false;
+    result.outputs[want.name] = std::move(out);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -521,7 +551,7 @@ ActivationLayout layoutOf(const SegmentTensor& st, int batch) {
 
 }  // namespace
 
-ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs) {
+ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, bool layerCycles) {
   Impl& impl = *impl_;
   const CompiledModel& m = impl.model;
   runtime::Target& device = impl.session.threadQueue().device();
@@ -538,12 +568,23 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs) {
     }
     const hw::Counters before = device.counters();
     device.run(impl.code[size_t(si)]->phys, static_cast<uint32_t>(seg.insns.size()), 0);
-    result.counters += device.counters().since(before);
+    const hw::Counters spent = device.counters().since(before);
+    result.counters += spent;
     for (const SegmentTensor& st : seg.outputs) {
       const ActivationLayout l = layoutOf(st, impl.cfg.batch);
       std::vector<int8_t> packed(l.bytes());
       std::memcpy(packed.data(), impl.arena->host + st.offset, packed.size());
       values[st.tensor] = int8Tensor(st.tensor, st.shape, unpackActivations(l, packed));
+    }
+    if (layerCycles && spent.cycles) {
+      // The layers again one by one, after the outputs are read: the arena's slots have been
+      // reused by then, but the accelerator's timing does not depend on the data.
+      for (int li : seg.layers) {
+        const auto stream = impl.layerStream(li);
+        const hw::Counters b = device.counters();
+        device.run(stream.first->phys, stream.second, 0);
+        result.layers[size_t(li)].cycles = device.counters().since(b).cycles;
+      }
     }
   });
 }

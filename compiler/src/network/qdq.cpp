@@ -226,6 +226,14 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (!drop.count(i)) rest.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(rest);
+  // A QuantizeLinear that stays (its output is a graph output or feeds the host): the float value
+  // it quantizes gets its scale, so the producer can still run on the accelerator.
+  for (const Node& n : g.nodes) {
+    float s;
+    int64_t zp;
+    if (n.domain.empty() && n.opType == "QuantizeLinear" && paramsOf(n, &s, &zp) && !scales.activation.count(n.inputs[0]))
+      scales.activation[n.inputs[0]] = internalScale(g, n.outputs[0], g.tensor(n.outputs[0]).dtype, s, zp, notes);
+  }
   // DQ of a value the host quantized (a graph input of type int8/uint8): its output's scale.
   for (const Node& n : g.nodes) {
     float s;

@@ -177,6 +177,25 @@ Graph importOnnx(const std::string& path) {
   for (const auto& op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = op.version();
   if (g.opset == 0) throw Error(path, "imports no opset of the default ONNX domain");
+  if (g.opset < kMinOpset) {
+    // An older model whose operators all kept their definition into opset 11 is an opset-11
+    // model (QLinearConv, ConvInteger and friends have been unchanged since opset 10).
+    static const std::set<std::string> unchanged = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
+                                                    "GlobalAveragePool", "QuantizeLinear", "DequantizeLinear",
+                                                    "Relu", "Identity", "MatMul", "Add", "Sub", "Mul", "Transpose"};
+    std::string blocker;
+    for (const auto& n : model.graph().node())
+      if (blocker.empty() && (!unchanged.count(n.op_type()) || !(n.domain().empty() || n.domain() == "ai.onnx")))
+        blocker = n.op_type();
+    if (blocker.empty()) {
+      g.metadata["tessera.opset_note"] = "opset " + std::to_string(g.opset) + " read as 11 (its operators are unchanged)";
+      g.opset = kMinOpset;
+    } else {
+      throw Error(path, "uses opset " + std::to_string(g.opset) + "; Tessera reads opsets " + std::to_string(kMinOpset) +
+                            " to " + std::to_string(kMaxOpset) + " (" + blocker +
+                            " changed since; convert the model with onnx.version_converter)");
+    }
+  }
   if (g.opset < kMinOpset || g.opset > kMaxOpset)
     throw Error(path, "uses opset " + std::to_string(g.opset) + "; Tessera reads opsets " + std::to_string(kMinOpset) +
                           " to " + std::to_string(kMaxOpset) + " (convert the model with onnx.version_converter)");

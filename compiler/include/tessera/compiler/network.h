@@ -122,7 +122,7 @@ CompiledModel compileNetwork(const hw::Config& cfg, graph::Graph g, const Networ
 // computes is CompiledModel itself; `floatReference` evaluates the original float graph.
 
 struct LayerTiming {
-  uint64_t cycles = 0;        // timed targets with an instruction trace: the layer's span
+  uint64_t cycles = 0;        // timed targets, when asked: the layer's own instructions run alone
   double hostMicros = 0;      // host steps
 };
 
@@ -146,8 +146,11 @@ class ModelRunner {
   ModelRunner& operator=(const ModelRunner&) = delete;
 
   // Inputs by graph input name; float32 inputs of an int8 model are quantized on the host. Throws
-  // naming the input if one is missing, unknown, or has the wrong shape or dtype.
-  ModelRunResult run(const std::map<std::string, graph::Tensor>& inputs);
+  // naming the input if one is missing, unknown, or has the wrong shape or dtype. With
+  // `layerCycles` on a timed target, each accelerator layer's instructions also run again alone
+  // (a FINISH in place of the link to the next layer) to give its cycles; the answer and
+  // ModelRunResult::counters come from the whole-segment run.
+  ModelRunResult run(const std::map<std::string, graph::Tensor>& inputs, bool layerCycles = false);
 
  private:
   struct Impl;

@@ -1,0 +1,141 @@
+// The importer's bad input: truncated, random, empty and missing files, opsets out of range, dynamic shapes, unsupported operators, inconsistent initializers.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/network.h"
+#include "tessera/compiler/onnx_import.h"
+#include "tessera/hw/config.h"
+#include "tessera/hw/error.h"
+
+namespace {
+
+std::string tempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+// A one-node model: y = Relu(x) (or another op type), x float [1, 4] unless `dynamic`.
+onnx::ModelProto model(int64_t opset, const std::string& op = "Relu", bool dynamic = false) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* imp = m.add_opset_import();
+  imp->set_domain("");
+  imp->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name("tiny");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* d0 = tt->mutable_shape()->add_dim();
+  if (dynamic) d0->set_dim_param("batch");
+  else d0->set_dim_value(1);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name("the_node");
+  n->add_input("x");
+  n->add_output("y");
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m;
+}
+
+std::string expectError(const std::string& path) {
+  try {
+    auto g = tessera::compiler::importOnnx(path);
+    tessera::compiler::compileNetwork(tessera::hw::Config::load("default"), g);
+  } catch (const tessera::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " compiled";
+  return "";
+}
+
+TEST(OnnxImport, ReadsAValidModel) {
+  const std::string p = tempPath("valid.onnx");
+  writeBytes(p, model(13).SerializeAsString());
+  const auto g = tessera::compiler::importOnnx(p);
+  EXPECT_EQ(g.opset, 13);
+  ASSERT_EQ(g.inputs.size(), 1u);
+  EXPECT_EQ(g.tensor("x").shape, (std::vector<int64_t>{1, 4}));
+}
+
+TEST(OnnxImport, TruncatedRandomEmptyAndMissingFilesAreNamed) {
+  const std::string whole = model(13).SerializeAsString();
+  const std::string truncated = tempPath("truncated.onnx");
+  writeBytes(truncated, whole.substr(0, whole.size() / 2));
+  EXPECT_NE(expectError(truncated).find("truncated.onnx"), std::string::npos);
+  std::mt19937 rng(1);
+  std::string noise(4096, '\0');
+  for (char& c : noise) c = char(rng());
+  const std::string random = tempPath("random.onnx");
+  writeBytes(random, noise);
+  EXPECT_NE(expectError(random).find("random.onnx"), std::string::npos);
+  const std::string empty = tempPath("empty.onnx");
+  writeBytes(empty, "");
+  EXPECT_NE(expectError(empty).find("empty"), std::string::npos);
+  EXPECT_NE(expectError(tempPath("missing.onnx")).find("missing.onnx"), std::string::npos);
+}
+
+TEST(OnnxImport, OpsetsOutsideElevenToSeventeenAreRefused) {
+  for (int64_t opset : {10, 18}) {
+    const std::string p = tempPath("opset" + std::to_string(opset) + ".onnx");
+    // Softmax changed in opset 11, so an opset-10 file cannot be read as opset 11.
+    writeBytes(p, model(opset, "Softmax").SerializeAsString());
+    const std::string e = expectError(p);
+    EXPECT_NE(e.find("opset " + std::to_string(opset)), std::string::npos) << e;
+  }
+}
+
+TEST(OnnxImport, DynamicInputShapesNameTheTensorAndDimension) {
+  const std::string p = tempPath("dynamic.onnx");
+  writeBytes(p, model(13, "Relu", true).SerializeAsString());
+  const std::string e = expectError(p);
+  EXPECT_NE(e.find("input 'x'"), std::string::npos) << e;
+  EXPECT_NE(e.find("dimension 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("batch"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, UnsupportedOperatorsNameTheNodeOpAndOpset) {
+  const std::string p = tempPath("sin.onnx");
+  writeBytes(p, model(13, "Sin").SerializeAsString());
+  const std::string e = expectError(p);
+  EXPECT_NE(e.find("the_node"), std::string::npos) << e;
+  EXPECT_NE(e.find("Sin"), std::string::npos) << e;
+  EXPECT_NE(e.find("opset 13"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, InitializerSizeMismatchesAreNamed) {
+  onnx::ModelProto m = model(13, "Add");
+  auto* init = m.mutable_graph()->add_initializer();
+  init->set_name("b");
+  init->set_data_type(onnx::TensorProto::FLOAT);
+  init->add_dims(4);
+  init->set_raw_data(std::string(12, '\0'));  // 3 floats for 4
+  m.mutable_graph()->mutable_node(0)->add_input("b");
+  const std::string p = tempPath("badinit.onnx");
+  writeBytes(p, m.SerializeAsString());
+  const std::string e = expectError(p);
+  EXPECT_NE(e.find("tensor 'b'"), std::string::npos) << e;
+  EXPECT_NE(e.find("12 bytes"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, UndefinedTensorsAreNamed) {
+  onnx::ModelProto m = model(13, "Add");
+  m.mutable_graph()->mutable_node(0)->add_input("ghost");
+  const std::string p = tempPath("ghost.onnx");
+  writeBytes(p, m.SerializeAsString());
+  const std::string e = expectError(p);
+  EXPECT_NE(e.find("ghost"), std::string::npos) << e;
+}
+
+}  // namespace
