@@ -59,7 +59,7 @@ Graph smallNetwork(uint32_t seed) {
   auto add = [&](Tensor t) { g.tensors[t.name] = t; };
   Tensor x;
   x.name = "x";
-  x.shape = {1, 3, 16, 16};
+  x.shape = {1, 3, 32, 32};
   x.hasShape = true;
   add(x);
   g.inputs = {"x"};
@@ -76,8 +76,10 @@ Graph smallNetwork(uint32_t seed) {
   add(floatTensor("b2", {16}, rng, 0.1f, true));
   add(floatTensor("w3", {10, 16}, rng, 0.3f, true));
   add(floatTensor("b3", {10}, rng, 0.1f, true));
+  // Stride 2, so the first convolution's fold takes row phases as well as kernel columns.
   Node conv1 = node("Conv", "conv1", {"x", "w1", "b1"}, {"c1"});
   conv1.attrs["pads"] = ints({1, 1, 1, 1});
+  conv1.attrs["strides"] = ints({2, 2});
   g.nodes.push_back(conv1);
   g.nodes.push_back(node("BatchNormalization", "bn1", {"c1", "gamma", "beta", "mean", "var"}, {"n1"}));
   g.nodes.push_back(node("Relu", "relu1", {"n1"}, {"r1"}));
@@ -104,7 +106,7 @@ Graph smallNetwork(uint32_t seed) {
 
 std::map<std::string, Tensor> sample(uint32_t seed) {
   std::mt19937 rng(seed);
-  return {{"x", floatTensor("x", {1, 3, 16, 16}, rng, 1.0f, false)}};
+  return {{"x", floatTensor("x", {1, 3, 32, 32}, rng, 1.0f, false)}};
 }
 
 CompiledModel compileSmall(const tessera::hw::Config& cfg) {
@@ -122,13 +124,37 @@ TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
   std::vector<std::string> accel, host;
   for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
   EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "add", "avgpool", "dense"}));
-  // Only the edges: quantizing the input and dequantizing the logits.
-  EXPECT_EQ(host, (std::vector<std::string>{"QuantizeLinear", "DequantizeLinear"}));
+  // Only the edges: quantizing the input (and folding it for the 3-channel first convolution) and
+  // dequantizing the logits.
+  EXPECT_EQ(host, (std::vector<std::string>{"QuantizeLinear", "FoldInput", "DequantizeLinear"}));
   // One FINISH for the whole stream.
   size_t finishes = 0;
   for (const auto& in : m.segments[0].insns) finishes += in.opcode == tessera::hw::Opcode::kFinish;
   EXPECT_EQ(finishes, 1u);
   EXPECT_LT(m.arenaBytes, m.arenaBytesWithoutReuse);
+}
+
+// The narrow-input fold reorders the first convolution's sums; int32 sums wrap associatively, so
+// the answers are the same bits with and without it.
+TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
+  tessera::compiler::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::NetworkOptions o;
+  o.calibration = &c;
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  const CompiledModel folded = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+  o.foldNarrowInput = false;
+  const CompiledModel plain = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+  EXPECT_NE(folded.layers[2].detail, plain.layers[1].detail);
+  for (uint32_t s = 0; s < 3; ++s) {
+    const auto in = sample(400 + s);
+    const auto want = tessera::compiler::runReference(plain, in).outputs.at("logits").floats;
+    EXPECT_EQ(tessera::compiler::runReference(folded, in).outputs.at("logits").floats, want);
+    tessera::runtime::Session session("fsim", cfg);
+    tessera::compiler::ModelRunner runner(folded, session);
+    EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want);
+  }
 }
 
 TEST(Network, QuantizedAnswersFollowTheFloatModel) {
@@ -226,7 +252,7 @@ TEST(Network, CalibrationOfTheWrongShapeIsNamed) {
   tessera::compiler::Calibration c;
   c.origin = "calib-dir";
   std::mt19937 rng(3);
-  c.samples.push_back({{"x", floatTensor("x", {1, 1, 16, 16}, rng, 1, false)}});
+  c.samples.push_back({{"x", floatTensor("x", {1, 1, 32, 32}, rng, 1, false)}});
   tessera::compiler::NetworkOptions o;
   o.calibration = &c;
   try {

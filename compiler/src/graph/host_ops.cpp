@@ -285,9 +285,47 @@ float scalarAttrOrInput(const Ctx& c, const std::vector<const Tensor*>& ins, siz
 }
 
 // Computes one node; `computeData` false only derives output dtypes and shapes.
+// tessera.FoldInput: a narrow convolution's input rearranged so its kernel columns and its row
+// stride phases become channels (docs/graph.md): y[n][(c*KW + kx)*P + py][y'][x'] =
+// x[n][c][P*y' + py - ph][sw*x' + kx - pw], zero outside.
+Tensor foldInput(const Ctx& c, const Tensor& x, bool computeData) {
+  const Node& n = c.n;
+  const int64_t kw = n.attrInt("kw", 1), sw = n.attrInt("sw", 1), phases = n.attrInt("phases", 1);
+  const int64_t ph = n.attrInt("ph", 0), pw = n.attrInt("pw", 0), oh = n.attrInt("out_h", 1), ow = n.attrInt("out_w", 1);
+  if (x.shape.size() != 4 || kw < 1 || sw < 1 || phases < 1 || oh < 1 || ow < 1) c.fail("bad FoldInput attributes or input");
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], C2 = C * kw * phases;
+  Tensor y;
+  y.dtype = x.dtype;
+  y.shape = {N, C2, oh, ow};
+  y.hasShape = true;
+  if (!computeData) return y;
+  y.ints.assign(size_t(N * C2 * oh * ow), 0);
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t kx = 0; kx < kw; ++kx)
+        for (int64_t py = 0; py < phases; ++py) {
+          const int64_t out = (ch * kw + kx) * phases + py;
+          for (int64_t yy = 0; yy < oh; ++yy) {
+            const int64_t iy = phases * yy + py - ph;
+            if (iy < 0 || iy >= H) continue;
+            for (int64_t xx = 0; xx < ow; ++xx) {
+              const int64_t ix = sw * xx + kx - pw;
+              if (ix < 0 || ix >= W) continue;
+              y.ints[size_t(((b * C2 + out) * oh + yy) * ow + xx)] = x.ints[size_t(((b * C + ch) * H + iy) * W + ix)];
+            }
+          }
+        }
+  return y;
+}
+
 std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins, bool computeData) {
   const Node& n = c.n;
   const std::string& op = n.opType;
+  if (n.domain == "tessera" && op == "FoldInput") {
+    const Tensor& x = c.in(ins, 0);
+    if (x.dtype == DType::kFloat32) c.fail("folds integer tensors");
+    return {foldInput(c, x, computeData)};
+  }
   if (!n.domain.empty() && n.domain != "ai.onnx") c.fail("operators of domain '" + n.domain + "' are not supported");
   if (!supportedOps().count(op)) c.fail("operator " + op + " is not supported (docs/onnx.md lists the supported ones)");
   if (computeData)
@@ -662,7 +700,7 @@ std::vector<Tensor> runHostNode(const Node& n, const std::vector<const Tensor*>&
 
 void inferShapes(Graph& g) {
   for (const Node& n : g.nodes) {
-    if (n.domain == "tessera") continue;
+    if (n.domain == "tessera" && n.opType != "FoldInput") continue;
     std::vector<const Tensor*> ins;
     for (const std::string& in : n.inputs) {
       if (in.empty()) {

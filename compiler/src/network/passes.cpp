@@ -19,7 +19,10 @@ using graph::Tensor;
 
 const char* const kTesseraDomain = "tessera";
 
-bool isAccelerator(const Node& n) { return n.domain == kTesseraDomain; }
+bool isAccelerator(const Node& n) {
+  return n.domain == kTesseraDomain && (n.opType == "conv2d" || n.opType == "dense" || n.opType == "add" ||
+                                        n.opType == "maxpool" || n.opType == "avgpool");
+}
 
 namespace {
 

@@ -12,7 +12,8 @@
 
 namespace tessera::compiler::detail {
 
-// Accelerator nodes the passes create carry domain kTesseraDomain, op type = the operator kind
+// Accelerator nodes the passes create carry domain kTesseraDomain (so does the host's
+// tessera.FoldInput, which isAccelerator() tells apart), op type = the operator kind
 // ("conv2d", "dense", "add", "maxpool", "avgpool"), attribute "spec" (Operator::spec()) and, for
 // conv2d/dense, constant inputs weights (int8 OIHW), bias (int32) and multipliers (int32).
 extern const char* const kTesseraDomain;

@@ -247,6 +247,5 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
   return true;
 }
 
-void foldNarrowInputs(const hw::Config&, Graph&) {}
 
 }  // namespace tessera::compiler::detail
