@@ -278,7 +278,7 @@ class Linker {
     info.kind = n.opType;
     info.onAccelerator = true;
     info.segment = int(si);
-    info.macs = op.macs();
+    info.macs = n.has("logical_macs") ? uint64_t(n.attrInt("logical_macs", 0)) : op.macs();
     info.paddedMacs = prog.summary.paddedMacs;
     info.dramReadBytes = prog.dramReadBytes(cfg_);
     info.dramWriteBytes = prog.dramWriteBytes(cfg_);

@@ -265,6 +265,26 @@ Requantization requantization(const std::vector<double>& real, int64_t worstAccu
     r.multipliers.push_back(static_cast<int32_t>(m));
     maxMul = std::max<int64_t>(maxMul, std::llabs(m));
   }
+  // Fewer multiplier bits first: the largest shift whose products cannot wrap at all, when it
+  // still leaves every channel's multiplier at least 128 (under 0.4% error, a quarter step at
+  // most): no extra ALU instruction.
+  for (int s = total; s > 0; --s) {
+    std::vector<int32_t> m;
+    int64_t hi = 1, lo = std::numeric_limits<int64_t>::max();
+    for (double x : real) {
+      const int64_t q = std::llround(x * std::ldexp(1.0, s));
+      m.push_back(static_cast<int32_t>(q));
+      hi = std::max<int64_t>(hi, std::llabs(q));
+      if (q) lo = std::min<int64_t>(lo, std::llabs(q));
+    }
+    if (lo < 128) break;
+    if ((worstAccumulator + (int64_t(1) << (s - 1))) * hi + hi <= int32Max) {
+      r.multipliers = m;
+      r.shift = s;
+      foldRounding(r, s);
+      return r;
+    }
+  }
   const int64_t half = total ? int64_t(1) << (total - 1) : 0;
   double smallest = largest;
   for (double x : real)
