@@ -16,6 +16,7 @@
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/compiler/tensor_io.h"
+#include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
 #include "tessera/runtime/session.h"
 
@@ -270,6 +271,7 @@ int cmdRun(const std::vector<std::string>& args) {
   ModelArgs a;
   std::string target, outputDir, labelsFile;
   std::vector<std::string> inputs;
+  std::string timeline;
   int top = 5;
   bool json = false, noLayerCycles = false;
   addModelOptions(opts, a);
@@ -281,7 +283,8 @@ int cmdRun(const std::vector<std::string>& args) {
       ("labels", po::value<std::string>(&labelsFile), "class labels, one per line (default: the model's 'labels' metadata)")
       ("top", po::value<int>(&top)->default_value(5), "classes to print")
       ("json", po::bool_switch(&json), "print the results as one JSON object instead")
-      ("no-layer-cycles", po::bool_switch(&noLayerCycles), "timed targets: skip re-running each layer alone for its cycles");
+      ("no-layer-cycles", po::bool_switch(&noLayerCycles), "timed targets: skip re-running each layer alone for its cycles")
+      ("timeline", po::value<std::string>(&timeline), "write a Chrome trace-event file (Perfetto, chrome://tracing) of the layers");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -350,6 +353,11 @@ int cmdRun(const std::vector<std::string>& args) {
       if (!json) std::printf("  wrote %s\n", path.c_str());
     }
   }
+  if (!timeline.empty()) {
+    const std::string trace = compiler::chromeTrace(m, r);
+    hw::writeBinaryFile(timeline, std::vector<uint8_t>(trace.begin(), trace.end()), a.force);
+    if (!json) std::printf("wrote %s\n", timeline.c_str());
+  }
   if (json) {
     report["layers"] = layersJson(m, r, cfg);
     report["total"] = {{"cycles", r.counters.cycles}, {"instructions", r.counters.totalInsns()}, {"macs", r.counters.macs},
@@ -410,14 +418,14 @@ int cmdEval(const std::vector<std::string>& args) {
       ftop5 += std::find(f.begin(), f.end(), label) != f.end();
       agree += f[0] == q[0];
     }
-    if ((i + 1) % 50 == 0 || i + 1 == n) {
+    if (!json && ((i + 1) % 50 == 0 || i + 1 == n)) {
       const int width = 40, done = int(width * (i + 1) / n);
       std::fprintf(stderr, "\r[%s%s] %lld/%lld  top-1 %.2f%%", std::string(size_t(done), '#').c_str(),
                    std::string(size_t(width - done), ' ').c_str(), (long long)(i + 1), (long long)n,
                    100.0 * double(top1) / double(i + 1));
     }
   }
-  std::fprintf(stderr, "\n");
+  if (!json) std::fprintf(stderr, "\n");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (json) {
     nlohmann::json j = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization},

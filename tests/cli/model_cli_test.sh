@@ -34,10 +34,17 @@ grep -q "top 5" "$work/out" || fail "run: no top-5"
 grep -q "accelerator" "$work/out" || fail "run: no per-layer table"
 [ -f "$work/out-npy/logits.npy" ] || fail "run: logits.npy not written"
 expect_ok "run pgm" "$tessera" run "$work/m.tsm" --input "image=$src/models/fashion_mnist/sample_0.pgm"
+expect_ok "run json" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --json --timeline "$work/trace.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['outputs']['logits']['top'][0]['label']=='Ankle boot', d; assert len(d['layers'])>=10" "$work/out" || fail "run --json: not the expected JSON"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents'][0]['ph']=='M'; assert len(d['traceEvents'])>=11" "$work/trace.json" || fail "--timeline: not a trace-event file"
+expect_error "timeline refuses to overwrite" "exists" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --timeline "$work/trace.json"
 expect_ok "run onnx directly" "$tessera" run "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy"
 expect_ok "eval" "$tessera" eval "$model" --calibrate "$calib" --count 200 \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 grep -q "host float model" "$work/out" || fail "eval: no float comparison"
+expect_ok "eval json" "$tessera" eval "$work/m.tsm" --count 50 --json \
+  --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['images']==50 and d['accelerator']['top1']>0.7" "$work/out" || fail "eval --json"
 
 # Bad input.
 head -c 2000 "$model" > "$work/truncated.onnx"
@@ -61,7 +68,9 @@ write_npy "$work/small.npy"
 expect_error "wrong input shape" "input 'image'" "$tessera" run "$work/m.tsm" --input "$work/small.npy"
 expect_error "too many inputs" "1 input" "$tessera" run "$work/m.tsm" --input "$work/small.npy" --input "$work/small.npy"
 expect_error "unknown input name" "no input named 'nope'" "$tessera" run "$work/m.tsm" --input "nope=$src/models/fashion_mnist/sample_0.npy"
-expect_error "calibration of the wrong shape" "calibration\|takes" "$tessera" compile "$model" --calibrate /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+expect_error "labels as calibration images" "not an IDX image file" "$tessera" compile "$model" --calibrate /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+mkdir -p "$work/wrongcalib" && cp "$work/small.npy" "$work/wrongcalib/"
+expect_error "calibration of the wrong shape" "takes" "$tessera" compile "$model" --calibrate "$work/wrongcalib"
 mkdir -p "$work/emptycalib"
 expect_error "empty calibration dir" "no .npy" "$tessera" compile "$model" --calibrate "$work/emptycalib"
 sin=/usr/share/libonnx-testdata/data/node/test_sin/model.onnx

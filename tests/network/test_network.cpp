@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "../../compiler/src/network/passes.h"
@@ -318,6 +319,42 @@ TEST(NetworkCApi, RunsACompiledModelFileAndNamesErrors) {
   EXPECT_NE(c_api_smoke("/nonexistent/model.tsm", logits, 10, why, sizeof why), 0);
   EXPECT_NE(std::string(why).find("/nonexistent/model.tsm"), std::string::npos) << why;
   std::remove(path.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+// The timeline: one metadata event naming the layer track, then one complete event per layer in
+// execution order, back to back, whose accelerator spans add up to the layers' cycles.
+TEST(NetworkTimeline, LayersAreBackToBackAndAddUpToTheirCycles) {
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  if (!built("tsim", cfg)) GTEST_SKIP() << "tsim is not built for default";
+  const CompiledModel m = compileSmall(cfg);
+  tessera::runtime::Session session("tsim", cfg);
+  tessera::compiler::ModelRunner runner(m, session);
+  const auto r = runner.run(sample(1), true);
+  const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, 100.0));
+  const auto& events = j.at("traceEvents");
+  ASSERT_EQ(events.size(), m.layers.size() + 1);
+  EXPECT_EQ(events[0].at("ph"), "M");
+  double at = 0, acceleratorMicros = 0;
+  uint64_t layerCycles = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const auto& e = events[i + 1];
+    EXPECT_EQ(e.at("ph"), "X");
+    EXPECT_EQ(e.at("name"), m.layers[i].name);
+    EXPECT_NEAR(e.at("ts").get<double>(), at, 1e-3) << "gap or overlap before " << m.layers[i].name;
+    at += e.at("dur").get<double>();
+    if (m.layers[i].onAccelerator) {
+      EXPECT_GT(r.layers[i].cycles, 0u) << m.layers[i].name;
+      acceleratorMicros += e.at("dur").get<double>();
+      layerCycles += r.layers[i].cycles;
+    }
+  }
+  EXPECT_NEAR(acceleratorMicros * 100.0, double(layerCycles), 1.0);
+  // The layers run alone stay close to the whole stream (the barriers between layers hold them apart).
+  EXPECT_NEAR(double(layerCycles), double(r.counters.cycles), 0.1 * double(r.counters.cycles));
 }
 
 }  // namespace

@@ -589,6 +589,37 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, boo
   });
 }
 
+std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double clockMhz) {
+  // Hand-written JSON: names are escaped; numbers are plain.
+  auto escape = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      if (static_cast<unsigned char>(c) < 0x20) continue;
+      o += c;
+    }
+    return o;
+  };
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock_mhz\":" + std::to_string(clockMhz) +
+                    ",\"source\":\"" + escape(m.source) + "\"},\"traceEvents\":[";
+  out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"layers\"}}";
+  double at = 0;
+  char buf[64];
+  for (size_t i = 0; i < m.layers.size() && i < r.layers.size(); ++i) {
+    const LayerInfo& l = m.layers[i];
+    const double micros = l.onAccelerator ? double(r.layers[i].cycles) / clockMhz : r.layers[i].hostMicros;
+    std::snprintf(buf, sizeof buf, "%.6f", at);
+    out += ",{\"name\":\"" + escape(l.name) + "\",\"cat\":\"" + (l.onAccelerator ? "accelerator" : "host") +
+           "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" + buf;
+    std::snprintf(buf, sizeof buf, "%.6f", micros);
+    out += ",\"dur\":" + std::string(buf) + ",\"args\":{\"op\":\"" + escape(l.kind) + "\",\"macs\":" +
+           std::to_string(l.macs) + ",\"cycles\":" + std::to_string(l.onAccelerator ? r.layers[i].cycles : 0) + "}}";
+    at += micros;
+  }
+  out += "]}\n";
+  return out;
+}
+
 ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, Tensor>& inputs) {
   return executeSteps(m, inputs, [&](int si, std::map<std::string, Tensor>& values, ModelRunResult&) {
     const Segment& seg = m.segments[size_t(si)];

@@ -137,6 +137,11 @@ struct ModelRunResult {
 // accelerator's integer arithmetic), host steps as on a target. Every target must match it bit for bit.
 ModelRunResult runReference(const CompiledModel& model, const std::map<std::string, graph::Tensor>& inputs);
 
+// The run as a Chrome trace-event file (JSON; opens in Perfetto or chrome://tracing): one track of
+// layers in execution order, each accelerator layer as long as its own cycles at `clockMhz`
+// (run with layer cycles on a timed target), each host step as long as it took.
+std::string chromeTrace(const CompiledModel& model, const ModelRunResult& run, double clockMhz = 100.0);
+
 // A compiled model loaded into a session: constants written and instructions relocated once.
 class ModelRunner {
  public:
