@@ -83,4 +83,24 @@ class Reader {
   std::string origin_;
 };
 
+// A file of the compiler's formats: 8-byte magic, 32-bit version, body, 64-bit FNV-1a checksum of
+// all that precedes it. Checks magic, checksum and version (naming `what` and the expected magic),
+// and returns a reader positioned after the version and bounded before the checksum.
+inline Reader openChecked(const std::vector<uint8_t>& bytes, const char (&magic)[8], uint32_t version,
+                          const std::string& what, const std::string& origin) {
+  if (bytes.size() < 8 + 4 + 8 || std::memcmp(bytes.data(), magic, 8) != 0)
+    throw Error(origin, "not a Tessera " + what + " (bad magic; expected " + std::string(magic, 8) + ")");
+  const size_t body = bytes.size() - 8;
+  uint64_t stored = 0;
+  for (int i = 7; i >= 0; --i) stored = stored << 8 | bytes[body + size_t(i)];
+  if (stored != fnv1a(bytes.data(), body)) throw Error(origin, "checksum mismatch: the file is corrupt or truncated");
+  Reader r(bytes, body, origin);
+  r.take(8, "magic");
+  const uint32_t found = r.u32("version");
+  if (found != version)
+    throw Error(origin, what + " format version " + std::to_string(found) + " is not supported (this build reads " +
+                            std::to_string(version) + ")");
+  return r;
+}
+
 }  // namespace tessera::compiler::detail

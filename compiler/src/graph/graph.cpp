@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -22,6 +23,56 @@ const char* dtypeName(DType t) {
 }
 
 bool isInteger(DType t) { return t != DType::kFloat32; }
+
+size_t elementBytes(DType t) {
+  switch (t) {
+    case DType::kUInt8:
+    case DType::kInt8: return 1;
+    case DType::kFloat32:
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+  }
+  return 1;
+}
+
+void Tensor::appendElements(const uint8_t* b, int64_t count) {
+  const size_t width = graph::elementBytes(dtype);
+  for (int64_t i = 0; i < count; ++i, b += width) {
+    uint64_t v = 0;
+    for (size_t k = width; k-- > 0;) v = v << 8 | b[k];
+    switch (dtype) {
+      case DType::kFloat32: {
+        const uint32_t bits = static_cast<uint32_t>(v);
+        float f;
+        std::memcpy(&f, &bits, 4);
+        floats.push_back(f);
+        break;
+      }
+      case DType::kUInt8: ints.push_back(int64_t(uint8_t(v))); break;
+      case DType::kInt8: ints.push_back(int64_t(int8_t(v))); break;
+      case DType::kInt32: ints.push_back(int64_t(int32_t(v))); break;
+      case DType::kInt64: ints.push_back(int64_t(v)); break;
+    }
+  }
+}
+
+std::vector<uint8_t> Tensor::elementBytes() const {
+  const size_t width = graph::elementBytes(dtype);
+  const size_t n = dtype == DType::kFloat32 ? floats.size() : ints.size();
+  std::vector<uint8_t> out(n * width);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t v;
+    if (dtype == DType::kFloat32) {
+      uint32_t bits;
+      std::memcpy(&bits, &floats[i], 4);
+      v = bits;
+    } else {
+      v = uint64_t(ints[i]);
+    }
+    for (size_t k = 0; k < width; ++k) out[i * width + k] = static_cast<uint8_t>(v >> (8 * k));
+  }
+  return out;
+}
 
 namespace {
 

@@ -141,31 +141,7 @@ Tensor readNpy(const std::string& path) {
   if (b.size() - data != count * type->size)
     throw Error(path, "holds " + std::to_string(b.size() - data) + " data bytes; shape " + shape + " of " + descr +
                           " needs " + std::to_string(count * type->size));
-  const uint8_t* p = b.data() + data;
-  for (uint64_t i = 0; i < count; ++i) {
-    switch (t.dtype) {
-      case DType::kFloat32: {
-        float f;
-        std::memcpy(&f, p + 4 * i, 4);
-        t.floats.push_back(f);
-        break;
-      }
-      case DType::kUInt8: t.ints.push_back(p[i]); break;
-      case DType::kInt8: t.ints.push_back(int8_t(p[i])); break;
-      case DType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p + 4 * i, 4);
-        t.ints.push_back(v);
-        break;
-      }
-      case DType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, p + 8 * i, 8);
-        t.ints.push_back(v);
-        break;
-      }
-    }
-  }
+  t.appendElements(b.data() + data, int64_t(count));
   return t;
 }
 
@@ -185,22 +161,10 @@ void writeNpy(const std::string& path, const Tensor& t, bool overwrite) {
   out.push_back(uint8_t(header.size() & 0xff));
   out.push_back(uint8_t(header.size() >> 8));
   for (char ch : header) out.push_back(uint8_t(ch));
-  const int64_t n = t.elements();
-  for (int64_t i = 0; i < n; ++i) {
-    uint8_t bytes[8];
-    switch (t.dtype) {
-      case DType::kFloat32: std::memcpy(bytes, &t.floats.at(size_t(i)), 4); break;
-      case DType::kUInt8:
-      case DType::kInt8: bytes[0] = uint8_t(t.ints.at(size_t(i))); break;
-      case DType::kInt32: {
-        const int32_t v = int32_t(t.ints.at(size_t(i)));
-        std::memcpy(bytes, &v, 4);
-        break;
-      }
-      case DType::kInt64: std::memcpy(bytes, &t.ints.at(size_t(i)), 8); break;
-    }
-    out.insert(out.end(), bytes, bytes + type->size);
-  }
+  const std::vector<uint8_t> data = t.elementBytes();
+  if (data.size() != size_t(t.elements()) * type->size)
+    throw Error(path, "tensor '" + t.name + "' holds fewer values than its shape " + shape + " needs");
+  out.insert(out.end(), data.begin(), data.end());
   hw::writeBinaryFile(path, out, overwrite);
 }
 

@@ -23,17 +23,6 @@ struct TesseraModel {
 
 namespace {
 
-size_t elementBytes(DType t) {
-  switch (t) {
-    case DType::kUInt8:
-    case DType::kInt8: return 1;
-    case DType::kFloat32:
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-  }
-  return 0;
-}
-
 TesseraDType toC(DType t) {
   switch (t) {
     case DType::kFloat32: return TESSERA_FLOAT32;
@@ -123,38 +112,14 @@ int tessera_model_set_input(TesseraModel* m, const char* name, const void* data,
     for (const Tensor& t : m->model.inputs)
       if (name && t.name == name) want = &t;
     if (!want) throw tessera::Error("tessera_model_set_input", std::string("the model has no input named '") + (name ? name : "(null)") + "'");
-    const size_t need = size_t(want->elements()) * elementBytes(want->dtype);
+    const size_t need = size_t(want->elements()) * tessera::compiler::graph::elementBytes(want->dtype);
     if (!data || bytes != need)
       throw tessera::Error("tessera_model_set_input", "input '" + want->name + "' (" + want->describe() + ") takes " +
                                                           std::to_string(need) + " bytes, " + std::to_string(bytes) + " given");
     Tensor t = *want;
     t.floats.clear();
     t.ints.clear();
-    const auto* p = static_cast<const uint8_t*>(data);
-    for (int64_t i = 0; i < want->elements(); ++i) {
-      switch (want->dtype) {
-        case DType::kFloat32: {
-          float f;
-          std::memcpy(&f, p + 4 * i, 4);
-          t.floats.push_back(f);
-          break;
-        }
-        case DType::kUInt8: t.ints.push_back(p[i]); break;
-        case DType::kInt8: t.ints.push_back(int8_t(p[i])); break;
-        case DType::kInt32: {
-          int32_t v;
-          std::memcpy(&v, p + 4 * i, 4);
-          t.ints.push_back(v);
-          break;
-        }
-        case DType::kInt64: {
-          int64_t v;
-          std::memcpy(&v, p + 8 * i, 8);
-          t.ints.push_back(v);
-          break;
-        }
-      }
-    }
+    t.appendElements(static_cast<const uint8_t*>(data), want->elements());
     m->inputs[want->name] = std::move(t);
   });
 }
@@ -170,24 +135,12 @@ int tessera_model_get_output(TesseraModel* m, const char* name, void* data, size
       throw tessera::Error("tessera_model_get_output", std::string("no output named '") + (name ? name : "(null)") +
                                                            "' from the last run (did tessera_model_run succeed?)");
     const Tensor& t = it->second;
-    const size_t need = size_t(t.elements()) * elementBytes(t.dtype);
+    const size_t need = size_t(t.elements()) * tessera::compiler::graph::elementBytes(t.dtype);
     if (!data || bytes != need)
       throw tessera::Error("tessera_model_get_output", "output '" + t.name + "' (" + t.describe() + ") is " +
                                                            std::to_string(need) + " bytes, the buffer " + std::to_string(bytes));
-    auto* p = static_cast<uint8_t*>(data);
-    for (int64_t i = 0; i < t.elements(); ++i) {
-      switch (t.dtype) {
-        case DType::kFloat32: std::memcpy(p + 4 * i, &t.floats[size_t(i)], 4); break;
-        case DType::kUInt8:
-        case DType::kInt8: p[i] = uint8_t(t.ints[size_t(i)]); break;
-        case DType::kInt32: {
-          const int32_t v = int32_t(t.ints[size_t(i)]);
-          std::memcpy(p + 4 * i, &v, 4);
-          break;
-        }
-        case DType::kInt64: std::memcpy(p + 8 * i, &t.ints[size_t(i)], 8); break;
-      }
-    }
+    const std::vector<uint8_t> bytesOut = t.elementBytes();
+    std::memcpy(data, bytesOut.data(), bytesOut.size());
   });
 }
 

@@ -266,18 +266,8 @@ std::vector<uint8_t> CompiledModel::serialize() const {
 }
 
 CompiledModel CompiledModel::deserialize(const std::vector<uint8_t>& bytes, const std::string& origin) {
-  if (bytes.size() < 8 + 4 + 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
-    throw Error(origin, "not a Tessera compiled model (bad magic; expected TSRAMDL1)");
+  Reader r = detail::openChecked(bytes, kMagic, kVersion, "compiled model", origin);
   const size_t body = bytes.size() - 8;
-  uint64_t stored = 0;
-  for (int i = 7; i >= 0; --i) stored = stored << 8 | bytes[body + size_t(i)];
-  if (stored != detail::fnv1a(bytes.data(), body)) throw Error(origin, "checksum mismatch: the file is corrupt or truncated");
-  Reader r(bytes, body, origin);
-  r.take(8, "magic");
-  const uint32_t version = r.u32("version");
-  if (version != kVersion)
-    throw Error(origin, "model format version " + std::to_string(version) + " is not supported (this build reads " +
-                            std::to_string(kVersion) + ")");
   CompiledModel m;
   m.configJson = r.str("config");
   const hw::Config cfg = hw::Config::fromJson(m.configJson, origin + ": config");

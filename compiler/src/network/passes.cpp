@@ -203,31 +203,12 @@ std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibr
         throw Error(calibration.origin, "sample " + std::to_string(s) + ": input '" + in + "' is " +
                                             it->second.describe() + ", the model takes " + want.describe());
     }
-    std::map<std::string, Tensor> values(sample.begin(), sample.end());
-    for (const Node& n : g.nodes) {
-      std::vector<const Tensor*> ins;
-      for (const std::string& in : n.inputs) {
-        if (in.empty()) {
-          ins.push_back(nullptr);
-          continue;
-        }
-        auto it = values.find(in);
-        ins.push_back(it != values.end() ? &it->second : &g.tensor(in));
-      }
-      std::vector<Tensor> outs = runHostNode(n, ins, g.opset);
-      for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
-        if (n.outputs[i].empty()) continue;
-        float m = 0;
-        for (float v : outs[i].floats) m = std::max(m, std::fabs(v));
-        float& slot = maxAbs[n.outputs[i]];
-        slot = std::max(slot, m);
-        values[n.outputs[i]] = std::move(outs[i]);
-      }
-    }
-    for (const std::string& in : g.inputs) {
+    for (const auto& kv : evaluate(g, sample)) {
+      if (kv.second.dtype != DType::kFloat32) continue;
       float m = 0;
-      for (float v : sample.at(in).floats) m = std::max(m, std::fabs(v));
-      maxAbs[in] = std::max(maxAbs[in], m);
+      for (float v : kv.second.floats) m = std::max(m, std::fabs(v));
+      float& slot = maxAbs[kv.first];
+      slot = std::max(slot, m);
     }
   }
   return maxAbs;

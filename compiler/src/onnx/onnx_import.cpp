@@ -37,17 +37,6 @@ DType dtypeOf(int32_t onnxType, const std::string& where) {
                          ") is not supported (float32, uint8, int8, int32, int64 are)");
 }
 
-size_t elementSize(DType t) {
-  switch (t) {
-    case DType::kUInt8:
-    case DType::kInt8: return 1;
-    case DType::kFloat32:
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-  }
-  return 1;
-}
-
 Tensor tensorFrom(const onnx::TensorProto& p, const std::string& where) {
   Tensor t;
   t.name = p.name();
@@ -66,34 +55,10 @@ Tensor tensorFrom(const onnx::TensorProto& p, const std::string& where) {
   }
   if (p.has_raw_data()) {
     const std::string& raw = p.raw_data();
-    if (raw.size() != size_t(n) * elementSize(t.dtype))
+    if (raw.size() != size_t(n) * graph::elementBytes(t.dtype))
       throw Error(at, "raw_data holds " + std::to_string(raw.size()) + " bytes, its shape needs " +
-                          std::to_string(size_t(n) * elementSize(t.dtype)));
-    const auto* b = reinterpret_cast<const uint8_t*>(raw.data());
-    for (int64_t i = 0; i < n; ++i) {
-      switch (t.dtype) {
-        case DType::kFloat32: {
-          float f;
-          std::memcpy(&f, b + 4 * i, 4);
-          t.floats.push_back(f);
-          break;
-        }
-        case DType::kUInt8: t.ints.push_back(b[i]); break;
-        case DType::kInt8: t.ints.push_back(int8_t(b[i])); break;
-        case DType::kInt32: {
-          int32_t v;
-          std::memcpy(&v, b + 4 * i, 4);
-          t.ints.push_back(v);
-          break;
-        }
-        case DType::kInt64: {
-          int64_t v;
-          std::memcpy(&v, b + 8 * i, 8);
-          t.ints.push_back(v);
-          break;
-        }
-      }
-    }
+                          std::to_string(size_t(n) * graph::elementBytes(t.dtype)));
+    t.appendElements(reinterpret_cast<const uint8_t*>(raw.data()), n);
     return t;
   }
   int64_t have = 0;

@@ -15,6 +15,7 @@ enum class DType { kFloat32, kUInt8, kInt8, kInt32, kInt64 };
 // "float32", "uint8", "int8", "int32", "int64".
 const char* dtypeName(DType t);
 bool isInteger(DType t);
+size_t elementBytes(DType t);
 
 // Linear quantization: real = scale * (q - zeroPoint). One entry = per tensor; otherwise one per
 // index of `axis` (per channel).
@@ -42,6 +43,10 @@ struct Tensor {
   Quant quant;  // for int8/uint8 values that carry their own quantization (set by the passes)
 
   int64_t elements() const;  // product of the shape (1 for a scalar)
+  // Appends `count` little-endian elements of the tensor's dtype from `bytes` (files, C callers).
+  void appendElements(const uint8_t* bytes, int64_t count);
+  // The data as little-endian elements of the tensor's dtype.
+  std::vector<uint8_t> elementBytes() const;
   // "float32[1,3,224,224]", with " const" and " q(scale=..., zp=...)" when they apply.
   std::string describe() const;
 };
