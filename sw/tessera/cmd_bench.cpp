@@ -167,7 +167,7 @@ int benchResnet18(runtime::Session& session) {
   std::printf("ideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT), of the unpadded layer; util = ideal / cycles; the total "
               "lines' util is MAC-weighted;\nest err = (cost-model estimate - cycles) / cycles; DRAM bytes are bus beats x "
               "bus bytes on timed targets, LOAD/STORE bytes on fsim.\n");
-  if (benchResnet18Network(session)) ++failures;
+  if (benchResnet18Network(session, false)) ++failures;
   return failures ? 1 : 0;
 }
 
@@ -176,6 +176,7 @@ int benchResnet18(runtime::Session& session) {
 int cmdBench(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string config, target, which, compare;
+  bool json = false;
   int m = 0, n = 0, k = 0, tileM = 0, tileN = 0, tileK = 0;
   addConfigOption(opts, &config);
   addTargetOption(opts, &target, "tsim");
@@ -188,19 +189,23 @@ int cmdBench(const std::vector<std::string>& args) {
       ("tile-n", po::value<int>(&tileN)->default_value(0), "GEMM tile columns (0: chosen)")
       ("tile-k", po::value<int>(&tileK)->default_value(0), "GEMM tile reduction length (0: chosen)")
       ("compare", po::value<std::string>(&compare), "run the same programs on this target too and print both "
-       "cycle counts side by side (e.g. --target hls-sc --compare rtl-sc)");
+       "cycle counts side by side (e.g. --target hls-sc --compare rtl-sc)")
+      ("json", po::bool_switch(&json), "resnet18: the whole network's figures as one JSON object");
   po::positional_options_description pos;
   pos.add("benchmark", 1);
   po::variables_map vm;
-  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2] | resnet18 [--target T] [--config C]",
+  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2] | resnet18 [--target T] [--config C] [--json]",
              args, opts, &pos, &vm))
     return 0;
   if (which == "resnet18") {
     if (m || n || k || tileM || tileN || tileK || !compare.empty())
-      throw Error("tessera bench resnet18", "takes only --target and --config");
+      throw Error("tessera bench resnet18", "takes only --target, --config and --json");
     runtime::Session::reset(target, config);
+    // --json: the whole network's figures as one object (the per-layer suite is text only).
+    if (json) return benchResnet18Network(runtime::Session::global(), true);
     return benchResnet18(runtime::Session::global());
   }
+  if (json) throw Error("tessera bench gemm", "--json is for resnet18");
   if (which != "gemm") throw Error("tessera bench", "unknown benchmark '" + which + "' (available: gemm, resnet18)");
   if ((m || n || k) && !(m && n && k)) throw Error("tessera bench gemm", "--m, --n and --k go together");
 

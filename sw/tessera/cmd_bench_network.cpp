@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.h"
 #include "tessera/compiler/model_zoo.h"
 #include "tessera/compiler/network.h"
@@ -32,10 +34,11 @@ compiler::graph::Tensor randomImage(uint32_t seed) {
 
 }  // namespace
 
-int benchResnet18Network(runtime::Session& session) {
+int benchResnet18Network(runtime::Session& session, bool json) {
   const hw::Config& cfg = session.config();
-  std::printf("\nwhole network: ResNet-18 built as a float graph (seeded weights, BatchNorm folded), post-training "
-              "quantized on one seeded image, compiled as one network\n");
+  if (!json)
+    std::printf("\nwhole network: ResNet-18 built as a float graph (seeded weights, BatchNorm folded), post-training "
+                "quantized on one seeded image, compiled as one network\n");
   const auto t0 = std::chrono::steady_clock::now();
   compiler::graph::Graph g = compiler::resnet18Graph(1);
   compiler::Calibration calibration;
@@ -57,6 +60,25 @@ int benchResnet18Network(runtime::Session& session) {
     macs += l.macs;
   }
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
+  if (json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (size_t i = 0; i < model.layers.size(); ++i) {
+      const auto& l = model.layers[i];
+      nlohmann::json j = {{"name", l.name}, {"op", l.kind}, {"ran_on", l.onAccelerator ? "accelerator" : "host"}, {"macs", l.macs}};
+      if (r.layers[i].cycles) {
+        j["cycles"] = r.layers[i].cycles;
+        if (l.macs) j["gemm_utilization"] = double(l.macs) / (double(r.layers[i].cycles) * lanes);
+      }
+      layers.push_back(j);
+    }
+    const nlohmann::json out = {{"benchmark", "resnet18"}, {"target", session.targetName()}, {"config", cfg.name},
+                                {"layers_on_accelerator", accel}, {"host_steps", host}, {"segments", model.segments.size()},
+                                {"macs", macs}, {"cycles", r.counters.cycles}, {"instructions", r.counters.totalInsns()},
+                                {"run_seconds", r.seconds}, {"compile_seconds", compileSeconds},
+                                {"bit_exact_with_host_reference", ok}, {"layers", layers}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return ok ? 0 : 1;
+  }
   std::printf("  %zu layers on the accelerator in %zu segment(s), %zu host steps (the float edges); %s MACs\n", accel,
               model.segments.size(), host, commas(macs).c_str());
   if (r.counters.cycles)

@@ -46,6 +46,9 @@ expect_ok "eval json" "$tessera" eval "$work/m.tsm" --count 50 --json \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['images']==50 and d['accelerator']['top1']>0.7" "$work/out" || fail "eval --json"
 
+expect_ok "bench json" "$tessera" bench resnet18 --target fsim --json
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['segments']==1 and d['bit_exact_with_host_reference'] and d['layers_on_accelerator']==31, d" "$work/out" || fail "bench resnet18 --json"
+
 # Bad input.
 head -c 2000 "$model" > "$work/truncated.onnx"
 expect_error "truncated onnx" "truncated.onnx" "$tessera" compile "$work/truncated.onnx" --calibrate "$calib"
@@ -66,6 +69,14 @@ write_npy() {
 }
 write_npy "$work/small.npy"
 expect_error "wrong input shape" "input 'image'" "$tessera" run "$work/m.tsm" --input "$work/small.npy"
+# An int8 .npy for the float input: the dtype is named.
+write_int8_npy() {
+  local header="{'descr': '|i1', 'fortran_order': False, 'shape': (1, 1, 28, 28), }"
+  while [ $(( (10 + ${#header} + 1) % 64 )) -ne 0 ]; do header="$header "; done
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( ${#header} + 1 )))\\x00"; printf '%s\n' "$header"; head -c 784 /dev/zero; } > "$1"
+}
+write_int8_npy "$work/int8.npy"
+expect_error "wrong input dtype" "int8" "$tessera" run "$work/m.tsm" --input "$work/int8.npy"
 expect_error "too many inputs" "1 input" "$tessera" run "$work/m.tsm" --input "$work/small.npy" --input "$work/small.npy"
 expect_error "unknown input name" "no input named 'nope'" "$tessera" run "$work/m.tsm" --input "nope=$src/models/fashion_mnist/sample_0.npy"
 expect_error "labels as calibration images" "not an IDX image file" "$tessera" compile "$model" --calibrate /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz

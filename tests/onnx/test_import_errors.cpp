@@ -105,6 +105,16 @@ TEST(OnnxImport, DynamicInputShapesNameTheTensorAndDimension) {
   EXPECT_NE(e.find("batch"), std::string::npos) << e;
 }
 
+TEST(OnnxImport, MissingInputShapesNameTheTensor) {
+  onnx::ModelProto m = model(13);
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  const std::string p = tempPath("noshape.onnx");
+  writeBytes(p, m.SerializeAsString());
+  const std::string e = expectError(p);
+  EXPECT_NE(e.find("input 'x'"), std::string::npos) << e;
+  EXPECT_NE(e.find("no shape"), std::string::npos) << e;
+}
+
 TEST(OnnxImport, UnsupportedOperatorsNameTheNodeOpAndOpset) {
   const std::string p = tempPath("sin.onnx");
   writeBytes(p, model(13, "Sin").SerializeAsString());
