@@ -38,7 +38,7 @@ expect() {
 expect 0 "commands:" -- "$TESSERA" --help
 expect 2 "unknown command 'frobnicate'" -- "$TESSERA" frobnicate
 expect 2 "usage" -- "$TESSERA"
-for verb in info disasm asm sim demo; do
+for verb in info disasm asm sim demo run eval; do
   expect 0 "usage: tessera $verb" -- "$TESSERA" "$verb" --help
 done
 expect 2 "unrecognised option|unknown option" -- "$TESSERA" info --bogus
@@ -63,10 +63,10 @@ expect 1 "unknown format" -- "$TESSERA" info --format yaml
 expect 0 "GEMM core 1x4x4" -- env TESSERA_CONFIG=small "$TESSERA" info
 expect 0 "GEMM core 1x16x16" -- env TESSERA_CONFIG= "$TESSERA" info
 expect 0 "GEMM core 2x16x8" -- env TESSERA_CONFIG=small "$TESSERA" info -c batch2
-for verb in info disasm asm sim demo regress compile run-op bench; do
+for verb in info disasm asm sim demo regress compile run-op bench run eval; do
   expect 0 "\\(=small\\)" -- env TESSERA_CONFIG=small "$TESSERA" "$verb" --help
 done
-for verb in sim demo run-op bench; do
+for verb in sim demo run-op bench run eval; do
   expect 0 "\\(=hls\\)" -- env TESSERA_TARGET=hls "$TESSERA" "$verb" --help
 done
 
@@ -305,7 +305,7 @@ if tsim_built_for small; then
 fi
 expect 0 "^GAP .* ok" -- "$TESSERA" bench resnet18 --target fsim --config small
 expect 0 "^C2-11 .* ok|^total ResNet-18" -- "$TESSERA" bench resnet18 --target fsim --config small
-expect 1 "takes only --target and --config" -- "$TESSERA" bench resnet18 --m 4
+expect 1 "takes only --target, --config and --json" -- "$TESSERA" bench resnet18 --m 4
 
 # --- demo on the small config
 expect 0 "all 4096 outputs match" -- "$TESSERA" demo --config small --m 64 --n 64 --k 64
