@@ -1,120 +1,141 @@
-#!/usr/bin/python3
-"""Trains the shipped Fashion-MNIST CNN (seeded, CPU) and exports it to ONNX with its calibration samples."""
+"""Trains the shipped Fashion-MNIST CNN on Debian's dataset-fashion-mnist and exports it to ONNX with its samples."""
 import argparse
-import gzip
+import json
 import os
 import sys
 import time
 
 import numpy as np
-import onnx
 import torch
 import torch.nn as nn
+import onnx
 
-LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fashion_common as fc  # noqa: E402
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    magic = int.from_bytes(data[0:4], "big")
-    dims = magic & 0xFF
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+CALIB_COUNT = 16
 
 
-class Net(nn.Module):
-    """conv-BN-ReLU, max pooling, a residual block, a strided conv, global average pooling, dense."""
-
-    def __init__(self):
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
-        self.pool = nn.MaxPool2d(2)
-        self.block_a = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
-        self.block_b = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16))
-        self.relu = nn.ReLU()
-        self.down = nn.Sequential(nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU())
-        self.gap = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(32, 10)
-
-    def forward(self, x):
-        x = self.pool(self.stem(x))
-        x = self.relu(self.block_b(self.block_a(x)) + x)
-        x = self.gap(self.down(x))
-        return self.fc(torch.flatten(x, 1))
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("out_dir", help="directory for fashion_cnn.onnx, labels.txt, calib/, sample_0.*")
+    p.add_argument("--dataset-dir", default=fc.DATASET_DIR)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    return p.parse_args()
 
 
-def write_pgm(path, image):
+def evaluate(model, images, labels, batch=1000):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(images), batch):
+            x = torch.from_numpy(fc.to_input(images[start:start + batch]))
+            pred = model(x).argmax(dim=1).numpy()
+            correct += int((pred == labels[start:start + batch]).sum())
+    return correct / len(images)
+
+
+def train(model, images, labels, args):
+    generator = torch.Generator().manual_seed(args.seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    steps_per_epoch = (len(images) + args.batch_size - 1) // args.batch_size
+    # Cosine decay to zero over the run: the last epoch settles BN statistics and weights together.
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
+                                                    steps_per_epoch=steps_per_epoch, pct_start=0.15)
+    loss_fn = nn.CrossEntropyLoss()
+    inputs = torch.from_numpy(fc.to_input(images))
+    targets = torch.from_numpy(labels)
+    for epoch in range(args.epochs):
+        model.train()
+        order = torch.randperm(len(images), generator=generator)
+        total_loss = 0.0
+        started = time.time()
+        for step in range(steps_per_epoch):
+            idx = order[step * args.batch_size:(step + 1) * args.batch_size]
+            optimizer.zero_grad()
+            loss = loss_fn(model(inputs[idx]), targets[idx])
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            total_loss += float(loss) * len(idx)
+        print(f"epoch {epoch + 1}/{args.epochs}: loss {total_loss / len(images):.4f} "
+              f"({time.time() - started:.0f} s)", flush=True)
+
+
+def export(model, path):
+    model.eval()
+    # PRESERVE with the model in eval mode exports inference-mode BatchNormalization nodes; EVAL would
+    # run torch's eval peephole pass, which folds BN into Conv even with constant folding off.
+    torch.onnx.export(model, torch.zeros(1, 1, 28, 28), path, opset_version=13,
+                      input_names=["image"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    proto = fc.inline_identities(onnx.load(path))
+    del proto.metadata_props[:]
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = "labels", ",".join(fc.LABELS)
+    proto.doc_string = "Tessera Fashion-MNIST CNN; input float32 pixel/255, NCHW 1x1x28x28; output logits"
+    onnx.checker.check_model(proto)
+    ops = fc.op_histogram(proto)
+    if ops.get("BatchNormalization", 0) != 4:
+        sys.exit(f"error: {path}: expected 4 BatchNormalization nodes, export gave {ops}")
+    onnx.save(proto, path)
+    return ops
+
+
+def write_pgm(path, image_u8):
     with open(path, "wb") as f:
-        f.write(b"P5\n28 28\n255\n" + image.astype(np.uint8).tobytes())
+        f.write(b"P5\n28 28\n255\n" + image_u8.astype(np.uint8).tobytes())
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    p.add_argument("--out", default="models/fashion_mnist")
-    p.add_argument("--epochs", type=int, default=8)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--force", action="store_true", help="overwrite existing files")
-    a = p.parse_args()
-    model_path = os.path.join(a.out, "fashion_cnn.onnx")
-    if os.path.exists(model_path) and not a.force:
-        sys.exit(f"{model_path} exists; pass --force to overwrite it")
-    torch.manual_seed(a.seed)
-    np.random.seed(a.seed)
+    args = parse_args()
+    outputs = ["fashion_cnn.onnx", "labels.txt", "sample_0.npy", "sample_0.pgm", "train_result.json"]
+    outputs += [os.path.join("calib", f"calib_{i:02d}.npy") for i in range(CALIB_COUNT)]
+    for name in outputs:
+        fc.refuse_overwrite(os.path.join(args.out_dir, name), args.force)
+    os.makedirs(os.path.join(args.out_dir, "calib"), exist_ok=True)
+
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
     torch.set_num_threads(2)
-    train_x = read_idx(os.path.join(a.data, "train-images-idx3-ubyte.gz")).astype(np.float32) / 255.0
-    train_y = read_idx(os.path.join(a.data, "train-labels-idx1-ubyte.gz")).astype(np.int64)
-    test_x = read_idx(os.path.join(a.data, "t10k-images-idx3-ubyte.gz")).astype(np.float32) / 255.0
-    test_y = read_idx(os.path.join(a.data, "t10k-labels-idx1-ubyte.gz")).astype(np.int64)
-    tx = torch.from_numpy(train_x).unsqueeze(1)
-    ty = torch.from_numpy(train_y)
-    net = Net()
-    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
-    steps = a.epochs * ((len(tx) + 127) // 128)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
-    start = time.time()
-    for epoch in range(a.epochs):
-        net.train()
-        order = torch.randperm(len(tx))
-        for i in range(0, len(tx), 128):
-            idx = order[i:i + 128]
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(net(tx[idx]), ty[idx])
-            loss.backward()
-            opt.step()
-            schedule.step()
-        print(f"epoch {epoch + 1}: loss {loss.item():.4f} ({time.time() - start:.0f} s)", flush=True)
-    net.eval()
-    with torch.no_grad():
-        logits = net(torch.from_numpy(test_x).unsqueeze(1))
-    accuracy = float((logits.argmax(1).numpy() == test_y).mean())
-    print(f"float test top-1: {100 * accuracy:.2f}% over {len(test_y)} images")
-    os.makedirs(os.path.join(a.out, "calib"), exist_ok=True)
-    # torch's exporter folds BatchNormalization into the convolutions in eval mode (the graph
-    # compiler's own BatchNorm folding is exercised by ResNet-18, whose builder keeps BN nodes).
-    torch.onnx.export(net, torch.zeros(1, 1, 28, 28), model_path, opset_version=13, input_names=["image"],
-                      output_names=["logits"], training=torch.onnx.TrainingMode.EVAL, do_constant_folding=False)
-    m = onnx.load(model_path)
-    entry = m.metadata_props.add()
-    entry.key = "labels"
-    entry.value = ",".join(LABELS)
-    entry = m.metadata_props.add()
-    entry.key = "float_top1"
-    entry.value = f"{accuracy:.4f}"
-    onnx.checker.check_model(m)
-    onnx.save(m, model_path)
-    ops = {}
-    for n in m.graph.node:
-        ops[n.op_type] = ops.get(n.op_type, 0) + 1
-    print("ops:", ops)
-    for i in range(16):
-        np.save(os.path.join(a.out, "calib", f"train_{i:02d}.npy"), train_x[i * 997][None, None, :, :])
-    np.save(os.path.join(a.out, "sample_0.npy"), test_x[0][None, None, :, :])
-    write_pgm(os.path.join(a.out, "sample_0.pgm"), test_x[0] * 255.0)
-    with open(os.path.join(a.out, "labels.txt"), "w") as f:
-        f.write("\n".join(LABELS) + "\n")
-    print(f"sample_0 label: {test_y[0]} ({LABELS[test_y[0]]}); wrote {model_path} in {time.time() - start:.0f} s")
+    torch.use_deterministic_algorithms(True)
+
+    train_images, train_labels = fc.load_split("train", args.dataset_dir)
+    test_images, test_labels = fc.load_split("t10k", args.dataset_dir)
+
+    started = time.time()
+    model = fc.build_model()
+    train(model, train_images, train_labels, args)
+    train_seconds = time.time() - started
+    accuracy = evaluate(model, test_images, test_labels)
+    print(f"float top-1 on all {len(test_images)} test images: {accuracy * 100:.2f}%")
+
+    onnx_path = os.path.join(args.out_dir, "fashion_cnn.onnx")
+    ops = export(model, onnx_path)
+    print(f"wrote {onnx_path} ({os.path.getsize(onnx_path)} bytes), ops {ops}")
+
+    with open(os.path.join(args.out_dir, "labels.txt"), "w") as f:
+        f.write("\n".join(fc.LABELS) + "\n")
+
+    calib_indices = np.random.RandomState(args.seed).choice(len(train_images), CALIB_COUNT, replace=False)
+    for i, index in enumerate(calib_indices):
+        np.save(os.path.join(args.out_dir, "calib", f"calib_{i:02d}.npy"), fc.to_input(train_images[index:index + 1]))
+    np.save(os.path.join(args.out_dir, "sample_0.npy"), fc.to_input(test_images[0:1]))
+    write_pgm(os.path.join(args.out_dir, "sample_0.pgm"), test_images[0])
+
+    result = {"seed": args.seed, "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
+              "float_top1": round(accuracy, 4), "test_images": len(test_images),
+              "train_seconds": round(train_seconds, 1), "torch": torch.__version__,
+              "calib_train_indices": [int(i) for i in calib_indices],
+              "sample_0": {"test_index": 0, "label": int(test_labels[0]), "name": fc.LABELS[test_labels[0]]}}
+    with open(os.path.join(args.out_dir, "train_result.json"), "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,12 @@ expect_ok "run onnx directly" "$tessera" run "$model" --calibrate "$calib" --inp
 expect_ok "eval" "$tessera" eval "$model" --calibrate "$calib" --count 200 \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 grep -q "host float model" "$work/out" || fail "eval: no float comparison"
+for kind in qdq qop; do
+  expect_ok "eval $kind" "$tessera" eval "$src/models/fashion_mnist/fashion_cnn_$kind.onnx" --count 200 --json \
+    --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); a=d['accelerator']['top1']; f=d['host_file_semantics']; assert a>0.8 and f['top1_agreement']>0.95, d" "$work/out" \
+    || fail "eval $kind: accuracy or agreement with the file's semantics too low"
+done
 expect_ok "eval json" "$tessera" eval "$work/m.tsm" --count 50 --json \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['images']==50 and d['accelerator']['top1']>0.7" "$work/out" || fail "eval --json"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct ActivationScales {
   std::map<std::string, std::vector<float>> weights;  // by float weight tensor name
   std::map<std::string, int> weightAxis;
   bool fixed = false;  // true: tensors without a scale stay float (QDQ files); false: calibrated
+  // Values the file's quantization clips at zero (uint8 with zero point 0): a ReLU in all but name,
+  // which the producing accelerator node applies.
+  std::set<std::string> clippedAtZero;
 };
 // quantizeFloat's rewriting with given scales (recognizeQuantized uses it for QDQ files).
 void quantizeWithScales(graph::Graph& g, const ActivationScales& scales);

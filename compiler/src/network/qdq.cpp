@@ -221,6 +221,7 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
     renamed.name = target;
     g.tensors[target] = renamed;
     scales.activation[target] = internal;
+    if (dtype == DType::kUInt8 && zp == 0) scales.clippedAtZero.insert(target);
   }
   std::vector<Node> rest;
   for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -231,8 +232,10 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
   for (const Node& n : g.nodes) {
     float s;
     int64_t zp;
-    if (n.domain.empty() && n.opType == "QuantizeLinear" && paramsOf(n, &s, &zp) && !scales.activation.count(n.inputs[0]))
+    if (n.domain.empty() && n.opType == "QuantizeLinear" && paramsOf(n, &s, &zp) && !scales.activation.count(n.inputs[0])) {
       scales.activation[n.inputs[0]] = internalScale(g, n.outputs[0], g.tensor(n.outputs[0]).dtype, s, zp, notes);
+      if (g.tensor(n.outputs[0]).dtype == DType::kUInt8 && zp == 0) scales.clippedAtZero.insert(n.inputs[0]);
+    }
   }
   // DQ of a value the host quantized (a graph input of type int8/uint8): its output's scale.
   for (const Node& n : g.nodes) {

@@ -304,7 +304,7 @@ class Quantizer {
     }
     auto outputAfterRelu = [&](bool* relu) {
       const int r = fusableRelu(out);
-      *relu = r >= 0;
+      *relu = r >= 0 || scales_.clippedAtZero.count(out);
       if (r >= 0) {
         fused_.insert(size_t(r));
         return nodes()[size_t(r)].outputs[0];
