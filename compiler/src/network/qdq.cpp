@@ -115,6 +115,64 @@ void expandQOperators(Graph& g) {
   g.nodes = std::move(out);
 }
 
+// MaxPool, Flatten and Reshape commute with a monotonic quantization: max(q(x)) = q(max(x)), and a
+// reshape moves values without changing them. QOperator files apply them to the quantized tensor
+// (QuantizeLinear -> MaxPool -> DequantizeLinear); moving them before the QuantizeLinear gives the
+// same values and lets the Q/DQ pair around them go.
+// Returns the QuantizeLinear nodes whose float input now feeds the moved operator, so their scale
+// still reaches that value's producer.
+std::vector<Node> moveIntegerLayoutOpsToFloat(Graph& g) {
+  std::vector<Node> bypassed;
+  std::vector<Node> out;
+  for (Node& n : g.nodes) {
+    const bool layoutOp = n.domain.empty() && (n.opType == "MaxPool" || n.opType == "Flatten" || n.opType == "Reshape") &&
+                          n.outputs.size() >= 1 && (n.outputs.size() == 1 || n.outputs[1].empty());
+    const int p = layoutOp ? g.producer(n.inputs[0]) : -1;
+    if (p < 0 || g.nodes[size_t(p)].opType != "QuantizeLinear" || !g.nodes[size_t(p)].domain.empty()) {
+      out.push_back(n);
+      continue;
+    }
+    const Node& q = g.nodes[size_t(p)];
+    bypassed.push_back(q);
+    std::string floatOut = n.outputs[0] + "_float";
+    for (int i = 1; g.hasTensor(floatOut); ++i) floatOut = n.outputs[0] + "_float_" + std::to_string(i);
+    Tensor t;
+    t.name = floatOut;
+    g.tensors[floatOut] = t;
+    Node requantize;
+    requantize.name = n.name + "_quantize";
+    requantize.opType = "QuantizeLinear";
+    requantize.inputs = q.inputs;
+    requantize.inputs[0] = floatOut;
+    requantize.outputs = {n.outputs[0]};
+    Node moved = n;
+    moved.inputs[0] = q.inputs[0];
+    moved.outputs = {floatOut};
+    out.push_back(moved);
+    out.push_back(requantize);
+  }
+  g.nodes = std::move(out);
+  return bypassed;
+}
+
+// Nodes whose outputs nothing reads (rewrites leave QuantizeLinear nodes behind).
+void removeDeadNodes(Graph& g) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      bool used = false;
+      for (const std::string& o : n.outputs)
+        if (!o.empty() && (!g.consumers(o).empty() || std::find(g.outputs.begin(), g.outputs.end(), o) != g.outputs.end()))
+          used = true;
+      if (used) kept.push_back(n);
+      else changed = true;
+    }
+    g.nodes = std::move(kept);
+  }
+}
+
 }  // namespace
 
 bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::string& kind) {
@@ -127,6 +185,8 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
   if (!qdq && !qop) return false;
   kind = qop ? "QOperator" : "QDQ";
   expandQOperators(g);
+  const std::vector<Node> bypassed = moveIntegerLayoutOpsToFloat(g);
+  removeDeadNodes(g);
   inferShapes(g);
 
   ActivationScales scales;
@@ -227,6 +287,16 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (!drop.count(i)) rest.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(rest);
+  // The values whose QuantizeLinear a layout operator was moved past keep that quantization.
+  for (const Node& q : bypassed) {
+    float s;
+    int64_t zp;
+    if (!paramsOf(q, &s, &zp) || scales.activation.count(q.inputs[0])) continue;
+    const DType dtype = g.tensor(q.inputs.size() > 2 && !q.inputs[2].empty() ? q.inputs[2] : q.inputs[1]).dtype;
+    const DType qtype = dtype == DType::kFloat32 ? DType::kUInt8 : dtype;
+    scales.activation[q.inputs[0]] = internalScale(g, q.outputs[0], qtype, s, zp, notes);
+    if (qtype == DType::kUInt8 && zp == 0) scales.clippedAtZero.insert(q.inputs[0]);
+  }
   // A QuantizeLinear that stays (its output is a graph output or feeds the host): the float value
   // it quantizes gets its scale, so the producer can still run on the accelerator.
   for (const Node& n : g.nodes) {
