@@ -36,6 +36,8 @@ class GemmLowering : public detail::OperatorLowering {
     const int outBuf = prog.bufferIndex("output");
     const int biasBuf = op_.epilogue.bias ? prog.bufferIndex("bias") : -1;
     const int multBuf = op_.epilogue.perChannelMultiplier ? prog.bufferIndex("multipliers") : -1;
+    const int clipLowBuf = op_.epilogue.perChannelClip ? prog.bufferIndex("clip_low") : -1;
+    const int clipHighBuf = op_.epilogue.perChannelClip ? prog.bufferIndex("clip_high") : -1;
     loadUops(uopBuf);
     if (biasBuf >= 0)
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.biasBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
@@ -43,6 +45,13 @@ class GemmLowering : public detail::OperatorLowering {
     if (multBuf >= 0)
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.multBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
           multBuf);
+    if (clipLowBuf >= 0) {
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
+          clipLowBuf);
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipBase + g_.COB), 0, 1, uint32_t(g_.COB),
+                  uint32_t(g_.COB)),
+          clipHighBuf);
+    }
     long step = 0, tile = 0;
     for (int nb = 0; nb < g_.NB; ++nb)
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
@@ -85,12 +94,18 @@ class GemmLowering : public detail::OperatorLowering {
               alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
               alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
             }
+            if (clipLowBuf >= 0) {
+              alu(clipHighKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMin, false, 0);
+              alu(clipLowKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMax, false, 0);
+            }
             if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
             if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
             if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
             if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
-            alu(immKernel_[q], hw::AluOp::kMin, true, 127);
-            alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+            if (!op_.epilogue.perChannelClip) {
+              alu(immKernel_[q], hw::AluOp::kMin, true, 127);
+              alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+            }
             push(1, 2);
             pop(1, 2);
             const uint32_t outBase = static_cast<uint32_t>(((nb * g_.COB + cot * t_.tco) * g_.OH + yt * t_.th) * g_.OW +
@@ -128,6 +143,9 @@ class GemmLowering : public detail::OperatorLowering {
     if (g_.multEntries)
       os << "acc[" << g_.multBase << ":" << g_.multBase + g_.COB << "] <- multiplier[0:" << g_.COB
          << "]               // accumulator SRAM, resident\n";
+    if (g_.clipEntries)
+      os << "acc[" << g_.clipBase << ":" << g_.clipBase + g_.clipEntries << "] <- clip low[0:" << g_.COB << "], high[0:"
+         << g_.COB << "]      // accumulator SRAM, resident\n";
     os << "for nb in 0.." << g_.NB << ":                                  // batch blocks of " << g_.B << "\n";
     os << " for cot in 0.." << g_.COB / t_.tco << ":\n";
     os << "  for yt in 0.." << g_.OH / t_.th << ":\n";
@@ -157,11 +175,16 @@ class GemmLowering : public detail::OperatorLowering {
     if (op_.epilogue.preShift) e = "(" + e + " >> " + std::to_string(op_.epilogue.preShift) + ")";
     if (op_.epilogue.preClip)
       e = "clip(" + e + ", " + std::to_string(-op_.epilogue.preClip) + ", " + std::to_string(op_.epilogue.preClip) + ")";
+    if (g_.clipEntries)
+      e = "clip(" + e + ", low[cot*" + std::to_string(t_.tco) + "+co], high[cot*" + std::to_string(t_.tco) + "+co])";
     if (g_.multEntries) e = "(" + e + " * multiplier[cot*" + std::to_string(t_.tco) + "+co])";
     if (op_.epilogue.multiplier != 1) e = "(" + e + " * " + std::to_string(op_.epilogue.multiplier) + ")";
     if (op_.epilogue.round) e = "(" + e + " + " + std::to_string(1 << (op_.epilogue.shift - 1)) + ")";
     if (op_.epilogue.shift) e = "(" + e + " >> " + std::to_string(op_.epilogue.shift) + ")";
-    os << "max(min(" << e << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")      // vector ALU\n";
+    if (g_.clipEntries)
+      os << e << "      // vector ALU; the bounds keep it in int8\n";
+    else
+      os << "max(min(" << e << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")      // vector ALU\n";
     os << "    output[nb][cot*" << t_.tco << "+co][yt*" << t_.th << "+y][xt*" << t_.tw
        << "+x] <- int8(acc)        // STORE\n";
     (void)kk;
@@ -181,7 +204,7 @@ class GemmLowering : public detail::OperatorLowering {
     sum.steps = uint64_t(steps_);
     sum.inpEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.inpEntries);
     sum.wgtEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.wgtEntries);
-    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) + uint64_t(g_.biasEntries) + uint64_t(g_.multEntries);
+    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) + uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries);
     sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.CIB * g_.BI * g_.KH * g_.KW;
   }
 
@@ -234,22 +257,30 @@ class GemmLowering : public detail::OperatorLowering {
       a.dstOut = a.srcOut = 1;
       immKernel_[q] = kernel(a);
     }
-    // Per-channel vectors resident in the accumulator (bias, multipliers), applied to a tile's
-    // channels by one vector ALU instruction each.
+    // Per-channel vectors resident in the accumulator (bias, multipliers, clip bounds), applied to
+    // a tile's channels by one vector ALU instruction each: one micro-op, the outer loop over the
+    // tile's channel blocks and the inner one over its positions, so consecutive micro-ops read
+    // the same source row.
     auto channelKernels = [&](const char* what, int base, std::vector<int>& out) {
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
         for (int q = 0; q < 2; ++q) {
           Kernel b;
           b.name = std::string(what) + "_c" + std::to_string(cot) + "_h" + std::to_string(q);
-          for (int co = 0; co < t_.tco; ++co)
-            b.uops.push_back({uint32_t(q * g_.accCap + co * t_.th * t_.tw), uint32_t(base + cot * t_.tco + co), 0});
-          b.iterOut = uint32_t(t_.th * t_.tw);
-          b.dstOut = 1;
+          b.uops.push_back({uint32_t(q * g_.accCap), uint32_t(base + cot * t_.tco), 0});
+          b.iterOut = uint32_t(t_.tco);
+          b.dstOut = uint32_t(t_.th * t_.tw);
+          b.srcOut = 1;
+          b.iterIn = uint32_t(t_.th * t_.tw);
+          b.dstIn = 1;
           out.push_back(kernel(b));
         }
     };
     if (g_.biasEntries) channelKernels("bias", g_.biasBase, biasKernel_);
     if (g_.multEntries) channelKernels("mul", g_.multBase, multKernel_);
+    if (g_.clipEntries) {
+      channelKernels("clip_low", g_.clipBase, clipLowKernel_);
+      channelKernels("clip_high", g_.clipBase + g_.COB, clipHighKernel_);
+    }
   }
 
   const hw::Config& cfg_;
@@ -260,7 +291,7 @@ class GemmLowering : public detail::OperatorLowering {
   long steps_ = 0, tiles_ = 0;
   int gemmKernel_[2][2] = {{0, 0}, {0, 0}};
   int resetKernel_[2] = {0, 0}, immKernel_[2] = {0, 0};
-  std::vector<int> biasKernel_, multKernel_;
+  std::vector<int> biasKernel_, multKernel_, clipLowKernel_, clipHighKernel_;
 };
 
 std::unique_ptr<detail::OperatorLowering> makeLowering(const hw::Config& cfg, const Operator& op, const Tiling& t) {
@@ -287,6 +318,11 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     for (int32_t m : data.multipliers)
       if (m < -32768 || m > 32767)
         throw Error(where, "per-channel multiplier " + std::to_string(m) + " is not a signed 16-bit value");
+    if (op.epilogue.perChannelClip &&
+        (data.clipLow.size() != size_t(op.outChannels) || data.clipHigh.size() != size_t(op.outChannels)))
+      throw Error(where, "clip bounds have " + std::to_string(data.clipLow.size()) + " low and " +
+                             std::to_string(data.clipHigh.size()) + " high values, expected " +
+                             std::to_string(op.outChannels) + " each");
   }
   std::ostream* out = options.printAfterAll;
   const OperatorLayouts layouts = operatorLayouts(cfg, op);
@@ -347,6 +383,16 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
               "[" + std::to_string(packedM.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
                   std::to_string(cfg.blockOut) + "] int32 (each multiplier repeated per batch row)")
         ->data = packedM;
+  }
+  if (op.epilogue.perChannelClip) {
+    for (const auto& [name, values] : {std::pair<const char*, const std::vector<int32_t>*>{"clip_low", &data.clipLow},
+                                       {"clip_high", &data.clipHigh}}) {
+      const auto packed = packBias(cfg, *values);
+      addBuffer(name, BufferRole::kConstant, MemId::kAcc, packed.size(),
+                "[" + std::to_string(packed.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
+                    std::to_string(cfg.blockOut) + "] int32 (each bound repeated per batch row)")
+          ->data = packed;
+    }
   }
   addBuffer("uops", BufferRole::kConstant, MemId::kUop, 0, "32-bit micro-ops");
 

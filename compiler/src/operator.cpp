@@ -130,8 +130,8 @@ void Operator::validate() const {
     throw Error(where, "keeps the channel count: cout must equal cin (" + std::to_string(inChannels) + ")");
   if (kind == OpKind::kAdd && (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW))
     throw Error(where, "add has no kernel, stride or padding");
-  if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift))
-    throw Error(where, "per-channel multipliers and preshift belong to conv2d and dense");
+  if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift || epilogue.perChannelClip))
+    throw Error(where, "per-channel multipliers and clips and preshift belong to conv2d and dense");
   if (epilogue.perChannelMultiplier && epilogue.multiplier != 1)
     throw Error(where, "mul is either one immediate or per channel (mul=channel), not both");
   if (epilogue.preClip < 0 || epilogue.preClip > 32767)
@@ -141,9 +141,21 @@ void Operator::validate() const {
     throw Error(where, "preshift must be in [0, 31], got " + std::to_string(epilogue.preShift));
   if (kind == OpKind::kAdd && (epilogue.bias || epilogue.multiplier != 1))
     throw Error(where, "add takes no bias and no multiplier after the sum (scale the operands with mul_a, mul_b)");
-  if ((kind == OpKind::kMaxPool || kind == OpKind::kAvgPool) &&
+  if (kind == OpKind::kMaxPool &&
       (epilogue.bias || epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round || epilogue.relu))
-    throw Error(where, "pooling has no requantization (bias, mul, shift, round, relu)");
+    throw Error(where, "maxpool has no requantization (bias, mul, shift, round, relu)");
+  if (kind == OpKind::kAvgPool) {
+    if (epilogue.bias || epilogue.relu) throw Error(where, "avgpool has no bias and no relu");
+    const bool rescale = epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round;
+    if (rescale && (!epilogue.round || epilogue.shift < 1 || epilogue.shift > 15 || epilogue.multiplier < 1 ||
+                    epilogue.multiplier > 32767))
+      throw Error(where, "avgpool's rescale needs mul in [1, 32767], shift in [1, 15] and round=1 (got mul=" +
+                             std::to_string(epilogue.multiplier) + " shift=" + std::to_string(epilogue.shift) +
+                             " round=" + std::to_string(epilogue.round) + ")");
+    if (rescale && int64_t(128) * kernelH * kernelW * epilogue.multiplier + (int64_t(1) << 14) > INT32_MAX)
+      throw Error(where, "avgpool's rescale: a window sum times mul=" + std::to_string(epilogue.multiplier) +
+                             " can leave int32");
+  }
   if (kind == OpKind::kAvgPool && kernelH * kernelW > 16384)
     throw Error(where, "window " + std::to_string(kernelH) + "x" + std::to_string(kernelW) +
                            " is larger than the 16384 elements avgpool divides");
@@ -175,11 +187,14 @@ std::string Operator::describe() const {
     } else {
       int32_t m = 1;
       int sh = 0;
-      averageDivisor(kernelH * kernelW, &m, &sh);
+      poolScale(*this, &m, &sh);
       os << "; sum";
       if (m != 1) os << " *" << m;
       if (sh) os << " +" << (1 << (sh - 1)) << " >>" << sh;
-      os << " (average over " << kernelH * kernelW << ", padding counted as zero)";
+      if (epilogue.multiplier != 1 || epilogue.shift != 0)
+        os << " (average over " << kernelH * kernelW << ", padding counted as zero, to the output's scale)";
+      else
+        os << " (average over " << kernelH * kernelW << ", padding counted as zero)";
     }
     return os.str();
   }
@@ -207,10 +222,15 @@ std::string Operator::describe() const {
   os << "; epilogue: " << (epilogue.bias ? "+bias int32, " : "");
   if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
   if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
+  if (epilogue.perChannelClip) os << "clip [low[o], high[o]], ";
   if (epilogue.perChannelMultiplier) os << "*multiplier[o], ";
   if (epilogue.multiplier != 1) os << "*" << epilogue.multiplier << ", ";
   if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
-  os << ">>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+  os << ">>" << epilogue.shift;
+  if (!epilogue.perChannelClip)
+    os << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+  else if (epilogue.relu)
+    os << " (ReLU by the bounds)";
   os << "; " << macs() << " MACs";
   return os.str();
 }
@@ -228,6 +248,8 @@ std::string Operator::spec() const {
     else
       os << " kh=" << kernelH << " kw=" << kernelW << " sh=" << strideH << " sw=" << strideW << " ph=" << padH
          << " pw=" << padW;
+    if (kind == OpKind::kAvgPool && (epilogue.multiplier != 1 || epilogue.shift != 0))
+      os << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift << " round=" << epilogue.round;
     return os.str();
   }
   os << " cin=" << inChannels;
@@ -241,6 +263,7 @@ std::string Operator::spec() const {
   else os << epilogue.multiplier;
   if (epilogue.preShift) os << " preshift=" << epilogue.preShift;
   if (epilogue.preClip) os << " preclip=" << epilogue.preClip;
+  if (epilogue.perChannelClip) os << " clip=channel";
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
   return os.str();
 }
@@ -285,6 +308,11 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       op.epilogue.perChannelMultiplier = true;
       continue;
     }
+    if (key == "clip") {
+      if (value != "channel") throw Error(origin, "clip takes only 'channel' (per-channel bounds), got '" + value + "'");
+      op.epilogue.perChannelClip = true;
+      continue;
+    }
     long v = 0;
     try {
       size_t used = 0;
@@ -307,7 +335,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias mul (a number or "
-                              "'channel') preshift preclip shift round relu mul_a mul_b)");
+                              "'channel') preshift preclip clip (channel) shift round relu mul_a mul_b)");
     }
   }
   try {
@@ -339,18 +367,35 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
     d.multipliers.resize(size_t(op.outChannels));
     for (auto& v : d.multipliers) v = mul(rng);
   }
+  if (op.epilogue.perChannelClip) {
+    // Bounds anywhere in int32, either order, so some channels clip everything and some nothing.
+    std::uniform_int_distribution<int32_t> bound(-biasRange * 64, biasRange * 64);
+    d.clipLow.resize(size_t(op.outChannels));
+    d.clipHigh.resize(size_t(op.outChannels));
+    for (int o = 0; o < op.outChannels; ++o) {
+      d.clipLow[size_t(o)] = bound(rng);
+      d.clipHigh[size_t(o)] = bound(rng);
+    }
+  }
   return d;
 }
 
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias) { return applyEpilogue(e, acc, bias, e.multiplier); }
 
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier) {
+  return applyEpilogue(e, acc, bias, multiplier, 0, 0);
+}
+
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                     int32_t clipHigh) {
   if (e.bias) acc = wrapAdd(acc, bias);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
+  if (e.perChannelClip) acc = std::max(std::min(acc, clipHigh), clipLow);
   if (e.perChannelMultiplier || multiplier != 1) acc = wrapMul(acc, multiplier);
   if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
   acc = shiftRight(acc, e.shift);
+  if (e.perChannelClip) return static_cast<int8_t>(static_cast<uint32_t>(acc) & 0xffu);
   acc = std::min(acc, 127);
   acc = std::max(acc, e.relu ? 0 : -128);
   return static_cast<int8_t>(acc);
@@ -366,6 +411,15 @@ void averageDivisor(int count, int32_t* multiplier, int* shift) {
     *multiplier = (int32_t(1 << 15) + count / 2) / count;
     *shift = 15;
   }
+}
+
+void poolScale(const Operator& op, int32_t* multiplier, int* shift) {
+  if (op.epilogue.multiplier != 1 || op.epilogue.shift != 0) {
+    *multiplier = op.epilogue.multiplier;
+    *shift = op.epilogue.shift;
+    return;
+  }
+  averageDivisor(op.kernelH * op.kernelW, multiplier, shift);
 }
 
 int32_t averageOf(int32_t sum, int count) {
@@ -405,7 +459,14 @@ std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) 
               const int32_t v = data.input[((size_t(n) * C + c) * H + iy) * W + ix];
               acc = isMax ? std::max(acc, v) : acc + v;
             }
-          if (!isMax) acc = std::max(-128, std::min(127, averageOf(acc, op.kernelH * op.kernelW)));
+          if (!isMax) {
+            int32_t m = 1;
+            int sh = 0;
+            poolScale(op, &m, &sh);
+            if (m != 1) acc = wrapMul(acc, m);
+            if (sh) acc = shiftRight(wrapAdd(acc, int32_t(1) << (sh - 1)), sh);
+            acc = std::max(-128, std::min(127, acc));
+          }
           out[((size_t(n) * C + c) * OH + y) * OW + x] = static_cast<int8_t>(acc);
         }
   return out;
@@ -421,7 +482,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   const int KH = op.kernelH, KW = op.kernelW, OH = op.outHeight(), OW = op.outWidth();
   if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * C * KH * KW ||
       (op.epilogue.bias && data.bias.size() != size_t(O)) ||
-      (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)))
+      (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)) ||
+      (op.epilogue.perChannelClip && (data.clipLow.size() != size_t(O) || data.clipHigh.size() != size_t(O))))
     throw Error("reference", "operand sizes do not match " + op.describe());
   std::vector<int8_t> out(size_t(N) * O * OH * OW);
   for (int n = 0; n < N; ++n)
@@ -442,7 +504,9 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
             }
           out[((size_t(n) * O + o) * OH + y) * OW + x] =
               applyEpilogue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0,
-                            op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier);
+                            op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier,
+                            op.epilogue.perChannelClip ? data.clipLow[o] : 0,
+                            op.epilogue.perChannelClip ? data.clipHigh[o] : 0);
         }
   return out;
 }

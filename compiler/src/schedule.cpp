@@ -37,11 +37,14 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.inpCap = static_cast<int>(cfg.inpDepth / 2);
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
   g.multEntries = op.epilogue.perChannelMultiplier ? g.COB : 0;
-  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries - g.multEntries) / 2;
-  g.multBase = static_cast<int>(cfg.accDepth) - g.multEntries;
+  g.clipEntries = op.epilogue.perChannelClip ? 2 * g.COB : 0;
+  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries - g.multEntries - g.clipEntries) / 2;
+  g.clipBase = static_cast<int>(cfg.accDepth) - g.clipEntries;
+  g.multBase = g.clipBase - g.multEntries;
   g.biasBase = g.multBase - g.biasEntries;
-  g.immAluOps = 2 + (op.epilogue.multiplier != 1) + op.epilogue.round + (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) +
-                2 * (op.epilogue.preClip != 0);
+  g.immAluOps = (op.epilogue.perChannelClip ? 0 : 2) + (op.epilogue.multiplier != 1) + op.epilogue.round +
+                (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) + 2 * (op.epilogue.preClip != 0);
+  g.vectorAluOps = (g.biasEntries ? 1 : 0) + (g.multEntries ? 1 : 0) + (g.clipEntries ? 2 : 0);
   return g;
 }
 
@@ -60,7 +63,7 @@ TileShape tileShape(const Geometry& g, const Tiling& t) {
   s.accEntries = t.tco * t.th * t.tw;
   // Four GEMM kernels (input half x accumulator half), a reset and an immediate-ALU kernel per
   // accumulator half, and a bias kernel per (output-channel tile, accumulator half).
-  s.uopEntries = 4 * s.gemmUops + 2 + 2 + (g.biasEntries ? 2 * g.COB : 0) + (g.multEntries ? 2 * g.COB : 0);
+  s.uopEntries = 4 * s.gemmUops + 2 + 2 + 2 * (g.COB / t.tco) * g.vectorAluOps;
   s.stepsPerTile = g.CIB / t.tci;
   s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   return s;
@@ -162,8 +165,7 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
                          p.computeInsnCycles;
   const double reset = entries + p.computeInsnCycles;
   const double epilogue = g.immAluOps * (entries + p.computeInsnCycles) +
-                          (g.biasEntries ? 2 * entries + p.computeInsnCycles : 0) +
-                          (g.multEntries ? 2 * entries + p.computeInsnCycles : 0);
+                          g.vectorAluOps * (2 * entries + p.computeInsnCycles);
   const int stores = t.tw == g.OW ? 1 : t.tco;
   const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
                        entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
@@ -171,7 +173,8 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   const double tile = reset + s.stepsPerTile * std::max(compute, load) + epilogue + std::max(0.0, store - busyCompute);
   CostEstimate e;
   const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
-                       (g.multEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0);
+                       (g.multEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
+                       (g.clipEntries ? read(1, double(g.clipEntries) * cfg.accElemBytes) : 0);
   e.cycles = setup + load + double(s.tiles) * tile + store;
   e.computeCycles = double(s.tiles) * s.stepsPerTile * compute;
   e.loadCycles = double(s.tiles) * s.stepsPerTile * load;

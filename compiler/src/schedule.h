@@ -19,7 +19,10 @@ struct Geometry {
   int biasBase = 0;                      // accumulator index of the bias region
   int multEntries = 0;                   // accumulator entries holding per-channel multipliers (COB, or 0)
   int multBase = 0;                      // accumulator index of the multiplier region (after the bias)
+  int clipEntries = 0;                   // accumulator entries holding per-channel clip bounds (2 COB, or 0)
+  int clipBase = 0;                      // accumulator index of the low bounds (the high ones follow)
   int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
+  int vectorAluOps = 0;                  // ALU instructions with a resident per-channel operand per tile
 };
 Geometry geometry(const hw::Config& cfg, const Operator& op);
 

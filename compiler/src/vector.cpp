@@ -148,7 +148,7 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
     c.load = window;
     int32_t m = 1;
     int sh = 0;
-    averageDivisor(g.KH * g.KW, &m, &sh);
+    poolScale(op, &m, &sh);
     // max: the initial min and the padding fix-ups (short, on border tiles only); avg: reset, divide, clip.
     const int immOps = g.isMax ? 1 : 1 + (m != 1) + 2 * (sh != 0) + 2;
     const double fixups = g.isMax && (g.PH || g.PW) ? 2 * p.computeInsnCycles : 0;
@@ -249,7 +249,7 @@ class VectorLowering : public OperatorLowering {
     } else {
       int32_t m = 1;
       int sh = 0;
-      averageDivisor(g_.KH * g_.KW, &m, &sh);
+      poolScale(op_, &m, &sh);
       os << "   out = 0                                      // GEMM reset\n";
       os << "   for ky in 0.." << g_.KH << ", kx in 0.." << g_.KW << ":                  // one ALU ADD each\n";
       os << "    out[p][y][x] += win[p][y*" << g_.SH << "+ky][x*" << g_.SW << "+kx]\n";
@@ -392,7 +392,7 @@ class VectorLowering : public OperatorLowering {
     if (g_.isMax) return;
     int32_t m = 1;
     int sh = 0;
-    averageDivisor(g_.KH * g_.KW, &m, &sh);
+    poolScale(op_, &m, &sh);
     if (m != 1) alu(ko, AluOp::kMul, true, m);
     if (sh) {
       alu(ko, AluOp::kAdd, true, 1 << (sh - 1));

@@ -117,6 +117,17 @@ std::vector<Operator> smallOperators() {
   clipped.round = true;
   ops.push_back(Operator::dense(2, 48, 24, clipped));
   ops.push_back(Operator::conv2d(1, 16, 6, 6, 16, 1, 1, 0, clipped));
+  // Per-channel clip bounds (vector MIN/MAX) and no final clip: random bounds, so some stored
+  // values wrap to their low byte, as the hardware stores them.
+  Epilogue bounded;
+  bounded.perChannelMultiplier = true;
+  bounded.perChannelClip = true;
+  bounded.shift = 9;
+  bounded.relu = true;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, bounded));
+  bounded.relu = false;
+  bounded.round = true;
+  ops.push_back(Operator::dense(2, 48, 24, bounded));
   for (Operator& op : vectorOperators()) ops.push_back(op);
   return ops;
 }

@@ -10,6 +10,8 @@
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/operator.h"
+#include "tessera/compiler/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
@@ -78,6 +80,53 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
               total, 100.0 * double(hist[0]) / double(total), 100.0 * double(hist[1]) / double(total),
               100.0 * double(hist[2]) / double(total), 100.0 * double(hist[3]) / double(total), compileSeconds);
   EXPECT_GE(double(hist[0] + hist[1] + hist[2]), 0.90 * double(total));
+}
+
+// Each accelerator layer alone, fed the file's own int8 inputs: how often its output equals the file's.
+TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
+  const std::string path = modelDir() + "/resnet18_qdq.onnx";
+  if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
+  const auto g = tessera::compiler::importOnnx(path);
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  const auto m = tessera::compiler::compileNetwork(cfg, g);
+  const std::map<std::string, Tensor> in = {{"data", image(50)}};
+  auto file = tessera::compiler::evaluate(g, in);
+  // The compiler renames a value's Q->DQ->Q chain "X_dq_q"; the file calls it "X_q".
+  for (auto [name, t] : std::map<std::string, Tensor>(file)) {
+    if (name.size() > 2 && name.substr(name.size() - 2) == "_q") file[name.substr(0, name.size() - 2) + "_dq_q"] = t;
+  }
+  if (file.count("/Flatten_output_0_q")) file["/avgpool/GlobalAveragePool_output_0_q"] = file.at("/Flatten_output_0_q");
+  for (const auto& l : m.layers) {
+    if (!l.onAccelerator) continue;
+    std::string names;
+    for (const auto& t : l.tensors) names += t + (file.count(t) ? "(file) " : " ");
+    std::printf("%-28s %-8s %s| %s\n", l.name.c_str(), l.kind.c_str(), names.c_str(), l.spec.c_str());
+    bool all = true;
+    for (const auto& t : l.tensors) all = all && file.count(t);
+    if (!all) continue;
+    tessera::compiler::Program p;
+    p.configJson = m.configJson;
+    p.op = tessera::compiler::Operator::parse(l.spec, "layer");
+    for (const auto& c : l.constants) {
+      tessera::compiler::ProgramBuffer b;
+      b.name = c.buffer;
+      b.role = tessera::compiler::BufferRole::kConstant;
+      b.memType = c.memType;
+      b.bytes = c.bytes;
+      b.data.assign(m.constantImage.begin() + int64_t(c.offset), m.constantImage.begin() + int64_t(c.offset + c.bytes));
+      p.buffers.push_back(std::move(b));
+    }
+    auto data = p.constants();
+    auto i8 = [](const Tensor& t) { std::vector<int8_t> v; for (auto x : t.ints) v.push_back(int8_t(x)); return v; };
+    data.input = i8(file.at(l.tensors.at(0)));
+    if (p.op.kind == tessera::compiler::OpKind::kAdd) data.input2 = i8(file.at(l.tensors.at(1)));
+    const auto out = tessera::compiler::reference(p.op, data);
+    const auto& want = file.at(l.tensors.back()).ints;
+    size_t h[3] = {0, 0, 0};
+    for (size_t i = 0; i < out.size() && i < want.size(); ++i) ++h[std::min<long>(std::labs(long(out[i]) - long(want[i])), 2)];
+    std::printf("   exact %.3f%%  1 step %.3f%%  2+ %.3f%%  (%zu vs %zu)\n", 100.0 * h[0] / out.size(), 100.0 * h[1] / out.size(),
+                100.0 * h[2] / out.size(), out.size(), want.size());
+  }
 }
 
 // The whole network bit-exact between the host reference and each target.

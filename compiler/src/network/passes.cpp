@@ -83,6 +83,10 @@ OperatorData acceleratorConstants(const Graph& g, const Node& n) {
     const Tensor& m = g.tensor(n.inputs[3]);
     for (int64_t v : m.ints) d.multipliers.push_back(static_cast<int32_t>(v));
   }
+  if (n.inputs.size() > 5) {
+    for (int64_t v : g.tensor(n.inputs[4]).ints) d.clipLow.push_back(static_cast<int32_t>(v));
+    for (int64_t v : g.tensor(n.inputs[5]).ints) d.clipHigh.push_back(static_cast<int32_t>(v));
+  }
   return d;
 }
 
@@ -290,6 +294,66 @@ Requantization requantization(const std::vector<double>& real, int64_t worstAccu
   r.shift = total - pre;
   foldRounding(r, total);
   return r;
+}
+
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+}  // namespace
+
+std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    bool relu) {
+  double largest = 0;
+  for (double x : real) {
+    if (!(x >= 0) || !std::isfinite(x)) return std::nullopt;
+    largest = std::max(largest, x);
+  }
+  // A bound of 128 output steps times the multiplier must stay in int32: 2^23 at most.
+  int maxTotal = 23;
+  while (maxTotal > 0 && largest * std::ldexp(1.0, maxTotal) > 32767.0) --maxTotal;
+  if (maxTotal < 1 || worstAccumulator + (int64_t(1) << maxTotal) >= std::numeric_limits<int32_t>::max())
+    return std::nullopt;
+  const int64_t low = relu ? 0 : -128;
+  auto build = [&](int total, bool immediateRound) {
+    Requantization r;
+    r.perChannelClip = true;
+    r.shift = total;
+    r.round = immediateRound;
+    const int64_t one = int64_t(1) << total, half = one / 2;
+    const int64_t rounding = immediateRound ? half : 0;
+    for (double x : real) {
+      const int64_t m = std::min<int64_t>(std::llround(x * double(one)), 32767);
+      r.multipliers.push_back(int32_t(m));
+      const int64_t folded = (!immediateRound && m > 0) ? std::llround(double(half) / double(m)) : 0;
+      r.roundingBias.push_back(int32_t(folded));
+      if (m == 0) {
+        r.clipLow.push_back(0);
+        r.clipHigh.push_back(0);
+        continue;
+      }
+      // acc' = acc + bias + folded rounding; result = (acc' * m + rounding) >> total.
+      r.clipHigh.push_back(int32_t(floorDiv(128 * one - 1 - rounding, m)));
+      r.clipLow.push_back(int32_t(ceilDiv(low * one - rounding, m)));
+      // Error in output steps at the largest unsaturated result, plus the folded rounding's.
+      double err = x > 0 ? 128.0 * std::fabs(double(m) / double(one) - x) / x : 0.0;
+      if (!immediateRound) err += std::fabs(double(folded * m - half)) / double(one);
+      r.worstStepError = std::max(r.worstStepError, err);
+    }
+    return r;
+  };
+  Requantization folded = build(maxTotal, false);
+  if (maxTotal <= 15) {
+    // The rounding immediate fits: take it (one more ALU instruction) when folding would cost more
+    // than 1/512 of a step.
+    Requantization immediate = build(maxTotal, true);
+    if (folded.worstStepError > std::max(immediate.worstStepError, 1.0 / 512)) return immediate;
+  } else if (folded.worstStepError > 1.0 / 512) {
+    Requantization immediate = build(15, true);
+    if (immediate.worstStepError < folded.worstStepError) return immediate;
+  }
+  return folded;
 }
 
 }  // namespace tessera::compiler::detail

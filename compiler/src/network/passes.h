@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,8 +63,17 @@ struct Requantization {
   int shift = 0;     // after it
   bool round = false;                 // rounding by the epilogue's immediate (shift <= 15)
   std::vector<int32_t> roundingBias;  // or folded into each channel's bias
+  // Or per-channel bounds on acc + bias (rounding included) before the multiply: they saturate
+  // exactly where the result would, and keep every product inside int32 (Epilogue::perChannelClip).
+  bool perChannelClip = false;
+  std::vector<int32_t> clipLow, clipHigh;
+  double worstStepError = 0;  // bound on |result - acc * real| beyond rounding, in output steps
 };
 // `worstAccumulator` bounds |acc + bias| over every input (127 * sum |w| + |bias|).
 Requantization requantization(const std::vector<double>& realMultipliers, int64_t worstAccumulator);
+// The per-channel-clip form (docs/graph.md), or nullopt when it does not apply (a negative
+// multiplier, or an accumulator bound too large); `relu` makes the low bound map to 0.
+std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, bool relu);
 
 }  // namespace tessera::compiler::detail

@@ -1,6 +1,9 @@
 // Post-training quantization: float Conv/Gemm/MatMul/Add/pooling become int8 accelerator nodes.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <set>
 
 #include "passes.h"
@@ -47,6 +50,17 @@ class Quantizer {
   const std::vector<Node>& nodes() const { return *original_; }
 
   bool hasScale(const std::string& t) const { return !scales_.fixed || scales_.activation.count(t); }
+  // The scale an average pool's output `t` is quantized to: its own, or else that of the Flatten or
+  // Reshape that is its only consumer (QDQ files quantize after the Flatten).
+  std::optional<float> averageOutputScale(const std::string& t) const {
+    if (scales_.activation.count(t)) return scales_.activation.at(t);
+    if (consumerCount(t) != 1) return std::nullopt;
+    for (const Node& n : nodes())
+      if (n.domain.empty() && !n.inputs.empty() && n.inputs[0] == t && (n.opType == "Flatten" || n.opType == "Reshape") &&
+          scales_.activation.count(n.outputs.at(0)))
+        return scales_.activation.at(n.outputs[0]);
+    return std::nullopt;
+  }
   float scaleFor(const std::string& floatTensor) const {
     auto it = scales_.activation.find(floatTensor);
     if (it == scales_.activation.end()) {
@@ -231,7 +245,8 @@ class Quantizer {
       real[size_t(o)] = double(sx) * sw8 / double(sy);
       worst = std::max<int64_t>(worst, 128 * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
     }
-    const Requantization r = requantization(real, worst);
+    const std::optional<Requantization> clipped = clippedRequantization(real, worst, relu);
+    const Requantization r = clipped ? *clipped : requantization(real, worst);
     std::vector<int64_t> mults(static_cast<size_t>(outC));
     for (int64_t o = 0; o < outC; ++o) {
       bq[size_t(o)] += r.roundingBias[size_t(o)];
@@ -243,6 +258,7 @@ class Quantizer {
     e.shift = r.shift;
     e.preShift = r.preShift;
     e.preClip = r.preClip;
+    e.perChannelClip = r.perChannelClip;
     e.round = r.round;
     e.relu = relu;
     const auto& xs = x.shape;
@@ -263,8 +279,15 @@ class Quantizer {
     const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC, kh, kw}, std::move(wq));
     const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
     const std::string m = addConst(name + "_multipliers", DType::kInt32, {outC}, std::move(mults));
+    std::vector<std::string> inputs = {xq, w, b, m};
+    if (r.perChannelClip) {
+      inputs.push_back(addConst(name + "_clip_low", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.clipLow.begin(), r.clipLow.end())));
+      inputs.push_back(addConst(name + "_clip_high", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.clipHigh.begin(), r.clipHigh.end())));
+    }
     const std::string out = defineInt8(floatOut, sy, outShape);
-    addAccelerator(name, op, {xq, w, b, m}, out);
+    addAccelerator(name, op, inputs, out);
   }
 
   // Symmetric pads and no dilation, or false.
@@ -431,9 +454,28 @@ class Quantizer {
       op.padH = ph;
       op.padW = pw;
       op.name = n.name;
+      // Max pooling keeps the input's scale. An average takes the output's own scale when it has one
+      // (the file's, or the calibration's), as the mean is much smaller than the values it averages.
+      const float sx = g_.tensor(xq).quant.scale.at(0);
+      float sy = sx;
+      if (n.opType != "MaxPool") {
+        const std::optional<float> own = averageOutputScale(out);
+        if (own && *own > 0) {
+          const double real = double(sx) / (double(*own) * kh * kw);
+          int shift = 15;
+          while (shift > 1 && real * std::ldexp(1.0, shift) > 32767.0) --shift;
+          const int64_t m = std::llround(real * std::ldexp(1.0, shift));
+          // Too small a multiplier would cost precision: keep the input's scale then.
+          if (m >= 256 && m <= 32767 && int64_t(128) * kh * kw * m + (int64_t(1) << 14) <= INT32_MAX) {
+            op.epilogue.multiplier = int(m);
+            op.epilogue.shift = shift;
+            op.epilogue.round = true;
+            sy = *own;
+          }
+        }
+      }
       op.validate();
-      // Pooling keeps the input's scale: max and mean never leave its range.
-      addAccelerator(n.name, op, {xq}, defineInt8(out, g_.tensor(xq).quant.scale.at(0), g_.tensor(out).shape));
+      addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape));
       return true;
     }
     return false;

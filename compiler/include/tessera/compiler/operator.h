@@ -12,9 +12,11 @@ namespace tessera::compiler {
 // accelerator's vector ALU, all wrapping int32 arithmetic as the ALU computes it):
 //   acc += bias[o]  (if bias);  acc >>= preShift (if != 0);
 //   acc = max(min(acc, preClip), -preClip) (if preClip != 0);
+//   acc = max(min(acc, clipHigh[o]), clipLow[o]) (if perChannelClip);
 //   acc *= multipliers[o] (if perChannelMultiplier) or multiplier (if != 1);
-//   acc += 1 << (shift - 1) (if round);  acc >>= shift (arithmetic);  acc = min(acc, 127);
-//   acc = max(acc, relu ? 0 : -128).
+//   acc += 1 << (shift - 1) (if round);  acc >>= shift (arithmetic);
+//   unless perChannelClip: acc = min(acc, 127); acc = max(acc, relu ? 0 : -128).
+// The stored int8 is acc's low byte.
 // preShift keeps a large accumulator's product inside int32 (requantization of whole networks).
 struct Epilogue {
   bool bias = true;
@@ -27,6 +29,10 @@ struct Epilogue {
   bool perChannelMultiplier = false;
   int preShift = 0;  // 0..31, arithmetic shift before the multiply (conv2d, dense)
   int preClip = 0;   // 0 or 1..32767 (an ALU immediate): clip before the multiply (conv2d, dense)
+  // conv2d and dense: per-channel int32 bounds (OperatorData::clipLow/clipHigh, resident like the
+  // bias) clip before the multiply; the compiler picks them so that the result is already in
+  // int8 range (ReLU included), so the two final clips are left out.
+  bool perChannelClip = false;
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
@@ -36,7 +42,8 @@ enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
 // add: out = epilogue(a * scaleA + b * scaleB) elementwise over two tensors of one shape (no bias, multiplier 1).
 // maxpool: out[n][c][y][x] = max over the window of in[n][c][y*sh+ky-ph][x*sw+kx-pw]; padding never wins.
 // avgpool: S = sum over the window, padding counting as zero and in the divisor N = kh*kw; out is
-//   (S + N/2) >> log2(N) when N is a power of two, else (S * round(2^15 / N) + 2^14) >> 15.
+//   (S + N/2) >> log2(N) when N is a power of two, else (S * round(2^15 / N) + 2^14) >> 15; with
+//   mul=M shift=K round=1 (a rescale to another output scale) (S * M + 2^(K-1)) >> K; clipped to int8.
 // Tensors are logical NCHW / OIHW here; the compiler pads batch and channels to the config's blocks.
 // add and the poolings run on the vector ALU and keep the channel count (outChannels == inChannels).
 struct Operator {
@@ -79,6 +86,7 @@ struct OperatorData {
   std::vector<int8_t> input, input2, weights;
   std::vector<int32_t> bias;
   std::vector<int32_t> multipliers;  // [O], with Epilogue::perChannelMultiplier
+  std::vector<int32_t> clipLow, clipHigh;  // [O] each, with Epilogue::perChannelClip
   // Random int8 input and weights, and biases in [-biasRange, biasRange].
   static OperatorData random(const Operator& op, uint32_t seed, int32_t biasRange = 1 << 12);
 };
@@ -90,11 +98,16 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data);
 // is the channel's when the epilogue has per-channel multipliers.
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias);
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier);
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                     int32_t clipHigh);
 
 // avgpool's division of a window sum by `count` (the rule above), in the ALU's int32 arithmetic.
 int32_t averageOf(int32_t sum, int count);
 // The immediates avgpool's division uses: multiplier (1 for a power of two) and shift.
 void averageDivisor(int count, int32_t* multiplier, int* shift);
+// An avgpool's immediates: its epilogue's mul and shift when it gives them (a rescale to another
+// output scale: (sum * mul + 2^(shift-1)) >> shift, clipped), else averageDivisor of its window.
+void poolScale(const Operator& op, int32_t* multiplier, int* shift);
 
 // The operator kind's spec keyword: "conv2d", "dense", "add", "maxpool", "avgpool".
 std::string kindName(OpKind kind);
