@@ -7,7 +7,9 @@
 // port and returns old data when read in the cycle it is written, so S2 takes a row from the S3
 // write of this cycle or the write of the previous cycle when the addresses match; with that,
 // dependent micro-ops issue back to back. A vector ALU micro-op reads its source and then its
-// destination, so it holds S1 for two cycles.
+// destination, so it holds S1 for two cycles, unless its source row is the one the previous vector
+// micro-op of the same instruction read and no micro-op since has written that row: then S2 reuses
+// the held row and the micro-op takes one cycle.
 `include "tessera_config.svh"
 
 module tessera_compute #(
@@ -262,6 +264,9 @@ module tessera_compute #(
   logic [AccAw-1:0] fwd_addr_q;
   logic [AccWidth-1:0] fwd_data_q;
   logic [AccAw-1:0] acc_rd_addr_q;
+  // The row held in s2_src_val_q: its index, and whether it is still the SRAM's content.
+  logic             src_hold_valid_q;
+  logic [AccAw-1:0] src_hold_idx_q;
   // Their next state, from the always_comb below.
   logic        s0_active_d;
   logic [31:0] s0_uop_d, s0_i_d, s0_j_d;
@@ -278,13 +283,16 @@ module tessera_compute #(
   logic [AccAw-1:0] fwd_addr_d;
   logic [AccWidth-1:0] fwd_data_d;
   logic [AccAw-1:0] acc_rd_addr_d;
+  logic             src_hold_valid_d;
+  logic [AccAw-1:0] src_hold_idx_d;
 
   logic alu_vector;
   assign alu_vector = !gemm_q && !use_imm_q;
 
-  // S1 holds a vector ALU micro-op for a second cycle, so S0 must not issue behind it.
-  logic s0_issue, s1_busy_next;
-  assign s1_busy_next = s1_valid_q && alu_vector && !s1_phase_q;
+  // S1 holds a vector ALU micro-op for a second cycle, so S0 must not issue behind it, unless it
+  // reuses the held source row.
+  logic s0_issue, s1_busy_next, s1_reuse_src;
+  assign s1_busy_next = s1_valid_q && alu_vector && !s1_phase_q && !s1_reuse_src;
   assign s0_issue = (state_q == StUops) && s0_active_q && !s1_busy_next && !fault_o;
   assign uop_re_o = s0_issue;
   assign uop_raddr_o = s0_uop_q[UopAw-1:0];
@@ -311,10 +319,12 @@ module tessera_compute #(
     bad_wgt = gemm_q && !reset_q && (idx_wgt >= tessera_config_pkg::WGT_BUFF_DEPTH);
     s1_fault = s1_valid_q && !s1_phase_q && (bad_dst || bad_src || bad_wgt);
   end
+  assign s1_reuse_src = s1_valid_q && alu_vector && !s1_phase_q && src_hold_valid_q && !bad_src &&
+                        idx_src[AccAw-1:0] == src_hold_idx_q;
 
   // SRAM reads of S1: the GEMM operands, or the ALU source (first cycle) and destination.
   logic s1_reads_acc_src;
-  assign s1_reads_acc_src = alu_vector && !s1_phase_q;
+  assign s1_reads_acc_src = alu_vector && !s1_phase_q && !s1_reuse_src;
   assign inp_re_o = s1_valid_q && gemm_q && !reset_q && !s1_fault;
   assign inp_raddr_o = idx_src[InpAw-1:0];
   assign wgt_re_o = inp_re_o;
@@ -556,6 +566,8 @@ module tessera_compute #(
     fwd_addr_d = fwd_addr_q;
     fwd_data_d = fwd_data_q;
     acc_rd_addr_d = acc_rd_addr_q;
+    src_hold_valid_d = src_hold_valid_q;
+    src_hold_idx_d = src_hold_idx_q;
 
     // S0 starts when the instruction is latched (the cycle after issue).
     if (state_q == StIdle && issue && is_uops) begin
@@ -612,8 +624,17 @@ module tessera_compute #(
     // S2 takes the micro-op whose reads S1 completes this cycle.
     s2_valid_d = s1_valid_q && !s1_busy_next && !s1_fault;
     s2_dst_d = idx_dst[AccAw-1:0];
-    // The vector source read in S1's first cycle arrives now.
-    if (s1_valid_q && alu_vector && s1_phase_q) s2_src_val_d = acc_fresh;
+    // The vector source read in S1's first cycle arrives now; it stays held for the next micro-ops
+    // with the same source until one of them writes that row.
+    if (s1_valid_q && alu_vector && s1_phase_q) begin
+      s2_src_val_d = acc_fresh;
+      src_hold_idx_d = idx_src[AccAw-1:0];
+      src_hold_valid_d = idx_dst[AccAw-1:0] != idx_src[AccAw-1:0];
+    end else if (s2_valid_d && idx_dst[AccAw-1:0] == src_hold_idx_q) begin
+      src_hold_valid_d = 1'b0;
+    end
+    // Rows may change between instructions (loads, GEMM): a held row lives within one instruction.
+    if (state_q == StIdle && issue) src_hold_valid_d = 1'b0;
     acc_rd_addr_d = acc_raddr_o;
 
     s3_valid_d = s2_valid_q;
@@ -663,6 +684,8 @@ module tessera_compute #(
       fwd_addr_q    <= '0;
       fwd_data_q    <= '0;
       acc_rd_addr_q <= '0;
+      src_hold_valid_q <= 1'b0;
+      src_hold_idx_q <= '0;
     end else begin
       s0_active_q <= s0_active_d;
       s0_uop_q <= s0_uop_d;
@@ -691,6 +714,8 @@ module tessera_compute #(
       fwd_addr_q <= fwd_addr_d;
       fwd_data_q <= fwd_data_d;
       acc_rd_addr_q <= acc_rd_addr_d;
+      src_hold_valid_q <= src_hold_valid_d;
+      src_hold_idx_q <= src_hold_idx_d;
     end
   end
 

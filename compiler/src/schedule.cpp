@@ -165,7 +165,8 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
                          p.computeInsnCycles;
   const double reset = entries + p.computeInsnCycles;
   const double epilogue = g.immAluOps * (entries + p.computeInsnCycles) +
-                          g.vectorAluOps * (2 * entries + p.computeInsnCycles);
+                          // each channel block's source row is read once, then held (tessera_compute.sv)
+                          g.vectorAluOps * (entries + t.tco + p.computeInsnCycles);
   const int stores = t.tw == g.OW ? 1 : t.tco;
   const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
                        entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);

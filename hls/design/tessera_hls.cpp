@@ -360,6 +360,11 @@ void compute_loops(const insn_t& insn, bool gemm, const loop_insn_t& l, const uo
   const bool use_imm = INSN_FIELD(insn, ALU, USE_IMM) != 0;
   const ap_int<VTA_ALUOP_IMM_BIT_WIDTH> imm16 = insn.range(TESSERA_INSN_ALU_IMM_LO + TESSERA_INSN_ALU_IMM_W - 1, TESSERA_INSN_ALU_IMM_LO);
   const ap_int<VTA_ACC_WIDTH> imm = imm16;
+  // The previous vector micro-op's source row, held while that micro-op did not write it: a run of
+  // micro-ops with one source (a per-channel constant) reads the accumulator once each (II=1).
+  bool held = false;
+  uint32_t held_idx = 0;
+  acc_vec_t held_row = 0;
 LOOP_OUT:
   for (uint32_t i = 0; i < l.iter_out; ++i) {
   LOOP_IN:
@@ -380,7 +385,10 @@ LOOP_OUT:
           continue;
         }
         const acc_vec_t a_row = acc_mem[dst];
-        const acc_vec_t b_row = acc_mem[src];
+        const acc_vec_t b_row = use_imm ? acc_vec_t(0) : (held && held_idx == src) ? held_row : acc_mem[src];
+        held = !use_imm && dst != src;
+        held_idx = src;
+        held_row = b_row;
         acc_vec_t r;
       ALU_LANES:
         for (int e = 0; e < VTA_BATCH * VTA_BLOCK_OUT; ++e) {

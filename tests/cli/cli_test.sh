@@ -298,7 +298,13 @@ expect 0 "all 700 outputs match the reference" -- "$TESSERA" run-op "add c=20 h=
 expect 0 "all 400 outputs match the reference" -- "$TESSERA" run-op "maxpool c=16 h=9 w=9 kernel=3 stride=2 pad=1" --config batch2
 expect 0 "all 512 outputs match the reference" -- "$TESSERA" run-op "avgpool c=32 h=7 w=7 kernel=7 n=16" --config small
 expect 0 "padding never wins" -- "$TESSERA" compile "maxpool c=16 h=9 w=9 kernel=3 stride=2 pad=1" --print-after-all
-expect 1 "pooling has no requantization" -- "$TESSERA" compile "maxpool c=16 h=8 w=8 kernel=2 shift=3"
+expect 1 "maxpool has no requantization" -- "$TESSERA" compile "maxpool c=16 h=8 w=8 kernel=2 shift=3"
+expect 0 "to the output's scale" -- "$TESSERA" compile "avgpool c=32 h=7 w=7 kernel=7 mul=3000 shift=15 round=1"
+expect 0 "all 512 outputs match the reference" -- "$TESSERA" run-op "avgpool c=32 h=7 w=7 kernel=7 n=16 mul=3000 shift=15 round=1"
+expect 1 "rescale needs mul in" -- "$TESSERA" compile "avgpool c=32 h=7 w=7 kernel=7 mul=3000 shift=15"
+expect 0 "outputs match the reference" -- "$TESSERA" run-op "conv2d cin=20 h=7 w=7 cout=40 kernel=3 pad=1 mul=channel clip=channel shift=9 relu=1"
+expect 1 "clip takes only" -- "$TESSERA" compile "conv2d cin=16 h=4 w=4 cout=16 kernel=1 clip=7"
+expect 1 "belong to conv2d and dense" -- "$TESSERA" compile "add c=16 h=4 w=4 clip=channel"
 expect 1 "tci must be 1" -- "$TESSERA" compile "add c=16 h=4 w=4" --tiling 1,1,1,2
 if tsim_built_for small; then
   expect 0 "ran on tsim: .* cycles \\(estimate" -- "$TESSERA" run-op "add c=16 h=6 w=6 shift=1" --config small --target tsim

@@ -46,9 +46,8 @@ size_t argmax(const std::vector<float>& v) { return size_t(std::max_element(v.be
 
 // Against the file's own semantics (the host executor runs the QDQ graph as ONNX defines it: float
 // scales, round half to even) the top-1 is the same and the distribution of differences is
-// printed. Each layer's requantization is within one step of ONNX's (the node tests); over the 18
-// layers the differences compound, so the logits do not reach 99% within one step (docs/graph.md
-// gives the figures); the check holds them to 90% within two.
+// printed. Each layer alone matches the file on 99.8-100% of its outputs (the test below; the rest
+// is within the file's own float32 rounding); over 20 layers those steps compound a little.
 TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
@@ -63,7 +62,7 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   EXPECT_EQ(onAccel, 31u) << "every convolution, the max pooling, the residual adds, the average pooling and the dense layer";
   const float step = g.tensor("logits_real_scale").floats.at(0);
   size_t hist[4] = {0, 0, 0, 0}, total = 0;
-  for (uint32_t s = 0; s < 2; ++s) {
+  for (uint32_t s = 0; s < 4; ++s) {
     const std::map<std::string, Tensor> in = {{"data", image(50 + s)}};
     const auto want = tessera::compiler::evaluate(g, in).at("logits").floats;
     const auto got = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
@@ -79,7 +78,8 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
               "2 steps %.2f%%, 3+ steps %.2f%%; compiled in %.3f s\n",
               total, 100.0 * double(hist[0]) / double(total), 100.0 * double(hist[1]) / double(total),
               100.0 * double(hist[2]) / double(total), 100.0 * double(hist[3]) / double(total), compileSeconds);
-  EXPECT_GE(double(hist[0] + hist[1] + hist[2]), 0.90 * double(total));
+  EXPECT_GE(double(hist[0] + hist[1]), 0.985 * double(total));
+  EXPECT_EQ(hist[3], 0u);
 }
 
 // Each accelerator layer alone, fed the file's own int8 inputs: how often its output equals the file's.
@@ -96,11 +96,12 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     if (name.size() > 2 && name.substr(name.size() - 2) == "_q") file[name.substr(0, name.size() - 2) + "_dq_q"] = t;
   }
   if (file.count("/Flatten_output_0_q")) file["/avgpool/GlobalAveragePool_output_0_q"] = file.at("/Flatten_output_0_q");
+  size_t compared = 0;
   for (const auto& l : m.layers) {
     if (!l.onAccelerator) continue;
     std::string names;
     for (const auto& t : l.tensors) names += t + (file.count(t) ? "(file) " : " ");
-    std::printf("%-28s %-8s %s| %s\n", l.name.c_str(), l.kind.c_str(), names.c_str(), l.spec.c_str());
+    std::printf("%-28s %-8s %s\n", l.name.c_str(), l.kind.c_str(), names.c_str());
     bool all = true;
     for (const auto& t : l.tensors) all = all && file.count(t);
     if (!all) continue;
@@ -126,7 +127,13 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     for (size_t i = 0; i < out.size() && i < want.size(); ++i) ++h[std::min<long>(std::labs(long(out[i]) - long(want[i])), 2)];
     std::printf("   exact %.3f%%  1 step %.3f%%  2+ %.3f%%  (%zu vs %zu)\n", 100.0 * h[0] / out.size(), 100.0 * h[1] / out.size(),
                 100.0 * h[2] / out.size(), out.size(), want.size());
+    ASSERT_EQ(out.size(), want.size()) << l.name;
+    EXPECT_EQ(h[2], 0u) << l.name;
+    EXPECT_GE(double(h[0]), 0.995 * double(out.size())) << l.name;
+    ++compared;
   }
+  // All but the first convolution, whose input the compiler folds (tests/network checks the fold).
+  EXPECT_EQ(compared, 30u);
 }
 
 // The whole network bit-exact between the host reference and each target.

@@ -381,6 +381,25 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
     raw.hi = insn.range(127, 64).to_uint64();
     return isa_.decode(raw);
   }
+  // Vector ALU micro-ops whose source row is the previous micro-op's and that micro-op did not
+  // write it: LOOP_UOP uses the held row (tessera_hls.cpp), one cycle instead of two.
+  uint64_t heldSourceReuses(const hw::Insn& i) const {
+    uint64_t reuses = 0, prevSrc = 0, prevDst = 0;
+    bool have = false;
+    for (uint32_t o = 0; o < i.iterOut; ++o)
+      for (uint32_t n = 0; n < i.iterIn; ++n)
+        for (uint32_t u = i.uopBgn; u < i.uopEnd && u < VTA_UOP_BUFF_DEPTH; ++u) {
+          const hw::Uop uop = isa_.decodeUop(uint32_t(a_->uop_mem[u].to_uint64()));
+          const uint64_t dst = uint64_t(uop.dst) + uint64_t(o) * i.dstFactorOut + uint64_t(n) * i.dstFactorIn;
+          const uint64_t src = uint64_t(uop.src) + uint64_t(o) * i.srcFactorOut + uint64_t(n) * i.srcFactorIn;
+          if (have && src == prevSrc && prevDst != prevSrc) ++reuses;
+          prevSrc = src;
+          prevDst = dst;
+          have = true;
+        }
+    return reuses;
+  }
+
 
   // Bus words covering `bytes` bytes at `addr`: first word's address and count.
   struct Words {
@@ -618,9 +637,10 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
         uops = uint64_t(i.iterOut) * i.iterIn * kernel;
         if (uops != 0) {
           const bool gemm = i.opcode == hw::Opcode::kGemm;
-          const uint64_t ii = !gemm && !i.useImm ? timing::kAluVectorII : 1;
+          const bool vector = !gemm && !i.useImm;
+          const uint64_t ii = vector ? timing::kAluVectorII : 1;
           // CHECK_UOPS: one pass over the kernel (all index fields at once) before LOOP_UOP.
-          end = start + kernel + uops * ii + timing::kComputeDepth;
+          end = start + kernel + uops * ii - (vector ? heldSourceReuses(i) : 0) + timing::kComputeDepth;
         }
       }
       one_.write(insn);

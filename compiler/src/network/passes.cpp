@@ -310,8 +310,9 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
     if (!(x >= 0) || !std::isfinite(x)) return std::nullopt;
     largest = std::max(largest, x);
   }
-  // A bound of 128 output steps times the multiplier must stay in int32: 2^23 at most.
-  int maxTotal = 23;
+  // The bounds times the multiplier stay in [-2^31, 2^31 - 1] for a total shift of up to 24 (with
+  // the rounding folded into the bias; an immediate rounding needs a shift of at most 15 anyway).
+  int maxTotal = 24;
   while (maxTotal > 0 && largest * std::ldexp(1.0, maxTotal) > 32767.0) --maxTotal;
   if (maxTotal < 1 || worstAccumulator + (int64_t(1) << maxTotal) >= std::numeric_limits<int32_t>::max())
     return std::nullopt;
