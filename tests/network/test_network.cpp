@@ -294,6 +294,58 @@ TEST(Requantization, IntegerPipelineTracksTheRealMultiplier) {
   }
 }
 
+// The clip-bound form: through exactly the accelerator's int32 arithmetic (bias with the folded
+// rounding, per-channel clip, multiply, rounding, shift, the stored low byte), every accumulator,
+// including those far beyond the saturation point, gives the correctly rounded result of the
+// quantized multiplier, saturated to int8 (or to [0, 127] with ReLU), and no product wraps.
+TEST(Requantization, ChannelClipBoundsAreExactAndNeverWrap) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> exponent(-6.0, -1.3), spread(1.0, 16.0);
+  int immediate = 0, refused = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<double> real(8);
+    const double b = std::pow(10.0, exponent(rng)) * (trial % 4 == 0 ? 8 : 1);
+    for (double& r : real) r = b * spread(rng);
+    if (trial % 7 == 0) real[3] = 0;  // a channel of zero weights
+    const bool relu = trial % 2 == 1;
+    const int64_t worst = int64_t(1) << (8 + trial % 22);
+    const auto r = tessera::compiler::detail::clippedRequantization(real, worst, relu);
+    // Where one accumulator step can exceed an output step (a multiplier near 1 or above), or the
+    // multiplier would be too coarse, the form is refused (the older forms take over).
+    if (!r) {
+      ++refused;
+      continue;
+    }
+    ASSERT_TRUE(r->perChannelClip);
+    immediate += r->round;
+    std::uniform_int_distribution<int64_t> acc(-worst, worst);
+    for (int k = 0; k < 400; ++k) {
+      const size_t o = size_t(k) % real.size();
+      const int64_t a = k < 8 ? worst : k < 16 ? -worst : acc(rng);
+      const int64_t biased = a + r->roundingBias[o];
+      ASSERT_LE(std::llabs(biased), int64_t(INT32_MAX));
+      const int64_t clipped = std::clamp<int64_t>(biased, r->clipLow[o], r->clipHigh[o]);
+      const int64_t product = clipped * r->multipliers[o];
+      ASSERT_GE(product, int64_t(INT32_MIN)) << "multiply wraps";
+      ASSERT_LE(product, int64_t(INT32_MAX)) << "multiply wraps";
+      const int64_t rounded = r->round ? product + (int64_t(1) << (r->shift - 1)) : product;
+      ASSERT_LE(std::llabs(rounded), int64_t(INT32_MAX)) << "rounding wraps";
+      const int64_t got = rounded >> r->shift;
+      ASSERT_GE(got, relu ? 0 : -128) << "the bounds must keep the result in range";
+      ASSERT_LE(got, 127);
+      // The same pipeline without the clip, in int64, saturated afterwards: the clip is exact.
+      const int64_t unclipped = biased * r->multipliers[o] + (r->round ? int64_t(1) << (r->shift - 1) : 0);
+      const int64_t want = std::clamp<int64_t>(unclipped >> r->shift, relu ? 0 : -128, 127);
+      ASSERT_EQ(got, want) << "acc " << a << " m " << r->multipliers[o] << " shift " << r->shift;
+      ASSERT_LE(std::fabs(double(got) - std::clamp(double(a) * real[o], relu ? 0.0 : -128.0, 127.0)), 1.0);
+    }
+  }
+  EXPECT_GT(immediate, 0) << "large multipliers take the rounding immediate";
+  EXPECT_GT(refused, 0);
+  EXPECT_LT(refused, 150);
+  EXPECT_FALSE(tessera::compiler::detail::clippedRequantization({0.01, -0.02}, 1000, false).has_value());
+}
+
 }  // namespace
 
 extern "C" int c_api_smoke(const char* path, float* logits, size_t count, char* why, size_t whySize);

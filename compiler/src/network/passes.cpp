@@ -335,8 +335,12 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
         continue;
       }
       // acc' = acc + bias + folded rounding; result = (acc' * m + rounding) >> total.
-      r.clipHigh.push_back(int32_t(floorDiv(128 * one - 1 - rounding, m)));
-      r.clipLow.push_back(int32_t(ceilDiv(low * one - rounding, m)));
+      const int64_t hi = floorDiv(128 * one - 1 - rounding, m), lo = ceilDiv(low * one - rounding, m);
+      // Exact only if the bounds themselves give the saturated values (not so when one
+      // accumulator step is more than an output step).
+      if (floorDiv(hi * m + rounding, one) != 127 || floorDiv(lo * m + rounding, one) != low) r.perChannelClip = false;
+      r.clipHigh.push_back(int32_t(hi));
+      r.clipLow.push_back(int32_t(lo));
       // Error in output steps at the largest unsaturated result, plus the folded rounding's.
       double err = x > 0 ? 128.0 * std::fabs(double(m) / double(one) - x) / x : 0.0;
       if (!immediateRound) err += std::fabs(double(folded * m - half)) / double(one);
@@ -344,17 +348,19 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
     }
     return r;
   };
-  Requantization folded = build(maxTotal, false);
-  if (maxTotal <= 15) {
-    // The rounding immediate fits: take it (one more ALU instruction) when folding would cost more
-    // than 1/512 of a step.
-    Requantization immediate = build(maxTotal, true);
-    if (folded.worstStepError > std::max(immediate.worstStepError, 1.0 / 512)) return immediate;
-  } else if (folded.worstStepError > 1.0 / 512) {
-    Requantization immediate = build(15, true);
-    if (immediate.worstStepError < folded.worstStepError) return immediate;
+  // `build` clears perChannelClip when a bound would not saturate exactly.
+  std::optional<Requantization> best;
+  const Requantization folded = build(maxTotal, false);
+  if (folded.perChannelClip && folded.worstStepError < 1.0 / 16) best = folded;
+  if (!best || folded.worstStepError > 1.0 / 512) {
+    // The rounding immediate (one more ALU instruction), when folding would cost more than 1/512
+    // of a step or is not exact.
+    const Requantization immediate = build(std::min(maxTotal, 15), true);
+    if (immediate.perChannelClip && immediate.worstStepError < 1.0 / 16 &&
+        (!best || immediate.worstStepError < best->worstStepError))
+      best = immediate;
   }
-  return folded;
+  return best;
 }
 
 }  // namespace tessera::compiler::detail

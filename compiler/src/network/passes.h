@@ -71,8 +71,10 @@ struct Requantization {
 };
 // `worstAccumulator` bounds |acc + bias| over every input (127 * sum |w| + |bias|).
 Requantization requantization(const std::vector<double>& realMultipliers, int64_t worstAccumulator);
-// The per-channel-clip form (docs/graph.md), or nullopt when it does not apply (a negative
-// multiplier, or an accumulator bound too large); `relu` makes the low bound map to 0.
+// The per-channel-clip form (docs/graph.md), or nullopt when it does not apply: a negative
+// multiplier, an accumulator bound too large, a multiplier so large that the bounds cannot
+// saturate exactly, or so small that its 24-bit shift leaves more than 1/16 step of error.
+// `relu` makes the low bound map to 0.
 std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
                                                     int64_t worstAccumulator, bool relu);
 
