@@ -46,19 +46,24 @@ class GemmLowering : public detail::OperatorLowering {
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.multBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
           multBuf);
     if (clipLowBuf >= 0) {
-      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipLowBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
           clipLowBuf);
-      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipBase + g_.COB), 0, 1, uint32_t(g_.COB),
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipHighBase), 0, 1, uint32_t(g_.COB),
                   uint32_t(g_.COB)),
           clipHighBuf);
     }
+    // A tile's epilogue and store are emitted after the next tile's first reduction step: the
+    // compute stage runs that GEMM on one accumulator bank while its ALU pipe requantizes the
+    // finished tile in the other (docs/rtl.md), and the next tile's reset goes right after the
+    // last GEMM of the tile before it, so it overlaps that GEMM too.
+    bool havePending = false;
+    FinishedTile pending{};
     long step = 0, tile = 0;
     for (int nb = 0; nb < g_.NB; ++nb)
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
         for (int yt = 0; yt < g_.OH / t_.th; ++yt)
           for (int xt = 0; xt < g_.OW / t_.tw; ++xt, ++tile) {
             const int q = static_cast<int>(tile % 2);
-            const uint32_t acc = static_cast<uint32_t>(q * g_.accCap);
             if (tile >= 2) pop(2, 1);
             gemm(resetKernel_[q], true);
             const detail::Window rows = detail::window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, s_.rowStep, g_.H);
@@ -87,41 +92,15 @@ class GemmLowering : public detail::OperatorLowering {
               pop(0, 1);
               gemm(gemmKernel_[p][q], false);
               push(1, 0);
+              if (cit == 0 && havePending) {
+                epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
+                havePending = false;
+              }
             }
-            if (biasBuf >= 0) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
-            if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
-            if (op_.epilogue.preClip) {
-              alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
-              alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
-            }
-            if (clipLowBuf >= 0) {
-              alu(clipHighKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMin, false, 0);
-              alu(clipLowKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMax, false, 0);
-            }
-            if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
-            if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
-            if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
-            if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
-            if (!op_.epilogue.perChannelClip) {
-              alu(immKernel_[q], hw::AluOp::kMin, true, 127);
-              alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
-            }
-            push(1, 2);
-            pop(1, 2);
-            const uint32_t outBase = static_cast<uint32_t>(((nb * g_.COB + cot * t_.tco) * g_.OH + yt * t_.th) * g_.OW +
-                                                           xt * t_.tw);
-            if (t_.tw == g_.OW) {
-              add(memInsn(Opcode::kStore, MemId::kOut, acc, outBase, uint32_t(t_.tco), uint32_t(t_.th * g_.OW),
-                          uint32_t(g_.OH * g_.OW)),
-                  outBuf);
-            } else {
-              for (int co = 0; co < t_.tco; ++co)
-                add(memInsn(Opcode::kStore, MemId::kOut, acc + uint32_t(co * t_.th * t_.tw),
-                            outBase + uint32_t(co * g_.OH * g_.OW), uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
-                    outBuf);
-            }
-            push(2, 1);
+            pending = FinishedTile{nb, cot, yt, xt, q};
+            havePending = true;
           }
+    if (havePending) epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
     // The last releases of each half are never waited for; take them so no token is left at FINISH.
     for (long i = 0; i < std::min<long>(step, 2); ++i) pop(1, 0);
     for (long i = 0; i < std::min<long>(tile, 2); ++i) pop(2, 1);
@@ -144,13 +123,14 @@ class GemmLowering : public detail::OperatorLowering {
       os << "acc[" << g_.multBase << ":" << g_.multBase + g_.COB << "] <- multiplier[0:" << g_.COB
          << "]               // accumulator SRAM, resident\n";
     if (g_.clipEntries)
-      os << "acc[" << g_.clipBase << ":" << g_.clipBase + g_.clipEntries << "] <- clip low[0:" << g_.COB << "], high[0:"
+      os << "acc[" << g_.clipLowBase << ":" << g_.clipLowBase + g_.COB << "], acc[" << g_.clipHighBase << ":"
+         << g_.clipHighBase + g_.COB << "] <- clip low[0:" << g_.COB << "], high[0:"
          << g_.COB << "]      // accumulator SRAM, resident\n";
     os << "for nb in 0.." << g_.NB << ":                                  // batch blocks of " << g_.B << "\n";
     os << " for cot in 0.." << g_.COB / t_.tco << ":\n";
     os << "  for yt in 0.." << g_.OH / t_.th << ":\n";
     os << "   for xt in 0.." << g_.OW / t_.tw << ":                          // tile t, acc half h = t % 2\n";
-    os << "    acc[h*" << g_.accCap << " + co*" << t_.th * t_.tw << " + y*" << t_.tw << " + x] : int32 [" << t_.tco
+    os << "    acc[h*" << g_.accHalf << " + co*" << t_.th * t_.tw << " + y*" << t_.tw << " + x] : int32 [" << t_.tco
        << "][" << t_.th << "][" << t_.tw << "] = 0      // accumulator SRAM, " << s_.accEntries << " of " << g_.accCap
        << " entries per half\n";
     os << "    for cit in 0.." << s_.stepsPerTile << ":                       // step s, inp/wgt half p = s % 2\n";
@@ -209,11 +189,55 @@ class GemmLowering : public detail::OperatorLowering {
   }
 
  private:
+  // A tile whose reduction is done: where its outputs go, and its accumulator half.
+  struct FinishedTile {
+    int nb, cot, yt, xt, q;
+  };
+
+  // The vector-ALU epilogue of a finished tile, then its STORE.
+  void epilogueAndStore(const FinishedTile& f, int outBuf, int biasBuf, int multBuf, int clipLowBuf) {
+    const int q = f.q, cot = f.cot;
+    const uint32_t acc = static_cast<uint32_t>(q * g_.accHalf);
+    if (biasBuf >= 0) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
+    if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
+    if (op_.epilogue.preClip) {
+      alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
+      alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
+    }
+    if (clipLowBuf >= 0) {
+      alu(clipHighKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMin, false, 0);
+      alu(clipLowKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMax, false, 0);
+    }
+    if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
+    if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
+    if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
+    if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
+    if (!op_.epilogue.perChannelClip) {
+      alu(immKernel_[q], hw::AluOp::kMin, true, 127);
+      alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+    }
+    push(1, 2);
+    pop(1, 2);
+    const uint32_t outBase = static_cast<uint32_t>(((f.nb * g_.COB + cot * t_.tco) * g_.OH + f.yt * t_.th) * g_.OW +
+                                                   f.xt * t_.tw);
+    if (t_.tw == g_.OW) {
+      add(memInsn(Opcode::kStore, MemId::kOut, acc, outBase, uint32_t(t_.tco), uint32_t(t_.th * g_.OW),
+                  uint32_t(g_.OH * g_.OW)),
+          outBuf);
+    } else {
+      for (int co = 0; co < t_.tco; ++co)
+        add(memInsn(Opcode::kStore, MemId::kOut, acc + uint32_t(co * t_.th * t_.tw),
+                    outBase + uint32_t(co * g_.OH * g_.OW), uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
+            outBuf);
+    }
+    push(2, 1);
+  }
+
   // Micro-op kernels: shared by every tile and step with the same buffer halves.
   void buildKernels() {
     const uint32_t entries = uint32_t(s_.accEntries);
     for (int q = 0; q < 2; ++q) {
-      const uint32_t acc = uint32_t(q * g_.accCap);
+      const uint32_t acc = uint32_t(q * g_.accHalf);
       for (int p = 0; p < 2; ++p) {
         const uint32_t inp = uint32_t(p * g_.inpCap), wgt = uint32_t(p * g_.wgtCap);
         Kernel k;
@@ -266,7 +290,7 @@ class GemmLowering : public detail::OperatorLowering {
         for (int q = 0; q < 2; ++q) {
           Kernel b;
           b.name = std::string(what) + "_c" + std::to_string(cot) + "_h" + std::to_string(q);
-          b.uops.push_back({uint32_t(q * g_.accCap), uint32_t(base + cot * t_.tco), 0});
+          b.uops.push_back({uint32_t(q * g_.accHalf), uint32_t(base + cot * t_.tco), 0});
           b.iterOut = uint32_t(t_.tco);
           b.dstOut = uint32_t(t_.th * t_.tw);
           b.srcOut = 1;
@@ -278,8 +302,8 @@ class GemmLowering : public detail::OperatorLowering {
     if (g_.biasEntries) channelKernels("bias", g_.biasBase, biasKernel_);
     if (g_.multEntries) channelKernels("mul", g_.multBase, multKernel_);
     if (g_.clipEntries) {
-      channelKernels("clip_low", g_.clipBase, clipLowKernel_);
-      channelKernels("clip_high", g_.clipBase + g_.COB, clipHighKernel_);
+      channelKernels("clip_low", g_.clipLowBase, clipLowKernel_);
+      channelKernels("clip_high", g_.clipHighBase, clipHighKernel_);
     }
   }
 

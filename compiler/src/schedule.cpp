@@ -38,10 +38,24 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
   g.multEntries = op.epilogue.perChannelMultiplier ? g.COB : 0;
   g.clipEntries = op.epilogue.perChannelClip ? 2 * g.COB : 0;
-  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries - g.multEntries - g.clipEntries) / 2;
-  g.clipBase = static_cast<int>(cfg.accDepth) - g.clipEntries;
-  g.multBase = g.clipBase - g.multEntries;
-  g.biasBase = g.multBase - g.biasEntries;
+  // Tiles alternate between the accumulator's two banks (the index's top bit), so the GEMM pipe
+  // fills one while the ALU pipe runs the other's epilogue without competing for a bank port
+  // (docs/rtl.md). The resident per-channel vectors take the tops of the banks, alternately, so
+  // both halves keep the same room.
+  const int bankDepth = static_cast<int>(cfg.accDepth) / 2;
+  g.accHalf = bankDepth;
+  int used[2] = {0, 0}, placed = 0;
+  auto place = [&](bool present, int& base) {
+    if (!present) return;
+    const int bank = placed++ % 2 == 0 ? 1 : 0;
+    used[bank] += g.COB;
+    base = (bank + 1) * bankDepth - used[bank];
+  };
+  place(g.biasEntries != 0, g.biasBase);
+  place(g.multEntries != 0, g.multBase);
+  place(g.clipEntries != 0, g.clipLowBase);
+  place(g.clipEntries != 0, g.clipHighBase);
+  g.accCap = bankDepth - std::max(used[0], used[1]);
   g.immAluOps = (op.epilogue.perChannelClip ? 0 : 2) + (op.epilogue.multiplier != 1) + op.epilogue.round +
                 (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) + 2 * (op.epilogue.preClip != 0);
   g.vectorAluOps = (g.biasEntries ? 1 : 0) + (g.multEntries ? 1 : 0) + (g.clipEntries ? 2 : 0);
@@ -170,13 +184,22 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   const int stores = t.tw == g.OW ? 1 : t.tco;
   const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
                        entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
-  const double busyCompute = reset + s.stepsPerTile * compute + epilogue;
-  const double tile = reset + s.stepsPerTile * std::max(compute, load) + epilogue + std::max(0.0, store - busyCompute);
+  // The compute stage's GEMM pipe runs the reduction steps back to back while its ALU pipe runs
+  // the previous tile's epilogue and the next tile's reset in the other accumulator bank
+  // (docs/rtl.md). Instructions leave the queue in order, so the GEMM pipe waits after a tile's
+  // first step until the ALU pipe has finished all but the last epilogue instruction. That last
+  // one pushes the store's token, which waits for the older GEMM step to finish; the store
+  // follows, and the reset of the tile after next waits for it (the two tiles share a bank).
+  const double gemmStep = std::max(compute, load);
+  const double lastAlu = entries + p.computeInsnCycles;
+  const double gemmSide = s.stepsPerTile * gemmStep + std::max(0.0, epilogue - lastAlu - gemmStep);
+  const double storeSide = std::max(epilogue, gemmStep) + store + reset;
+  const double tile = std::max(gemmSide, storeSide);
   CostEstimate e;
   const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
                        (g.multEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
-                       (g.clipEntries ? read(1, double(g.clipEntries) * cfg.accElemBytes) : 0);
-  e.cycles = setup + load + double(s.tiles) * tile + store;
+                       (g.clipEntries ? 2 * read(1, double(g.COB) * cfg.accElemBytes) : 0);
+  e.cycles = setup + load + reset + double(s.tiles) * tile + epilogue + store;
   e.computeCycles = double(s.tiles) * s.stepsPerTile * compute;
   e.loadCycles = double(s.tiles) * s.stepsPerTile * load;
   e.storeCycles = double(s.tiles) * store;
