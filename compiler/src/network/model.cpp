@@ -382,6 +382,7 @@ struct ModelRunner::Impl {
   runtime::DataBuffer* arena = nullptr;
   std::vector<runtime::DataBuffer*> code;
   std::map<int, std::pair<runtime::DataBuffer*, uint32_t>> layerCode;  // by layer: stream and length
+  SegmentObserver observer;
 
   Impl(const CompiledModel& m, runtime::Session& s) : model(m), session(s), cfg(s.config()) {}
   ~Impl() {
@@ -426,6 +427,21 @@ struct ModelRunner::Impl {
       hw::Isa::rawToBytes(isa.encode(in, "layer '" + l.name + "' instruction " + std::to_string(k)), c->host + 16 * k);
     }
     return layerCode[layer] = {c, n};
+  }
+
+  SegmentRunView view(int si) const {
+    const Segment& s = model.segments[size_t(si)];
+    const runtime::DataBuffer* c = code[size_t(si)];
+    SegmentRunView v;
+    v.segment = si;
+    v.regions = {{"constants", constants->phys, constants->host, constants->size},
+                 {"arena", arena->phys, arena->host, arena->size},
+                 {"instructions", c->phys, c->host, uint64_t(s.insns.size()) * 16}};
+    v.insnPhys = c->phys;
+    v.insnCount = static_cast<uint32_t>(s.insns.size());
+    for (const SegmentTensor& st : s.outputs)
+      v.outputs.push_back({st.tensor, arena->phys + st.offset, arena->host + st.offset, st.bytes});
+    return v;
   }
 
   void load() {
@@ -556,9 +572,15 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, boo
       const std::vector<int8_t> packed = packActivations(l, nchw);
       std::memcpy(impl.arena->host + st.offset, packed.data(), packed.size());
     }
+    SegmentRunView view;
+    if (impl.observer) {
+      view = impl.view(si);
+      impl.observer(view, false);
+    }
     const hw::Counters before = device.counters();
     device.run(impl.code[size_t(si)]->phys, static_cast<uint32_t>(seg.insns.size()), 0);
     const hw::Counters spent = device.counters().since(before);
+    if (impl.observer) impl.observer(view, true);
     result.counters += spent;
     for (const SegmentTensor& st : seg.outputs) {
       const ActivationLayout l = layoutOf(st, impl.cfg.batch);
@@ -578,6 +600,8 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, boo
     }
   });
 }
+
+void ModelRunner::observeSegments(SegmentObserver observer) { impl_->observer = std::move(observer); }
 
 std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double clockMhz) {
   // Hand-written JSON: names are escaped; numbers are plain.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -142,6 +143,25 @@ ModelRunResult runReference(const CompiledModel& model, const std::map<std::stri
 // (run with layer cycles on a timed target), each host step as long as it took.
 std::string chromeTrace(const CompiledModel& model, const ModelRunResult& run, double clockMhz = 100.0);
 
+// One accelerator segment as the device sees it, for tools that replay or inspect what it runs
+// (tessera run --export-sim): every DRAM region its stream reads or writes, at its physical address,
+// with a host view of its bytes that is valid during the observer's call.
+struct SegmentRunView {
+  struct Region {
+    std::string name;  // "constants", "arena", "instructions", or an output's tensor name
+    uint64_t phys = 0;
+    const uint8_t* host = nullptr;
+    uint64_t bytes = 0;
+  };
+  int segment = 0;
+  std::vector<Region> regions;  // constants, arena (inputs packed in), instructions; disjoint
+  uint64_t insnPhys = 0;
+  uint32_t insnCount = 0;
+  std::vector<Region> outputs;  // the segment's output tensors, packed, inside the arena
+};
+// Called with finished == false just before a segment's stream starts, and with true once it has run.
+using SegmentObserver = std::function<void(const SegmentRunView& view, bool finished)>;
+
 // A compiled model loaded into a session: constants written and instructions relocated once.
 class ModelRunner {
  public:
@@ -156,6 +176,10 @@ class ModelRunner {
   // (a FINISH in place of the link to the next layer) to give its cycles; the answer and
   // ModelRunResult::counters come from the whole-segment run.
   ModelRunResult run(const std::map<std::string, graph::Tensor>& inputs, bool layerCycles = false);
+
+  // Every later run calls `observer` around each whole-segment run (not around the per-layer
+  // re-runs for cycles); an empty function removes it.
+  void observeSegments(SegmentObserver observer);
 
  private:
   struct Impl;
