@@ -151,7 +151,8 @@ class GemmLowering : public detail::OperatorLowering {
        << "+kx] . wgt[co][ci][ky][kx]   // " << g_.B << "x" << g_.BI << "x" << g_.BO << " per micro-op\n";
     os << "    acc = ";
     std::string e = "acc";
-    if (g_.biasEntries) e = "(" + e + " + bias[cot*" + std::to_string(t_.tco) + "+co])";
+    const std::string bias = " + bias[cot*" + std::to_string(t_.tco) + "+co])";
+    if (g_.biasEntries && !op_.epilogue.biasAfterMultiply) e = "(" + e + bias;
     if (op_.epilogue.preShift) e = "(" + e + " >> " + std::to_string(op_.epilogue.preShift) + ")";
     if (op_.epilogue.preClip)
       e = "clip(" + e + ", " + std::to_string(-op_.epilogue.preClip) + ", " + std::to_string(op_.epilogue.preClip) + ")";
@@ -159,6 +160,7 @@ class GemmLowering : public detail::OperatorLowering {
       e = "clip(" + e + ", low[cot*" + std::to_string(t_.tco) + "+co], high[cot*" + std::to_string(t_.tco) + "+co])";
     if (g_.multEntries) e = "(" + e + " * multiplier[cot*" + std::to_string(t_.tco) + "+co])";
     if (op_.epilogue.multiplier != 1) e = "(" + e + " * " + std::to_string(op_.epilogue.multiplier) + ")";
+    if (op_.epilogue.biasAfterMultiply) e = "(" + e + bias;
     if (op_.epilogue.round) e = "(" + e + " + " + std::to_string(1 << (op_.epilogue.shift - 1)) + ")";
     if (op_.epilogue.shift) e = "(" + e + " >> " + std::to_string(op_.epilogue.shift) + ")";
     if (g_.clipEntries)
@@ -198,7 +200,8 @@ class GemmLowering : public detail::OperatorLowering {
   void epilogueAndStore(const FinishedTile& f, int outBuf, int biasBuf, int multBuf, int clipLowBuf) {
     const int q = f.q, cot = f.cot;
     const uint32_t acc = static_cast<uint32_t>(q * g_.accHalf);
-    if (biasBuf >= 0) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
+    const bool biasFirst = biasBuf >= 0 && !op_.epilogue.biasAfterMultiply;
+    if (biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
     if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
     if (op_.epilogue.preClip) {
       alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
@@ -210,6 +213,7 @@ class GemmLowering : public detail::OperatorLowering {
     }
     if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
     if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
+    if (biasBuf >= 0 && !biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
     if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
     if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
     if (!op_.epilogue.perChannelClip) {
@@ -339,9 +343,11 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     if (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(op.outChannels))
       throw Error(where, "multipliers have " + std::to_string(data.multipliers.size()) + " values, expected " +
                              std::to_string(op.outChannels));
-    for (int32_t m : data.multipliers)
-      if (m < -32768 || m > 32767)
-        throw Error(where, "per-channel multiplier " + std::to_string(m) + " is not a signed 16-bit value");
+    // The older forms bound their products by 16-bit multipliers; clip bounds bound them whatever the multiplier.
+    if (!op.epilogue.perChannelClip)
+      for (int32_t m : data.multipliers)
+        if (m < -32768 || m > 32767)
+          throw Error(where, "per-channel multiplier " + std::to_string(m) + " is not a signed 16-bit value (any int32 needs clip=channel)");
     if (op.epilogue.perChannelClip &&
         (data.clipLow.size() != size_t(op.outChannels) || data.clipHigh.size() != size_t(op.outChannels)))
       throw Error(where, "clip bounds have " + std::to_string(data.clipLow.size()) + " low and " +
@@ -417,6 +423,17 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
                     std::to_string(cfg.blockOut) + "] int32 (each bound repeated per batch row)")
           ->data = packed;
     }
+  }
+  const std::vector<int32_t> scaleRows = detail::vectorScaleRows(op);
+  if (!scaleRows.empty()) {
+    std::vector<uint8_t> packed;
+    for (int32_t v : scaleRows)
+      for (int lane = 0; lane < cfg.batch * cfg.blockOut; ++lane)
+        for (int k = 0; k < 4; ++k) packed.push_back(static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * k)));
+    addBuffer("scales", BufferRole::kConstant, MemId::kAcc, packed.size(),
+              "[" + std::to_string(scaleRows.size()) + "][" + std::to_string(cfg.batch) + "][" +
+                  std::to_string(cfg.blockOut) + "] int32 (each value in every lane)")
+        ->data = packed;
   }
   addBuffer("uops", BufferRole::kConstant, MemId::kUop, 0, "32-bit micro-ops");
 

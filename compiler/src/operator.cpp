@@ -2,6 +2,7 @@
 #include "tessera/compiler/operator.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <sstream>
 
@@ -130,8 +131,10 @@ void Operator::validate() const {
     throw Error(where, "keeps the channel count: cout must equal cin (" + std::to_string(inChannels) + ")");
   if (kind == OpKind::kAdd && (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW))
     throw Error(where, "add has no kernel, stride or padding");
-  if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift || epilogue.perChannelClip))
-    throw Error(where, "per-channel multipliers and clips and preshift belong to conv2d and dense");
+  if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift || epilogue.perChannelClip ||
+                        epilogue.biasAfterMultiply))
+    throw Error(where, "per-channel multipliers and clips, preshift and bias=after belong to conv2d and dense");
+  if (epilogue.biasAfterMultiply && !epilogue.bias) throw Error(where, "bias=after needs the bias");
   if (epilogue.perChannelMultiplier && epilogue.multiplier != 1)
     throw Error(where, "mul is either one immediate or per channel (mul=channel), not both");
   if (epilogue.preClip < 0 || epilogue.preClip > 32767)
@@ -144,15 +147,19 @@ void Operator::validate() const {
   if (kind == OpKind::kMaxPool &&
       (epilogue.bias || epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round || epilogue.relu))
     throw Error(where, "maxpool has no requantization (bias, mul, shift, round, relu)");
+  const bool wide = epilogue.wideScales;
+  if (wide && kind != OpKind::kAdd && kind != OpKind::kAvgPool) throw Error(where, "wide=1 belongs to add and avgpool");
   if (kind == OpKind::kAvgPool) {
     if (epilogue.bias || epilogue.relu) throw Error(where, "avgpool has no bias and no relu");
     const bool rescale = epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round;
-    if (rescale && (!epilogue.round || epilogue.shift < 1 || epilogue.shift > 15 || epilogue.multiplier < 1 ||
-                    epilogue.multiplier > 32767))
-      throw Error(where, "avgpool's rescale needs mul in [1, 32767], shift in [1, 15] and round=1 (got mul=" +
-                             std::to_string(epilogue.multiplier) + " shift=" + std::to_string(epilogue.shift) +
-                             " round=" + std::to_string(epilogue.round) + ")");
-    if (rescale && int64_t(128) * kernelH * kernelW * epilogue.multiplier + (int64_t(1) << 14) > INT32_MAX)
+    const int maxShift = wide ? 31 : 15, maxMul = wide ? (1 << 30) : 32767;
+    if (wide && !rescale) throw Error(where, "wide=1 belongs to avgpool's rescale (mul, shift, round=1)");
+    if (rescale && (!epilogue.round || epilogue.shift < 1 || epilogue.shift > maxShift || epilogue.multiplier < 1 ||
+                    epilogue.multiplier > maxMul))
+      throw Error(where, "avgpool's rescale needs mul in [1, " + std::to_string(maxMul) + "], shift in [1, " +
+                             std::to_string(maxShift) + "] and round=1 (got mul=" + std::to_string(epilogue.multiplier) +
+                             " shift=" + std::to_string(epilogue.shift) + " round=" + std::to_string(epilogue.round) + ")");
+    if (rescale && int64_t(128) * kernelH * kernelW * epilogue.multiplier + (int64_t(1) << (epilogue.shift - 1)) > INT32_MAX)
       throw Error(where, "avgpool's rescale: a window sum times mul=" + std::to_string(epilogue.multiplier) +
                              " can leave int32");
   }
@@ -161,14 +168,22 @@ void Operator::validate() const {
                            " is larger than the 16384 elements avgpool divides");
   if (epilogue.shift < 0 || epilogue.shift > 31)
     throw Error(where, "shift must be in [0, 31], got " + std::to_string(epilogue.shift));
-  if (epilogue.round && (epilogue.shift < 1 || epilogue.shift > 15))
-    throw Error(where, "round needs shift in [1, 15] (its 1 << (shift-1) is a signed 16-bit ALU immediate), got " +
-                           std::to_string(epilogue.shift));
+  if (epilogue.round && !wide && (epilogue.shift < 1 || epilogue.shift > 15))
+    throw Error(where, "round needs shift in [1, 15] (its 1 << (shift-1) is a signed 16-bit ALU immediate; wide=1 "
+                       "takes up to 31), got " + std::to_string(epilogue.shift));
+  if (epilogue.round && wide && epilogue.shift < 1) throw Error(where, "round needs a shift of at least 1");
   for (const auto& [value, what] : {std::pair<int, const char*>{epilogue.multiplier, "multiplier"},
                                     {scaleA, "mul_a"},
                                     {scaleB, "mul_b"}})
-    if (value < -32768 || value > 32767)
-      throw Error(where, std::string(what) + " must fit the ALU's signed 16-bit immediate, got " + std::to_string(value));
+    if (!wide && (value < -32768 || value > 32767))
+      throw Error(where, std::string(what) + " must fit the ALU's signed 16-bit immediate (or take wide=1), got " +
+                             std::to_string(value));
+  // add's worst sum, with its rounding, stays in int32 (the reference and the ALU would wrap alike,
+  // but a wrapped sum is no requantization).
+  if (kind == OpKind::kAdd && wide &&
+      128 * (std::llabs(int64_t(scaleA)) + std::llabs(int64_t(scaleB))) +
+              (epilogue.round ? int64_t(1) << (epilogue.shift - 1) : 0) > INT32_MAX)
+    throw Error(where, "wide add: 128 * (|mul_a| + |mul_b|) plus the rounding leaves int32");
   if (kind != OpKind::kAdd && (scaleA != 1 || scaleB != 1)) throw Error(where, "mul_a and mul_b belong to add");
 }
 
@@ -195,6 +210,7 @@ std::string Operator::describe() const {
         os << " (average over " << kernelH * kernelW << ", padding counted as zero, to the output's scale)";
       else
         os << " (average over " << kernelH * kernelW << ", padding counted as zero)";
+      if (epilogue.wideScales) os << "; multiplier and rounding in resident accumulator rows";
     }
     return os.str();
   }
@@ -208,6 +224,7 @@ std::string Operator::describe() const {
     if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
     os << ">>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]"
        << (epilogue.relu ? " (ReLU)" : "");
+    if (epilogue.wideScales) os << "; multipliers and rounding in resident accumulator rows";
     return os.str();
   }
   if (kind == OpKind::kDense) {
@@ -219,12 +236,13 @@ std::string Operator::describe() const {
        << "x" << strideW << ", pad " << padH << "x" << padW << " -> out [" << batch << "][" << outChannels << "]["
        << outHeight() << "][" << outWidth() << "] int8";
   }
-  os << "; epilogue: " << (epilogue.bias ? "+bias int32, " : "");
+  os << "; epilogue: " << (epilogue.bias && !epilogue.biasAfterMultiply ? "+bias int32, " : "");
   if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
   if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
   if (epilogue.perChannelClip) os << "clip [low[o], high[o]], ";
   if (epilogue.perChannelMultiplier) os << "*multiplier[o], ";
   if (epilogue.multiplier != 1) os << "*" << epilogue.multiplier << ", ";
+  if (epilogue.biasAfterMultiply) os << "+bias int32 (after the multiply), ";
   if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
   os << ">>" << epilogue.shift;
   if (!epilogue.perChannelClip)
@@ -250,6 +268,7 @@ std::string Operator::spec() const {
          << " pw=" << padW;
     if (kind == OpKind::kAvgPool && (epilogue.multiplier != 1 || epilogue.shift != 0))
       os << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift << " round=" << epilogue.round;
+    if (epilogue.wideScales) os << " wide=1";
     return os.str();
   }
   os << " cin=" << inChannels;
@@ -258,7 +277,7 @@ std::string Operator::spec() const {
        << " sh=" << strideH << " sw=" << strideW << " ph=" << padH << " pw=" << padW;
   else
     os << " cout=" << outChannels;
-  os << " bias=" << epilogue.bias << " mul=";
+  os << " bias=" << (epilogue.biasAfterMultiply ? "after" : epilogue.bias ? "1" : "0") << " mul=";
   if (epilogue.perChannelMultiplier) os << "channel";
   else os << epilogue.multiplier;
   if (epilogue.preShift) os << " preshift=" << epilogue.preShift;
@@ -308,6 +327,10 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       op.epilogue.perChannelMultiplier = true;
       continue;
     }
+    if (key == "bias" && value == "after") {
+      op.epilogue.bias = op.epilogue.biasAfterMultiply = true;
+      continue;
+    }
     if (key == "clip") {
       if (value != "channel") throw Error(origin, "clip takes only 'channel' (per-channel bounds), got '" + value + "'");
       op.epilogue.perChannelClip = true;
@@ -322,9 +345,13 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       throw Error(origin, "value of '" + key + "' is not an integer: '" + value + "'");
     }
     if (v < -(1L << 30) || v > (1L << 30)) throw Error(origin, "value of '" + key + "' is out of range");
-    if (key == "bias" || key == "relu" || key == "round") {
-      if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1");
+    if (key == "wide") {
+      if (v != 0 && v != 1) throw Error(origin, "wide must be 0 or 1");
+      op.epilogue.wideScales = v == 1;
+    } else if (key == "bias" || key == "relu" || key == "round") {
+      if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1" + (key == "bias" ? " or 'after'" : ""));
       (key == "bias" ? op.epilogue.bias : key == "relu" ? op.epilogue.relu : op.epilogue.round) = v == 1;
+      if (key == "bias") op.epilogue.biasAfterMultiply = false;
     } else if (key == "c") {
       if (!op.onVectorAlu()) throw Error(origin, "c= (channels) is for add and pooling; " + kindName(op.kind) + " takes cin= and cout=");
       op.inChannels = op.outChannels = static_cast<int>(v);
@@ -334,8 +361,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       for (int* p : both.at(key)) *p = static_cast<int>(v);
     } else {
       throw Error(origin, "unknown key '" + key +
-                              "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias mul (a number or "
-                              "'channel') preshift preclip clip (channel) shift round relu mul_a mul_b)");
+                              "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
+                              "number or 'channel') preshift preclip clip (channel) shift round relu mul_a mul_b wide)");
     }
   }
   try {
@@ -363,9 +390,14 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
     for (auto& v : d.bias) v = bias(rng);
   }
   if (op.epilogue.perChannelMultiplier) {
-    std::uniform_int_distribution<int32_t> mul(-32768, 32767);
+    // A bias after the multiply comes with 24-bit multipliers and int32 sums that wrap: draw both
+    // from the whole range, so the targets' wrapping is checked too.
+    const bool wide = op.epilogue.biasAfterMultiply;
+    std::uniform_int_distribution<int32_t> mul(wide ? INT32_MIN : -32768, wide ? INT32_MAX : 32767);
     d.multipliers.resize(size_t(op.outChannels));
     for (auto& v : d.multipliers) v = mul(rng);
+    if (wide)
+      for (auto& v : d.bias) v = mul(rng);
   }
   if (op.epilogue.perChannelClip) {
     // Bounds anywhere in int32, either order, so some channels clip everything and some nothing.
@@ -388,11 +420,12 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
 
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
                      int32_t clipHigh) {
-  if (e.bias) acc = wrapAdd(acc, bias);
+  if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
   if (e.perChannelClip) acc = std::max(std::min(acc, clipHigh), clipLow);
   if (e.perChannelMultiplier || multiplier != 1) acc = wrapMul(acc, multiplier);
+  if (e.biasAfterMultiply) acc = wrapAdd(acc, bias);
   if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
   acc = shiftRight(acc, e.shift);
   if (e.perChannelClip) return static_cast<int8_t>(static_cast<uint32_t>(acc) & 0xffu);

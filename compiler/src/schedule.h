@@ -55,5 +55,9 @@ int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
 std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t);
 CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& params);
 int vectorPlanes(const hw::Config& cfg, const Operator& op);
+// A wide add's or average pool's resident rows (Epilogue::wideScales), in accumulator order: add
+// mul_a, mul_b and the rounding constant; avgpool mul and the rounding constant. Each fills every
+// lane of its accumulator entry; empty for the other forms.
+std::vector<int32_t> vectorScaleRows(const Operator& op);
 
 }  // namespace tessera::compiler::detail

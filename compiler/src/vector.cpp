@@ -23,6 +23,7 @@ struct VectorGeometry {
   int P = 1;  // planes: batch blocks x channel blocks
   int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int accCap = 0;  // entries of one accumulator half
+  int rows = 0, rowBase = 0;  // resident scale rows (wide=1) above both halves
 };
 
 VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op) {
@@ -41,7 +42,9 @@ VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op) {
   g.SW = op.strideW;
   g.PH = op.padH;
   g.PW = op.padW;
-  g.accCap = static_cast<int>(cfg.accDepth / 2);
+  g.rows = static_cast<int>(vectorScaleRows(op).size());
+  g.accCap = (static_cast<int>(cfg.accDepth) - g.rows) / 2;
+  g.rowBase = static_cast<int>(cfg.accDepth) - g.rows;
   return g;
 }
 
@@ -68,7 +71,7 @@ VectorTile vectorTile(const VectorGeometry& g, const Tiling& t) {
   // Per half: one micro-op per (window position, plane); regions; padding fix-ups (top/left share
   // one, bottom and right one per distinct padding width).
   const int padFixups = g.isMax ? 1 + 2 * (1 << hw::kMemPadBits) : 0;
-  s.uopBound = g.isAdd ? 2 * 3 : 2 * (g.KH * g.KW * t.tco + 2 + padFixups);
+  s.uopBound = (g.isAdd ? 2 * 3 : 2 * (g.KH * g.KW * t.tco + 2 + padFixups)) + 2 * g.rows;
   return s;
 }
 
@@ -82,6 +85,15 @@ struct VectorCost {
 }  // namespace
 
 int vectorPlanes(const hw::Config& cfg, const Operator& op) { return vectorGeometry(cfg, op).P; }
+
+std::vector<int32_t> vectorScaleRows(const Operator& op) {
+  const Epilogue& e = op.epilogue;
+  if (!e.wideScales) return {};
+  const int32_t rounding = e.round ? int32_t(1) << (e.shift - 1) : 0;
+  if (op.kind == OpKind::kAdd) return {op.scaleA, op.scaleB, rounding};
+  if (op.kind == OpKind::kAvgPool) return {e.multiplier, rounding};
+  return {};
+}
 
 std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t) {
   const VectorGeometry g = vectorGeometry(cfg, op);
@@ -134,7 +146,8 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   c.tiles = long(g.P / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   const double e = s.outEntries;
   const double acc8 = cfg.acc8ElemBytes;
-  // The ALU takes one micro-op per cycle with an immediate and one per two cycles with a vector source.
+  // The ALU takes one micro-op per cycle with an immediate or a held source row (a wide form's
+  // resident scale rows), and one per two cycles with a vector source that changes every micro-op.
   auto imm = [&](double n) { return n + p.computeInsnCycles; };
   auto vec = [&](double n) { return 2 * n + p.computeInsnCycles; };
   // Whole rows of unpadded planes are contiguous in DRAM and load in one instruction for all planes.
@@ -156,8 +169,8 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   }
   c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.dram.writeLatency +
             e * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
-  const double uops = g.isAdd ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2);  // both halves' kernels, fix-ups aside
-  c.setup = read(1, uops * cfg.uopBytes);
+  const double uops = (g.isAdd ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2)) + 2 * g.rows;  // both halves, fix-ups aside
+  c.setup = read(1, uops * cfg.uopBytes) + (g.rows ? read(1, double(g.rows) * cfg.accElemBytes) : 0);
   return c;
 }
 
@@ -185,6 +198,9 @@ class VectorLowering : public OperatorLowering {
     const int inBuf = prog.bufferIndex("input"), outBuf = prog.bufferIndex("output");
     const int in2Buf = g_.isAdd ? prog.bufferIndex("input2") : -1;
     loadUops(prog.bufferIndex("uops"));
+    if (g_.rows)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, uint32_t(g_.rowBase), 0, 1, uint32_t(g_.rows), uint32_t(g_.rows)),
+          prog.bufferIndex("scales"));
     long tile = 0;
     for (int pt = 0; pt < g_.P / t_.tco; ++pt)
       for (int yt = 0; yt < g_.OH / t_.th; ++yt)
@@ -218,6 +234,9 @@ class VectorLowering : public OperatorLowering {
     os << "// tiles: " << t_.tco << " of " << g_.P << " planes (batch block x channel block) x " << t_.th << " of "
        << g_.OH << " rows x " << t_.tw << " of " << g_.OW << " columns; all on the compute stage's vector ALU\n";
     os << "uop[0:..] <- all micro-op kernels          // uop SRAM, loaded once\n";
+    if (g_.rows)
+      os << "acc[" << g_.rowBase << ":" << g_.rowBase + g_.rows << "] <- scales[0:" << g_.rows
+         << "]                  // multipliers and rounding constant, resident; each read once per instruction\n";
     os << "for pt in 0.." << g_.P / t_.tco << ":\n";
     os << " for yt in 0.." << g_.OH / t_.th << ":\n";
     os << "  for xt in 0.." << g_.OW / t_.tw << ":                 // tile t, acc half h = t % 2 ("
@@ -340,12 +359,33 @@ class VectorLowering : public OperatorLowering {
     alu(kernel(std::move(k)), op, true, imm);
   }
 
+  // The region at `dst` combined with resident scale row `row`: the source never changes, so the
+  // compute stage holds it and each micro-op takes one cycle.
+  int rowKernel(uint32_t dst, int row) {
+    Kernel k;
+    k.name = "row" + std::to_string(row) + "_" + std::to_string(dst);
+    k.uops.push_back({dst, uint32_t(g_.rowBase + row), 0});
+    k.iterOut = uint32_t(t_.tco * t_.th);
+    k.dstOut = uint32_t(t_.tw);
+    k.srcOut = 0;
+    k.iterIn = uint32_t(t_.tw);
+    k.dstIn = 1;
+    k.srcIn = 0;
+    return kernel(std::move(k));
+  }
+
+  // MUL, or ADD, by an immediate or (wide) by resident row `row`.
+  void scale(int regionKernel, uint32_t dst, AluOp op, int row, int32_t value) {
+    if (g_.rows) alu(rowKernel(dst, row), op, false, 0);
+    else alu(regionKernel, op, true, value);
+  }
+
   void addTile(uint32_t a, uint32_t b) {
     const int ka = regionKernel("a", a, a), kb = regionKernel("b", b, b), kab = regionKernel("a_plus_b", a, b);
-    if (op_.scaleA != 1) alu(ka, AluOp::kMul, true, op_.scaleA);
-    if (op_.scaleB != 1) alu(kb, AluOp::kMul, true, op_.scaleB);
+    if (op_.scaleA != 1) scale(ka, a, AluOp::kMul, 0, op_.scaleA);
+    if (op_.scaleB != 1) scale(kb, b, AluOp::kMul, 1, op_.scaleB);
     alu(kab, AluOp::kAdd, false, 0);
-    if (op_.epilogue.round) alu(ka, AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
+    if (op_.epilogue.round) scale(ka, a, AluOp::kAdd, 2, g_.rows ? 0 : 1 << (op_.epilogue.shift - 1));
     if (op_.epilogue.shift) alu(ka, AluOp::kShr, true, op_.epilogue.shift);
     alu(ka, AluOp::kMin, true, 127);
     alu(ka, AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
@@ -393,9 +433,9 @@ class VectorLowering : public OperatorLowering {
     int32_t m = 1;
     int sh = 0;
     poolScale(op_, &m, &sh);
-    if (m != 1) alu(ko, AluOp::kMul, true, m);
+    if (m != 1) scale(ko, out, AluOp::kMul, 0, m);
     if (sh) {
-      alu(ko, AluOp::kAdd, true, 1 << (sh - 1));
+      scale(ko, out, AluOp::kAdd, 1, g_.rows ? 0 : 1 << (sh - 1));
       alu(ko, AluOp::kShr, true, sh);
     }
     alu(ko, AluOp::kMin, true, 127);

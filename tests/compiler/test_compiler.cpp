@@ -71,6 +71,34 @@ std::vector<Operator> vectorOperators() {
   ops.push_back(Operator::avgPool(1, 24, 8, 8, 2, 2, 0));   // 4: shift only
   ops.push_back(Operator::avgPool(2, 16, 9, 9, 3, 2, 1));   // 9 with padding counted
   ops.push_back(Operator::avgPool(1, 16, 8, 8, 4, 4, 0));   // 16
+  // wide=1: int32 multipliers and the rounding constant in resident accumulator rows, shifts
+  // beyond 15 (as the graph compiler makes them), negative multipliers, channel and batch padding.
+  Epilogue wide = sum;
+  wide.wideScales = true;
+  wide.shift = 22;
+  wide.relu = true;
+  Operator addWide = Operator::add(2, 20, 3, 5, wide);
+  addWide.scaleA = 4194303 + 977;
+  addWide.scaleB = 3000017;
+  ops.push_back(addWide);
+  wide.shift = 27;
+  wide.relu = false;
+  addWide = Operator::add(1, 16, 4, 4, wide);
+  addWide.scaleA = -(1 << 22) - 12345;
+  addWide.scaleB = (1 << 23) + 7;
+  ops.push_back(addWide);
+  Operator gapWide = Operator::avgPool(1, 24, 7, 7, 7, 1, 0);
+  gapWide.epilogue.multiplier = 294717;
+  gapWide.epilogue.shift = 23;
+  gapWide.epilogue.round = true;
+  gapWide.epilogue.wideScales = true;
+  ops.push_back(gapWide);
+  Operator avgWide = Operator::avgPool(2, 16, 9, 9, 3, 2, 1);
+  avgWide.epilogue.multiplier = (1 << 20) + 321;
+  avgWide.epilogue.shift = 24;
+  avgWide.epilogue.round = true;
+  avgWide.epilogue.wideScales = true;
+  ops.push_back(avgWide);
   return ops;
 }
 
@@ -129,6 +157,17 @@ std::vector<Operator> smallOperators() {
   bounded.round = true;
   ops.push_back(Operator::dense(2, 48, 24, bounded));
   for (Operator& op : vectorOperators()) ops.push_back(op);
+  // The bias after the multiply (bias=after): multipliers and biases drawn from all of int32, so
+  // products and sums wrap and every target must wrap as the reference does.
+  Epilogue after;
+  after.perChannelMultiplier = true;
+  after.perChannelClip = true;
+  after.biasAfterMultiply = true;
+  after.shift = 24;
+  after.relu = true;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, after));
+  after.relu = false;
+  ops.push_back(Operator::dense(2, 48, 24, after));
   return ops;
 }
 
@@ -209,7 +248,7 @@ TEST(Tiling, EveryLegalVectorTilingMatchesTheReference) {
     const Config cfg = Config::load(config);
     tessera::runtime::Session session("fsim", cfg);
     for (const Operator& op : {Operator::maxPool(1, 40, 9, 9, 3, 2, 1), Operator::avgPool(1, 24, 6, 6, 3, 1, 1),
-                               vectorOperators()[1]}) {
+                               vectorOperators()[1], vectorOperators()[10], vectorOperators()[13]}) {
       const OperatorData data = OperatorData::random(op, 9);
       const std::vector<int8_t> want = reference(op, data);
       int tried = 0;
@@ -251,11 +290,20 @@ TEST(Operator, SpecRoundTripsAndBadSpecsAreNamed) {
   }
   EXPECT_EQ(Operator::parse("maxpool c=64 h=112 w=112 kernel=3 stride=2 pad=1", "t").spec(),
             Operator::maxPool(1, 64, 112, 112, 3, 2, 1).spec());
+  EXPECT_TRUE(Operator::parse("conv2d cin=4 h=4 w=4 cout=4 bias=after mul=channel clip=channel shift=24", "t")
+                  .epilogue.biasAfterMultiply);
+  EXPECT_FALSE(Operator::parse("conv2d cin=4 h=4 w=4 cout=4 bias=after bias=1", "t").epilogue.biasAfterMultiply);
+  EXPECT_TRUE(Operator::parse("add c=4 h=4 w=4 mul_a=9000000 shift=23 round=1 wide=1", "t").epilogue.wideScales);
   for (const char* bad : {"conv2d cin=0 h=4 w=4 cout=4 kernel=3 pad=1", "conv2d cin=4 h=4 w=4 cout=4 kernel=3 pad=3",
                           "pool cin=4", "conv2d cin=4 h=4 w=4 cout=4 frobnicate=1", "conv2d cin=x",
                           "maxpool c=4 h=4 w=4 kernel=3 shift=2", "add c=4 h=2 w=2 kernel=3", "add c=4 h=2 w=2 bias=1",
                           "conv2d cin=4 h=4 w=4 cout=4 kernel=3 round=1 shift=0", "add c=4 h=4 w=4 mul_a=40000",
-                          "conv2d c=4 h=4 w=4", "avgpool cin=4 cout=8 h=4 w=4 kernel=2", "dense cin=4 cout=4 mul_b=2"}) {
+                          "conv2d c=4 h=4 w=4", "avgpool cin=4 cout=8 h=4 w=4 kernel=2", "dense cin=4 cout=4 mul_b=2",
+                          "add c=4 h=4 w=4 shift=20 round=1", "maxpool c=4 h=4 w=4 kernel=2 wide=1",
+                          "conv2d cin=4 h=4 w=4 cout=4 wide=1", "avgpool c=4 h=4 w=4 kernel=4 wide=1",
+                          "add c=4 h=4 w=4 mul_a=1000000000 mul_b=1000000000 shift=20 round=1 wide=1",
+                          "avgpool c=4 h=7 w=7 kernel=7 mul=1000000 shift=23 round=1 wide=1",
+                          "add c=4 h=4 w=4 bias=after", "conv2d cin=4 h=4 w=4 cout=4 bias=later"}) {
     try {
       Operator::parse(bad, "spec");
       ADD_FAILURE() << "accepted: " << bad;

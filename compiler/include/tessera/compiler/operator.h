@@ -10,10 +10,11 @@ namespace tessera::compiler {
 
 // What happens to each int32 accumulator before it is stored as int8, in this order (all on the
 // accelerator's vector ALU, all wrapping int32 arithmetic as the ALU computes it):
-//   acc += bias[o]  (if bias);  acc >>= preShift (if != 0);
+//   acc += bias[o]  (if bias and not biasAfterMultiply);  acc >>= preShift (if != 0);
 //   acc = max(min(acc, preClip), -preClip) (if preClip != 0);
 //   acc = max(min(acc, clipHigh[o]), clipLow[o]) (if perChannelClip);
 //   acc *= multipliers[o] (if perChannelMultiplier) or multiplier (if != 1);
+//   acc += bias[o] (if biasAfterMultiply);
 //   acc += 1 << (shift - 1) (if round);  acc >>= shift (arithmetic);
 //   unless perChannelClip: acc = min(acc, 127); acc = max(acc, relu ? 0 : -128).
 // The stored int8 is acc's low byte.
@@ -24,8 +25,9 @@ struct Epilogue {
   int shift = 8;       // 0..31
   bool round = false;  // round to nearest (half up) instead of toward minus infinity; needs shift in 1..15
   bool relu = false;
-  // conv2d and dense: one multiplier per output channel (OperatorData::multipliers, each a signed
-  // 16-bit value), loaded into the accumulator like the bias and applied by a vector ALU MUL.
+  // conv2d and dense: one multiplier per output channel (OperatorData::multipliers, a signed 16-bit
+  // value, or any int32 with perChannelClip), loaded into the accumulator like the bias and applied
+  // by a vector ALU MUL.
   bool perChannelMultiplier = false;
   int preShift = 0;  // 0..31, arithmetic shift before the multiply (conv2d, dense)
   int preClip = 0;   // 0 or 1..32767 (an ALU immediate): clip before the multiply (conv2d, dense)
@@ -33,6 +35,15 @@ struct Epilogue {
   // bias) clip before the multiply; the compiler picks them so that the result is already in
   // int8 range (ReLU included), so the two final clips are left out.
   bool perChannelClip = false;
+  // conv2d and dense: the bias is added after the multiply (spec `bias=after`), so it can carry
+  // the rounding constant 2^(shift-1) exactly whatever the shift, and the real bias times the
+  // multiplier; wrapping int32 sums make the intermediate product's overflow harmless.
+  bool biasAfterMultiply = false;
+  // add and avgpool's rescale (spec `wide=1`): the multipliers (mul_a, mul_b; mul) are any int32
+  // and the shift goes up to 31 with rounding. They and the rounding constant are resident
+  // accumulator rows read by vector ALU instructions instead of signed 16-bit immediates, which
+  // would leave only about 15 bits of multiplier.
+  bool wideScales = false;
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
@@ -44,6 +55,7 @@ enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
 // avgpool: S = sum over the window, padding counting as zero and in the divisor N = kh*kw; out is
 //   (S + N/2) >> log2(N) when N is a power of two, else (S * round(2^15 / N) + 2^14) >> 15; with
 //   mul=M shift=K round=1 (a rescale to another output scale) (S * M + 2^(K-1)) >> K; clipped to int8.
+//   With wide=1 (add, avgpool's rescale) the same arithmetic takes int32 multipliers and shifts up to 31.
 // Tensors are logical NCHW / OIHW here; the compiler pads batch and channels to the config's blocks.
 // add and the poolings run on the vector ALU and keep the channel count (outChannels == inChannels).
 struct Operator {
@@ -52,7 +64,7 @@ struct Operator {
   int batch = 1, inChannels = 1, height = 1, width = 1, outChannels = 1;
   int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padH = 0, padW = 0;
   Epilogue epilogue;
-  int scaleA = 1, scaleB = 1;  // add: the operands' ALU MUL immediates (signed 16-bit)
+  int scaleA = 1, scaleB = 1;  // add: the operands' multipliers (signed 16-bit immediates, or int32 with wide)
 
   static Operator conv2d(int batch, int inChannels, int height, int width, int outChannels, int kernel, int stride,
                          int pad, const Epilogue& e = Epilogue());
