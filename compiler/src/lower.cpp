@@ -52,6 +52,11 @@ class GemmLowering : public detail::OperatorLowering {
                   uint32_t(g_.COB)),
           clipHighBuf);
     }
+    const int in2Buf = op_.residual ? prog.bufferIndex("input2") : -1;
+    if (g_.scaleRows)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.scaleRowBase), 0, 1, uint32_t(g_.scaleRows),
+                  uint32_t(g_.scaleRows)),
+          prog.bufferIndex("scales"));
     // A tile's epilogue and store are emitted after the next tile's first reduction step: the
     // compute stage runs that GEMM on one accumulator bank while its ALU pipe requantizes the
     // finished tile in the other (docs/rtl.md), and the next tile's reset goes right after the
@@ -66,6 +71,7 @@ class GemmLowering : public detail::OperatorLowering {
             const int q = static_cast<int>(tile % 2);
             if (tile >= 2) pop(2, 1);
             gemm(resetKernel_[q], true);
+            if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
             const detail::Window rows = detail::window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, s_.rowStep, g_.H);
             const detail::Window cols = detail::window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
             for (int cit = 0; cit < s_.stepsPerTile; ++cit, ++step) {
@@ -100,6 +106,7 @@ class GemmLowering : public detail::OperatorLowering {
             pending = FinishedTile{nb, cot, yt, xt, q};
             havePending = true;
           }
+    if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
     if (havePending) epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
     // The last releases of each half are never waited for; take them so no token is left at FINISH.
     for (long i = 0; i < std::min<long>(step, 2); ++i) pop(1, 0);
@@ -167,6 +174,21 @@ class GemmLowering : public detail::OperatorLowering {
       os << e << "      // vector ALU; the bounds keep it in int8\n";
     else
       os << "max(min(" << e << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")      // vector ALU\n";
+    if (op_.residual) {
+      os << "    res[co][y][x] = sext(residual[nb][cot*" << t_.tco << "+co][yt*" << t_.th << "+y][xt*" << t_.tw
+         << "+x])   // LOAD ACC_8BIT into acc[h*" << g_.accHalf << " + " << s_.accEntries << " + ...]\n";
+      const Epilogue& r = op_.residualEpilogue;
+      std::string a = "acc";
+      if (op_.residualA != 1) a += "*" + std::to_string(op_.residualA);
+      a += " + res";
+      if (op_.residualB != 1) a += "*" + std::to_string(op_.residualB);
+      if (r.round) a = "(" + a + " + " + std::to_string(1 << (r.shift - 1)) + ")";
+      if (r.shift) a = "(" + a + ") >> " + std::to_string(r.shift);
+      os << "    acc = max(min(" << a << ", 127), " << (r.relu ? 0 : -128) << ")      // vector ALU: the fused residual add"
+         << (g_.scaleRows ? " (multipliers and rounding from resident rows acc[" + std::to_string(g_.scaleRowBase) + "..])"
+                          : "")
+         << "\n";
+    }
     os << "    output[nb][cot*" << t_.tco << "+co][yt*" << t_.th << "+y][xt*" << t_.tw
        << "+x] <- int8(acc)        // STORE\n";
     (void)kk;
@@ -186,7 +208,9 @@ class GemmLowering : public detail::OperatorLowering {
     sum.steps = uint64_t(steps_);
     sum.inpEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.inpEntries);
     sum.wgtEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.wgtEntries);
-    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) + uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries);
+    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) * uint64_t(g_.accRegions) +
+                     uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries) +
+                     uint64_t(g_.scaleRows);
     sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.CIB * g_.BI * g_.KH * g_.KW;
   }
 
@@ -220,10 +244,10 @@ class GemmLowering : public detail::OperatorLowering {
       alu(immKernel_[q], hw::AluOp::kMin, true, 127);
       alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
     }
+    if (op_.residual) residualAdd(q);
     push(1, 2);
     pop(1, 2);
-    const uint32_t outBase = static_cast<uint32_t>(((f.nb * g_.COB + cot * t_.tco) * g_.OH + f.yt * t_.th) * g_.OW +
-                                                   f.xt * t_.tw);
+    const uint32_t outBase = tileBase(f);
     if (t_.tw == g_.OW) {
       add(memInsn(Opcode::kStore, MemId::kOut, acc, outBase, uint32_t(t_.tco), uint32_t(t_.th * g_.OW),
                   uint32_t(g_.OH * g_.OW)),
@@ -235,6 +259,49 @@ class GemmLowering : public detail::OperatorLowering {
             outBuf);
     }
     push(2, 1);
+  }
+
+  // DRAM element index of a tile's first output (the output's layout, which ACC_8BIT shares).
+  uint32_t tileBase(const FinishedTile& f) const {
+    return static_cast<uint32_t>(((f.nb * g_.COB + f.cot * t_.tco) * g_.OH + f.yt * t_.th) * g_.OW + f.xt * t_.tw);
+  }
+
+  // A fused residual add's operand for a finished tile: LOAD ACC_8BIT into the second region of its
+  // half, laid out as the tile ([co][y][x]), with the addressing of the tile's STORE.
+  void loadResidual(const FinishedTile& f, int in2Buf) {
+    const uint32_t b = static_cast<uint32_t>(f.q * g_.accHalf + s_.accEntries), base = tileBase(f);
+    if (t_.tw == g_.OW) {
+      add(memInsn(Opcode::kLoad, MemId::kAcc8, b, base, uint32_t(t_.tco), uint32_t(t_.th * g_.OW), uint32_t(g_.OH * g_.OW)),
+          in2Buf);
+    } else {
+      for (int co = 0; co < t_.tco; ++co)
+        add(memInsn(Opcode::kLoad, MemId::kAcc8, b + uint32_t(co * t_.th * t_.tw), base + uint32_t(co * g_.OH * g_.OW),
+                    uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
+            in2Buf);
+    }
+  }
+
+  // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in the
+  // order and with the immediates or resident rows the add operator uses (compiler/src/vector.cpp).
+  void residualAdd(int q) {
+    const Epilogue& r = op_.residualEpilogue;
+    const bool wide = g_.scaleRows != 0;
+    if (op_.residualA != 1) {
+      if (wide) alu(residualRowKernel_[q][0], hw::AluOp::kMul, false, 0);
+      else alu(immKernel_[q], hw::AluOp::kMul, true, op_.residualA);
+    }
+    if (op_.residualB != 1) {
+      if (wide) alu(residualRowKernel_[q][1], hw::AluOp::kMul, false, 0);
+      else alu(residualKernel_[q], hw::AluOp::kMul, true, op_.residualB);
+    }
+    alu(residualSumKernel_[q], hw::AluOp::kAdd, false, 0);
+    if (r.round) {
+      if (wide) alu(residualRowKernel_[q][2], hw::AluOp::kAdd, false, 0);
+      else alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (r.shift - 1));
+    }
+    if (r.shift) alu(immKernel_[q], hw::AluOp::kShr, true, r.shift);
+    alu(immKernel_[q], hw::AluOp::kMin, true, 127);
+    alu(immKernel_[q], hw::AluOp::kMax, true, r.relu ? 0 : -128);
   }
 
   // Micro-op kernels: shared by every tile and step with the same buffer halves.
@@ -284,6 +351,28 @@ class GemmLowering : public detail::OperatorLowering {
       a.iterOut = entries;
       a.dstOut = a.srcOut = 1;
       immKernel_[q] = kernel(a);
+      if (op_.residual) {
+        // The residual operand's region (b) right after the tile's (a): b alone, a += b, and the
+        // wide form's rows applied over a region (the source stays on the row, so it is held).
+        const uint32_t b = acc + entries;
+        Kernel rb = a;
+        rb.name = "residual_h" + std::to_string(q);
+        rb.uops = {{b, b, 0}};
+        residualKernel_[q] = kernel(rb);
+        Kernel sum = a;
+        sum.name = "residual_sum_h" + std::to_string(q);
+        sum.uops = {{acc, b, 0}};
+        residualSumKernel_[q] = kernel(sum);
+        for (int k = 0; k < 3 && g_.scaleRows; ++k) {
+          Kernel row;
+          row.name = "residual_row" + std::to_string(k) + "_h" + std::to_string(q);
+          row.uops = {{k == 1 ? b : acc, uint32_t(g_.scaleRowBase + k), 0}};
+          row.iterOut = entries;
+          row.dstOut = 1;
+          row.srcOut = 0;
+          residualRowKernel_[q][k] = kernel(row);
+        }
+      }
     }
     // Per-channel vectors resident in the accumulator (bias, multipliers, clip bounds), applied to
     // a tile's channels by one vector ALU instruction each: one micro-op, the outer loop over the
@@ -319,6 +408,7 @@ class GemmLowering : public detail::OperatorLowering {
   long steps_ = 0, tiles_ = 0;
   int gemmKernel_[2][2] = {{0, 0}, {0, 0}};
   int resetKernel_[2] = {0, 0}, immKernel_[2] = {0, 0};
+  int residualKernel_[2] = {0, 0}, residualSumKernel_[2] = {0, 0}, residualRowKernel_[2][3] = {{0, 0, 0}, {0, 0, 0}};
   std::vector<int> biasKernel_, multKernel_, clipLowKernel_, clipHighKernel_;
 };
 
@@ -393,6 +483,8 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   addBuffer("input", BufferRole::kInput, inMem, layouts.input.bytes(), layouts.input.describe());
   if (op.kind == OpKind::kAdd)
     addBuffer("input2", BufferRole::kInput, inMem, layouts.input.bytes(), layouts.input.describe());
+  if (op.residual)  // a fused residual add's operand, in the output's layout, read by LOAD ACC_8BIT
+    addBuffer("input2", BufferRole::kInput, MemId::kAcc8, layouts.output.bytes(), layouts.output.describe());
   addBuffer("output", BufferRole::kOutput, MemId::kOut, layouts.output.bytes(), layouts.output.describe());
   if (!op.onVectorAlu()) {
     const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW);

@@ -1,6 +1,7 @@
 // Graph compiler tests: a small float network quantized, compiled to one segment, run on every target against the host reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -124,7 +125,9 @@ TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
   ASSERT_EQ(m.segments.size(), 1u);
   std::vector<std::string> accel, host;
   for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
-  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "add", "avgpool", "dense"}));
+  // The residual block's add runs in its second convolution's epilogue.
+  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "avgpool", "dense"}));
+  EXPECT_NE(m.layers[4].spec.find("residual=1"), std::string::npos) << m.layers[4].spec;
   // Only the edges: quantizing the input (and folding it for the 3-channel first convolution) and
   // dequantizing the logits.
   EXPECT_EQ(host, (std::vector<std::string>{"QuantizeLinear", "FoldInput", "DequantizeLinear"}));
@@ -155,6 +158,37 @@ TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
     tessera::runtime::Session session("fsim", cfg);
     tessera::compiler::ModelRunner runner(folded, session);
     EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want);
+  }
+}
+
+// The residual fusion keeps the add's arithmetic, so it changes no bit either; without it the add
+// is a layer of its own.
+TEST(Network, TheResidualFusionChangesNoBit) {
+  tessera::compiler::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::NetworkOptions o;
+  o.calibration = &c;
+  for (const char* name : {"default", "batch2"}) {
+    const tessera::hw::Config cfg = tessera::hw::Config::load(name);
+    const CompiledModel fused = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+    o.fuseResidualAdds = false;
+    const CompiledModel plain = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+    o.fuseResidualAdds = true;
+    auto adds = [](const CompiledModel& m) {
+      return std::count_if(m.layers.begin(), m.layers.end(), [](const auto& l) { return l.kind == "add"; });
+    };
+    EXPECT_EQ(adds(plain), 1);
+    EXPECT_EQ(adds(fused), 0);
+    EXPECT_EQ(fused.layers.size() + 1, plain.layers.size());
+    for (uint32_t s = 0; s < 3; ++s) {
+      const auto in = sample(500 + s);
+      const auto want = tessera::compiler::runReference(plain, in).outputs.at("logits").floats;
+      EXPECT_EQ(tessera::compiler::runReference(fused, in).outputs.at("logits").floats, want) << name;
+      tessera::runtime::Session session("fsim", cfg);
+      tessera::compiler::ModelRunner runner(fused, session);
+      EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want) << name;
+    }
   }
 }
 

@@ -31,6 +31,7 @@ struct NetworkOptions {
   // Float models are quantized with it; without it, a float model's operators run on the host.
   const Calibration* calibration = nullptr;
   bool foldNarrowInput = true;  // fold a 1- to 3-channel first convolution's kernel into its channels
+  bool fuseResidualAdds = true;  // run a residual add in its convolution's epilogue (docs/graph.md)
 };
 
 // What quantization changed in a tensor relative to the file's own semantics.
