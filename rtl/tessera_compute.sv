@@ -88,13 +88,16 @@ module tessera_compute #(
   output logic [31:0]                            fault_info_o,
   output tessera_host_pkg::status_t              status_o,
   output logic [31:0]                            insn_o,
-  // Instruction trace: slot 0 the instructions the sequencer runs itself (LOAD, FINISH, ...), slot
-  // 1 the GEMM pipe's, slot 2 the ALU pipe's; a begin and an end strobe each, with the index.
+  // Instruction trace: bit 0 the instructions the sequencer runs itself (LOAD, FINISH, ...), bit
+  // 1 the GEMM pipe's, bit 2 the ALU pipe's; a begin and an end strobe each. The sequencer begins
+  // the head instruction and ends its own; a pipe begins and ends the one it holds, or the head.
   // FINISH's end is tessera_top's: the cycle the host registers see finish_o.
   output logic [2:0]                             trace_begin_o,
-  output logic [3*32-1:0]                        trace_begin_insn_o,
   output logic [2:0]                             trace_end_o,
-  output logic [3*32-1:0]                        trace_end_insn_o
+  output logic [31:0]                            trace_head_insn_o,
+  output logic [31:0]                            trace_seq_insn_o,
+  output logic [31:0]                            trace_gemm_insn_o,
+  output logic [31:0]                            trace_alu_insn_o
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
@@ -544,16 +547,12 @@ module tessera_compute #(
     else status_o.state = tessera_host_pkg::StateIdle;
   end
   // Trace: a pipe begins or ends the instruction it holds, or the head one it takes this cycle.
-  always_comb begin
-    trace_begin_o = {pipe_exec_begin[PipeAlu], pipe_exec_begin[PipeGemm], issue};
-    trace_end_o = {pipe_exec_end[PipeAlu], pipe_exec_end[PipeGemm], state_q == StPush};
-    trace_begin_insn_o[0 +: 32] = entry_index;
-    trace_end_insn_o[0 +: 32] = insn_q;
-    for (int p = 0; p < 2; p++) begin
-      trace_begin_insn_o[(1 + p) * 32 +: 32] = pipe_busy[p] ? slot_index_q[p] : entry_index;
-      trace_end_insn_o[(1 + p) * 32 +: 32] = pipe_busy[p] ? slot_index_q[p] : entry_index;
-    end
-  end
+  assign trace_begin_o = {pipe_exec_begin[PipeAlu], pipe_exec_begin[PipeGemm], issue};
+  assign trace_end_o = {pipe_exec_end[PipeAlu], pipe_exec_end[PipeGemm], state_q == StPush};
+  assign trace_head_insn_o = entry_index;
+  assign trace_seq_insn_o = insn_q;
+  assign trace_gemm_insn_o = pipe_busy[PipeGemm] ? slot_index_q[PipeGemm] : entry_index;
+  assign trace_alu_insn_o = pipe_busy[PipeAlu] ? slot_index_q[PipeAlu] : entry_index;
 
   // The faulting instruction, else the oldest in flight, else the one at the queue's head.
   always_comb begin

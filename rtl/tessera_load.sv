@@ -39,6 +39,7 @@ module tessera_load #(
   output logic                                  busy_o,
   output logic                                  stall_o,
   output logic                                  retire_o,
+  output logic [31:0]                           head_insn_o,    // the index of the queue head (it takes)
   output logic [31:0]                           retire_insn_o,  // the index of the one retiring
   output tessera_host_pkg::status_t             status_o,
   output logic [31:0]                           insn_o
@@ -162,6 +163,7 @@ module tessera_load #(
 
   assign l2g_push_o = loader_done && done_tag[0];
   assign retire_o = loader_done;
+  assign head_insn_o = q_entry_i[EntryWidth-1 -: 32];
   assign retire_insn_o = done_tag[TagWidth-1 -: 32];
   assign busy_o = loader_busy;
   assign stall_o = q_valid_i && !deps_ready;
