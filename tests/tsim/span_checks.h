@@ -4,10 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <ostream>
 #include <vector>
 
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/insn_trace.h"
+
+namespace tessera::hw {
+// How gtest shows a span in a failed comparison.
+inline void PrintTo(const InsnSpan& s, std::ostream* os) {
+  *os << "insn " << s.insn << " on " << host::kTraceUnitNames[s.unit] << " [" << s.begin << ", " << s.end << ")";
+}
+}  // namespace tessera::hw
 
 namespace tessera::tsim::testing {
 
