@@ -60,7 +60,7 @@ HostInterface build() {
   h.traceUnits = {
       {"FETCH", "fetch", "it dispatches the instruction to its module's queue", "the same cycle"},
       {"LOAD", "load", "it takes a LOAD INP/WGT from its queue with its tokens",
-       "the loader reports its last SRAM write done: it retires and pushes its token (up to three are in flight)"},
+       "the loader reports its last SRAM write done: it retires and pushes its token (several are in flight)"},
       {"COMPUTE", "compute",
        "the compute sequencer takes a LOAD UOP/ACC/ACC_8BIT, FINISH or other instruction it runs itself, with its "
        "tokens",

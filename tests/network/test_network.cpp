@@ -1,6 +1,7 @@
 // Graph compiler tests: a small float network quantized, compiled to one segment, run on every target against the host reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -431,9 +432,10 @@ int unitOf(const tessera::hw::Insn& in) {
   return host::kTraceCompute;
 }
 
-// With instruction spans on a timed target: one more process per segment run, a named, ordered
-// track per unit, every instruction once on fetch and once on the unit that runs it, named by its
-// mnemonic, within the segment's whole-stream cycles, the last ending with them.
+// With instruction spans on a timed target: one more process per segment run, named, ordered tracks
+// per unit (as many as the unit needs so that no two spans of a track overlap: load has several
+// instructions in flight), every instruction once on fetch and once on the unit that runs it, named
+// by its mnemonic, within the segment's whole-stream cycles, the last ending with them.
 TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
   namespace host = tessera::host;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
@@ -465,6 +467,8 @@ TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
     std::map<int, std::string> threadName;
     std::map<int, int> sortIndex;
     std::map<int, size_t> perUnit;
+    std::map<int, std::vector<std::pair<uint64_t, uint64_t>>> perThread;
+    std::map<int, int> unitOfThread;
     std::vector<int> onFetch(seg.insns.size()), onUnit(seg.insns.size());
     uint64_t last = 0;
     for (const auto& e : j.at("traceEvents")) {
@@ -475,10 +479,13 @@ TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
         continue;
       }
       ASSERT_EQ(e.at("ph"), "X");
-      const int unit = e.at("tid").get<int>() - 1;
-      ASSERT_GE(unit, 0);
-      ASSERT_LT(unit, host::kNumTraceUnits);
       const auto& a = e.at("args");
+      const std::string unitName = a.at("unit").get<std::string>();
+      int unit = 0;
+      while (unit < host::kNumTraceUnits && unitName != host::kTraceUnitNames[unit]) ++unit;
+      ASSERT_LT(unit, host::kNumTraceUnits) << unitName;
+      const int tid = e.at("tid").get<int>();
+      EXPECT_EQ(unitOfThread.emplace(tid, unit).first->second, unit) << "thread " << tid << " mixes units";
       const uint32_t insn = a.at("insn").get<uint32_t>();
       ASSERT_LT(insn, seg.insns.size());
       const uint64_t begin = a.at("begin_cycle").get<uint64_t>(), end = a.at("end_cycle").get<uint64_t>();
@@ -487,6 +494,7 @@ TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
       EXPECT_NEAR(e.at("ts").get<double>(), start + double(begin) / mhz, 1e-6);
       EXPECT_NEAR(e.at("dur").get<double>(), double(end - begin) / mhz, 1e-6);
       last = std::max(last, end);
+      perThread[tid].emplace_back(begin, end);
       const tessera::hw::Insn& in = seg.insns[insn];
       EXPECT_EQ(e.at("name").get<std::string>().rfind(tessera::hw::mnemonic(in), 0), 0u) << e.dump();
       if (unit == host::kTraceFetch) {
@@ -512,8 +520,21 @@ TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
     for (const auto& in : seg.insns) want[unitOf(in)]++;
     for (int u = 0; u < host::kNumTraceUnits; ++u) {
       EXPECT_EQ(perUnit[u], want[u]) << host::kTraceUnitNames[u];
-      EXPECT_EQ(threadName[u + 1], host::kTraceUnitNames[u]);
-      EXPECT_EQ(sortIndex[u + 1], u);
+      EXPECT_EQ(threadName[u + 1], host::kTraceUnitNames[u]) << "the unit's first track";
+    }
+    EXPECT_GT(perThread.size(), size_t(host::kNumTraceUnits)) << "load had no two instructions in flight";
+    for (auto& kv : perThread) {
+      const int unit = unitOfThread[kv.first];
+      EXPECT_EQ(threadName[kv.first].rfind(host::kTraceUnitNames[unit], 0), 0u) << threadName[kv.first];
+      // Tracks in unit order, a unit's together.
+      for (const auto& other : unitOfThread) {
+        if (other.second < unit) {
+          EXPECT_LT(sortIndex.at(other.first), sortIndex.at(kv.first));
+        }
+      }
+      std::sort(kv.second.begin(), kv.second.end());
+      for (size_t i = 1; i < kv.second.size(); ++i)
+        EXPECT_LE(kv.second[i - 1].second, kv.second[i].first) << "two spans overlap on " << threadName[kv.first];
     }
   }
 }

@@ -691,21 +691,38 @@ std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double 
     events += meta("process_name", pid, 0, "\"name\":\"segment " + std::to_string(ss.segment) + ": instructions (whole stream, " +
                                                std::to_string(ss.run.cycles) + " cycles)\"");
     events += meta("process_sort_index", pid, 0, "\"sort_index\":" + std::to_string(pid));
-    for (int u = 0; u < host::kNumTraceUnits; ++u) {
-      events += meta("thread_name", pid, u + 1, "\"name\":\"" + std::string(host::kTraceUnitNames[u]) + "\"");
-      events += meta("thread_sort_index", pid, u + 1, "\"sort_index\":" + std::to_string(u));
-    }
+    // A track shows non-overlapping slices only (Perfetto and chrome://tracing nest the slices of
+    // one thread), and load has up to three instructions in flight: each unit gets as many lanes
+    // as it needs, the first free one taking the next span. Lane 0 of unit u is thread u + 1.
+    std::vector<std::vector<uint64_t>> laneEnd(host::kNumTraceUnits);
+    auto thread = [](uint32_t unit, size_t lane) { return int(1 + unit + size_t(host::kNumTraceUnits) * lane); };
+    std::string spans;
     for (const hw::InsnSpan& sp : ss.run.spans) {
-      if (sp.insn >= seg.insns.size()) throw Error(m.source, "segment " + std::to_string(ss.segment) + " has no instruction " + std::to_string(sp.insn));
+      if (sp.insn >= seg.insns.size() || sp.unit >= uint32_t(host::kNumTraceUnits))
+        throw Error(m.source, "segment " + std::to_string(ss.segment) + ": a span of instruction " + std::to_string(sp.insn) +
+                                  " on unit " + std::to_string(sp.unit) + ", which the segment or the trace port does not have");
+      std::vector<uint64_t>& ends = laneEnd[sp.unit];
+      size_t lane = 0;
+      while (lane < ends.size() && ends[lane] > sp.begin) ++lane;
+      if (lane == ends.size()) ends.push_back(0);
+      ends[lane] = sp.end;
       const hw::Insn& in = seg.insns[sp.insn];
       const int li = sp.insn < ss.insnLayer.size() ? ss.insnLayer[sp.insn] : -1;
       const std::string name = hw::mnemonic(in) + (in.opcode == hw::Opcode::kGemm && in.reset ? " (reset)" : "");
-      events += ",{\"name\":\"" + name + "\",\"cat\":\"instruction\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) +
-                ",\"tid\":" + std::to_string(sp.unit + 1) + ",\"ts\":" + micros(start + double(sp.begin) / clockMhz) +
-                ",\"dur\":" + micros(double(sp.end - sp.begin) / clockMhz) + ",\"args\":{\"insn\":" + std::to_string(sp.insn) +
-                ",\"layer\":\"" + (li >= 0 ? escape(m.layers[size_t(li)].name) : std::string()) + "\",\"begin_cycle\":" +
-                std::to_string(sp.begin) + ",\"end_cycle\":" + std::to_string(sp.end) + "}}";
+      spans += ",{\"name\":\"" + name + "\",\"cat\":\"instruction\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) +
+               ",\"tid\":" + std::to_string(thread(sp.unit, lane)) + ",\"ts\":" + micros(start + double(sp.begin) / clockMhz) +
+               ",\"dur\":" + micros(double(sp.end - sp.begin) / clockMhz) + ",\"args\":{\"insn\":" + std::to_string(sp.insn) +
+               ",\"unit\":\"" + host::kTraceUnitNames[sp.unit] + "\",\"layer\":\"" +
+               (li >= 0 ? escape(m.layers[size_t(li)].name) : std::string()) + "\",\"begin_cycle\":" +
+               std::to_string(sp.begin) + ",\"end_cycle\":" + std::to_string(sp.end) + "}}";
     }
+    for (uint32_t u = 0; u < uint32_t(host::kNumTraceUnits); ++u)
+      for (size_t lane = 0; lane < std::max<size_t>(laneEnd[u].size(), 1); ++lane) {
+        const std::string label = host::kTraceUnitNames[u] + (lane ? " (" + std::to_string(lane + 1) + ")" : std::string());
+        events += meta("thread_name", pid, thread(u, lane), "\"name\":\"" + label + "\"");
+        events += meta("thread_sort_index", pid, thread(u, lane), "\"sort_index\":" + std::to_string(16 * u + lane));
+      }
+    events += spans;
     segmentsJson += std::string(k ? "," : "") + "{\"segment\":" + std::to_string(ss.segment) + ",\"pid\":" + std::to_string(pid) +
                     ",\"cycles\":" + std::to_string(ss.run.cycles) + ",\"instructions\":" + std::to_string(ss.run.insnCount) +
                     ",\"start_us\":" + micros(start) + "}";

@@ -165,8 +165,8 @@ ModelRunResult runReference(const CompiledModel& model, const std::map<std::stri
 // `clockMhz` (run with layer cycles on a timed target), each host step as long as it took. With
 // instruction spans, one more process per segment run, on the whole stream's cycles from where its
 // first layer starts on the layer track: a track per unit (fetch, load, compute, its GEMM and ALU
-// pipes, store), each instruction a complete event named by its mnemonic, with its index, layer
-// and cycles. otherData says whether the instruction tracks are there, and why not.
+// pipes, store; more where a unit's spans overlap, as load's do, so no track's slices overlap),
+// each instruction a complete event named by its mnemonic, with its index, unit, layer and cycles. otherData says whether the instruction tracks are there, and why not.
 std::string chromeTrace(const CompiledModel& model, const ModelRunResult& run, double clockMhz = 100.0);
 
 // One accelerator segment as the device sees it, for tools that replay or inspect what it runs
