@@ -361,7 +361,8 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
   // The run cycle a thread woken at this rising edge works in: cycle 0 follows the edge that
   // started the run, as the RTL's first counted cycle follows the edge that sets running.
   uint64_t runCycle() const { return edge_ - runStartEdge_; }
-  // An instruction begins in this run cycle (end: its span ends at `cycle` inclusive).
+  // An instruction begins on `unit` in run cycle `cycle`, or (end) its span there ends with that
+  // cycle, as the RTL's end strobe would be high in it.
   void traceEvent(int unit, uint32_t insn, bool end, uint64_t cycle) {
     if (trace_) trace_->push_back({insn, uint32_t(cycle), uint8_t(unit), end});
   }
