@@ -87,7 +87,17 @@ module tessera_compute #(
   output logic                                   fault_o,
   output logic [31:0]                            fault_info_o,
   output tessera_host_pkg::status_t              status_o,
-  output logic [31:0]                            insn_o
+  output logic [31:0]                            insn_o,
+  // Instruction trace: bit 0 the instructions the sequencer runs itself (LOAD, FINISH, ...), bit
+  // 1 the GEMM pipe's, bit 2 the ALU pipe's; a begin and an end strobe each. The sequencer begins
+  // the head instruction and ends its own; a pipe begins and ends the one it holds, or the head.
+  // FINISH's end is tessera_top's: the cycle the host registers see finish_o.
+  output logic [2:0]                             trace_begin_o,
+  output logic [2:0]                             trace_end_o,
+  output logic [31:0]                            trace_head_insn_o,
+  output logic [31:0]                            trace_seq_insn_o,
+  output logic [31:0]                            trace_gemm_insn_o,
+  output logic [31:0]                            trace_alu_insn_o
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
@@ -157,7 +167,7 @@ module tessera_compute #(
 
   // ------------------------------------------------------------ the two pipes' slots
   logic [1:0]  pipe_busy, pipe_waiting, pipe_started, pipe_done, pipe_fault;
-  logic [1:0]  pipe_start, pipe_go, pipe_retire;
+  logic [1:0]  pipe_start, pipe_go, pipe_retire, pipe_exec_begin, pipe_exec_end;
   logic [1:0]  fp_valid, fp_in_range, fp_empty, fp_src_acc;
   logic [31:0] fp_dst_lo [2];
   logic [31:0] fp_dst_hi [2];
@@ -368,6 +378,7 @@ module tessera_compute #(
       .wgt_fo_i(opcode == OpGemm ? 32'(gemm_insn.wgt_factor_out) : '0),
       .wgt_fi_i(opcode == OpGemm ? 32'(gemm_insn.wgt_factor_in) : '0),
       .busy_o(pipe_busy[p]), .waiting_o(pipe_waiting[p]), .started_o(pipe_started[p]), .done_o(pipe_done[p]),
+      .exec_begin_o(pipe_exec_begin[p]), .exec_end_o(pipe_exec_end[p]),
       .fp_valid_o(fp_valid[p]), .fp_in_range_o(fp_in_range[p]), .fp_empty_o(fp_empty[p]),
       .fp_src_acc_o(fp_src_acc[p]), .fp_dst_lo_o(fp_dst_lo[p]), .fp_dst_hi_o(fp_dst_hi[p]),
       .fp_src_lo_o(fp_src_lo[p]), .fp_src_hi_o(fp_src_hi[p]),
@@ -535,6 +546,14 @@ module tessera_compute #(
     else if (q_valid_i) status_o = deps_status;
     else status_o.state = tessera_host_pkg::StateIdle;
   end
+  // Trace: a pipe begins or ends the instruction it holds, or the head one it takes this cycle.
+  assign trace_begin_o = {pipe_exec_begin[PipeAlu], pipe_exec_begin[PipeGemm], issue};
+  assign trace_end_o = {pipe_exec_end[PipeAlu], pipe_exec_end[PipeGemm], state_q == StPush};
+  assign trace_head_insn_o = entry_index;
+  assign trace_seq_insn_o = insn_q;
+  assign trace_gemm_insn_o = pipe_busy[PipeGemm] ? slot_index_q[PipeGemm] : entry_index;
+  assign trace_alu_insn_o = pipe_busy[PipeAlu] ? slot_index_q[PipeAlu] : entry_index;
+
   // The faulting instruction, else the oldest in flight, else the one at the queue's head.
   always_comb begin
     if (any_fault) insn_o = slot_index_q[fault_pipe];

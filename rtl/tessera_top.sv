@@ -49,7 +49,15 @@ module tessera_top (
   input  logic [1:0]                      m_axi_bresp_i,
   input  logic                            m_axi_bvalid_i,
   output logic                            m_axi_bready_o,
-  output logic                            irq_o
+  output logic                            irq_o,
+  // Instruction trace (docs/rtl.md): per unit of tessera_host_pkg (Trace*), a strobe when an
+  // instruction begins and when one ends there, each with the instruction's index, and the cycle
+  // of the run they belong to. Debug only: a design may leave them unconnected.
+  output logic [tessera_host_pkg::NumTraceUnits-1:0]    trace_begin_o,
+  output logic [tessera_host_pkg::NumTraceUnits*32-1:0] trace_begin_insn_o,
+  output logic [tessera_host_pkg::NumTraceUnits-1:0]    trace_end_o,
+  output logic [tessera_host_pkg::NumTraceUnits*32-1:0] trace_end_insn_o,
+  output logic [31:0]                                   trace_cycle_o
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
@@ -237,10 +245,14 @@ module tessera_top (
 
   // ------------------------------------------------------------ modules
   logic load_busy, load_stall, load_retire;
+  logic [31:0] load_head_insn, load_retire_insn, store_head_insn;
   logic compute_busy, compute_stall, compute_retire, compute_fault;
   logic [1:0] gemm_uops, alu_uops;
   logic [31:0] compute_fault_info;
   logic store_busy, store_stall, store_retire, write_error;
+  // The compute module's trace strobes (its sequencer, the GEMM pipe, the ALU pipe) and indices.
+  logic [2:0]  compute_trace_begin, compute_trace_end;
+  logic [31:0] compute_head_insn, compute_seq_insn, gemm_insn, alu_insn;
 
   tessera_load #(.EntryWidth(EntryWidth)) u_load (
     .clk_i, .rst_ni, .start_i(start),
@@ -252,7 +264,8 @@ module tessera_top (
     .rsp_valid_i(rd_rsp_valid[ModLoad]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModLoad]),
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
-    .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .status_o(status[ModLoad * StatusBits +: StatusBits]),
+    .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .head_insn_o(load_head_insn), .retire_insn_o(load_retire_insn),
+    .status_o(status[ModLoad * StatusBits +: StatusBits]),
     .insn_o(insn_idx[ModLoad * 32 +: 32])
   );
 
@@ -273,7 +286,9 @@ module tessera_top (
     .out_we_o(out_we), .out_waddr_o(out_waddr), .out_wdata_o(out_wdata),
     .busy_o(compute_busy), .stall_o(compute_stall), .retire_o(compute_retire), .finish_o(finish),
     .gemm_uops_o(gemm_uops), .alu_uops_o(alu_uops), .fault_o(compute_fault), .fault_info_o(compute_fault_info),
-    .status_o(status[ModCompute * StatusBits +: StatusBits]), .insn_o(insn_idx[ModCompute * 32 +: 32])
+    .status_o(status[ModCompute * StatusBits +: StatusBits]), .insn_o(insn_idx[ModCompute * 32 +: 32]),
+    .trace_begin_o(compute_trace_begin), .trace_end_o(compute_trace_end), .trace_head_insn_o(compute_head_insn),
+    .trace_seq_insn_o(compute_seq_insn), .trace_gemm_insn_o(gemm_insn), .trace_alu_insn_o(alu_insn)
   );
 
   tessera_store #(.EntryWidth(EntryWidth)) u_store (
@@ -285,7 +300,7 @@ module tessera_top (
     .m_axi_wdata_o, .m_axi_wstrb_o, .m_axi_wlast_o, .m_axi_wvalid_o, .m_axi_wready_i,
     .m_axi_bresp_i, .m_axi_bvalid_i, .m_axi_bready_o, .write_error_o(write_error),
     .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire), .status_o(status[ModStore * StatusBits +: StatusBits]),
-    .insn_o(insn_idx[ModStore * 32 +: 32])
+    .insn_o(insn_idx[ModStore * 32 +: 32]), .head_insn_o(store_head_insn)
   );
 
   // ------------------------------------------------------------ faults and counters
@@ -328,6 +343,52 @@ module tessera_top (
     count_inc[tessera_host_pkg::CounterAluUops * 2 +: 2]        = alu_uops;
     count_inc[tessera_host_pkg::CounterRetired * 2 +: 2]        = 2'(load_retire) + 2'(compute_retire) + 2'(store_retire);
   end
+
+  // ------------------------------------------------------------ instruction trace
+  // An instruction begins on load and store when it leaves their queue (they pop it with its
+  // tokens), on fetch when it enters a queue (a one-cycle span). Store's index register holds
+  // the instruction it retires; load names its own, as several may be in flight. FINISH ends in
+  // the cycle the host registers take finish, the run's last counted one.
+  localparam int TrFetch = tessera_host_pkg::TraceFetch;
+  localparam int TrLoad = tessera_host_pkg::TraceLoad;
+  localparam int TrCompute = tessera_host_pkg::TraceCompute;
+  localparam int TrGemm = tessera_host_pkg::TraceGemmPipe;
+  localparam int TrAlu = tessera_host_pkg::TraceAluPipe;
+  localparam int TrStore = tessera_host_pkg::TraceStore;
+  localparam int NumTraceUnits = tessera_host_pkg::NumTraceUnits;
+  // The strobes as one expression and the indices as whole words: the simulators evaluate this
+  // every cycle, traced or not.
+  function automatic logic [NumTraceUnits-1:0] at_unit(input logic bit_i, input int unit);
+    at_unit = NumTraceUnits'(bit_i) << unit;
+  endfunction
+  assign trace_begin_o = at_unit(q_push != '0, TrFetch) | at_unit(q_pop[QLoad], TrLoad) |
+                         at_unit(compute_trace_begin[0], TrCompute) | at_unit(compute_trace_begin[1], TrGemm) |
+                         at_unit(compute_trace_begin[2], TrAlu) | at_unit(q_pop[QStore], TrStore);
+  assign trace_end_o = at_unit(q_push != '0, TrFetch) | at_unit(load_retire, TrLoad) |
+                       at_unit(compute_trace_end[0] || (finish && running), TrCompute) |
+                       at_unit(compute_trace_end[1], TrGemm) | at_unit(compute_trace_end[2], TrAlu) |
+                       at_unit(store_retire, TrStore);
+  assign trace_begin_insn_o[TrFetch * 32 +: 32] = fetch_entry[EntryWidth-1 -: 32];
+  assign trace_begin_insn_o[TrLoad * 32 +: 32] = load_head_insn;
+  assign trace_begin_insn_o[TrCompute * 32 +: 32] = compute_head_insn;
+  assign trace_begin_insn_o[TrGemm * 32 +: 32] = gemm_insn;
+  assign trace_begin_insn_o[TrAlu * 32 +: 32] = alu_insn;
+  assign trace_begin_insn_o[TrStore * 32 +: 32] = store_head_insn;
+  assign trace_end_insn_o[TrFetch * 32 +: 32] = fetch_entry[EntryWidth-1 -: 32];
+  assign trace_end_insn_o[TrLoad * 32 +: 32] = load_retire_insn;
+  assign trace_end_insn_o[TrCompute * 32 +: 32] = compute_seq_insn;
+  assign trace_end_insn_o[TrGemm * 32 +: 32] = gemm_insn;
+  assign trace_end_insn_o[TrAlu * 32 +: 32] = alu_insn;
+  assign trace_end_insn_o[TrStore * 32 +: 32] = insn_idx[ModStore * 32 +: 32];
+
+  // Cycles since the run started: the CYCLES counter while the run goes, still counting after it,
+  // so work FINISH did not wait for (a store draining) gets its own cycles.
+  logic [31:0] trace_cycle_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start) trace_cycle_q <= '0;
+    else trace_cycle_q <= trace_cycle_q + 1'b1;
+  end
+  assign trace_cycle_o = trace_cycle_q;
 
 `ifndef SYNTHESIS
   // AXI: a source holds VALID and its payload stable until the handshake (AMBA AXI A3.2.1); the

@@ -57,6 +57,10 @@ module tessera_uop_pipe #(
   output logic                                   waiting_o,  // scanned, waiting for go_i
   output logic                                   started_o,  // running or done
   output logic                                   done_o,     // every micro-op written, not yet retired
+  // For the trace port: the instruction starts executing this cycle (after any scan and wait), and
+  // it becomes done this cycle (an instruction without micro-ops does both at once).
+  output logic                                   exec_begin_o,
+  output logic                                   exec_end_o,
   // Footprint.
   output logic                                   fp_valid_o,
   output logic                                   fp_in_range_o,
@@ -320,6 +324,8 @@ module tessera_uop_pipe #(
   assign waiting_o = pstate_q == PWait;
   assign started_o = pstate_q == PRun || pstate_q == PDone;
   assign done_o = pstate_q == PDone;
+  assign exec_begin_o = (pstate_q == PIdle && start_i && (start_empty || !scan_i)) || (pstate_q == PWait && go_i);
+  assign exec_end_o = (pstate_q == PIdle && start_i && start_empty) || (pstate_q == PRun && drained && !fault_q);
   assign fault_o = fault_q;
   assign fault_info_o = fault_info_q;
 

@@ -287,7 +287,9 @@ int cmdRun(const std::vector<std::string>& args) {
       ("top", po::value<int>(&top)->default_value(5), "classes to print")
       ("json", po::bool_switch(&json), "print the results as one JSON object instead")
       ("no-layer-cycles", po::bool_switch(&noLayerCycles), "timed targets: skip re-running each layer alone for its cycles")
-      ("timeline", po::value<std::string>(&timeline), "write a Chrome trace-event file (Perfetto, chrome://tracing) of the layers")
+      ("timeline", po::value<std::string>(&timeline),
+       "write a Chrome trace-event file (Perfetto, chrome://tracing): the layers, and on timed targets every "
+       "instruction on fetch, load, compute (its GEMM and ALU pipes) and store")
       ("export-sim", po::value<std::string>(&exportSim),
        "DIR: write each accelerator segment's DRAM images, instruction stream, output bytes and a manifest "
        "with the `tessera sim` command that replays it (an existing non-empty DIR needs --force)");
@@ -326,7 +328,10 @@ int cmdRun(const std::vector<std::string>& args) {
   compiler::ModelRunner runner(m, session);
   if (simExport)
     runner.observeSegments([&](const compiler::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
-  const compiler::ModelRunResult r = runner.run(feeds, !noLayerCycles);
+  compiler::RunOptions runOptions;
+  runOptions.layerCycles = !noLayerCycles;
+  runOptions.instructionSpans = !timeline.empty();
+  const compiler::ModelRunResult r = runner.run(feeds, runOptions);
   std::string manifest;
   if (simExport) manifest = simExport->writeManifest();
   const std::vector<std::string> labels = labelsOf(m, labelsFile);

@@ -1,9 +1,10 @@
 #!/bin/bash
 # Whole-model CLI tests: compile, run and eval the shipped Fashion-MNIST model; every bad input a clear error.
-# usage: model_cli_test.sh TESSERA_BINARY SOURCE_DIR
+# usage: model_cli_test.sh TESSERA_BINARY SOURCE_DIR [TSIM_CONFIGS]   (configs tsim was built for, comma-separated)
 set -u
 tessera=$1
 src=$2
+tsim_configs=${3:-}
 model=$src/models/fashion_mnist/fashion_cnn.onnx
 calib=$src/models/fashion_mnist/calib
 work=$(mktemp -d)
@@ -37,7 +38,35 @@ expect_ok "run pgm" "$tessera" run "$work/m.tsm" --input "image=$src/models/fash
 expect_ok "run json" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --json --timeline "$work/trace.json"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['outputs']['logits']['top'][0]['label']=='Ankle boot', d; assert len(d['layers'])>=9" "$work/out" || fail "run --json: not the expected JSON"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents'][0]['ph']=='M'; assert len(d['traceEvents'])>=10" "$work/trace.json" || fail "--timeline: not a trace-event file"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['otherData']; assert d['instruction_tracks'] is False and 'untimed' in d['instruction_tracks_note'], d" "$work/trace.json" \
+  || fail "--timeline on fsim: does not say why there are no instruction tracks"
 expect_error "timeline refuses to overwrite" "exists" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --timeline "$work/trace.json"
+# On tsim the timeline has the instruction tracks: one process for the segment, a track per unit,
+# every instruction on fetch and on one other unit, the last span ending with the segment's cycles.
+if [[ ",$tsim_configs," == *,default,* ]]; then
+  expect_ok "run tsim timeline" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --target tsim \
+    --timeline "$work/trace-tsim.json"
+  python3 - "$work/trace-tsim.json" <<'PY' || fail "--timeline on tsim: instruction tracks missing or wrong"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+seg = d['otherData']['segments']
+assert d['otherData']['instruction_tracks'] is True and len(seg) == 1, d['otherData']
+pid, cycles, n = seg[0]['pid'], seg[0]['cycles'], seg[0]['instructions']
+names = {e['tid']: e['args']['name'] for e in d['traceEvents']
+         if e['pid'] == pid and e['ph'] == 'M' and e['name'] == 'thread_name'}
+want = ['fetch', 'load', 'compute', 'compute: GEMM pipe', 'compute: ALU pipe', 'store']
+assert set(want) <= set(names.values()), names
+spans = [e for e in d['traceEvents'] if e['pid'] == pid and e['ph'] == 'X']
+assert all(names[e['tid']].startswith(e['args']['unit']) for e in spans)
+per = collections.Counter(e['args']['unit'] for e in spans)
+assert all(per[u] > 0 for u in want), per
+assert per['fetch'] == n and len(spans) == 2 * n, (per, n)
+assert max(e['args']['end_cycle'] for e in spans) == cycles, cycles
+assert min(e['args']['begin_cycle'] for e in spans) >= 0
+PY
+else
+  echo "note: tsim not built for default: the timeline's instruction tracks are not checked"
+fi
 expect_ok "run onnx directly" "$tessera" run "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy"
 expect_ok "eval" "$tessera" eval "$model" --calibrate "$calib" --count 200 \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
