@@ -22,6 +22,7 @@ const std::vector<Command>& commands() {
       {"run", "run an ONNX or compiled model on a target: its answer (top-5 or tensors) and a per-layer table", cmdRun},
       {"eval", "accuracy of a model on an IDX data set: quantized on the accelerator next to float on the host", cmdEval},
       {"run-op", "compile (or load) an operator, run it on a target and check it against the reference", cmdRunOp},
+      {"stream", "generate an instruction stream shaped like another VTA toolchain's, as a tessera sim export", cmdStream},
       {"bench", "benchmarks with cycles, GEMM-core utilization, DRAM traffic and simulation speed", cmdBench},
   };
   return kCommands;
