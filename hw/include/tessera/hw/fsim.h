@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,37 @@
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw {
+
+namespace detail {
+class FastDecoder;
+
+// A zero-filled array from calloc: a large one arrives as untouched zero pages, so an SRAM costs
+// host memory (and page faults) only where a program uses it.
+template <typename T>
+class ZeroedArray {
+ public:
+  ZeroedArray() = default;
+  explicit ZeroedArray(size_t n) : p_(static_cast<T*>(std::calloc(n ? n : 1, sizeof(T)))), n_(n) {
+    if (!p_) throw std::bad_alloc();
+  }
+  ZeroedArray(ZeroedArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  ZeroedArray& operator=(ZeroedArray&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~ZeroedArray() { std::free(p_); }
+  T& operator[](size_t i) { return p_[i]; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+}
 
 namespace kernels {
 struct Loops;
@@ -42,6 +77,7 @@ class Fsim {
   // name ("generic", "avx2", "avx512bw", "avx512-vnni"); a named set this CPU or shape cannot run
   // throws tessera::Error saying why.
   Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet = "auto");
+  ~Fsim();
   // Why `kernelSet` cannot run `cfg` on this CPU (unknown name, CPU lacks it, no kernels for the
   // shape); empty if it can.
   static std::string kernelSetProblem(const Config& cfg, const std::string& kernelSet);
@@ -79,6 +115,11 @@ class Fsim {
   Config cfg_;
   Isa isa_;
   Dram& dram_;
+  std::unique_ptr<detail::FastDecoder> decoder_;
+  struct UopFields {
+    uint32_t dstShift, dstMask, srcShift, srcMask, wgtShift, wgtMask;
+  } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
+  std::vector<uint32_t> rings_;  // the three instruction queues of fetch
   Counters counters_;
   uint64_t workBudget_ = 0, workDone_ = 0;
 
@@ -88,10 +129,10 @@ class Fsim {
   // also keep their DRAM bytes: they are the architectural state, and an entry reloaded with the
   // same bytes (common for weights) is not repacked.
   kernels::Backend backend_;
-  std::vector<uint8_t> inpPacked_, wgtPacked_;
-  std::vector<uint8_t> inpRaw_, wgtRaw_;
-  std::vector<int32_t> acc_;
-  std::vector<Uop> uops_;
+  detail::ZeroedArray<uint8_t> inpPacked_, wgtPacked_;
+  detail::ZeroedArray<uint8_t> inpRaw_, wgtRaw_;
+  detail::ZeroedArray<int32_t> acc_;
+  detail::ZeroedArray<Uop> uops_;
   kernels::AluFn aluKernels_[5] = {};
 };
 
