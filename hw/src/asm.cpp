@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,10 +296,38 @@ Assembly assemble(const Isa& isa, const std::string& text, const std::string& or
 }
 
 std::vector<uint8_t> readBinaryFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open file for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(path, "read error");
+  // One read into a buffer of the file's size (a stream iterator would copy byte by byte and
+  // grow the buffer by doubling).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path, "cannot open file for reading");
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    // Not a regular file (a pipe, a device): read until end of file.
+    std::vector<uint8_t> bytes;
+    uint8_t buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0) {
+        ::close(fd);
+        throw Error(path, "read error");
+      }
+      if (n == 0) break;
+      bytes.insert(bytes.end(), buf, buf + n);
+    }
+    ::close(fd);
+    return bytes;
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      throw Error(path, n == 0 ? "the file shrank while it was read" : "read error");
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
   return bytes;
 }
 
@@ -339,6 +368,10 @@ std::vector<uint8_t> uopBytes(const std::vector<uint32_t>& uops) {
 }
 
 void writeBinaryFile(const std::string& path, const std::vector<uint8_t>& bytes, bool overwrite) {
+  writeBinaryFile(path, bytes.data(), bytes.size(), overwrite);
+}
+
+void writeBinaryFile(const std::string& path, const uint8_t* data, uint64_t size, bool overwrite) {
   struct stat st;
   if (!overwrite && ::stat(path.c_str(), &st) == 0)
     throw Error(path, "file exists; refusing to overwrite it (pass --force to replace it)");
@@ -346,7 +379,7 @@ void writeBinaryFile(const std::string& path, const std::vector<uint8_t>& bytes,
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(path, "cannot create file for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());

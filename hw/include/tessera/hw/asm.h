@@ -34,6 +34,7 @@ std::vector<uint32_t> readUopFile(const std::string& path);
 std::vector<uint8_t> readBinaryFile(const std::string& path);
 // Writes atomically; refuses to replace an existing file unless `overwrite`.
 void writeBinaryFile(const std::string& path, const std::vector<uint8_t>& bytes, bool overwrite);
+void writeBinaryFile(const std::string& path, const uint8_t* data, uint64_t size, bool overwrite);
 std::vector<uint8_t> programBytes(const std::vector<RawInsn>& program);
 std::vector<uint8_t> uopBytes(const std::vector<uint32_t>& uops);
 
