@@ -99,13 +99,12 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t w[2];
     detail::loadWords(bytes + 16 * size_t(i), w);
-    Insn in;
-    if (detail::FastDecoder::opcode(w) > 4) in = isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i)));
-    else dec.decode(w, &in);
-    if (!dec.valid(in)) validateOrThrow(isa_, dram_, in, i);
-    if (in.opcode == Opcode::kStore && !in.isNop() && in.ySize) {
+    if (!dec.validWords(w)) validateOrThrow(isa_, dram_, isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
+    if (detail::FastDecoder::opcode(w) == uint32_t(Opcode::kStore)) {
+      Insn in;
+      dec.decode(w, &in);
       const DramRange r = dramRange(in, cfg_);
-      storesIntoStream |= r.first < insnEnd && insnPhys < r.end;
+      storesIntoStream |= r.end > r.first && r.first < insnEnd && insnPhys < r.end;
     }
   }
   // A STORE may overwrite the stream itself; the program is what it was when the run started.
@@ -122,6 +121,7 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     dec.decode(w, &in);
     return in;
   };
+  Insn current;  // the issuing instruction, decoded into in place (no zeroing per instruction)
   auto schedOf = [&](uint32_t idx) {
     uint64_t w[2];
     words(idx, w);
@@ -146,8 +146,13 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
   // Fetch: in order into three bounded instruction queues (rings of instruction indices).
   const uint32_t insnCap = static_cast<uint32_t>(cfg_.insnQueueDepth);
   const int tokenCap = cfg_.depQueueDepth;
-  if (rings_.size() != size_t(3) * insnCap) rings_.assign(size_t(3) * insnCap, 0);
+  if (rings_.size() != size_t(3) * insnCap) {
+    rings_.assign(size_t(3) * insnCap, 0);
+    ringSched_.assign(size_t(3) * insnCap, 0);
+  }
   uint32_t* ring[3] = {&rings_[0], &rings_[insnCap], &rings_[2 * size_t(insnCap)]};
+  // Beside each queued index, its pops and pushes (low and high nibble) and whether it is FINISH.
+  uint8_t* ringSched[3] = {&ringSched_[0], &ringSched_[insnCap], &ringSched_[2 * size_t(insnCap)]};
   uint32_t head[3] = {0, 0, 0}, size[3] = {0, 0, 0};
   uint8_t fetchStage = 0;  // stage of instruction fetchPc, once known
   bool fetchStageKnown = false;
@@ -160,11 +165,13 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     head[s] = head[s] + 1 == insnCap ? 0 : head[s] + 1;
     --size[s];
   };
+  Sched fetchSched{};
   auto fetch = [&]() {
     bool moved = false;
     while (fetchPc < count) {
       if (!fetchStageKnown) {
-        fetchStage = schedOf(fetchPc).stage;
+        fetchSched = schedOf(fetchPc);
+        fetchStage = fetchSched.stage;
         fetchStageKnown = true;
       }
       const int s = fetchStage;
@@ -172,6 +179,8 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       uint32_t tail = head[s] + size[s];
       if (tail >= insnCap) tail -= insnCap;
       ring[s][tail] = fetchPc++;
+      ringSched[s][tail] = uint8_t(fetchSched.pops | fetchSched.pushes << 4);
+      if (fetchSched.finish) ringSched[s][tail] = 0xff;  // FINISH pops and pushes nothing
       ++size[s];
       fetchStageKnown = false;
       moved = true;
@@ -195,7 +204,10 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
         if (--tokens[q] == 0) emptyMask |= uint8_t(1 << q);
         fullMask &= uint8_t(~(1 << q));
       }
-    execute(decodeAt(idx), idx);
+    uint64_t w[2];
+    words(idx, w);
+    dec.decode(w, &current);
+    execute(current, idx);
     for (int q = 0; q < 4; ++q)
       if (s.pushes >> q & 1) {
         if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
@@ -206,9 +218,11 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     const int s = int(st);
     bool moved = false;
     while (size[s]) {
+      const uint8_t code = ringSched[s][head[s]];
+      if (code == 0xff) break;  // FINISH
+      const Sched sc{uint8_t(s), uint8_t(code & 15), uint8_t(code >> 4), false};
+      if (blocked(sc)) break;
       const uint32_t idx = front(s);
-      const Sched sc = schedOf(idx);
-      if (sc.finish || blocked(sc)) break;
       popFront(s);
       issue(idx, sc);
       moved = true;
@@ -266,6 +280,11 @@ namespace {
 // ACC_8BIT loads: int8 lanes widened to the accumulator's int32 (a loop the compiler vectorizes).
 void signExtend(int32_t* __restrict d, const int8_t* __restrict s, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) d[i] = s[i];
+}
+// STORE: accumulators narrowed to int8 keeping the low bits, as VTA's store does (vectorized: the
+// restrict pointers tell the compiler DRAM and the accumulator SRAM do not overlap).
+void narrow(int8_t* __restrict d, const int32_t* __restrict s, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
 }
 }  // namespace
 
@@ -357,8 +376,7 @@ void Fsim::execStore(const Insn& in, size_t) {
   for (uint32_t y = 0; y < in.ySize; ++y) {
     int8_t* dst = reinterpret_cast<int8_t*>(dram_.raw((uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb));
     const int32_t* src = &acc_[(uint64_t(in.sramBase) + uint64_t(y) * in.xSize) * accLanes_];
-    // Narrowing keeps the low bits, as VTA's store does.
-    for (uint64_t i = 0; i < uint64_t(in.xSize) * accLanes_; ++i) dst[i] = static_cast<int8_t>(src[i]);
+    narrow(dst, src, uint64_t(in.xSize) * accLanes_);
   }
 }
 
@@ -417,12 +435,20 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   chargeWork(in, index, nUops);
   if (in.reset) {
     counters_.gemmResetUops += nUops;
+    // Entries of 16 lanes (BATCH x BLOCK_OUT = 16) are cleared with a fixed-size store rather than
+    // a call to memset each.
+    int32_t* const acc = acc_.data();
+    const uint64_t lanes = static_cast<uint64_t>(accLanes_);
+    const Uop* const uops = uops_.data();
     for (uint32_t i = 0; i < in.iterOut; ++i)
-      for (uint32_t j = 0; j < in.iterIn; ++j)
-        for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
-          uint64_t dst = uops_[u].dst + uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
-          std::fill_n(&acc_[dst * accLanes_], accLanes_, 0);
+      for (uint32_t j = 0; j < in.iterIn; ++j) {
+        const uint64_t off = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
+        if (lanes == 16) {
+          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::memset(acc + (uops[u].dst + off) * 16, 0, 64);
+        } else {
+          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::fill_n(acc + (uops[u].dst + off) * lanes, lanes, 0);
         }
+      }
     return;
   }
   counters_.gemmUops += nUops;

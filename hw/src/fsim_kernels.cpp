@@ -332,6 +332,61 @@ __attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
   }
 }
 
+// The maskz forms with every lane set: GCC 12's plain forms pass an undefined vector that
+// -Wmaybe-uninitialized reports.
+template <int kOp>
+inline __m512i aluVec512(__m512i a, __m512i b) {
+  constexpr __mmask16 kAll = 0xffff;
+  switch (kOp) {
+    case 0: return _mm512_maskz_min_epi32(kAll, a, b);
+    case 1: return _mm512_maskz_max_epi32(kAll, a, b);
+    case 2: return _mm512_maskz_add_epi32(kAll, a, b);
+    case 4: return _mm512_maskz_mullo_epi32(kAll, a, b);
+    default: {
+      const __m512i mask = _mm512_set1_epi32(31), zero = _mm512_setzero_si512();
+      const __m512i right = _mm512_maskz_srav_epi32(kAll, a, _mm512_and_si512(b, mask));
+      const __m512i left = _mm512_maskz_sllv_epi32(kAll, a, _mm512_and_si512(_mm512_sub_epi32(zero, b), mask));
+      return _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(zero, b), right, left);
+    }
+  }
+}
+
+// Requires lanes % 16 == 0: one register per 16 lanes (a whole BATCH 1 x 16 entry per operation).
+// With 16 lanes, consecutive micro-ops of one iteration that write the same entry (a reduction
+// such as a pooling window) keep it in a register: read once, written once, and a micro-op whose
+// source is that entry reads the register.
+template <int kOp>
+void aluAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
+  const Loops L = l;
+  const __m512i immv = _mm512_set1_epi32(imm);
+  if (lanes == 16) {
+    for (uint32_t i = 0; i < L.iterOut; ++i)
+      for (uint32_t j = 0; j < L.iterIn; ++j) {
+        const uint64_t dOff = i * L.dstOut + j * L.dstIn, sOff = i * L.srcOut + j * L.srcIn;
+        for (uint32_t u = L.uopBgn; u < L.uopEnd;) {
+          const uint64_t d = uops[u].dst + dOff;
+          __m512i cur = _mm512_loadu_si512(acc + d * 16);
+          do {
+            const uint64_t s = uops[u].src + sOff;
+            const __m512i b = useImm ? immv : s == d ? cur : _mm512_loadu_si512(acc + s * 16);
+            cur = aluVec512<kOp>(cur, b);
+            ++u;
+          } while (u < L.uopEnd && uops[u].dst + dOff == d);
+          _mm512_storeu_si512(acc + d * 16, cur);
+        }
+      }
+    return;
+  }
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* dst = acc + d * lanes;
+    const int32_t* src = acc + s * lanes;
+    for (int i = 0; i < lanes; i += 16) {
+      const __m512i b = useImm ? immv : _mm512_loadu_si512(src + i);
+      _mm512_storeu_si512(dst + i, aluVec512<kOp>(_mm512_loadu_si512(dst + i), b));
+    }
+  }
+}
+
 // Pairs layout, 16 outputs per register.
 template <int kPairs, int kChunks>
 void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
@@ -477,6 +532,18 @@ Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& w
 
 AluFn selectAlu(uint32_t op, int lanes, const std::string& want) {
 #if defined(__x86_64__)
+  // AVX-512 for the sets that have it (auto, avx512bw, avx512-vnni), AVX2 for avx2 and as the
+  // fallback; a forced set never runs ALU code of a wider set.
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw") && lanes % 16 == 0) {
+    switch (op) {
+      case 0: return aluAvx512<0>;
+      case 1: return aluAvx512<1>;
+      case 2: return aluAvx512<2>;
+      case 3: return aluAvx512<3>;
+      case 4: return aluAvx512<4>;
+      default: break;
+    }
+  }
   if (want != "generic" && cpuHas("avx2") && lanes % 8 == 0) {
     switch (op) {
       case 0: return aluAvx2<0>;

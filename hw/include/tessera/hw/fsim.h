@@ -119,7 +119,8 @@ class Fsim {
   struct UopFields {
     uint32_t dstShift, dstMask, srcShift, srcMask, wgtShift, wgtMask;
   } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
-  std::vector<uint32_t> rings_;  // the three instruction queues of fetch
+  std::vector<uint32_t> rings_;    // the three instruction queues of fetch
+  std::vector<uint8_t> ringSched_;  // what each queued instruction pops and pushes
   Counters counters_;
   uint64_t workBudget_ = 0, workDone_ = 0;
 
