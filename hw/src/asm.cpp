@@ -386,6 +386,10 @@ void writeBinaryFile(const std::string& path, const uint8_t* data, uint64_t size
       throw Error(path, "write error");
     }
   }
+  // Replacing a regular file: remove it, then move the new one in. A reader sees the old file, no
+  // file or the whole new one, never part of one. (Renaming over it, like truncating it, makes
+  // ext4 write the new file's data out at once, auto_da_alloc, which costs milliseconds a file.)
+  if (overwrite && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw Error(path, "cannot move the written file into place");
