@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sys/mman.h>
 #include <deque>
 
 #include "tessera/hw/asm.h"
@@ -16,6 +17,29 @@
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a little-endian host");
 
 namespace tessera::hw {
+
+namespace detail {
+
+constexpr size_t kMapAtLeast = 16 * 1024;
+
+void* allocateZeroed(size_t bytes) {
+  if (bytes >= kMapAtLeast) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+  }
+  void* p = std::calloc(bytes ? bytes : 1, 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void freeZeroed(void* p, size_t bytes) {
+  if (!p) return;
+  if (bytes >= kMapAtLeast) ::munmap(p, bytes);
+  else std::free(p);
+}
+
+}  // namespace detail
 
 std::string Fsim::kernelSetProblem(const Config& cfg, const std::string& kernelSet) {
   return kernels::unavailableReason(cfg.batch, cfg.blockIn, cfg.blockOut, kernelSet);

@@ -19,22 +19,24 @@ namespace tessera::hw {
 namespace detail {
 class FastDecoder;
 
-// A zero-filled array from calloc: a large one arrives as untouched zero pages, so an SRAM costs
-// host memory (and page faults) only where a program uses it.
+// Zero pages the host maps on first touch (mmap), or zeroed heap memory for small arrays.
+void* allocateZeroed(size_t bytes);
+void freeZeroed(void* p, size_t bytes);
+
+// A zero-filled array of untouched zero pages: an SRAM costs host memory (and page faults) only
+// where a program uses it.
 template <typename T>
 class ZeroedArray {
  public:
   ZeroedArray() = default;
-  explicit ZeroedArray(size_t n) : p_(static_cast<T*>(std::calloc(n ? n : 1, sizeof(T)))), n_(n) {
-    if (!p_) throw std::bad_alloc();
-  }
+  explicit ZeroedArray(size_t n) : p_(static_cast<T*>(allocateZeroed(n * sizeof(T)))), n_(n) {}
   ZeroedArray(ZeroedArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
   ZeroedArray& operator=(ZeroedArray&& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
     return *this;
   }
-  ~ZeroedArray() { std::free(p_); }
+  ~ZeroedArray() { freeZeroed(p_, n_ * sizeof(T)); }
   T& operator[](size_t i) { return p_[i]; }
   const T& operator[](size_t i) const { return p_[i]; }
   T* data() { return p_; }
