@@ -52,6 +52,7 @@ Fsim::~Fsim() = default;
 Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
   decoder_ = std::make_unique<detail::FastDecoder>(isa_, dram_);
+  for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
   const auto& uf = isa_.layout().uopFormat();
   auto maskOf = [](int width) { return width >= 32 ? ~0u : (1u << width) - 1; };
   uopFields_ = {static_cast<uint32_t>(uf[0].lo), maskOf(uf[0].width), static_cast<uint32_t>(uf[1].lo),
@@ -332,7 +333,7 @@ void Fsim::execute(const Insn& in, size_t index) {
 
 void Fsim::execLoad(const Insn& in, size_t) {
   const MemId id = static_cast<MemId>(in.memType);
-  const uint64_t eb = cfg_.dramElemBytes(id);
+  const uint64_t eb = elemBytes_[in.memType];
   const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
   counters_.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * eb;
 

@@ -118,6 +118,7 @@ class Fsim {
   Isa isa_;
   Dram& dram_;
   std::unique_ptr<detail::FastDecoder> decoder_;
+  uint64_t elemBytes_[6] = {};  // DRAM bytes of an element, by memory type
   struct UopFields {
     uint32_t dstShift, dstMask, srcShift, srcMask, wgtShift, wgtMask;
   } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
