@@ -377,11 +377,18 @@ void writeBinaryFile(const std::string& path, const uint8_t* data, uint64_t size
     throw Error(path, "file exists; refusing to overwrite it (pass --force to replace it)");
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path, "cannot create file for writing");
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-    out.flush();
-    if (!out) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) throw Error(path, "cannot create file for writing");
+    for (uint64_t done = 0; done < size;) {
+      const ssize_t n = ::write(fd, data + done, size - done);
+      if (n <= 0) {
+        ::close(fd);
+        std::remove(tmp.c_str());
+        throw Error(path, "write error");
+      }
+      done += static_cast<uint64_t>(n);
+    }
+    if (::close(fd) != 0) {
       std::remove(tmp.c_str());
       throw Error(path, "write error");
     }
