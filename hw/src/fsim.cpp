@@ -82,6 +82,8 @@ Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
   acc_ = detail::ZeroedArray<int32_t>(size_t(cfg.accDepth) * accLanes_);
   uops_ = detail::ZeroedArray<Uop>(cfg.uopDepth);
   for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
+  widen_ = kernels::selectWiden(kernelSet);
+  narrow_ = kernels::selectNarrow(kernelSet);
 }
 
 int8_t Fsim::inp(uint32_t index, int b, int k) const {
@@ -302,15 +304,6 @@ kernels::Loops Fsim::loopsOf(const Insn& in) {
 }
 
 namespace {
-// ACC_8BIT loads: int8 lanes widened to the accumulator's int32 (a loop the compiler vectorizes).
-void signExtend(int32_t* __restrict d, const int8_t* __restrict s, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) d[i] = s[i];
-}
-// STORE: accumulators narrowed to int8 keeping the low bits, as VTA's store does (vectorized: the
-// restrict pointers tell the compiler DRAM and the accumulator SRAM do not overlap).
-void narrow(int8_t* __restrict d, const int32_t* __restrict s, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
-}
 }  // namespace
 
 void Fsim::execute(const Insn& in, size_t index) {
@@ -362,7 +355,7 @@ void Fsim::execLoad(const Insn& in, size_t) {
       const uint64_t lanes = n * static_cast<uint64_t>(accLanes_);
       if (padding) std::memset(d, 0, lanes * 4);
       else if (id == MemId::kAcc) std::memcpy(d, src, n * eb);
-      else signExtend(d, reinterpret_cast<const int8_t*>(src), lanes);  // ACC8 sign-extends
+      else widen_(d, reinterpret_cast<const int8_t*>(src), lanes);  // ACC8 sign-extends
       return;
     }
     if (isInp && !padding) {  // input tiles rarely repeat: copy and pack the row in one go
@@ -401,7 +394,7 @@ void Fsim::execStore(const Insn& in, size_t) {
   for (uint32_t y = 0; y < in.ySize; ++y) {
     int8_t* dst = reinterpret_cast<int8_t*>(dram_.raw((uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb));
     const int32_t* src = &acc_[(uint64_t(in.sramBase) + uint64_t(y) * in.xSize) * accLanes_];
-    narrow(dst, src, uint64_t(in.xSize) * accLanes_);
+    narrow_(dst, src, uint64_t(in.xSize) * accLanes_);  // keeps the low bits, as VTA's store does
   }
 }
 

@@ -351,6 +351,20 @@ inline __m512i aluVec512(__m512i a, __m512i b) {
   }
 }
 
+void widenAvx512(int32_t* d, const int8_t* s, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_si512(d + i, _mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+  for (; i < n; ++i) d[i] = s[i];
+}
+
+void narrowAvx512(int8_t* d, const int32_t* s, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_loadu_si512(s + i)));
+  for (; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
+}
+
 // Requires lanes % 16 == 0: one register per 16 lanes (a whole BATCH 1 x 16 entry per operation).
 // With 16 lanes, consecutive micro-ops of one iteration that write the same entry (a reduction
 // such as a pooling window) keep it in a register: read once, written once, and a micro-op whose
@@ -528,6 +542,29 @@ Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& w
   const std::string why = unavailableReason(batch, blockIn, blockOut, want);
   if (!why.empty()) throw Error("fsim kernels=" + want, why);
   return pickBackend(batch, blockIn, blockOut, want);
+}
+
+namespace {
+void widenGeneric(int32_t* __restrict d, const int8_t* __restrict s, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) d[i] = s[i];
+}
+void narrowGeneric(int8_t* __restrict d, const int32_t* __restrict s, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
+}
+}  // namespace
+
+WidenFn selectWiden(const std::string& want) {
+#if defined(__x86_64__)
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return widenAvx512;
+#endif
+  return widenGeneric;
+}
+
+NarrowFn selectNarrow(const std::string& want) {
+#if defined(__x86_64__)
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return narrowAvx512;
+#endif
+  return narrowGeneric;
 }
 
 AluFn selectAlu(uint32_t op, int lanes, const std::string& want) {

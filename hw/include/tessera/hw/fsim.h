@@ -138,6 +138,8 @@ class Fsim {
   detail::ZeroedArray<int32_t> acc_;
   detail::ZeroedArray<Uop> uops_;
   kernels::AluFn aluKernels_[5] = {};
+  void (*widen_)(int32_t*, const int8_t*, uint64_t) = nullptr;   // ACC_8BIT loads
+  void (*narrow_)(int8_t*, const int32_t*, uint64_t) = nullptr;  // STOREs
 };
 
 }  // namespace tessera::hw
