@@ -233,8 +233,20 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       }
     uint64_t w[2];
     words(idx, w);
-    dec.decode(w, &current);
-    execute(current, idx);
+    if ((w[0] & 0x3ff) >> 7 == uint64_t(MemId::kUop) && (w[0] & 7) == uint64_t(Opcode::kLoad) &&
+        detail::FastDecoder::xSize(w)) {
+      // LOAD.UOP straight from the words (toolchains load a kernel before most GEMM/ALU
+      // instructions): what execute() does for it, without decoding every field. Validation
+      // made it one row (y_size 1) without padding.
+      const uint32_t n = detail::FastDecoder::xSize(w);
+      ++counters_.insns[0];
+      counters_.loadBytes[uint32_t(MemId::kUop)] += uint64_t(n) * elemBytes_[uint32_t(MemId::kUop)];
+      loadUops(static_cast<uint32_t>((w[0] >> detail::mem::kSramBase) & 0xffff),
+               static_cast<uint32_t>((w[0] >> detail::mem::kDramBase) & 0xffffffffu), n);
+    } else {
+      dec.decode(w, &current);
+      execute(current, idx);
+    }
     for (int q = 0; q < 4; ++q)
       if (s.pushes >> q & 1) {
         if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
@@ -331,14 +343,7 @@ void Fsim::execLoad(const Insn& in, size_t) {
   counters_.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * eb;
 
   if (id == MemId::kUop) {
-    const uint8_t* src = dram_.raw(uint64_t(in.dramBase) * eb);
-    Uop* dst = &uops_[in.sramBase];
-    const UopFields f = uopFields_;
-    for (uint32_t x = 0, n = in.xSize; x < n; ++x) {
-      uint32_t w;
-      std::memcpy(&w, src + 4 * x, 4);
-      dst[x] = Uop{(w >> f.dstShift) & f.dstMask, (w >> f.srcShift) & f.srcMask, (w >> f.wgtShift) & f.wgtMask};
-    }
+    loadUops(in.sramBase, in.dramBase, in.xSize);
     return;
   }
   // Inputs and weights: compare with the bytes already there and repack only what changed.
@@ -386,6 +391,17 @@ void Fsim::execLoad(const Insn& in, size_t) {
     sram += in.xPad1;
   }
   zeroElems(sram, width * in.yPad1);
+}
+
+void Fsim::loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t n) {
+  const uint8_t* src = dram_.raw(uint64_t(dramBase) * elemBytes_[uint32_t(MemId::kUop)]);
+  Uop* dst = &uops_[sramBase];
+  const UopFields f = uopFields_;
+  for (uint32_t x = 0; x < n; ++x) {
+    uint32_t w;
+    std::memcpy(&w, src + 4 * x, 4);
+    dst[x] = Uop{(w >> f.dstShift) & f.dstMask, (w >> f.srcShift) & f.srcMask, (w >> f.wgtShift) & f.wgtMask};
+  }
 }
 
 void Fsim::execStore(const Insn& in, size_t) {

@@ -106,6 +106,7 @@ class Fsim {
  private:
   void execute(const Insn& insn, size_t index);
   void execLoad(const Insn& insn, size_t index);
+  void loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t count);
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
   void execAlu(const Insn& insn, size_t index);
