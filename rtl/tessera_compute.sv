@@ -1,15 +1,25 @@
-// Compute module: executes LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH in instruction order.
+// Compute module: executes LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH; a GEMM and an ALU
+// instruction run side by side when they touch different accumulator rows.
 //
-// GEMM and ALU run as a four-stage micro-op pipeline: S0 walks the two loops and the micro-op
-// range and reads the micro-op; S1 adds the loop offsets, checks the indices against the buffer
-// depths and reads the SRAMs; S2 computes into the GEMM or ALU core's result register; S3 writes
-// the accumulator (and its narrowed copy in the output SRAM). The accumulator SRAM has one read
-// port and returns old data when read in the cycle it is written, so S2 takes a row from the S3
-// write of this cycle or the write of the previous cycle when the addresses match; with that,
-// dependent micro-ops issue back to back. A vector ALU micro-op reads its source and then its
-// destination, so it holds S1 for two cycles, unless its source row is the one the previous vector
-// micro-op of the same instruction read and no micro-op since has written that row: then S2 reuses
-// the held row and the micro-op takes one cycle.
+// Instructions leave the queue in program order. LOAD and FINISH run alone, through the loader or
+// at once. GEMMs go to the GEMM pipe and ALU instructions (and reset GEMMs, which only write zeros)
+// to the ALU pipe (tessera_uop_pipe), one instruction per pipe. An instruction taken while the
+// other pipe holds an older one first scans its micro-ops for its footprint and starts only when
+// the older one's footprint is known, both stay inside their buffers and neither writes rows the
+// other reads or writes; otherwise it waits for the older one to finish. The result is that of one
+// instruction after the other, as fsim computes it, and an epilogue on one accumulator half runs
+// while the GEMM core fills the other half.
+//
+// An instruction's tokens are pushed when it and every older one have finished, so the load and
+// store modules see what a one-at-a-time compute stage would have written; an instruction without
+// tokens to push frees its pipe as soon as it finishes. An instruction pushing to a queue an
+// in-flight older one also pushes to waits until that one retires, so the room checked when it
+// left the queue is still there.
+//
+// The accumulator SRAM (and the output SRAM beside it) is two banks, split by the row index's top
+// bit, each with one read and one write port; the pipes ask for a bank in S1 and the older
+// instruction's pipe gets it first. The micro-op SRAM has a port for each pipe; the loader writes
+// through the GEMM pipe's port, never while a pipe runs.
 `include "tessera_config.svh"
 
 module tessera_compute #(
@@ -41,16 +51,15 @@ module tessera_compute #(
   input  logic                                   rsp_valid_i,
   input  logic [tessera_config_pkg::BUS_WIDTH-1:0]          rsp_data_i,
   output logic                                   rsp_ready_o,
-  // Micro-op SRAM.
-  output logic                                   uop_we_o,
-  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_waddr_o,
-  output logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_wdata_o,
-  output logic                                   uop_re_o,
-  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_raddr_o,
-  // Smaller configurations leave the micro-op word's top bits unused.
-  /* verilator lint_off UNUSEDSIGNAL */
-  input  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_rdata_i,
-  /* verilator lint_on UNUSEDSIGNAL */
+  // Micro-op SRAM: port A (loader writes, GEMM pipe reads) and port B (ALU pipe reads).
+  output logic                                   uop_a_we_o,
+  output logic                                   uop_a_re_o,
+  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_a_addr_o,
+  output logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_a_wdata_o,
+  input  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_a_rdata_i,
+  output logic                                   uop_b_re_o,
+  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_b_addr_o,
+  input  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_b_rdata_i,
   // Input and weight SRAM read ports.
   output logic                                   inp_re_o,
   output logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_raddr_o,
@@ -58,37 +67,47 @@ module tessera_compute #(
   output logic                                   wgt_re_o,
   output logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_raddr_o,
   input  logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0]   wgt_rdata_i,
-  // Accumulator SRAM and its narrowed copy, the output SRAM.
-  output logic [AccLanes-1:0]                    acc_we_o,
-  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_waddr_o,
-  output logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_wdata_o,
-  output logic                                   acc_re_o,
-  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_raddr_o,
-  input  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_rdata_i,
-  output logic [AccLanes-1:0]                    out_we_o,
-  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] out_waddr_o,
-  output logic [tessera_config_pkg::OUT_MATRIX_WIDTH-1:0]   out_wdata_o,
+  // Accumulator SRAM banks and their narrowed copies, the output SRAM banks (bank b in slice b).
+  output logic [2*AccLanes-1:0]                  acc_we_o,
+  output logic [2*BankAw-1:0]                    acc_waddr_o,
+  output logic [2*AccWidth-1:0]                  acc_wdata_o,
+  output logic [1:0]                             acc_re_o,
+  output logic [2*BankAw-1:0]                    acc_raddr_o,
+  input  logic [2*AccWidth-1:0]                  acc_rdata_i,
+  output logic [2*AccLanes-1:0]                  out_we_o,
+  output logic [2*BankAw-1:0]                    out_waddr_o,
+  output logic [2*OutWidth-1:0]                  out_wdata_o,
   // Status, events and faults.
   output logic                                   busy_o,
   output logic                                   stall_o,
   output logic                                   retire_o,
   output logic                                   finish_o,
-  output logic                                   gemm_uop_o,
-  output logic                                   alu_uop_o,
+  output logic [1:0]                             gemm_uops_o,  // micro-ops written this cycle
+  output logic [1:0]                             alu_uops_o,
   output logic                                   fault_o,
   output logic [31:0]                            fault_info_o,
   output tessera_host_pkg::status_t              status_o,
-  output logic [31:0]                            insn_o
+  output logic [31:0]                            insn_o,
+  // Instruction trace: bit 0 the instructions the sequencer runs itself (LOAD, FINISH, ...), bit
+  // 1 the GEMM pipe's, bit 2 the ALU pipe's; a begin and an end strobe each. The sequencer begins
+  // the head instruction and ends its own; a pipe begins and ends the one it holds, or the head.
+  // FINISH's end is tessera_top's: the cycle the host registers see finish_o.
+  output logic [2:0]                             trace_begin_o,
+  output logic [2:0]                             trace_end_o,
+  output logic [31:0]                            trace_head_insn_o,
+  output logic [31:0]                            trace_seq_insn_o,
+  output logic [31:0]                            trace_gemm_insn_o,
+  output logic [31:0]                            trace_alu_insn_o
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
   localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
+  localparam int OutWidth = tessera_config_pkg::OUT_MATRIX_WIDTH;
   localparam int AccLanes = AccWidth / Bus;
   localparam int AccValues = tessera_config_pkg::BATCH * tessera_config_pkg::BLOCK_OUT;
   localparam int UopAw = tessera_config_pkg::LOG_UOP_BUFF_DEPTH;
   localparam int AccAw = tessera_config_pkg::LOG_ACC_BUFF_DEPTH;
-  localparam int InpAw = tessera_config_pkg::LOG_INP_BUFF_DEPTH;
-  localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
+  localparam int BankAw = AccAw - 1;
   localparam int LoadAw = (UopAw > AccAw) ? UopAw : AccAw;
   localparam int BeatIdxWidth = (AccLanes > 1) ? $clog2(AccLanes) : 1;
   localparam int AccElemWidth = tessera_config_pkg::ACC_WIDTH;  // one accumulator value
@@ -109,8 +128,9 @@ module tessera_compute #(
   localparam tessera_host_pkg::token_queue_t QueueG2l = tessera_host_pkg::QueueG2l;
   localparam tessera_host_pkg::token_queue_t QueueG2s = tessera_host_pkg::QueueG2s;
   localparam tessera_host_pkg::token_queue_t QueueS2g = tessera_host_pkg::QueueS2g;
-  // FAULT_INFO of an SRAM index fault: the field code in the low bits, the micro-op index above.
-  localparam int FaultFieldBits = 2;
+  // The pipes, by index.
+  localparam int PipeGemm = 0;
+  localparam int PipeAlu = 1;
 
   // ------------------------------------------------------------ decode of the queue head
   // A queue entry is {instruction index, instruction}; the instruction is decoded through the
@@ -140,28 +160,107 @@ module tessera_compute #(
     x_size    = mem_insn.x_size;
   end
 
-  typedef enum logic [2:0] {StIdle, StLoad, StUops, StPush, StFinish, StFault} state_e;
+  typedef enum logic [2:0] {StIdle, StLoad, StPush, StFinish} state_e;
   state_e      state_q;
   logic        push_prev_q, push_next_q;
   logic [31:0] insn_q;
+
+  // ------------------------------------------------------------ the two pipes' slots
+  logic [1:0]  pipe_busy, pipe_waiting, pipe_started, pipe_done, pipe_fault;
+  logic [1:0]  pipe_start, pipe_go, pipe_retire, pipe_exec_begin, pipe_exec_end;
+  logic [1:0]  fp_valid, fp_in_range, fp_empty, fp_src_acc;
+  logic [31:0] fp_dst_lo [2];
+  logic [31:0] fp_dst_hi [2];
+  logic [31:0] fp_src_lo [2];
+  logic [31:0] fp_src_hi [2];
+  logic [31:0] pipe_fault_info [2];
+  // Per slot: the instruction's index and the tokens it pushes when it retires.
+  logic [31:0] slot_index_q [2];
+  logic [1:0]  slot_push_prev_q, slot_push_next_q;
+  // The pipe holding the older instruction (when both hold one).
+  logic        older_q;
+
+  logic any_fault;
+  assign any_fault = |pipe_fault;
+
+  // The oldest instruction in flight.
+  logic oldest;
+  assign oldest = pipe_busy[older_q] ? older_q : !older_q;
+
+  // A finished instruction retires (and frees its pipe for the next one) at once, unless it pushes
+  // tokens while an older one still runs in the other pipe: a push promises the other modules
+  // every write before it, so it waits for that one. One instruction retires per cycle, the
+  // older first.
+  logic [1:0] can_retire;
+  for (genvar p = 0; p < 2; p++) begin : g_can_retire
+    assign can_retire[p] = pipe_busy[p] && pipe_done[p] && !any_fault &&
+                           (!(slot_push_prev_q[p] || slot_push_next_q[p]) ||
+                            !(pipe_busy[1 - p] && older_q == 1'(1 - p)));
+  end
+  logic retire_pipe, retiring;
+  assign retire_pipe = can_retire != '0;
+  assign retiring = can_retire[oldest] ? oldest : !oldest;
+
+  // ------------------------------------------------------------ dispatch
+  logic is_load, is_uops, target;
+  assign is_load = (opcode == OpLoad);
+  assign is_uops = (opcode == OpGemm) || (opcode == OpAlu);
+  // Reset GEMMs only write zeros: the ALU pipe takes them, the GEMM pipe keeps the GEMM core busy.
+  assign target = (opcode == OpGemm && !gemm_insn.reset) ? 1'(PipeGemm) : 1'(PipeAlu);
+
+  // A push waits while an older instruction in flight still has to push to the same queue.
+  logic push_prev_pending, push_next_pending;
+  assign push_prev_pending = |(pipe_busy & slot_push_prev_q);
+  assign push_next_pending = |(pipe_busy & slot_push_next_q);
 
   logic deps_ready;
   tessera_host_pkg::status_t deps_status;
   tessera_dep_check u_deps (
     .pop_req_i({pop_next, pop_prev}), .pop_empty_i({s2g_empty_i, l2g_empty_i}),
     .pop_queue_i({QueueS2g, QueueL2g}),
-    .push_req_i({push_next, push_prev}), .push_full_i({g2s_full_i, g2l_full_i}),
+    .push_req_i({push_next, push_prev}),
+    .push_full_i({g2s_full_i || push_next_pending, g2l_full_i || push_prev_pending}),
     .push_queue_i({QueueG2s, QueueG2l}),
     .ready_o(deps_ready), .status_o(deps_status)
   );
 
-  logic issue, is_load, is_uops;
-  assign issue = (state_q == StIdle) && q_valid_i && deps_ready;
-  assign is_load = (opcode == OpLoad);
-  assign is_uops = (opcode == OpGemm) || (opcode == OpAlu);
-  assign q_pop_o = issue;
-  assign l2g_pop_o = issue && pop_prev;
-  assign s2g_pop_o = issue && pop_next;
+  logic head_ready, dispatch, issue;
+  assign head_ready = (state_q == StIdle) && q_valid_i && deps_ready && !any_fault;
+  // GEMM/ALU: into a free pipe. LOAD, FINISH and the rest: once both pipes are empty.
+  assign dispatch = head_ready && is_uops && !pipe_busy[target];
+  assign issue = head_ready && !is_uops && pipe_busy == '0;
+  assign q_pop_o = dispatch || issue;
+  assign l2g_pop_o = q_pop_o && pop_prev;
+  assign s2g_pop_o = q_pop_o && pop_next;
+  assign pipe_start = dispatch ? (2'b01 << target) : 2'b00;
+
+  // ------------------------------------------------------------ when a scanned instruction goes
+  function automatic logic apart(input logic [31:0] lo_a, input logic [31:0] hi_a,
+                                 input logic [31:0] lo_b, input logic [31:0] hi_b);
+    apart = hi_a < lo_b || hi_b < lo_a;
+  endfunction
+
+  logic footprints_apart;
+  always_comb begin
+    footprints_apart = fp_empty[0] || fp_empty[1] ||
+                       (apart(fp_dst_lo[0], fp_dst_hi[0], fp_dst_lo[1], fp_dst_hi[1]) &&
+                        (!fp_src_acc[0] || apart(fp_src_lo[0], fp_src_hi[0], fp_dst_lo[1], fp_dst_hi[1])) &&
+                        (!fp_src_acc[1] || apart(fp_src_lo[1], fp_src_hi[1], fp_dst_lo[0], fp_dst_hi[0])));
+  end
+
+  // A waiting instruction goes when the other pipe is empty, holds a younger one or is done, or
+  // holds an older running one it can overlap with.
+  for (genvar p = 0; p < 2; p++) begin : g_go
+    localparam int Other = 1 - p;
+    logic other_older;
+    assign other_older = pipe_busy[Other] && older_q == 1'(Other);
+    assign pipe_go[p] = pipe_waiting[p] && !any_fault &&
+                        (!other_older || pipe_done[Other] ||
+                         (pipe_started[Other] && fp_valid[Other] && fp_valid[p] && fp_in_range[Other] &&
+                          fp_in_range[p] && footprints_apart));
+  end
+
+  assign pipe_retire = retire_pipe ? (2'b01 << retiring) : 2'b00;
 
   // ------------------------------------------------------------ loads of micro-ops and accumulators
   logic                    load_start, loader_done, loader_busy;
@@ -178,8 +277,7 @@ module tessera_compute #(
   assign load_start = issue && is_load && x_size != '0;
   assign ld_sram_base = mem_insn.sram_base;
 
-  // Compute runs one instruction at a time, so the loader always takes the job and its tags are
-  // not needed.
+  // A load runs alone, so the loader always takes the job and its tags are not needed.
   logic loader_ready;
   logic unused_tag_done, unused_tag_wr;
   tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(LoadAw), .BeatIdxWidth(BeatIdxWidth), .TagWidth(1)) u_loader (
@@ -228,185 +326,141 @@ module tessera_compute #(
     end
   end
 
-  assign uop_we_o = ld_valid && is_uop_load_q;
-  assign uop_waddr_o = ld_addr[UopAw-1:0];
-  assign uop_wdata_o = ld_data[tessera_config_pkg::UOP_WIDTH-1:0];
+  // ------------------------------------------------------------ the pipes
+  logic [1:0]  uop_re, slot_req, slot_bank, slot_grant, pipe_acc_re, pipe_acc_we, pipe_uop, pipe_uop_gemm;
+  logic [UopAw-1:0] uop_raddr [2];
+  logic [AccAw-1:0] pipe_acc_raddr [2];
+  logic [AccAw-1:0] pipe_acc_waddr [2];
+  logic [AccWidth-1:0] pipe_acc_wdata [2];
+  logic [tessera_config_pkg::UOP_WIDTH-1:0] uop_rdata [2];
+  assign uop_rdata[PipeGemm] = uop_a_rdata_i;
+  assign uop_rdata[PipeAlu] = uop_b_rdata_i;
 
-  // ------------------------------------------------------------ micro-op pipeline
-  // Fields of the GEMM/ALU instruction being executed.
-  logic        gemm_q, reset_q, use_imm_q;
-  logic [2:0]  alu_op_q;
-  logic [31:0] imm_q;
-  logic [31:0] uop_bgn_q, uop_end_q, iter_out_q, iter_in_q;
-  logic [31:0] dst_fo_q, dst_fi_q, src_fo_q, src_fi_q, wgt_fo_q, wgt_fi_q;
+  // The fields every pipe takes from the head instruction.
+  logic [31:0] head_imm;
+  assign head_imm = 32'($signed(alu_insn.imm));
 
-  // S0: loop walk.
-  logic        s0_active_q;
-  logic [31:0] s0_uop_q, s0_i_q, s0_j_q;
-  logic [31:0] s0_dst_out_q, s0_src_out_q, s0_wgt_out_q;  // offsets of the outer iteration
-  logic [31:0] s0_dst_q, s0_src_q, s0_wgt_q;              // offsets of the current iteration
-  // S1: index computation and SRAM reads.
-  logic        s1_valid_q, s1_phase_q;
-  logic [31:0] s1_dst_off_q, s1_src_off_q, s1_wgt_off_q;
-  // Micro-op indices are below the micro-op buffer depth; FAULT_INFO keeps 30 bits of them.
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0] s1_uop_q;
-  /* verilator lint_on UNUSEDSIGNAL */
-  // S2: operands arrive and the cores compute.
-  logic        s2_valid_q;
-  logic [AccAw-1:0] s2_dst_q;
-  logic [AccWidth-1:0] s2_src_val_q;
-  // S3: the result is written.
-  logic        s3_valid_q, s3_gemm_q, s3_reset_q;
-  logic [AccAw-1:0] s3_dst_q;
-  // The accumulator write of the previous cycle, and the row read in the previous cycle.
-  logic             fwd_valid_q;
-  logic [AccAw-1:0] fwd_addr_q;
-  logic [AccWidth-1:0] fwd_data_q;
-  logic [AccAw-1:0] acc_rd_addr_q;
-  // The row held in s2_src_val_q: its index, and whether it is still the SRAM's content.
-  logic             src_hold_valid_q;
-  logic [AccAw-1:0] src_hold_idx_q;
-  // Their next state, from the always_comb below.
-  logic        s0_active_d;
-  logic [31:0] s0_uop_d, s0_i_d, s0_j_d;
-  logic [31:0] s0_dst_out_d, s0_src_out_d, s0_wgt_out_d;
-  logic [31:0] s0_dst_d, s0_src_d, s0_wgt_d;
-  logic        s1_valid_d, s1_phase_d;
-  logic [31:0] s1_dst_off_d, s1_src_off_d, s1_wgt_off_d, s1_uop_d;
-  logic        s2_valid_d;
-  logic [AccAw-1:0] s2_dst_d;
-  logic [AccWidth-1:0] s2_src_val_d;
-  logic        s3_valid_d, s3_gemm_d, s3_reset_d;
-  logic [AccAw-1:0] s3_dst_d;
-  logic             fwd_valid_d;
-  logic [AccAw-1:0] fwd_addr_d;
-  logic [AccWidth-1:0] fwd_data_d;
-  logic [AccAw-1:0] acc_rd_addr_d;
-  logic             src_hold_valid_d;
-  logic [AccAw-1:0] src_hold_idx_d;
-
-  logic alu_vector;
-  assign alu_vector = !gemm_q && !use_imm_q;
-
-  // S1 holds a vector ALU micro-op for a second cycle, so S0 must not issue behind it, unless it
-  // reuses the held source row.
-  logic s0_issue, s1_busy_next, s1_reuse_src;
-  assign s1_busy_next = s1_valid_q && alu_vector && !s1_phase_q && !s1_reuse_src;
-  assign s0_issue = (state_q == StUops) && s0_active_q && !s1_busy_next && !fault_o;
-  assign uop_re_o = s0_issue;
-  assign uop_raddr_o = s0_uop_q[UopAw-1:0];
-
-  // S1: indices of the micro-op read in the previous cycle.
-  logic [31:0] uop_dst, uop_src, uop_wgt;
-  logic [31:0] idx_dst, idx_src, idx_wgt;
-  logic        bad_dst, bad_src, bad_wgt, s1_fault;
-  // Smaller configurations leave the micro-op word's top bits unused.
-  /* verilator lint_off UNUSEDSIGNAL */
-  tessera_config_pkg::uop_t uop;
-  /* verilator lint_on UNUSEDSIGNAL */
-  assign uop = uop_rdata_i;
+  // When both pipes want one bank, the older instruction's pipe gets it, unless the younger one was
+  // refused in the previous cycle: a GEMM wants its bank every cycle, and an epilogue reading a
+  // per-channel row from that bank would otherwise wait for the whole GEMM.
+  logic denied_q, denied_d;
+  logic favoured;
+  assign favoured = denied_q ? !oldest : oldest;
   always_comb begin
-    uop_dst = 32'(uop.dst);
-    uop_src = 32'(uop.src);
-    uop_wgt = 32'(uop.wgt);
-    idx_dst = uop_dst + s1_dst_off_q;
-    idx_src = uop_src + s1_src_off_q;
-    idx_wgt = uop_wgt + s1_wgt_off_q;
-    // The same checks as the behavioral simulator: a reset GEMM only writes the accumulator.
-    bad_dst = idx_dst >= tessera_config_pkg::ACC_BUFF_DEPTH;
-    bad_src = !(gemm_q && reset_q) && (idx_src >= (gemm_q ? tessera_config_pkg::INP_BUFF_DEPTH : tessera_config_pkg::ACC_BUFF_DEPTH));
-    bad_wgt = gemm_q && !reset_q && (idx_wgt >= tessera_config_pkg::WGT_BUFF_DEPTH);
-    s1_fault = s1_valid_q && !s1_phase_q && (bad_dst || bad_src || bad_wgt);
-  end
-  assign s1_reuse_src = s1_valid_q && alu_vector && !s1_phase_q && src_hold_valid_q && !bad_src &&
-                        idx_src[AccAw-1:0] == src_hold_idx_q;
-
-  // SRAM reads of S1: the GEMM operands, or the ALU source (first cycle) and destination.
-  logic s1_reads_acc_src;
-  assign s1_reads_acc_src = alu_vector && !s1_phase_q && !s1_reuse_src;
-  assign inp_re_o = s1_valid_q && gemm_q && !reset_q && !s1_fault;
-  assign inp_raddr_o = idx_src[InpAw-1:0];
-  assign wgt_re_o = inp_re_o;
-  assign wgt_raddr_o = idx_wgt[WgtAw-1:0];
-  assign acc_re_o = s1_valid_q && !(gemm_q && reset_q) && !s1_fault;
-  assign acc_raddr_o = s1_reads_acc_src ? idx_src[AccAw-1:0] : idx_dst[AccAw-1:0];
-
-  // S2: the accumulator row read last cycle, with any write since the read applied.
-  logic [AccWidth-1:0] acc_fresh, gemm_out, alu_out, s3_result;
-  always_comb begin
-    if (s3_valid_q && s3_dst_q == acc_rd_addr_q) acc_fresh = s3_result;
-    else if (fwd_valid_q && fwd_addr_q == acc_rd_addr_q) acc_fresh = fwd_data_q;
-    else acc_fresh = acc_rdata_i;
-  end
-
-  tessera_gemm_core u_gemm (
-    .clk_i, .en_i(s2_valid_q && gemm_q && !reset_q),
-    .inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(acc_fresh), .acc_o(gemm_out)
-  );
-  tessera_alu_core u_alu (
-    .clk_i, .en_i(s2_valid_q && !gemm_q), .op_i(alu_op_q), .use_imm_i(use_imm_q), .imm_i(imm_q),
-    .a_i(acc_fresh), .b_i(s2_src_val_q), .y_o(alu_out)
-  );
-
-  always_comb begin
-    if (!s3_gemm_q) s3_result = alu_out;
-    else if (s3_reset_q) s3_result = '0;
-    else s3_result = gemm_out;
-  end
-
-  assign gemm_uop_o = s3_valid_q && s3_gemm_q;
-  assign alu_uop_o = s3_valid_q && !s3_gemm_q;
-
-  // Accumulator and output SRAM writes: the loader's or S2's (never both: one instruction at a time).
-  logic [AccWidth-1:0] acc_wdata;
-  always_comb begin
-    if (state_q == StLoad) begin
-      acc_we_o = ld_acc_we;
-      acc_waddr_o = ld_addr[AccAw-1:0];
-      acc_wdata = ld_acc_wdata;
-    end else begin
-      acc_we_o = s3_valid_q ? '1 : '0;
-      acc_waddr_o = s3_dst_q;
-      acc_wdata = s3_result;
+    slot_grant = 2'b11;
+    denied_d = 1'b0;
+    if (slot_req == 2'b11 && slot_bank[0] == slot_bank[1]) begin
+      slot_grant[!favoured] = 1'b0;
+      denied_d = !favoured == !oldest;
     end
   end
-  assign acc_wdata_o = acc_wdata;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start_i) denied_q <= 1'b0;
+    else denied_q <= denied_d;
+  end
+
+  logic [1:0] inp_re_p, wgt_re_p;
+  logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_raddr_p [2];
+  logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_raddr_p [2];
+  for (genvar p = 0; p < 2; p++) begin : g_pipe
+    tessera_uop_pipe #(.GemmPipe(p == PipeGemm)) u_pipe (
+      .clk_i, .rst_ni, .clear_i(start_i),
+      .start_i(pipe_start[p]), .scan_i(pipe_busy[1 - p] && !pipe_done[1 - p]), .go_i(pipe_go[p]),
+      .retire_i(pipe_retire[p]),
+      .halt_i(any_fault),
+      .gemm_i(opcode == OpGemm), .reset_i(gemm_insn.reset), .use_imm_i(alu_insn.use_imm),
+      .alu_op_i(alu_insn.alu_opcode), .imm_i(head_imm),
+      .uop_bgn_i(32'(gemm_insn.uop_bgn)), .uop_end_i(32'(gemm_insn.uop_end)),
+      .iter_out_i(gemm_insn.iter_out), .iter_in_i(gemm_insn.iter_in),
+      .dst_fo_i(32'(gemm_insn.dst_factor_out)), .dst_fi_i(32'(gemm_insn.dst_factor_in)),
+      .src_fo_i(32'(gemm_insn.src_factor_out)), .src_fi_i(32'(gemm_insn.src_factor_in)),
+      // ALU instructions have no weight factors; their fields there hold the ALU opcode.
+      .wgt_fo_i(opcode == OpGemm ? 32'(gemm_insn.wgt_factor_out) : '0),
+      .wgt_fi_i(opcode == OpGemm ? 32'(gemm_insn.wgt_factor_in) : '0),
+      .busy_o(pipe_busy[p]), .waiting_o(pipe_waiting[p]), .started_o(pipe_started[p]), .done_o(pipe_done[p]),
+      .exec_begin_o(pipe_exec_begin[p]), .exec_end_o(pipe_exec_end[p]),
+      .fp_valid_o(fp_valid[p]), .fp_in_range_o(fp_in_range[p]), .fp_empty_o(fp_empty[p]),
+      .fp_src_acc_o(fp_src_acc[p]), .fp_dst_lo_o(fp_dst_lo[p]), .fp_dst_hi_o(fp_dst_hi[p]),
+      .fp_src_lo_o(fp_src_lo[p]), .fp_src_hi_o(fp_src_hi[p]),
+      .uop_re_o(uop_re[p]), .uop_raddr_o(uop_raddr[p]), .uop_rdata_i(uop_rdata[p]),
+      .slot_req_o(slot_req[p]), .slot_bank_o(slot_bank[p]), .slot_grant_i(slot_grant[p]),
+      .acc_re_o(pipe_acc_re[p]), .acc_raddr_o(pipe_acc_raddr[p]), .acc_rdata_i(acc_rdata_i),
+      .acc_we_o(pipe_acc_we[p]), .acc_waddr_o(pipe_acc_waddr[p]), .acc_wdata_o(pipe_acc_wdata[p]),
+      .inp_re_o(inp_re_p[p]), .inp_raddr_o(inp_raddr_p[p]), .inp_rdata_i(inp_rdata_i),
+      .wgt_re_o(wgt_re_p[p]), .wgt_raddr_o(wgt_raddr_p[p]), .wgt_rdata_i(wgt_rdata_i),
+      .uop_o(pipe_uop[p]), .uop_gemm_o(pipe_uop_gemm[p]),
+      .fault_o(pipe_fault[p]), .fault_info_o(pipe_fault_info[p])
+    );
+  end
+
+  // The input and weight SRAMs are read by the GEMM pipe only.
+  assign inp_re_o = inp_re_p[PipeGemm];
+  assign inp_raddr_o = inp_raddr_p[PipeGemm];
+  assign wgt_re_o = wgt_re_p[PipeGemm];
+  assign wgt_raddr_o = wgt_raddr_p[PipeGemm];
+  logic unused_alu_pipe_reads;
+  assign unused_alu_pipe_reads = ^{inp_re_p[PipeAlu], inp_raddr_p[PipeAlu], wgt_re_p[PipeAlu], wgt_raddr_p[PipeAlu]};
+
+  // Micro-op SRAM: the loader writes through port A while no pipe runs.
+  assign uop_a_we_o = ld_valid && is_uop_load_q;
+  assign uop_a_wdata_o = ld_data[tessera_config_pkg::UOP_WIDTH-1:0];
+  assign uop_a_re_o = uop_re[PipeGemm];
+  assign uop_a_addr_o = uop_a_we_o ? ld_addr[UopAw-1:0] : uop_raddr[PipeGemm];
+  assign uop_b_re_o = uop_re[PipeAlu];
+  assign uop_b_addr_o = uop_raddr[PipeAlu];
+
+  // Accumulator and output banks: the loader's writes, or each pipe's into the bank of its row (the
+  // grants keep both pipes off one bank in one cycle, for reads and for writes).
+  always_comb begin
+    acc_we_o = '0;
+    acc_waddr_o = '0;
+    acc_wdata_o = '0;
+    acc_re_o = '0;
+    acc_raddr_o = '0;
+    for (int b = 0; b < 2; b++) begin
+      if (state_q == StLoad) begin
+        if (ld_addr[AccAw-1] == 1'(b)) acc_we_o[b * AccLanes +: AccLanes] = ld_acc_we;
+        acc_waddr_o[b * BankAw +: BankAw] = ld_addr[BankAw-1:0];
+        acc_wdata_o[b * AccWidth +: AccWidth] = ld_acc_wdata;
+      end else begin
+        for (int p = 0; p < 2; p++) begin
+          if (pipe_acc_we[p] && pipe_acc_waddr[p][AccAw-1] == 1'(b)) begin
+            acc_we_o[b * AccLanes +: AccLanes] = '1;
+            acc_waddr_o[b * BankAw +: BankAw] = pipe_acc_waddr[p][BankAw-1:0];
+            acc_wdata_o[b * AccWidth +: AccWidth] = pipe_acc_wdata[p];
+          end
+        end
+      end
+      for (int p = 0; p < 2; p++) begin
+        if (pipe_acc_re[p] && pipe_acc_raddr[p][AccAw-1] == 1'(b)) begin
+          acc_re_o[b] = 1'b1;
+          acc_raddr_o[b * BankAw +: BankAw] = pipe_acc_raddr[p][BankAw-1:0];
+        end
+      end
+    end
+  end
   // The output SRAM keeps each accumulator value's low byte, which is what STORE writes to DRAM.
   always_comb begin
-    for (int v = 0; v < AccValues; v++) out_wdata_o[v * OutElemWidth +: OutElemWidth] = acc_wdata[v * AccElemWidth +: OutElemWidth];
+    for (int b = 0; b < 2; b++) begin
+      for (int v = 0; v < AccValues; v++) begin
+        out_wdata_o[b * OutWidth + v * OutElemWidth +: OutElemWidth] =
+            acc_wdata_o[b * AccWidth + v * AccElemWidth +: OutElemWidth];
+      end
+    end
   end
   assign out_we_o = acc_we_o;
   assign out_waddr_o = acc_waddr_o;
 
-  // ------------------------------------------------------------ sequencing
-  logic uops_drained;
-  assign uops_drained = !s0_active_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
+  assign gemm_uops_o = 2'(pipe_uop_gemm[PipeGemm]) + 2'(pipe_uop_gemm[PipeAlu]);
+  assign alu_uops_o = 2'(pipe_uop[PipeAlu] && !pipe_uop_gemm[PipeAlu]);
+  logic unused_gemm_pipe_uop;
+  assign unused_gemm_pipe_uop = pipe_uop[PipeGemm];
 
-  // Next state of the sequencer and of the fields of the instruction being executed.
+  // ------------------------------------------------------------ sequencing
   state_e state_d;
-  logic push_prev_d;
-  logic push_next_d;
+  logic push_prev_d, push_next_d, older_d;
   logic [31:0] insn_d;
-  logic is_uop_load_d;
-  logic is_acc_load_d;
-  logic gemm_d;
-  logic reset_d;
-  logic use_imm_d;
-  logic [2:0] alu_op_d;
-  logic [31:0] imm_d;
-  logic [31:0] uop_bgn_d;
-  logic [31:0] uop_end_d;
-  logic [31:0] iter_out_d;
-  logic [31:0] iter_in_d;
-  logic [31:0] dst_fo_d;
-  logic [31:0] dst_fi_d;
-  logic [31:0] src_fo_d;
-  logic [31:0] src_fi_d;
-  logic [31:0] wgt_fo_d;
-  logic [31:0] wgt_fi_d;
-  logic fault_d;
-  logic [31:0] fault_info_d;
+  logic is_uop_load_d, is_acc_load_d;
   always_comb begin
     state_d = state_q;
     push_prev_d = push_prev_q;
@@ -414,23 +468,7 @@ module tessera_compute #(
     insn_d = insn_q;
     is_uop_load_d = is_uop_load_q;
     is_acc_load_d = is_acc_load_q;
-    gemm_d = gemm_q;
-    reset_d = reset_q;
-    use_imm_d = use_imm_q;
-    alu_op_d = alu_op_q;
-    imm_d = imm_q;
-    uop_bgn_d = uop_bgn_q;
-    uop_end_d = uop_end_q;
-    iter_out_d = iter_out_q;
-    iter_in_d = iter_in_q;
-    dst_fo_d = dst_fo_q;
-    dst_fi_d = dst_fi_q;
-    src_fo_d = src_fo_q;
-    src_fi_d = src_fi_q;
-    wgt_fo_d = wgt_fo_q;
-    wgt_fi_d = wgt_fi_q;
-    fault_d = fault_o;
-    fault_info_d = fault_info_o;
+    older_d = older_q;
     case (state_q)
       StIdle: begin
         if (q_valid_i) insn_d = entry_index;
@@ -443,46 +481,22 @@ module tessera_compute #(
             is_uop_load_d = (mem_type == MemUop);
             is_acc_load_d = (mem_type == MemAcc);
             state_d = (x_size != '0) ? StLoad : StPush;
-          end else if (is_uops) begin
-            gemm_d = (opcode == OpGemm);
-            reset_d = gemm_insn.reset;
-            use_imm_d = alu_insn.use_imm;
-            alu_op_d = alu_insn.alu_opcode;
-            imm_d = 32'($signed(alu_insn.imm));
-            uop_bgn_d = 32'(gemm_insn.uop_bgn);
-            uop_end_d = 32'(gemm_insn.uop_end);
-            iter_out_d = 32'(gemm_insn.iter_out);
-            iter_in_d = 32'(gemm_insn.iter_in);
-            dst_fo_d = 32'(gemm_insn.dst_factor_out);
-            dst_fi_d = 32'(gemm_insn.dst_factor_in);
-            src_fo_d = 32'(gemm_insn.src_factor_out);
-            src_fi_d = 32'(gemm_insn.src_factor_in);
-            // ALU instructions have no weight factors; their fields there hold the ALU opcode.
-            wgt_fo_d = (opcode == OpGemm) ? 32'(gemm_insn.wgt_factor_out) : '0;
-            wgt_fi_d = (opcode == OpGemm) ? 32'(gemm_insn.wgt_factor_in) : '0;
-            state_d = StUops;
           end else begin
             state_d = StPush;
           end
         end
       end
       StLoad: if (loader_done) state_d = StPush;
-      StUops: begin
-        if (s1_fault) begin
-          fault_d = 1'b1;
-          fault_info_d = {s1_uop_q[31-FaultFieldBits:0],
-                           bad_dst ? tessera_host_pkg::FaultFieldDst
-                                   : (bad_src ? tessera_host_pkg::FaultFieldSrc : tessera_host_pkg::FaultFieldWgt)};
-          state_d = StFault;
-        end else if (uops_drained) begin
-          state_d = StPush;
-        end
-      end
       StPush: state_d = StIdle;
       StFinish: state_d = StFinish;
-      StFault: state_d = StFault;
       default: state_d = StIdle;
     endcase
+    // Ages: a dispatched instruction is the younger one if the other pipe keeps an instruction.
+    if (dispatch) begin
+      older_d = (pipe_busy[!target] && !pipe_retire[!target]) ? !target : target;
+    end else if (retire_pipe) begin
+      older_d = !retiring;
+    end
   end
 
   always_ff @(posedge clk_i) begin
@@ -493,23 +507,11 @@ module tessera_compute #(
       insn_q <= '0;
       is_uop_load_q <= 1'b0;
       is_acc_load_q <= 1'b0;
-      gemm_q <= 1'b0;
-      reset_q <= 1'b0;
-      use_imm_q <= 1'b0;
-      alu_op_q <= '0;
-      imm_q <= '0;
-      uop_bgn_q <= '0;
-      uop_end_q <= '0;
-      iter_out_q <= '0;
-      iter_in_q <= '0;
-      dst_fo_q <= '0;
-      dst_fi_q <= '0;
-      src_fo_q <= '0;
-      src_fi_q <= '0;
-      wgt_fo_q <= '0;
-      wgt_fi_q <= '0;
-      fault_o <= 1'b0;
-      fault_info_o <= '0;
+      older_q <= 1'b0;
+      slot_index_q[0] <= '0;
+      slot_index_q[1] <= '0;
+      slot_push_prev_q <= '0;
+      slot_push_next_q <= '0;
     end else begin
       state_q <= state_d;
       push_prev_q <= push_prev_d;
@@ -517,236 +519,65 @@ module tessera_compute #(
       insn_q <= insn_d;
       is_uop_load_q <= is_uop_load_d;
       is_acc_load_q <= is_acc_load_d;
-      gemm_q <= gemm_d;
-      reset_q <= reset_d;
-      use_imm_q <= use_imm_d;
-      alu_op_q <= alu_op_d;
-      imm_q <= imm_d;
-      uop_bgn_q <= uop_bgn_d;
-      uop_end_q <= uop_end_d;
-      iter_out_q <= iter_out_d;
-      iter_in_q <= iter_in_d;
-      dst_fo_q <= dst_fo_d;
-      dst_fi_q <= dst_fi_d;
-      src_fo_q <= src_fo_d;
-      src_fi_q <= src_fi_d;
-      wgt_fo_q <= wgt_fo_d;
-      wgt_fi_q <= wgt_fi_d;
-      fault_o <= fault_d;
-      fault_info_o <= fault_info_d;
-    end
-  end
-
-  // The micro-op pipeline: next state.
-  always_comb begin
-    s0_active_d = s0_active_q;
-    s0_uop_d = s0_uop_q;
-    s0_i_d = s0_i_q;
-    s0_j_d = s0_j_q;
-    s0_dst_out_d = s0_dst_out_q;
-    s0_src_out_d = s0_src_out_q;
-    s0_wgt_out_d = s0_wgt_out_q;
-    s0_dst_d = s0_dst_q;
-    s0_src_d = s0_src_q;
-    s0_wgt_d = s0_wgt_q;
-    s1_valid_d = s1_valid_q;
-    s1_phase_d = s1_phase_q;
-    s1_uop_d = s1_uop_q;
-    s1_dst_off_d = s1_dst_off_q;
-    s1_src_off_d = s1_src_off_q;
-    s1_wgt_off_d = s1_wgt_off_q;
-    s2_valid_d = s2_valid_q;
-    s2_dst_d = s2_dst_q;
-    s2_src_val_d = s2_src_val_q;
-    s3_valid_d = s3_valid_q;
-    s3_gemm_d = s3_gemm_q;
-    s3_reset_d = s3_reset_q;
-    s3_dst_d = s3_dst_q;
-    fwd_valid_d = fwd_valid_q;
-    fwd_addr_d = fwd_addr_q;
-    fwd_data_d = fwd_data_q;
-    acc_rd_addr_d = acc_rd_addr_q;
-    src_hold_valid_d = src_hold_valid_q;
-    src_hold_idx_d = src_hold_idx_q;
-
-    // S0 starts when the instruction is latched (the cycle after issue).
-    if (state_q == StIdle && issue && is_uops) begin
-      s0_active_d = gemm_insn.iter_out != '0 && gemm_insn.iter_in != '0 &&
-                   32'(gemm_insn.uop_bgn) < 32'(gemm_insn.uop_end);
-      s0_uop_d     = 32'(gemm_insn.uop_bgn);
-      s0_i_d       = '0;
-      s0_j_d       = '0;
-      s0_dst_out_d = '0;
-      s0_src_out_d = '0;
-      s0_wgt_out_d = '0;
-      s0_dst_d     = '0;
-      s0_src_d     = '0;
-      s0_wgt_d     = '0;
-    end else if (s0_issue) begin
-      if (s0_uop_q + 1 < uop_end_q) begin
-        s0_uop_d = s0_uop_q + 1;
-      end else begin
-        s0_uop_d = uop_bgn_q;
-        if (s0_j_q + 1 < iter_in_q) begin
-          s0_j_d   = s0_j_q + 1;
-          s0_dst_d = s0_dst_q + dst_fi_q;
-          s0_src_d = s0_src_q + src_fi_q;
-          s0_wgt_d = s0_wgt_q + wgt_fi_q;
-        end else begin
-          s0_j_d = '0;
-          s0_dst_out_d = s0_dst_out_q + dst_fo_q;
-          s0_src_out_d = s0_src_out_q + src_fo_q;
-          s0_wgt_out_d = s0_wgt_out_q + wgt_fo_q;
-          s0_dst_d = s0_dst_out_q + dst_fo_q;
-          s0_src_d = s0_src_out_q + src_fo_q;
-          s0_wgt_d = s0_wgt_out_q + wgt_fo_q;
-          if (s0_i_q + 1 < iter_out_q) s0_i_d = s0_i_q + 1;
-          else s0_active_d = 1'b0;
-        end
+      older_q <= older_d;
+      if (dispatch) begin
+        slot_index_q[target] <= entry_index;
+        slot_push_prev_q[target] <= push_prev;
+        slot_push_next_q[target] <= push_next;
       end
-    end else if (fault_o) begin
-      s0_active_d = 1'b0;
-    end
-
-    // S1 takes the issued micro-op; a vector ALU micro-op stays a second cycle.
-    if (s1_busy_next) begin
-      s1_phase_d = 1'b1;
-    end else begin
-      s1_valid_d   = s0_issue;
-      s1_phase_d   = 1'b0;
-      s1_uop_d     = s0_uop_q;
-      s1_dst_off_d = s0_dst_q;
-      s1_src_off_d = s0_src_q;
-      s1_wgt_off_d = s0_wgt_q;
-    end
-    if (s1_fault) s1_valid_d = 1'b0;
-
-    // S2 takes the micro-op whose reads S1 completes this cycle.
-    s2_valid_d = s1_valid_q && !s1_busy_next && !s1_fault;
-    s2_dst_d = idx_dst[AccAw-1:0];
-    // The vector source read in S1's first cycle arrives now; it stays held for the next micro-ops
-    // with the same source until one of them writes that row.
-    if (s1_valid_q && alu_vector && s1_phase_q) begin
-      s2_src_val_d = acc_fresh;
-      src_hold_idx_d = idx_src[AccAw-1:0];
-      src_hold_valid_d = idx_dst[AccAw-1:0] != idx_src[AccAw-1:0];
-    end else if (s2_valid_d && idx_dst[AccAw-1:0] == src_hold_idx_q) begin
-      src_hold_valid_d = 1'b0;
-    end
-    // Rows may change between instructions (loads, GEMM): a held row lives within one instruction.
-    if (state_q == StIdle && issue) src_hold_valid_d = 1'b0;
-    acc_rd_addr_d = acc_raddr_o;
-
-    s3_valid_d = s2_valid_q;
-    s3_gemm_d  = gemm_q;
-    s3_reset_d = reset_q;
-    s3_dst_d   = s2_dst_q;
-
-    fwd_valid_d = s3_valid_q;
-    fwd_addr_d  = s3_dst_q;
-    if (s3_valid_q) fwd_data_d = s3_result;
-
-    // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
-    if (fault_o) begin
-      s1_valid_d = 1'b0;
-      s2_valid_d = 1'b0;
-      s3_valid_d = 1'b0;
-    end
-  end
-
-  // The micro-op pipeline registers.
-  always_ff @(posedge clk_i) begin
-    if (!rst_ni || start_i) begin
-      s0_active_q   <= 1'b0;
-      s0_uop_q      <= '0;
-      s0_i_q        <= '0;
-      s0_j_q        <= '0;
-      s0_dst_out_q  <= '0;
-      s0_src_out_q  <= '0;
-      s0_wgt_out_q  <= '0;
-      s0_dst_q      <= '0;
-      s0_src_q      <= '0;
-      s0_wgt_q      <= '0;
-      s1_valid_q    <= 1'b0;
-      s1_phase_q    <= 1'b0;
-      s1_uop_q      <= '0;
-      s1_dst_off_q  <= '0;
-      s1_src_off_q  <= '0;
-      s1_wgt_off_q  <= '0;
-      s2_valid_q    <= 1'b0;
-      s2_dst_q      <= '0;
-      s2_src_val_q  <= '0;
-      s3_valid_q    <= 1'b0;
-      s3_gemm_q     <= 1'b0;
-      s3_reset_q    <= 1'b0;
-      s3_dst_q      <= '0;
-      fwd_valid_q   <= 1'b0;
-      fwd_addr_q    <= '0;
-      fwd_data_q    <= '0;
-      acc_rd_addr_q <= '0;
-      src_hold_valid_q <= 1'b0;
-      src_hold_idx_q <= '0;
-    end else begin
-      s0_active_q <= s0_active_d;
-      s0_uop_q <= s0_uop_d;
-      s0_i_q <= s0_i_d;
-      s0_j_q <= s0_j_d;
-      s0_dst_out_q <= s0_dst_out_d;
-      s0_src_out_q <= s0_src_out_d;
-      s0_wgt_out_q <= s0_wgt_out_d;
-      s0_dst_q <= s0_dst_d;
-      s0_src_q <= s0_src_d;
-      s0_wgt_q <= s0_wgt_d;
-      s1_valid_q <= s1_valid_d;
-      s1_phase_q <= s1_phase_d;
-      s1_uop_q <= s1_uop_d;
-      s1_dst_off_q <= s1_dst_off_d;
-      s1_src_off_q <= s1_src_off_d;
-      s1_wgt_off_q <= s1_wgt_off_d;
-      s2_valid_q <= s2_valid_d;
-      s2_dst_q <= s2_dst_d;
-      s2_src_val_q <= s2_src_val_d;
-      s3_valid_q <= s3_valid_d;
-      s3_gemm_q <= s3_gemm_d;
-      s3_reset_q <= s3_reset_d;
-      s3_dst_q <= s3_dst_d;
-      fwd_valid_q <= fwd_valid_d;
-      fwd_addr_q <= fwd_addr_d;
-      fwd_data_q <= fwd_data_d;
-      acc_rd_addr_q <= acc_rd_addr_d;
-      src_hold_valid_q <= src_hold_valid_d;
-      src_hold_idx_q <= src_hold_idx_d;
     end
   end
 
   // ------------------------------------------------------------ status
-  assign g2l_push_o = (state_q == StPush) && push_prev_q;
-  assign g2s_push_o = (state_q == StPush) && push_next_q;
-  assign retire_o = (state_q == StPush) || (state_q == StIdle && issue && opcode == OpFinish);
+  logic fault_pipe;
+  assign fault_pipe = pipe_fault[PipeAlu];
+  assign g2l_push_o = (state_q == StPush && push_prev_q) || (retire_pipe && slot_push_prev_q[retiring]);
+  assign g2s_push_o = (state_q == StPush && push_next_q) || (retire_pipe && slot_push_next_q[retiring]);
+  assign retire_o = (state_q == StPush) || (state_q == StIdle && issue && opcode == OpFinish) || retire_pipe;
   assign finish_o = (state_q == StFinish);
-  assign busy_o = (state_q == StLoad) || (state_q == StUops) || (state_q == StPush);
-  assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready;
+  assign busy_o = (state_q == StLoad) || (state_q == StPush) || pipe_busy != '0;
+  assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready && pipe_busy == '0;
+  assign fault_o = any_fault;
+  assign fault_info_o = pipe_fault_info[fault_pipe];
   always_comb begin
     status_o = '0;
     if (state_q == StFinish) status_o.state = tessera_host_pkg::StateHaltedAtFinish;
-    else if (state_q != StIdle) status_o.state = tessera_host_pkg::StateBusy;
+    else if (busy_o) status_o.state = tessera_host_pkg::StateBusy;
     else if (q_valid_i) status_o = deps_status;
     else status_o.state = tessera_host_pkg::StateIdle;
   end
-  assign insn_o = insn_q;
+  // Trace: a pipe begins or ends the instruction it holds, or the head one it takes this cycle.
+  assign trace_begin_o = {pipe_exec_begin[PipeAlu], pipe_exec_begin[PipeGemm], issue};
+  assign trace_end_o = {pipe_exec_end[PipeAlu], pipe_exec_end[PipeGemm], state_q == StPush};
+  assign trace_head_insn_o = entry_index;
+  assign trace_seq_insn_o = insn_q;
+  assign trace_gemm_insn_o = pipe_busy[PipeGemm] ? slot_index_q[PipeGemm] : entry_index;
+  assign trace_alu_insn_o = pipe_busy[PipeAlu] ? slot_index_q[PipeAlu] : entry_index;
+
+  // The faulting instruction, else the oldest in flight, else the one at the queue's head.
+  always_comb begin
+    if (any_fault) insn_o = slot_index_q[fault_pipe];
+    else if (pipe_busy != '0) insn_o = slot_index_q[oldest];
+    else insn_o = insn_q;
+  end
 
 `ifndef SYNTHESIS
-  // The S1 range check is what keeps the SRAM addresses, cut to the buffers' address widths, from
-  // wrapping onto another row: no read or write may be issued with an index past the depth.
-  InpIndexInRange: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
-                                    inp_re_o |-> idx_src < tessera_config_pkg::INP_BUFF_DEPTH)
-    else $error("tessera_compute: input SRAM index %0d out of range", idx_src);
-  WgtIndexInRange: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
-                                    wgt_re_o |-> idx_wgt < tessera_config_pkg::WGT_BUFF_DEPTH)
-    else $error("tessera_compute: weight SRAM index %0d out of range", idx_wgt);
-  AccIndexInRange: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
-                                    acc_re_o |-> (s1_reads_acc_src ? idx_src : idx_dst) < tessera_config_pkg::ACC_BUFF_DEPTH)
-    else $error("tessera_compute: accumulator SRAM index out of range");
+  // The grants give each bank to one pipe per cycle, which keeps their writes apart too.
+  logic [1:0] rd_bank, wr_bank;
+  assign rd_bank = {pipe_acc_raddr[1][AccAw-1], pipe_acc_raddr[0][AccAw-1]};
+  assign wr_bank = {pipe_acc_waddr[1][AccAw-1], pipe_acc_waddr[0][AccAw-1]};
+  OneReaderPerBank: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                     !(pipe_acc_re == 2'b11 && rd_bank[0] == rd_bank[1]))
+    else $error("tessera_compute: both pipes read accumulator bank %0d", rd_bank[0]);
+  OneWriterPerBank: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                     !(pipe_acc_we == 2'b11 && wr_bank[0] == wr_bank[1]))
+    else $error("tessera_compute: both pipes write accumulator bank %0d", wr_bank[0]);
+  NoPipeDuringLoad: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                     state_q == StLoad |-> pipe_busy == '0)
+    else $error("tessera_compute: a pipe runs during a load");
+  // Two instructions overlap only with apart, in-range footprints: then neither can fault.
+  OneFaultAtATime: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i) pipe_fault != 2'b11)
+    else $error("tessera_compute: both pipes faulted");
 `endif
 
   // The loader reports completion through done; its busy level and readiness are not needed here.

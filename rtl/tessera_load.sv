@@ -39,6 +39,8 @@ module tessera_load #(
   output logic                                  busy_o,
   output logic                                  stall_o,
   output logic                                  retire_o,
+  output logic [31:0]                           head_insn_o,    // the index of the queue head (it takes)
+  output logic [31:0]                           retire_insn_o,  // the index of the one retiring
   output tessera_host_pkg::status_t             status_o,
   output logic [31:0]                           insn_o
 );
@@ -98,11 +100,13 @@ module tessera_load #(
   );
 
   // Every instruction, dependency-only ones included, becomes a loader job so completions (and
-  // the tokens they push) stay in program order. Tag: {is input, pushes a token}.
+  // the tokens they push) stay in program order. Tag: {instruction index, is input, pushes a
+  // token}; the index names the retiring instruction on the trace port, as up to three are in flight.
+  localparam int TagWidth = 32 + 2;
   logic issue, job_ready, loader_busy, loader_done;
-  // Writes need only the target SRAM, completions only the push flag.
+  // Writes need only the target SRAM, completions the push flag and the index.
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [1:0] done_tag, wr_tag;
+  logic [TagWidth-1:0] done_tag, wr_tag;
   /* verilator lint_on UNUSEDSIGNAL */
   assign issue = q_valid_i && deps_ready && job_ready;
   assign q_pop_o = issue;
@@ -113,14 +117,14 @@ module tessera_load #(
   logic [BeatIdxWidth-1:0] wr_beat;
   logic [Bus-1:0]          wr_data;
 
-  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(SramAw), .BeatIdxWidth(BeatIdxWidth), .TagWidth(2)) u_loader (
+  tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(SramAw), .BeatIdxWidth(BeatIdxWidth), .TagWidth(TagWidth)) u_loader (
     .clk_i, .rst_ni, .clear_i(start_i),
     .job_valid_i(issue), .job_ready_o(job_ready),
     .sram_base_i(sram_base[SramAw-1:0]), .dram_base_i(dram_base),
     .y_size_i(y_size), .x_size_i(x_size), .x_stride_i(x_stride),
     .y_pad0_i(y_pad0), .y_pad1_i(y_pad1), .x_pad0_i(x_pad0), .x_pad1_i(x_pad1),
     .log_elem_bytes_i(mem_type == MemInp ? LogInpElemBytes : LogWgtElemBytes),
-    .tag_i({mem_type == MemInp, push_next}),
+    .tag_i({q_entry_i[EntryWidth-1 -: 32], mem_type == MemInp, push_next}),
     .done_o(loader_done), .done_tag_o(done_tag), .busy_o(loader_busy),
     .req_valid_o, .req_addr_o, .req_len_o, .req_ready_i,
     .rsp_valid_i, .rsp_data_i, .rsp_ready_o,
@@ -159,6 +163,8 @@ module tessera_load #(
 
   assign l2g_push_o = loader_done && done_tag[0];
   assign retire_o = loader_done;
+  assign head_insn_o = q_entry_i[EntryWidth-1 -: 32];
+  assign retire_insn_o = done_tag[TagWidth-1 -: 32];
   assign busy_o = loader_busy;
   assign stall_o = q_valid_i && !deps_ready;
   always_comb begin

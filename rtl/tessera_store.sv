@@ -44,7 +44,8 @@ module tessera_store #(
   output logic                                   stall_o,
   output logic                                   retire_o,
   output tessera_host_pkg::status_t              status_o,
-  output logic [31:0]                            insn_o
+  output logic [31:0]                            insn_o,
+  output logic [31:0]                            head_insn_o  // the index of the queue head (it takes)
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
@@ -283,5 +284,6 @@ module tessera_store #(
     else status_o.state = tessera_host_pkg::StateIdle;
   end
   assign insn_o = insn_q;
+  assign head_insn_o = q_entry_i[EntryWidth-1 -: 32];
 
 endmodule

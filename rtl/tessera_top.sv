@@ -49,7 +49,15 @@ module tessera_top (
   input  logic [1:0]                      m_axi_bresp_i,
   input  logic                            m_axi_bvalid_i,
   output logic                            m_axi_bready_o,
-  output logic                            irq_o
+  output logic                            irq_o,
+  // Instruction trace (docs/rtl.md): per unit of tessera_host_pkg (Trace*), a strobe when an
+  // instruction begins and when one ends there, each with the instruction's index, and the cycle
+  // of the run they belong to. Debug only: a design may leave them unconnected.
+  output logic [tessera_host_pkg::NumTraceUnits-1:0]    trace_begin_o,
+  output logic [tessera_host_pkg::NumTraceUnits*32-1:0] trace_begin_insn_o,
+  output logic [tessera_host_pkg::NumTraceUnits-1:0]    trace_end_o,
+  output logic [tessera_host_pkg::NumTraceUnits*32-1:0] trace_end_insn_o,
+  output logic [31:0]                                   trace_cycle_o
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
@@ -176,9 +184,13 @@ module tessera_top (
   end
 
   // ------------------------------------------------------------ SRAMs
-  logic                                   uop_we, uop_re;
-  logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_waddr, uop_raddr;
-  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_wdata, uop_rdata;
+  localparam int AccAw = tessera_config_pkg::LOG_ACC_BUFF_DEPTH;
+  localparam int BankAw = AccAw - 1;
+  localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
+  localparam int OutWidth = tessera_config_pkg::OUT_MATRIX_WIDTH;
+  logic                                   uop_a_we, uop_a_re, uop_b_re;
+  logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_a_addr, uop_b_addr;
+  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_a_wdata, uop_a_rdata, uop_b_rdata;
   logic [InpLanes-1:0]                    inp_we;
   logic                                   inp_re;
   logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_waddr, inp_raddr;
@@ -188,15 +200,20 @@ module tessera_top (
   logic                                   wgt_re;
   logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_waddr, wgt_raddr;
   logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0]   wgt_rdata;
-  logic [AccLanes-1:0]                    acc_we, out_we;
-  logic                                   acc_re, out_re;
-  logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_waddr, acc_raddr, out_waddr, out_raddr;
-  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_wdata, acc_rdata;
-  logic [tessera_config_pkg::OUT_MATRIX_WIDTH-1:0]   out_wdata, out_rdata;
+  // The accumulator and output SRAMs are two banks each (the row index's top bit), packed by bank.
+  logic [2*AccLanes-1:0]                  acc_we, out_we;
+  logic [1:0]                             acc_re;
+  logic [2*BankAw-1:0]                    acc_waddr, acc_raddr, out_waddr;
+  logic [2*AccWidth-1:0]                  acc_wdata, acc_rdata;
+  logic [2*OutWidth-1:0]                  out_wdata, out_rdata_banks;
+  logic                                   out_re;
+  logic [AccAw-1:0]                       out_raddr;
+  logic [OutWidth-1:0]                    out_rdata;
+  logic                                   out_rd_bank_q;
 
-  tessera_sram #(.Depth(tessera_config_pkg::UOP_BUFF_DEPTH), .Lanes(1), .LaneWidth(tessera_config_pkg::UOP_WIDTH)) u_uop_sram (
-    .clk_i, .we_i(uop_we), .waddr_i(uop_waddr), .wdata_i(uop_wdata),
-    .re_i(uop_re), .raddr_i(uop_raddr), .rdata_o(uop_rdata)
+  tessera_sram_2p #(.Depth(tessera_config_pkg::UOP_BUFF_DEPTH), .Width(tessera_config_pkg::UOP_WIDTH)) u_uop_sram (
+    .clk_i, .a_we_i(uop_a_we), .a_re_i(uop_a_re), .a_addr_i(uop_a_addr), .a_wdata_i(uop_a_wdata),
+    .a_rdata_o(uop_a_rdata), .b_re_i(uop_b_re), .b_addr_i(uop_b_addr), .b_rdata_o(uop_b_rdata)
   );
   tessera_sram #(.Depth(tessera_config_pkg::INP_BUFF_DEPTH), .Lanes(InpLanes), .LaneWidth(Bus), .Broadcast(1'b1)) u_inp_sram (
     .clk_i, .we_i(inp_we), .waddr_i(inp_waddr), .wdata_i(inp_wdata),
@@ -206,20 +223,36 @@ module tessera_top (
     .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wdata_i(wgt_wdata),
     .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata)
   );
-  tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(Bus)) u_acc_sram (
-    .clk_i, .we_i(acc_we), .waddr_i(acc_waddr), .wdata_i(acc_wdata),
-    .re_i(acc_re), .raddr_i(acc_raddr), .rdata_o(acc_rdata)
-  );
-  tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH), .Lanes(AccLanes), .LaneWidth(OutLaneWidth)) u_out_sram (
-    .clk_i, .we_i(out_we), .waddr_i(out_waddr), .wdata_i(out_wdata),
-    .re_i(out_re), .raddr_i(out_raddr), .rdata_o(out_rdata)
-  );
+  for (genvar b = 0; b < 2; b++) begin : g_acc_bank
+    tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH / 2), .Lanes(AccLanes), .LaneWidth(Bus)) u_acc_sram (
+      .clk_i, .we_i(acc_we[b * AccLanes +: AccLanes]), .waddr_i(acc_waddr[b * BankAw +: BankAw]),
+      .wdata_i(acc_wdata[b * AccWidth +: AccWidth]),
+      .re_i(acc_re[b]), .raddr_i(acc_raddr[b * BankAw +: BankAw]), .rdata_o(acc_rdata[b * AccWidth +: AccWidth])
+    );
+    // Only the store module reads the output SRAM: both banks at its row, the answer from its bank.
+    tessera_sram #(.Depth(tessera_config_pkg::ACC_BUFF_DEPTH / 2), .Lanes(AccLanes), .LaneWidth(OutLaneWidth)) u_out_sram (
+      .clk_i, .we_i(out_we[b * AccLanes +: AccLanes]), .waddr_i(out_waddr[b * BankAw +: BankAw]),
+      .wdata_i(out_wdata[b * OutWidth +: OutWidth]),
+      .re_i(out_re && out_raddr[AccAw-1] == 1'(b)), .raddr_i(out_raddr[BankAw-1:0]),
+      .rdata_o(out_rdata_banks[b * OutWidth +: OutWidth])
+    );
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) out_rd_bank_q <= 1'b0;
+    else if (out_re) out_rd_bank_q <= out_raddr[AccAw-1];
+  end
+  assign out_rdata = out_rd_bank_q ? out_rdata_banks[OutWidth +: OutWidth] : out_rdata_banks[0 +: OutWidth];
 
   // ------------------------------------------------------------ modules
   logic load_busy, load_stall, load_retire;
-  logic compute_busy, compute_stall, compute_retire, gemm_uop, alu_uop, compute_fault;
+  logic [31:0] load_head_insn, load_retire_insn, store_head_insn;
+  logic compute_busy, compute_stall, compute_retire, compute_fault;
+  logic [1:0] gemm_uops, alu_uops;
   logic [31:0] compute_fault_info;
   logic store_busy, store_stall, store_retire, write_error;
+  // The compute module's trace strobes (its sequencer, the GEMM pipe, the ALU pipe) and indices.
+  logic [2:0]  compute_trace_begin, compute_trace_end;
+  logic [31:0] compute_head_insn, compute_seq_insn, gemm_insn, alu_insn;
 
   tessera_load #(.EntryWidth(EntryWidth)) u_load (
     .clk_i, .rst_ni, .start_i(start),
@@ -231,7 +264,8 @@ module tessera_top (
     .rsp_valid_i(rd_rsp_valid[ModLoad]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModLoad]),
     .inp_we_o(inp_we), .inp_waddr_o(inp_waddr), .inp_wdata_o(inp_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wdata_o(wgt_wdata),
-    .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .status_o(status[ModLoad * StatusBits +: StatusBits]),
+    .busy_o(load_busy), .stall_o(load_stall), .retire_o(load_retire), .head_insn_o(load_head_insn), .retire_insn_o(load_retire_insn),
+    .status_o(status[ModLoad * StatusBits +: StatusBits]),
     .insn_o(insn_idx[ModLoad * 32 +: 32])
   );
 
@@ -243,16 +277,18 @@ module tessera_top (
     .req_valid_o(rd_req_valid[ModCompute]), .req_addr_o(rd_req_addr[ModCompute * 32 +: 32]),
     .req_len_o(rd_req_len[ModCompute * 8 +: 8]), .req_ready_i(rd_req_ready[ModCompute]),
     .rsp_valid_i(rd_rsp_valid[ModCompute]), .rsp_data_i(rd_rsp_data), .rsp_ready_o(rd_rsp_ready[ModCompute]),
-    .uop_we_o(uop_we), .uop_waddr_o(uop_waddr), .uop_wdata_o(uop_wdata),
-    .uop_re_o(uop_re), .uop_raddr_o(uop_raddr), .uop_rdata_i(uop_rdata),
+    .uop_a_we_o(uop_a_we), .uop_a_re_o(uop_a_re), .uop_a_addr_o(uop_a_addr), .uop_a_wdata_o(uop_a_wdata),
+    .uop_a_rdata_i(uop_a_rdata), .uop_b_re_o(uop_b_re), .uop_b_addr_o(uop_b_addr), .uop_b_rdata_i(uop_b_rdata),
     .inp_re_o(inp_re), .inp_raddr_o(inp_raddr), .inp_rdata_i(inp_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
     .acc_we_o(acc_we), .acc_waddr_o(acc_waddr), .acc_wdata_o(acc_wdata),
     .acc_re_o(acc_re), .acc_raddr_o(acc_raddr), .acc_rdata_i(acc_rdata),
     .out_we_o(out_we), .out_waddr_o(out_waddr), .out_wdata_o(out_wdata),
     .busy_o(compute_busy), .stall_o(compute_stall), .retire_o(compute_retire), .finish_o(finish),
-    .gemm_uop_o(gemm_uop), .alu_uop_o(alu_uop), .fault_o(compute_fault), .fault_info_o(compute_fault_info),
-    .status_o(status[ModCompute * StatusBits +: StatusBits]), .insn_o(insn_idx[ModCompute * 32 +: 32])
+    .gemm_uops_o(gemm_uops), .alu_uops_o(alu_uops), .fault_o(compute_fault), .fault_info_o(compute_fault_info),
+    .status_o(status[ModCompute * StatusBits +: StatusBits]), .insn_o(insn_idx[ModCompute * 32 +: 32]),
+    .trace_begin_o(compute_trace_begin), .trace_end_o(compute_trace_end), .trace_head_insn_o(compute_head_insn),
+    .trace_seq_insn_o(compute_seq_insn), .trace_gemm_insn_o(gemm_insn), .trace_alu_insn_o(alu_insn)
   );
 
   tessera_store #(.EntryWidth(EntryWidth)) u_store (
@@ -264,7 +300,7 @@ module tessera_top (
     .m_axi_wdata_o, .m_axi_wstrb_o, .m_axi_wlast_o, .m_axi_wvalid_o, .m_axi_wready_i,
     .m_axi_bresp_i, .m_axi_bvalid_i, .m_axi_bready_o, .write_error_o(write_error),
     .busy_o(store_busy), .stall_o(store_stall), .retire_o(store_retire), .status_o(status[ModStore * StatusBits +: StatusBits]),
-    .insn_o(insn_idx[ModStore * 32 +: 32])
+    .insn_o(insn_idx[ModStore * 32 +: 32]), .head_insn_o(store_head_insn)
   );
 
   // ------------------------------------------------------------ faults and counters
@@ -303,10 +339,56 @@ module tessera_top (
     count_inc[tessera_host_pkg::CounterStoreStall * 2 +: 2]     = {1'b0, store_stall};
     count_inc[tessera_host_pkg::CounterDramReadBeats * 2 +: 2]  = {1'b0, m_axi_rvalid_i && m_axi_rready_o};
     count_inc[tessera_host_pkg::CounterDramWriteBeats * 2 +: 2] = {1'b0, m_axi_wvalid_o && m_axi_wready_i};
-    count_inc[tessera_host_pkg::CounterGemmUops * 2 +: 2]       = {1'b0, gemm_uop};
-    count_inc[tessera_host_pkg::CounterAluUops * 2 +: 2]        = {1'b0, alu_uop};
+    count_inc[tessera_host_pkg::CounterGemmUops * 2 +: 2]       = gemm_uops;
+    count_inc[tessera_host_pkg::CounterAluUops * 2 +: 2]        = alu_uops;
     count_inc[tessera_host_pkg::CounterRetired * 2 +: 2]        = 2'(load_retire) + 2'(compute_retire) + 2'(store_retire);
   end
+
+  // ------------------------------------------------------------ instruction trace
+  // An instruction begins on load and store when it leaves their queue (they pop it with its
+  // tokens), on fetch when it enters a queue (a one-cycle span). Store's index register holds
+  // the instruction it retires; load names its own, as several may be in flight. FINISH ends in
+  // the cycle the host registers take finish, the run's last counted one.
+  localparam int TrFetch = tessera_host_pkg::TraceFetch;
+  localparam int TrLoad = tessera_host_pkg::TraceLoad;
+  localparam int TrCompute = tessera_host_pkg::TraceCompute;
+  localparam int TrGemm = tessera_host_pkg::TraceGemmPipe;
+  localparam int TrAlu = tessera_host_pkg::TraceAluPipe;
+  localparam int TrStore = tessera_host_pkg::TraceStore;
+  localparam int NumTraceUnits = tessera_host_pkg::NumTraceUnits;
+  // The strobes as one expression and the indices as whole words: the simulators evaluate this
+  // every cycle, traced or not.
+  function automatic logic [NumTraceUnits-1:0] at_unit(input logic bit_i, input int unit);
+    at_unit = NumTraceUnits'(bit_i) << unit;
+  endfunction
+  assign trace_begin_o = at_unit(q_push != '0, TrFetch) | at_unit(q_pop[QLoad], TrLoad) |
+                         at_unit(compute_trace_begin[0], TrCompute) | at_unit(compute_trace_begin[1], TrGemm) |
+                         at_unit(compute_trace_begin[2], TrAlu) | at_unit(q_pop[QStore], TrStore);
+  assign trace_end_o = at_unit(q_push != '0, TrFetch) | at_unit(load_retire, TrLoad) |
+                       at_unit(compute_trace_end[0] || (finish && running), TrCompute) |
+                       at_unit(compute_trace_end[1], TrGemm) | at_unit(compute_trace_end[2], TrAlu) |
+                       at_unit(store_retire, TrStore);
+  assign trace_begin_insn_o[TrFetch * 32 +: 32] = fetch_entry[EntryWidth-1 -: 32];
+  assign trace_begin_insn_o[TrLoad * 32 +: 32] = load_head_insn;
+  assign trace_begin_insn_o[TrCompute * 32 +: 32] = compute_head_insn;
+  assign trace_begin_insn_o[TrGemm * 32 +: 32] = gemm_insn;
+  assign trace_begin_insn_o[TrAlu * 32 +: 32] = alu_insn;
+  assign trace_begin_insn_o[TrStore * 32 +: 32] = store_head_insn;
+  assign trace_end_insn_o[TrFetch * 32 +: 32] = fetch_entry[EntryWidth-1 -: 32];
+  assign trace_end_insn_o[TrLoad * 32 +: 32] = load_retire_insn;
+  assign trace_end_insn_o[TrCompute * 32 +: 32] = compute_seq_insn;
+  assign trace_end_insn_o[TrGemm * 32 +: 32] = gemm_insn;
+  assign trace_end_insn_o[TrAlu * 32 +: 32] = alu_insn;
+  assign trace_end_insn_o[TrStore * 32 +: 32] = insn_idx[ModStore * 32 +: 32];
+
+  // Cycles since the run started: the CYCLES counter while the run goes, still counting after it,
+  // so work FINISH did not wait for (a store draining) gets its own cycles.
+  logic [31:0] trace_cycle_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start) trace_cycle_q <= '0;
+    else trace_cycle_q <= trace_cycle_q + 1'b1;
+  end
+  assign trace_cycle_o = trace_cycle_q;
 
 `ifndef SYNTHESIS
   // AXI: a source holds VALID and its payload stable until the handshake (AMBA AXI A3.2.1); the

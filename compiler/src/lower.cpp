@@ -46,21 +46,32 @@ class GemmLowering : public detail::OperatorLowering {
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.multBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
           multBuf);
     if (clipLowBuf >= 0) {
-      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipLowBase), 0, 1, uint32_t(g_.COB), uint32_t(g_.COB)),
           clipLowBuf);
-      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipBase + g_.COB), 0, 1, uint32_t(g_.COB),
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.clipHighBase), 0, 1, uint32_t(g_.COB),
                   uint32_t(g_.COB)),
           clipHighBuf);
     }
+    const int in2Buf = op_.residual ? prog.bufferIndex("input2") : -1;
+    if (g_.scaleRows)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.scaleRowBase), 0, 1, uint32_t(g_.scaleRows),
+                  uint32_t(g_.scaleRows)),
+          prog.bufferIndex("scales"));
+    // A tile's epilogue and store are emitted after the next tile's first reduction step: the
+    // compute stage runs that GEMM on one accumulator bank while its ALU pipe requantizes the
+    // finished tile in the other (docs/rtl.md), and the next tile's reset goes right after the
+    // last GEMM of the tile before it, so it overlaps that GEMM too.
+    bool havePending = false;
+    FinishedTile pending{};
     long step = 0, tile = 0;
     for (int nb = 0; nb < g_.NB; ++nb)
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
         for (int yt = 0; yt < g_.OH / t_.th; ++yt)
           for (int xt = 0; xt < g_.OW / t_.tw; ++xt, ++tile) {
             const int q = static_cast<int>(tile % 2);
-            const uint32_t acc = static_cast<uint32_t>(q * g_.accCap);
             if (tile >= 2) pop(2, 1);
             gemm(resetKernel_[q], true);
+            if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
             const detail::Window rows = detail::window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, s_.rowStep, g_.H);
             const detail::Window cols = detail::window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
             for (int cit = 0; cit < s_.stepsPerTile; ++cit, ++step) {
@@ -87,43 +98,16 @@ class GemmLowering : public detail::OperatorLowering {
               pop(0, 1);
               gemm(gemmKernel_[p][q], false);
               push(1, 0);
+              if (cit == 0 && havePending) {
+                epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
+                havePending = false;
+              }
             }
-            const bool biasFirst = biasBuf >= 0 && !op_.epilogue.biasAfterMultiply;
-            if (biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
-            if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
-            if (op_.epilogue.preClip) {
-              alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
-              alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
-            }
-            if (clipLowBuf >= 0) {
-              alu(clipHighKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMin, false, 0);
-              alu(clipLowKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMax, false, 0);
-            }
-            if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
-            if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
-            if (biasBuf >= 0 && !biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
-            if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
-            if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
-            if (!op_.epilogue.perChannelClip) {
-              alu(immKernel_[q], hw::AluOp::kMin, true, 127);
-              alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
-            }
-            push(1, 2);
-            pop(1, 2);
-            const uint32_t outBase = static_cast<uint32_t>(((nb * g_.COB + cot * t_.tco) * g_.OH + yt * t_.th) * g_.OW +
-                                                           xt * t_.tw);
-            if (t_.tw == g_.OW) {
-              add(memInsn(Opcode::kStore, MemId::kOut, acc, outBase, uint32_t(t_.tco), uint32_t(t_.th * g_.OW),
-                          uint32_t(g_.OH * g_.OW)),
-                  outBuf);
-            } else {
-              for (int co = 0; co < t_.tco; ++co)
-                add(memInsn(Opcode::kStore, MemId::kOut, acc + uint32_t(co * t_.th * t_.tw),
-                            outBase + uint32_t(co * g_.OH * g_.OW), uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
-                    outBuf);
-            }
-            push(2, 1);
+            pending = FinishedTile{nb, cot, yt, xt, q};
+            havePending = true;
           }
+    if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
+    if (havePending) epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
     // The last releases of each half are never waited for; take them so no token is left at FINISH.
     for (long i = 0; i < std::min<long>(step, 2); ++i) pop(1, 0);
     for (long i = 0; i < std::min<long>(tile, 2); ++i) pop(2, 1);
@@ -146,13 +130,14 @@ class GemmLowering : public detail::OperatorLowering {
       os << "acc[" << g_.multBase << ":" << g_.multBase + g_.COB << "] <- multiplier[0:" << g_.COB
          << "]               // accumulator SRAM, resident\n";
     if (g_.clipEntries)
-      os << "acc[" << g_.clipBase << ":" << g_.clipBase + g_.clipEntries << "] <- clip low[0:" << g_.COB << "], high[0:"
+      os << "acc[" << g_.clipLowBase << ":" << g_.clipLowBase + g_.COB << "], acc[" << g_.clipHighBase << ":"
+         << g_.clipHighBase + g_.COB << "] <- clip low[0:" << g_.COB << "], high[0:"
          << g_.COB << "]      // accumulator SRAM, resident\n";
     os << "for nb in 0.." << g_.NB << ":                                  // batch blocks of " << g_.B << "\n";
     os << " for cot in 0.." << g_.COB / t_.tco << ":\n";
     os << "  for yt in 0.." << g_.OH / t_.th << ":\n";
     os << "   for xt in 0.." << g_.OW / t_.tw << ":                          // tile t, acc half h = t % 2\n";
-    os << "    acc[h*" << g_.accCap << " + co*" << t_.th * t_.tw << " + y*" << t_.tw << " + x] : int32 [" << t_.tco
+    os << "    acc[h*" << g_.accHalf << " + co*" << t_.th * t_.tw << " + y*" << t_.tw << " + x] : int32 [" << t_.tco
        << "][" << t_.th << "][" << t_.tw << "] = 0      // accumulator SRAM, " << s_.accEntries << " of " << g_.accCap
        << " entries per half\n";
     os << "    for cit in 0.." << s_.stepsPerTile << ":                       // step s, inp/wgt half p = s % 2\n";
@@ -189,6 +174,21 @@ class GemmLowering : public detail::OperatorLowering {
       os << e << "      // vector ALU; the bounds keep it in int8\n";
     else
       os << "max(min(" << e << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")      // vector ALU\n";
+    if (op_.residual) {
+      os << "    res[co][y][x] = sext(residual[nb][cot*" << t_.tco << "+co][yt*" << t_.th << "+y][xt*" << t_.tw
+         << "+x])   // LOAD ACC_8BIT into acc[h*" << g_.accHalf << " + " << s_.accEntries << " + ...]\n";
+      const Epilogue& r = op_.residualEpilogue;
+      std::string a = "acc";
+      if (op_.residualA != 1) a += "*" + std::to_string(op_.residualA);
+      a += " + res";
+      if (op_.residualB != 1) a += "*" + std::to_string(op_.residualB);
+      if (r.round) a = "(" + a + " + " + std::to_string(1 << (r.shift - 1)) + ")";
+      if (r.shift) a = "(" + a + ") >> " + std::to_string(r.shift);
+      os << "    acc = max(min(" << a << ", 127), " << (r.relu ? 0 : -128) << ")      // vector ALU: the fused residual add"
+         << (g_.scaleRows ? " (multipliers and rounding from resident rows acc[" + std::to_string(g_.scaleRowBase) + "..])"
+                          : "")
+         << "\n";
+    }
     os << "    output[nb][cot*" << t_.tco << "+co][yt*" << t_.th << "+y][xt*" << t_.tw
        << "+x] <- int8(acc)        // STORE\n";
     (void)kk;
@@ -208,16 +208,107 @@ class GemmLowering : public detail::OperatorLowering {
     sum.steps = uint64_t(steps_);
     sum.inpEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.inpEntries);
     sum.wgtEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.wgtEntries);
-    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) + uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries);
+    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) * uint64_t(g_.accRegions) +
+                     uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries) +
+                     uint64_t(g_.scaleRows);
     sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.CIB * g_.BI * g_.KH * g_.KW;
   }
 
  private:
+  // A tile whose reduction is done: where its outputs go, and its accumulator half.
+  struct FinishedTile {
+    int nb, cot, yt, xt, q;
+  };
+
+  // The vector-ALU epilogue of a finished tile, then its STORE.
+  void epilogueAndStore(const FinishedTile& f, int outBuf, int biasBuf, int multBuf, int clipLowBuf) {
+    const int q = f.q, cot = f.cot;
+    const uint32_t acc = static_cast<uint32_t>(q * g_.accHalf);
+    const bool biasFirst = biasBuf >= 0 && !op_.epilogue.biasAfterMultiply;
+    if (biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
+    if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
+    if (op_.epilogue.preClip) {
+      alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
+      alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
+    }
+    if (clipLowBuf >= 0) {
+      alu(clipHighKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMin, false, 0);
+      alu(clipLowKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMax, false, 0);
+    }
+    if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
+    if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
+    if (biasBuf >= 0 && !biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
+    if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
+    if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
+    if (!op_.epilogue.perChannelClip) {
+      alu(immKernel_[q], hw::AluOp::kMin, true, 127);
+      alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+    }
+    if (op_.residual) residualAdd(q);
+    push(1, 2);
+    pop(1, 2);
+    const uint32_t outBase = tileBase(f);
+    if (t_.tw == g_.OW) {
+      add(memInsn(Opcode::kStore, MemId::kOut, acc, outBase, uint32_t(t_.tco), uint32_t(t_.th * g_.OW),
+                  uint32_t(g_.OH * g_.OW)),
+          outBuf);
+    } else {
+      for (int co = 0; co < t_.tco; ++co)
+        add(memInsn(Opcode::kStore, MemId::kOut, acc + uint32_t(co * t_.th * t_.tw),
+                    outBase + uint32_t(co * g_.OH * g_.OW), uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
+            outBuf);
+    }
+    push(2, 1);
+  }
+
+  // DRAM element index of a tile's first output (the output's layout, which ACC_8BIT shares).
+  uint32_t tileBase(const FinishedTile& f) const {
+    return static_cast<uint32_t>(((f.nb * g_.COB + f.cot * t_.tco) * g_.OH + f.yt * t_.th) * g_.OW + f.xt * t_.tw);
+  }
+
+  // A fused residual add's operand for a finished tile: LOAD ACC_8BIT into the second region of its
+  // half, laid out as the tile ([co][y][x]), with the addressing of the tile's STORE.
+  void loadResidual(const FinishedTile& f, int in2Buf) {
+    const uint32_t b = static_cast<uint32_t>(f.q * g_.accHalf + s_.accEntries), base = tileBase(f);
+    if (t_.tw == g_.OW) {
+      add(memInsn(Opcode::kLoad, MemId::kAcc8, b, base, uint32_t(t_.tco), uint32_t(t_.th * g_.OW), uint32_t(g_.OH * g_.OW)),
+          in2Buf);
+    } else {
+      for (int co = 0; co < t_.tco; ++co)
+        add(memInsn(Opcode::kLoad, MemId::kAcc8, b + uint32_t(co * t_.th * t_.tw), base + uint32_t(co * g_.OH * g_.OW),
+                    uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
+            in2Buf);
+    }
+  }
+
+  // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in the
+  // order and with the immediates or resident rows the add operator uses (compiler/src/vector.cpp).
+  void residualAdd(int q) {
+    const Epilogue& r = op_.residualEpilogue;
+    const bool wide = g_.scaleRows != 0;
+    if (op_.residualA != 1) {
+      if (wide) alu(residualRowKernel_[q][0], hw::AluOp::kMul, false, 0);
+      else alu(immKernel_[q], hw::AluOp::kMul, true, op_.residualA);
+    }
+    if (op_.residualB != 1) {
+      if (wide) alu(residualRowKernel_[q][1], hw::AluOp::kMul, false, 0);
+      else alu(residualKernel_[q], hw::AluOp::kMul, true, op_.residualB);
+    }
+    alu(residualSumKernel_[q], hw::AluOp::kAdd, false, 0);
+    if (r.round) {
+      if (wide) alu(residualRowKernel_[q][2], hw::AluOp::kAdd, false, 0);
+      else alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (r.shift - 1));
+    }
+    if (r.shift) alu(immKernel_[q], hw::AluOp::kShr, true, r.shift);
+    alu(immKernel_[q], hw::AluOp::kMin, true, 127);
+    alu(immKernel_[q], hw::AluOp::kMax, true, r.relu ? 0 : -128);
+  }
+
   // Micro-op kernels: shared by every tile and step with the same buffer halves.
   void buildKernels() {
     const uint32_t entries = uint32_t(s_.accEntries);
     for (int q = 0; q < 2; ++q) {
-      const uint32_t acc = uint32_t(q * g_.accCap);
+      const uint32_t acc = uint32_t(q * g_.accHalf);
       for (int p = 0; p < 2; ++p) {
         const uint32_t inp = uint32_t(p * g_.inpCap), wgt = uint32_t(p * g_.wgtCap);
         Kernel k;
@@ -260,6 +351,28 @@ class GemmLowering : public detail::OperatorLowering {
       a.iterOut = entries;
       a.dstOut = a.srcOut = 1;
       immKernel_[q] = kernel(a);
+      if (op_.residual) {
+        // The residual operand's region (b) right after the tile's (a): b alone, a += b, and the
+        // wide form's rows applied over a region (the source stays on the row, so it is held).
+        const uint32_t b = acc + entries;
+        Kernel rb = a;
+        rb.name = "residual_h" + std::to_string(q);
+        rb.uops = {{b, b, 0}};
+        residualKernel_[q] = kernel(rb);
+        Kernel sum = a;
+        sum.name = "residual_sum_h" + std::to_string(q);
+        sum.uops = {{acc, b, 0}};
+        residualSumKernel_[q] = kernel(sum);
+        for (int k = 0; k < 3 && g_.scaleRows; ++k) {
+          Kernel row;
+          row.name = "residual_row" + std::to_string(k) + "_h" + std::to_string(q);
+          row.uops = {{k == 1 ? b : acc, uint32_t(g_.scaleRowBase + k), 0}};
+          row.iterOut = entries;
+          row.dstOut = 1;
+          row.srcOut = 0;
+          residualRowKernel_[q][k] = kernel(row);
+        }
+      }
     }
     // Per-channel vectors resident in the accumulator (bias, multipliers, clip bounds), applied to
     // a tile's channels by one vector ALU instruction each: one micro-op, the outer loop over the
@@ -270,7 +383,7 @@ class GemmLowering : public detail::OperatorLowering {
         for (int q = 0; q < 2; ++q) {
           Kernel b;
           b.name = std::string(what) + "_c" + std::to_string(cot) + "_h" + std::to_string(q);
-          b.uops.push_back({uint32_t(q * g_.accCap), uint32_t(base + cot * t_.tco), 0});
+          b.uops.push_back({uint32_t(q * g_.accHalf), uint32_t(base + cot * t_.tco), 0});
           b.iterOut = uint32_t(t_.tco);
           b.dstOut = uint32_t(t_.th * t_.tw);
           b.srcOut = 1;
@@ -282,8 +395,8 @@ class GemmLowering : public detail::OperatorLowering {
     if (g_.biasEntries) channelKernels("bias", g_.biasBase, biasKernel_);
     if (g_.multEntries) channelKernels("mul", g_.multBase, multKernel_);
     if (g_.clipEntries) {
-      channelKernels("clip_low", g_.clipBase, clipLowKernel_);
-      channelKernels("clip_high", g_.clipBase + g_.COB, clipHighKernel_);
+      channelKernels("clip_low", g_.clipLowBase, clipLowKernel_);
+      channelKernels("clip_high", g_.clipHighBase, clipHighKernel_);
     }
   }
 
@@ -295,6 +408,7 @@ class GemmLowering : public detail::OperatorLowering {
   long steps_ = 0, tiles_ = 0;
   int gemmKernel_[2][2] = {{0, 0}, {0, 0}};
   int resetKernel_[2] = {0, 0}, immKernel_[2] = {0, 0};
+  int residualKernel_[2] = {0, 0}, residualSumKernel_[2] = {0, 0}, residualRowKernel_[2][3] = {{0, 0, 0}, {0, 0, 0}};
   std::vector<int> biasKernel_, multKernel_, clipLowKernel_, clipHighKernel_;
 };
 
@@ -369,6 +483,8 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   addBuffer("input", BufferRole::kInput, inMem, layouts.input.bytes(), layouts.input.describe());
   if (op.kind == OpKind::kAdd)
     addBuffer("input2", BufferRole::kInput, inMem, layouts.input.bytes(), layouts.input.describe());
+  if (op.residual)  // a fused residual add's operand, in the output's layout, read by LOAD ACC_8BIT
+    addBuffer("input2", BufferRole::kInput, MemId::kAcc8, layouts.output.bytes(), layouts.output.describe());
   addBuffer("output", BufferRole::kOutput, MemId::kOut, layouts.output.bytes(), layouts.output.describe());
   if (!op.onVectorAlu()) {
     const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW);

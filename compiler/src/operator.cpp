@@ -94,6 +94,14 @@ Operator Operator::avgPool(int batch, int channels, int height, int width, int k
   return pool(OpKind::kAvgPool, batch, channels, height, width, kernel, stride, pad);
 }
 
+Operator Operator::residualAdd() const {
+  Operator a = add(batch, outChannels, outHeight(), outWidth(), residualEpilogue);
+  a.name = name.empty() ? "residual" : name + " residual";
+  a.scaleA = residualA;
+  a.scaleB = residualB;
+  return a;
+}
+
 int Operator::outHeight() const { return strideH > 0 ? (height + 2 * padH - kernelH) / strideH + 1 : 0; }
 int Operator::outWidth() const { return strideW > 0 ? (width + 2 * padW - kernelW) / strideW + 1 : 0; }
 
@@ -185,6 +193,17 @@ void Operator::validate() const {
               (epilogue.round ? int64_t(1) << (epilogue.shift - 1) : 0) > INT32_MAX)
     throw Error(where, "wide add: 128 * (|mul_a| + |mul_b|) plus the rounding leaves int32");
   if (kind != OpKind::kAdd && (scaleA != 1 || scaleB != 1)) throw Error(where, "mul_a and mul_b belong to add");
+  if (residual) {
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "residual=1 belongs to conv2d and dense");
+    try {
+      residualAdd().validate();
+    } catch (const Error& e) {
+      throw Error(where, "residual add: " + e.reason());
+    }
+  } else if (residualA != 1 || residualB != 1 || residualEpilogue.relu || residualEpilogue.round ||
+             residualEpilogue.wideScales) {
+    throw Error(where, "res_mul_a, res_mul_b, res_round, res_relu and res_wide need residual=1");
+  }
 }
 
 std::string Operator::describe() const {
@@ -249,6 +268,17 @@ std::string Operator::describe() const {
     os << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
   else if (epilogue.relu)
     os << " (ReLU by the bounds)";
+  if (residual) {
+    const Epilogue& r = residualEpilogue;
+    os << "; then + residual b " << shape(outChannels, outHeight(), outWidth()) << " int8: a";
+    if (residualA != 1) os << "*" << residualA;
+    os << " + b";
+    if (residualB != 1) os << "*" << residualB;
+    os << ", ";
+    if (r.round) os << "+" << (1 << (r.shift - 1)) << ", ";
+    os << ">>" << r.shift << ", clip [" << (r.relu ? 0 : -128) << ", 127]" << (r.relu ? " (ReLU)" : "");
+    if (r.wideScales) os << " (multipliers and rounding in resident accumulator rows)";
+  }
   os << "; " << macs() << " MACs";
   return os.str();
 }
@@ -284,6 +314,10 @@ std::string Operator::spec() const {
   if (epilogue.preClip) os << " preclip=" << epilogue.preClip;
   if (epilogue.perChannelClip) os << " clip=channel";
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
+  if (residual)
+    os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
+       << " res_round=" << residualEpilogue.round << " res_relu=" << residualEpilogue.relu
+       << " res_wide=" << residualEpilogue.wideScales;
   return os.str();
 }
 
@@ -305,12 +339,14 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     op.epilogue.shift = 0;
   }
   if (op.kind == OpKind::kAdd) op.epilogue.bias = false;
+  op.residualEpilogue.bias = false;
   std::map<std::string, int*> ints = {
       {"n", &op.batch},        {"cin", &op.inChannels}, {"h", &op.height},    {"w", &op.width},
       {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
       {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
-      {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}};
+      {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
+      {"res_shift", &op.residualEpilogue.shift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
                                                          {"pad", {&op.padH, &op.padW}}};
@@ -348,6 +384,11 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     if (key == "wide") {
       if (v != 0 && v != 1) throw Error(origin, "wide must be 0 or 1");
       op.epilogue.wideScales = v == 1;
+    } else if (key == "residual" || key == "res_round" || key == "res_relu" || key == "res_wide") {
+      if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1");
+      (key == "residual" ? op.residual : key == "res_round" ? op.residualEpilogue.round
+                                       : key == "res_relu" ? op.residualEpilogue.relu
+                                                           : op.residualEpilogue.wideScales) = v == 1;
     } else if (key == "bias" || key == "relu" || key == "round") {
       if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1" + (key == "bias" ? " or 'after'" : ""));
       (key == "bias" ? op.epilogue.bias : key == "relu" ? op.epilogue.relu : op.epilogue.round) = v == 1;
@@ -362,7 +403,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) shift round relu mul_a mul_b wide)");
+                              "number or 'channel') preshift preclip clip (channel) shift round relu mul_a mul_b wide residual res_mul_a "
+                              "res_mul_b res_shift res_round res_relu res_wide)");
     }
   }
   try {
@@ -382,6 +424,7 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
   d.weights.resize(size_t(op.outChannels) * op.inChannels * op.kernelH * op.kernelW);
   if (op.onVectorAlu()) d.weights.clear();
   if (op.kind == OpKind::kAdd) d.input2.resize(d.input.size());
+  if (op.residual) d.input2.resize(size_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth());
   for (auto& v : d.input) v = static_cast<int8_t>(byte(rng));
   for (auto& v : d.input2) v = static_cast<int8_t>(byte(rng));
   for (auto& v : d.weights) v = static_cast<int8_t>(byte(rng));
@@ -420,6 +463,11 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
 
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
                      int32_t clipHigh) {
+  return static_cast<int8_t>(static_cast<uint32_t>(epilogueValue(e, acc, bias, multiplier, clipLow, clipHigh)) & 0xffu);
+}
+
+int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                      int32_t clipHigh) {
   if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
@@ -428,10 +476,10 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
   if (e.biasAfterMultiply) acc = wrapAdd(acc, bias);
   if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
   acc = shiftRight(acc, e.shift);
-  if (e.perChannelClip) return static_cast<int8_t>(static_cast<uint32_t>(acc) & 0xffu);
+  if (e.perChannelClip) return acc;
   acc = std::min(acc, 127);
   acc = std::max(acc, e.relu ? 0 : -128);
-  return static_cast<int8_t>(acc);
+  return acc;
 }
 
 void averageDivisor(int count, int32_t* multiplier, int* shift) {
@@ -516,7 +564,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * C * KH * KW ||
       (op.epilogue.bias && data.bias.size() != size_t(O)) ||
       (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)) ||
-      (op.epilogue.perChannelClip && (data.clipLow.size() != size_t(O) || data.clipHigh.size() != size_t(O))))
+      (op.epilogue.perChannelClip && (data.clipLow.size() != size_t(O) || data.clipHigh.size() != size_t(O))) ||
+      (op.residual && data.input2.size() != size_t(N) * O * OH * OW))
     throw Error("reference", "operand sizes do not match " + op.describe());
   std::vector<int8_t> out(size_t(N) * O * OH * OW);
   for (int n = 0; n < N; ++n)
@@ -535,11 +584,16 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
                                        int32_t(data.weights[((size_t(o) * C + c) * KH + ky) * KW + kx]));
               }
             }
-          out[((size_t(n) * O + o) * OH + y) * OW + x] =
-              applyEpilogue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0,
-                            op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier,
-                            op.epilogue.perChannelClip ? data.clipLow[o] : 0,
-                            op.epilogue.perChannelClip ? data.clipHigh[o] : 0);
+          const size_t i = ((size_t(n) * O + o) * OH + y) * OW + x;
+          const int32_t a = epilogueValue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0,
+                                          op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier,
+                                          op.epilogue.perChannelClip ? data.clipLow[o] : 0,
+                                          op.epilogue.perChannelClip ? data.clipHigh[o] : 0);
+          // A fused residual add takes the epilogue's value from the accumulator as it is (the
+          // graph compiler's clip bounds keep it in int8 range; STORE would keep its low byte).
+          out[i] = op.residual ? applyEpilogue(op.residualEpilogue,
+                                               wrapAdd(wrapMul(a, op.residualA), wrapMul(data.input2[i], op.residualB)), 0)
+                               : static_cast<int8_t>(static_cast<uint32_t>(a) & 0xffu);
         }
   return out;
 }

@@ -181,7 +181,16 @@ RunResult runProgram(const Program& program, runtime::Session& session, const Op
     return packActivations(layouts.input, x);
   };
   const std::vector<int8_t> packedIn = pack(data.input, "input");
-  const std::vector<int8_t> packedIn2 = op.kind == OpKind::kAdd ? pack(data.input2, "input2") : std::vector<int8_t>();
+  std::vector<int8_t> packedIn2;
+  if (op.kind == OpKind::kAdd) packedIn2 = pack(data.input2, "input2");
+  if (op.residual) {
+    // A fused residual add's operand has the output's shape and layout.
+    const uint64_t want = uint64_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth();
+    if (data.input2.size() != want)
+      throw Error("runProgram", "input2 has " + std::to_string(data.input2.size()) + " values, " + op.describe() +
+                                    " takes " + std::to_string(want) + " (the output's shape)");
+    packedIn2 = packActivations(outL, data.input2);
+  }
 
   // Buffers are freed on every path, including errors.
   struct Buffers {

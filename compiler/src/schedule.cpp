@@ -38,10 +38,32 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
   g.multEntries = op.epilogue.perChannelMultiplier ? g.COB : 0;
   g.clipEntries = op.epilogue.perChannelClip ? 2 * g.COB : 0;
-  g.accCap = (static_cast<int>(cfg.accDepth) - g.biasEntries - g.multEntries - g.clipEntries) / 2;
-  g.clipBase = static_cast<int>(cfg.accDepth) - g.clipEntries;
-  g.multBase = g.clipBase - g.multEntries;
-  g.biasBase = g.multBase - g.biasEntries;
+  // Tiles alternate between the accumulator's two banks (the index's top bit), so the GEMM pipe
+  // fills one while the ALU pipe runs the other's epilogue without competing for a bank port
+  // (docs/rtl.md). The resident per-channel vectors take the tops of the banks, alternately, so
+  // both halves keep the same room.
+  const int bankDepth = static_cast<int>(cfg.accDepth) / 2;
+  g.accHalf = bankDepth;
+  int used[2] = {0, 0}, placed = 0;
+  auto place = [&](bool present, int entries, int& base) {
+    if (!present) return;
+    const int bank = placed++ % 2 == 0 ? 1 : 0;
+    used[bank] += entries;
+    base = (bank + 1) * bankDepth - used[bank];
+  };
+  g.accRegions = op.residual ? 2 : 1;
+  g.scaleRows = static_cast<int>(vectorScaleRows(op).size());
+  place(g.biasEntries != 0, g.COB, g.biasBase);
+  place(g.multEntries != 0, g.COB, g.multBase);
+  place(g.clipEntries != 0, g.COB, g.clipLowBase);
+  place(g.clipEntries != 0, g.COB, g.clipHighBase);
+  place(g.scaleRows != 0, g.scaleRows, g.scaleRowBase);
+  g.accCap = bankDepth - std::max(used[0], used[1]);
+  if (op.residual) {
+    const Epilogue& r = op.residualEpilogue;
+    // MUL a, MUL b (unless 1), ADD a += b, ADD the rounding, SHR, MIN, MAX.
+    g.residualAluOps = (op.residualA != 1) + (op.residualB != 1) + 1 + r.round + (r.shift != 0) + 2;
+  }
   g.immAluOps = (op.epilogue.perChannelClip ? 0 : 2) + (op.epilogue.multiplier != 1) + op.epilogue.round +
                 (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) + 2 * (op.epilogue.preClip != 0);
   g.vectorAluOps = (g.biasEntries ? 1 : 0) + (g.multEntries ? 1 : 0) + (g.clipEntries ? 2 : 0);
@@ -64,6 +86,8 @@ TileShape tileShape(const Geometry& g, const Tiling& t) {
   // Four GEMM kernels (input half x accumulator half), a reset and an immediate-ALU kernel per
   // accumulator half, and a bias kernel per (output-channel tile, accumulator half).
   s.uopEntries = 4 * s.gemmUops + 2 + 2 + 2 * (g.COB / t.tco) * g.vectorAluOps;
+  // A residual add's kernels per half: the operand region, the sum, and the wide form's three rows.
+  if (g.accRegions == 2) s.uopEntries += 2 * (2 + (g.scaleRows ? 3 : 0));
   s.stepsPerTile = g.CIB / t.tci;
   s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   return s;
@@ -117,7 +141,9 @@ std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tilin
   };
   if (s.inpEntries > g.inpCap) return over("input tile", s.inpEntries, g.inpCap);
   if (s.wgtEntries > g.wgtCap) return over("weight tile", s.wgtEntries, g.wgtCap);
-  if (s.accEntries > g.accCap) return over("accumulator tile", s.accEntries, g.accCap);
+  if (s.accEntries * g.accRegions > g.accCap)
+    return over(g.accRegions == 2 ? "accumulator tile and its residual operand" : "accumulator tile",
+                s.accEntries * g.accRegions, g.accCap);
   if (s.uopEntries > static_cast<long>(cfg.uopDepth))
     return "micro-op kernels need " + std::to_string(s.uopEntries) + " entries, the buffer holds " +
            std::to_string(cfg.uopDepth);
@@ -164,19 +190,39 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
                              (s.coInner ? 1.0 : t.tco) +
                          p.computeInsnCycles;
   const double reset = entries + p.computeInsnCycles;
-  const double epilogue = g.immAluOps * (entries + p.computeInsnCycles) +
-                          // each channel block's source row is read once, then held (tessera_compute.sv)
-                          g.vectorAluOps * (entries + t.tco + p.computeInsnCycles);
+  const double convEpilogue = g.immAluOps * (entries + p.computeInsnCycles) +
+                              // each channel block's source row is read once, then held (tessera_uop_pipe.sv)
+                              g.vectorAluOps * (entries + t.tco + p.computeInsnCycles);
   const int stores = t.tw == g.OW ? 1 : t.tco;
   const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
                        entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
-  const double busyCompute = reset + s.stepsPerTile * compute + epilogue;
-  const double tile = reset + s.stepsPerTile * std::max(compute, load) + epilogue + std::max(0.0, store - busyCompute);
+  // A fused residual add: the operand's LOAD runs on the compute stage with both pipes empty (the
+  // GEMM pipe waits for it), and its ALU instructions join the epilogue (the vector ADD reads two
+  // rows per entry).
+  const double residualLoad =
+      g.accRegions == 2 ? (t.tw == g.OW ? read(t.tco, double(t.th) * g.OW * cfg.acc8ElemBytes)
+                                        : t.tco * read(t.th, double(t.tw) * cfg.acc8ElemBytes)) +
+                              p.computeInsnCycles
+                        : 0.0;
+  const double residualAlu = g.accRegions == 2 ? g.residualAluOps * (entries + p.computeInsnCycles) + entries : 0.0;
+  const double epilogue = convEpilogue + residualAlu;
+  // The compute stage's GEMM pipe runs the reduction steps back to back while its ALU pipe runs
+  // the previous tile's epilogue and the next tile's reset in the other accumulator bank
+  // (docs/rtl.md). Instructions leave the queue in order, so the GEMM pipe waits after a tile's
+  // first step until the ALU pipe has finished all but the last epilogue instruction. That last
+  // one pushes the store's token, which waits for the older GEMM step to finish; the store
+  // follows, and the reset of the tile after next waits for it (the two tiles share a bank).
+  const double gemmStep = std::max(compute, load);
+  const double lastAlu = entries + p.computeInsnCycles;
+  const double gemmSide = s.stepsPerTile * gemmStep + std::max(0.0, epilogue - lastAlu - gemmStep) + residualLoad;
+  const double storeSide = std::max(epilogue, gemmStep) + store + reset + residualLoad;
+  const double tile = std::max(gemmSide, storeSide);
   CostEstimate e;
   const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
                        (g.multEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
-                       (g.clipEntries ? read(1, double(g.clipEntries) * cfg.accElemBytes) : 0);
-  e.cycles = setup + load + double(s.tiles) * tile + store;
+                       (g.clipEntries ? 2 * read(1, double(g.COB) * cfg.accElemBytes) : 0) +
+                       (g.scaleRows ? read(1, double(g.scaleRows) * cfg.accElemBytes) : 0);
+  e.cycles = setup + load + reset + double(s.tiles) * tile + residualLoad + epilogue + store;
   e.computeCycles = double(s.tiles) * s.stepsPerTile * compute;
   e.loadCycles = double(s.tiles) * s.stepsPerTile * load;
   e.storeCycles = double(s.tiles) * store;

@@ -16,11 +16,16 @@ struct Geometry {
   int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int biasEntries = 0;                   // accumulator entries holding the bias (COB, or 0)
   int inpCap = 0, wgtCap = 0, accCap = 0;  // entries of one half of each buffer
-  int biasBase = 0;                      // accumulator index of the bias region
+  int accHalf = 0;                       // accumulator index where the second half starts (its second bank)
   int multEntries = 0;                   // accumulator entries holding per-channel multipliers (COB, or 0)
-  int multBase = 0;                      // accumulator index of the multiplier region (after the bias)
   int clipEntries = 0;                   // accumulator entries holding per-channel clip bounds (2 COB, or 0)
-  int clipBase = 0;                      // accumulator index of the low bounds (the high ones follow)
+  // Accumulator indices of the resident per-channel vectors (each COB entries, when present).
+  int biasBase = 0, multBase = 0, clipLowBase = 0, clipHighBase = 0;
+  // A fused residual add: each tile takes a second region of its half for the residual operand,
+  // and a wide one three resident rows (its multipliers and rounding) at scaleRowBase.
+  int accRegions = 1;
+  int scaleRows = 0, scaleRowBase = 0;
+  int residualAluOps = 0;  // ALU instructions of the residual add per tile (the vector ADD included)
   int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
   int vectorAluOps = 0;                  // ALU instructions with a resident per-channel operand per tile
 };
@@ -56,8 +61,8 @@ std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const
 CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& params);
 int vectorPlanes(const hw::Config& cfg, const Operator& op);
 // A wide add's or average pool's resident rows (Epilogue::wideScales), in accumulator order: add
-// mul_a, mul_b and the rounding constant; avgpool mul and the rounding constant. Each fills every
-// lane of its accumulator entry; empty for the other forms.
+// (and a wide fused residual add) mul_a, mul_b and the rounding constant; avgpool mul and the
+// rounding constant. Each fills every lane of its accumulator entry; empty for the other forms.
 std::vector<int32_t> vectorScaleRows(const Operator& op);
 
 }  // namespace tessera::compiler::detail

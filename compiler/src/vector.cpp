@@ -87,6 +87,11 @@ struct VectorCost {
 int vectorPlanes(const hw::Config& cfg, const Operator& op) { return vectorGeometry(cfg, op).P; }
 
 std::vector<int32_t> vectorScaleRows(const Operator& op) {
+  if (op.residual) {
+    const Epilogue& r = op.residualEpilogue;
+    if (!r.wideScales) return {};
+    return {op.residualA, op.residualB, r.round ? int32_t(1) << (r.shift - 1) : 0};
+  }
   const Epilogue& e = op.epilogue;
   if (!e.wideScales) return {};
   const int32_t rounding = e.round ? int32_t(1) << (e.shift - 1) : 0;

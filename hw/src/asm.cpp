@@ -24,6 +24,16 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+std::string depString(const Insn& insn) {
+  std::string s;
+  const Field deps[] = {Field::kPopPrev, Field::kPopNext, Field::kPushPrev, Field::kPushNext};
+  for (Field f : deps)
+    if (insn.get(f)) s += (s.empty() ? "" : "|") + std::string(fieldName(f));
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
 std::string mnemonic(const Insn& insn) {
   std::string m = opcodeName(insn.opcode);
   if (insn.isMem()) {
@@ -35,16 +45,6 @@ std::string mnemonic(const Insn& insn) {
   }
   return m;
 }
-
-std::string depString(const Insn& insn) {
-  std::string s;
-  const Field deps[] = {Field::kPopPrev, Field::kPopNext, Field::kPushPrev, Field::kPushNext};
-  for (Field f : deps)
-    if (insn.get(f)) s += (s.empty() ? "" : "|") + std::string(fieldName(f));
-  return s.empty() ? "-" : s;
-}
-
-}  // namespace
 
 std::string disassemble(const Isa& isa, const Insn& insn) {
   if (static_cast<uint32_t>(insn.opcode) > 4) {

@@ -56,6 +56,24 @@ HostInterface build() {
   h.counters.push_back({"RETIRED", 0, "instructions retired (all modules, FINISH included)"});
   for (size_t i = 0; i < h.counters.size(); ++i) h.counters[i].value = static_cast<uint32_t>(i);
 
+  // Every instruction begins and ends once on fetch and once on exactly one of the others.
+  h.traceUnits = {
+      {"FETCH", "fetch", "it dispatches the instruction to its module's queue", "the same cycle"},
+      {"LOAD", "load", "it takes a LOAD INP/WGT from its queue with its tokens",
+       "the loader reports its last SRAM write done: it retires and pushes its token (several are in flight)"},
+      {"COMPUTE", "compute",
+       "the compute sequencer takes a LOAD UOP/ACC/ACC_8BIT, FINISH or other instruction it runs itself, with its "
+       "tokens",
+       "it retires it; FINISH: the cycle the host registers see it, the run's last counted cycle"},
+      {"GEMM_PIPE", "compute: GEMM pipe",
+       "the GEMM pipe starts executing a GEMM, after any footprint scan and wait",
+       "the pipe has drained after its last micro-op's write: done (it may retire later)"},
+      {"ALU_PIPE", "compute: ALU pipe",
+       "the ALU pipe starts executing an ALU instruction or reset GEMM, after any footprint scan and wait",
+       "the pipe has drained after its last micro-op's write: done (it may retire later)"},
+      {"STORE", "store", "it takes a STORE from its queue with its tokens",
+       "it retires after its last write response has come back, pushing its token"}};
+
   auto upper = [](const std::string& s) {
     std::string u;
     for (char c : s) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -165,6 +183,13 @@ std::string generateHostCppHeader() {
        std::to_string(h.insnQueues.size()) + ";\n";
   s += "inline constexpr const char* kInsnQueueNames[kNumInsnQueues] = {";
   for (size_t i = 0; i < h.insnQueues.size(); ++i) s += std::string(i ? ", " : "") + "\"" + h.insnQueues[i] + "\"";
+  s += "};\n\n// Units of tessera_top's instruction trace port: bit i of its strobes, slice i of its indices.\n";
+  s += "enum TraceUnit : int {";
+  for (size_t i = 0; i < h.traceUnits.size(); ++i)
+    s += std::string(i ? ", " : " ") + "kTrace" + camel(h.traceUnits[i].name) + " = " + std::to_string(i);
+  s += " };\ninline constexpr int kNumTraceUnits = " + std::to_string(h.traceUnits.size()) + ";\n";
+  s += "inline constexpr const char* kTraceUnitNames[kNumTraceUnits] = {";
+  for (size_t i = 0; i < h.traceUnits.size(); ++i) s += std::string(i ? ", " : "") + "\"" + h.traceUnits[i].label + "\"";
   s += "};\n\n// Dependency-token queues.\nenum TokenQueue : int {";
   for (size_t i = 0; i < h.tokenQueues.size(); ++i)
     s += std::string(i ? ", " : " ") + "kQueue" + camel(h.tokenQueues[i].name) + " = " + std::to_string(i);
@@ -208,6 +233,10 @@ std::string generateHostSvPackage() {
   s += "  localparam int unsigned NumInsnQueues = " + std::to_string(h.insnQueues.size()) + ";\n";
   for (size_t i = 0; i < h.insnQueues.size(); ++i)
     s += "  localparam int unsigned InsnQueue" + camel(h.insnQueues[i]) + " = " + std::to_string(i) + ";\n";
+  s += "  // Units of the instruction trace port: bit i of its strobes, slice i of its indices.\n";
+  s += "  localparam int unsigned NumTraceUnits = " + std::to_string(h.traceUnits.size()) + ";\n";
+  for (size_t i = 0; i < h.traceUnits.size(); ++i)
+    s += "  localparam int unsigned Trace" + camel(h.traceUnits[i].name) + " = " + std::to_string(i) + ";\n";
   s += "  localparam int unsigned NumTokenQueues = " + std::to_string(h.tokenQueues.size()) + ";\n";
   s += "  typedef logic [" + ab + "-1:0] token_queue_t;\n";
   for (size_t i = 0; i < h.tokenQueues.size(); ++i)
@@ -236,6 +265,13 @@ std::string generateHostDocsTable() {
   s += "\n| counter offset | name | counts |\n|---|---|---|\n";
   for (const auto& e : h.counters)
     s += "| " + hex3(h.countersBase + 8 * e.value) + " | " + e.name + " | " + e.meaning + " |\n";
+  s += "\nUnits of the instruction trace port (section \"Instruction trace port\" below): unit i is bit i of "
+       "`trace_begin_o`/`trace_end_o` and bits [32i+31:32i] of `trace_begin_insn_o`/`trace_end_insn_o`.\n\n| unit | name | track | begin strobe: the cycle | end strobe: the cycle |\n"
+       "|---|---|---|---|---|\n";
+  for (size_t i = 0; i < h.traceUnits.size(); ++i) {
+    const ContractTraceUnit& u = h.traceUnits[i];
+    s += "| " + std::to_string(i) + " | " + u.name + " | " + u.label + " | " + u.begins + " | " + u.ends + " |\n";
+  }
   return s;
 }
 

@@ -5,6 +5,8 @@
 # Result: <out_dir>/ip/ (component.xml and sources; the ip_repo for bitstream.tcl).
 # Interfaces: s_axil (AXI4-Lite slave, 4 KiB register window), m_axi (AXI4 master, 32-bit
 # addresses, data as wide as the config's bus), clk_i, rst_ni (active low), irq_o (level high).
+# The instruction trace outputs (trace_*, docs/rtl.md) are in no interface: unconnected in a block
+# design, so synthesis removes their logic.
 source [file join [file dirname [file normalize [info script]]] common.tcl]
 
 set opts [::tessera::parse_args $argv {board gen_dir rtl_dir out_dir} {}]

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "sim_export.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
@@ -273,7 +274,7 @@ int cmdRun(const std::vector<std::string>& args) {
   ModelArgs a;
   std::string target, outputDir, labelsFile;
   std::vector<std::string> inputs;
-  std::string timeline;
+  std::string timeline, exportSim;
   int top = 5;
   bool json = false, noLayerCycles = false;
   addModelOptions(opts, a);
@@ -286,15 +287,23 @@ int cmdRun(const std::vector<std::string>& args) {
       ("top", po::value<int>(&top)->default_value(5), "classes to print")
       ("json", po::bool_switch(&json), "print the results as one JSON object instead")
       ("no-layer-cycles", po::bool_switch(&noLayerCycles), "timed targets: skip re-running each layer alone for its cycles")
-      ("timeline", po::value<std::string>(&timeline), "write a Chrome trace-event file (Perfetto, chrome://tracing) of the layers");
+      ("timeline", po::value<std::string>(&timeline),
+       "write a Chrome trace-event file (Perfetto, chrome://tracing): the layers, and on timed targets every "
+       "instruction on fetch, load, compute (its GEMM and ALU pipes) and store")
+      ("export-sim", po::value<std::string>(&exportSim),
+       "DIR: write each accelerator segment's DRAM images, instruction stream, output bytes and a manifest "
+       "with the `tessera sim` command that replays it (an existing non-empty DIR needs --force)");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
-  if (!parse("run", "MODEL.onnx|MODEL.tsm --input FILE ... [--target T] [--config C] [--calibrate DIR|IDX] [--output-dir DIR]",
+  if (!parse("run", "MODEL.onnx|MODEL.tsm --input FILE ... [--target T] [--config C] [--calibrate DIR|IDX] [--output-dir DIR] [--export-sim DIR]",
              args, opts, &pos, &vm))
     return 0;
   const hw::Config cfg = hw::Config::load(a.config);
   runtime::Session session(target, cfg);
+  // Before compiling: a directory that cannot be written to is refused before any work is done.
+  std::unique_ptr<SimExport> simExport;
+  if (!exportSim.empty()) simExport = std::make_unique<SimExport>(exportSim, a.force, cfg, a.model, target);
   double compileSeconds = 0;
   const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, nullptr);
   if (inputs.size() != m.inputs.size() && std::none_of(inputs.begin(), inputs.end(), [](const std::string& s) {
@@ -317,7 +326,14 @@ int cmdRun(const std::vector<std::string>& args) {
     feeds[name] = readInputFile(file, *want);
   }
   compiler::ModelRunner runner(m, session);
-  const compiler::ModelRunResult r = runner.run(feeds, !noLayerCycles);
+  if (simExport)
+    runner.observeSegments([&](const compiler::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
+  compiler::RunOptions runOptions;
+  runOptions.layerCycles = !noLayerCycles;
+  runOptions.instructionSpans = !timeline.empty();
+  const compiler::ModelRunResult r = runner.run(feeds, runOptions);
+  std::string manifest;
+  if (simExport) manifest = simExport->writeManifest();
   const std::vector<std::string> labels = labelsOf(m, labelsFile);
   nlohmann::json report = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization}};
   if (!json)
@@ -359,6 +375,10 @@ int cmdRun(const std::vector<std::string>& args) {
     const std::string trace = compiler::chromeTrace(m, r);
     hw::writeBinaryFile(timeline, std::vector<uint8_t>(trace.begin(), trace.end()), a.force);
     if (!json) std::printf("wrote %s\n", timeline.c_str());
+  }
+  if (!manifest.empty()) {
+    if (json) report["export_sim"] = manifest;
+    else std::printf("wrote %s: %zu segment(s) to replay with tessera sim\n", manifest.c_str(), m.segments.size());
   }
   if (json) {
     report["layers"] = layersJson(m, r, cfg);

@@ -30,17 +30,26 @@ void BM_TsimBlockedGemm(benchmark::State& state) {
   tessera::sw::GemmProblem p;
   p.m = p.n = p.k = static_cast<int>(state.range(0));
   p.requantize = state.range(1) != 0;
+  // Third argument: with instruction tracing, whose spans are taken (and dropped) after every run.
+  const bool traced = state.range(2) != 0;
   tessera::hw::Counters before;
   tessera::runtime::Target* device = nullptr;
+  size_t spans = 0;
   auto r = tessera::sw::runBlockedGemm(p, [&](tessera::runtime::Target& dev, uint64_t phys, uint32_t count) {
     device = &dev;
     before = dev.counters();
-    for (auto _ : state) dev.run(phys, count, 0);
+    if (traced && !dev.traceInstructions(true)) state.SkipWithError("the target does not trace instructions");
+    for (auto _ : state) {
+      dev.run(phys, count, 0);
+      for (const auto& run : dev.takeInstructionSpans()) spans += run.spans.size();
+    }
+    dev.traceInstructions(false);
   });
   reportCycles(state, *device, before, r, r.macs / (uint64_t(cfg.batch) * cfg.blockIn * cfg.blockOut));
-  state.SetLabel(r.tiling);
+  if (traced) state.counters["spans"] = state.iterations() ? double(spans) / double(state.iterations()) : 0;
+  state.SetLabel(r.tiling + (traced ? ", traced" : ""));
 }
-BENCHMARK(BM_TsimBlockedGemm)->Args({256, 0})->Args({256, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TsimBlockedGemm)->Args({256, 0, 0})->Args({256, 1, 0})->Args({256, 0, 1})->Unit(benchmark::kMillisecond);
 
 void BM_TsimConv3x3(benchmark::State& state) {
   tessera::runtime::Session::reset(envOr("TESSERA_TARGET", "tsim"), envOr("TESSERA_CONFIG", "default"));

@@ -168,6 +168,36 @@ std::vector<Operator> smallOperators() {
   ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, after));
   after.relu = false;
   ops.push_back(Operator::dense(2, 48, 24, after));
+  // A residual add fused into the epilogue (residual=1): the epilogue's value and a second operand
+  // of the output's shape, with immediates or (res_wide) resident rows; batch and channel padding,
+  // tiles that split the output's rows and columns, the per-channel-clip form whose random bounds
+  // leave values outside int8 in the accumulator (the add takes them as they are).
+  Epilogue sumEpilogue;
+  sumEpilogue.bias = false;
+  sumEpilogue.shift = 3;
+  sumEpilogue.round = true;
+  sumEpilogue.relu = true;
+  Operator fused = Operator::conv2d(2, 20, 9, 7, 24, 3, 1, 1, relu);
+  fused.residual = true;
+  fused.residualA = 3;
+  fused.residualB = -5;
+  fused.residualEpilogue = sumEpilogue;
+  ops.push_back(fused);
+  sumEpilogue.wideScales = true;
+  sumEpilogue.shift = 22;
+  sumEpilogue.relu = false;
+  fused = Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, after);
+  fused.residual = true;
+  fused.residualA = 4194303 + 977;
+  fused.residualB = -3000017;
+  fused.residualEpilogue = sumEpilogue;
+  ops.push_back(fused);
+  fused = Operator::dense(2, 48, 24, relu);
+  fused.residual = true;
+  fused.residualB = 2;
+  fused.residualEpilogue.bias = false;
+  fused.residualEpilogue.shift = 1;
+  ops.push_back(fused);
   return ops;
 }
 
@@ -303,7 +333,13 @@ TEST(Operator, SpecRoundTripsAndBadSpecsAreNamed) {
                           "conv2d cin=4 h=4 w=4 cout=4 wide=1", "avgpool c=4 h=4 w=4 kernel=4 wide=1",
                           "add c=4 h=4 w=4 mul_a=1000000000 mul_b=1000000000 shift=20 round=1 wide=1",
                           "avgpool c=4 h=7 w=7 kernel=7 mul=1000000 shift=23 round=1 wide=1",
-                          "add c=4 h=4 w=4 bias=after", "conv2d cin=4 h=4 w=4 cout=4 bias=later"}) {
+                          "add c=4 h=4 w=4 bias=after", "conv2d cin=4 h=4 w=4 cout=4 bias=later",
+                          "add c=4 h=4 w=4 residual=1", "conv2d cin=4 h=4 w=4 cout=4 res_mul_a=2",
+                          "conv2d cin=4 h=4 w=4 cout=4 residual=1 res_mul_b=40000",
+                          "conv2d cin=4 h=4 w=4 cout=4 residual=1 res_shift=20 res_round=1",
+                          "conv2d cin=4 h=4 w=4 cout=4 residual=2",
+                          "conv2d cin=4 h=4 w=4 cout=4 residual=1 res_wide=1 res_mul_a=1000000000 "
+                          "res_mul_b=1000000000 res_shift=20 res_round=1"}) {
     try {
       Operator::parse(bad, "spec");
       ADD_FAILURE() << "accepted: " << bad;

@@ -99,6 +99,29 @@ TEST(GeneratedHostInterface, OneSetOfNames) {
               std::string::npos)
         << q.name;
   }
+  // The trace port's units: one numbering for the SV package, the C++ header (with the track names
+  // tools show) and docs/rtl.md's table.
+  ASSERT_EQ(h.traceUnits.size(), 6u);
+  const std::string md = tessera::hw::generateHostDocsTable();
+  for (size_t u = 0; u < h.traceUnits.size(); ++u) {
+    std::string camel;
+    bool up = true;
+    for (char c : h.traceUnits[u].name) {
+      if (c == '_') {
+        up = true;
+        continue;
+      }
+      camel += up ? c : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      up = false;
+    }
+    EXPECT_NE(sv.find("localparam int unsigned Trace" + camel + " = " + std::to_string(u) + ";"), std::string::npos) << camel;
+    EXPECT_NE(cpp.find("kTrace" + camel + " = " + std::to_string(u)), std::string::npos) << camel;
+    EXPECT_NE(cpp.find("\"" + h.traceUnits[u].label + "\""), std::string::npos) << h.traceUnits[u].label;
+    EXPECT_NE(md.find("| " + std::to_string(u) + " | " + h.traceUnits[u].name + " | " + h.traceUnits[u].label + " |"),
+              std::string::npos)
+        << h.traceUnits[u].name;
+  }
+
   // Registers are word-aligned, in address order, and the counters fit below the 12-bit address space.
   for (size_t i = 1; i < h.registers.size(); ++i) {
     EXPECT_EQ(h.registers[i].value % 4, 0u) << h.registers[i].name;

@@ -1,6 +1,7 @@
 // Graph compiler tests: a small float network quantized, compiled to one segment, run on every target against the host reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -9,6 +10,8 @@
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/operator.h"
+#include "tessera/gen/host_interface.h"
+#include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
 #include "tessera/runtime/session.h"
@@ -125,7 +128,9 @@ TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
   ASSERT_EQ(m.segments.size(), 1u);
   std::vector<std::string> accel, host;
   for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
-  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "add", "avgpool", "dense"}));
+  // The residual block's add runs in its second convolution's epilogue.
+  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "avgpool", "dense"}));
+  EXPECT_NE(m.layers[4].spec.find("residual=1"), std::string::npos) << m.layers[4].spec;
   // Only the edges: quantizing the input (and folding it for the 3-channel first convolution) and
   // dequantizing the logits.
   EXPECT_EQ(host, (std::vector<std::string>{"QuantizeLinear", "FoldInput", "DequantizeLinear"}));
@@ -156,6 +161,37 @@ TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
     tessera::runtime::Session session("fsim", cfg);
     tessera::compiler::ModelRunner runner(folded, session);
     EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want);
+  }
+}
+
+// The residual fusion keeps the add's arithmetic, so it changes no bit either; without it the add
+// is a layer of its own.
+TEST(Network, TheResidualFusionChangesNoBit) {
+  tessera::compiler::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::NetworkOptions o;
+  o.calibration = &c;
+  for (const char* name : {"default", "batch2"}) {
+    const tessera::hw::Config cfg = tessera::hw::Config::load(name);
+    const CompiledModel fused = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+    o.fuseResidualAdds = false;
+    const CompiledModel plain = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+    o.fuseResidualAdds = true;
+    auto adds = [](const CompiledModel& m) {
+      return std::count_if(m.layers.begin(), m.layers.end(), [](const auto& l) { return l.kind == "add"; });
+    };
+    EXPECT_EQ(adds(plain), 1);
+    EXPECT_EQ(adds(fused), 0);
+    EXPECT_EQ(fused.layers.size() + 1, plain.layers.size());
+    for (uint32_t s = 0; s < 3; ++s) {
+      const auto in = sample(500 + s);
+      const auto want = tessera::compiler::runReference(plain, in).outputs.at("logits").floats;
+      EXPECT_EQ(tessera::compiler::runReference(fused, in).outputs.at("logits").floats, want) << name;
+      tessera::runtime::Session session("fsim", cfg);
+      tessera::compiler::ModelRunner runner(fused, session);
+      EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want) << name;
+    }
   }
 }
 
@@ -442,13 +478,20 @@ TEST(NetworkTimeline, LayersAreBackToBackAndAddUpToTheirCycles) {
   tessera::compiler::ModelRunner runner(m, session);
   const auto r = runner.run(sample(1), true);
   const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, 100.0));
-  const auto& events = j.at("traceEvents");
-  ASSERT_EQ(events.size(), m.layers.size() + 1);
-  EXPECT_EQ(events[0].at("ph"), "M");
+  // Metadata first (the layer track's and process's names), then the layers; nothing else when
+  // the run recorded no instruction spans.
+  std::vector<nlohmann::json> events;
+  for (const auto& e : j.at("traceEvents")) {
+    EXPECT_EQ(e.at("pid"), 1);
+    if (e.at("ph") == "M") EXPECT_TRUE(events.empty()) << "metadata after a layer";
+    else events.push_back(e);
+  }
+  ASSERT_EQ(events.size(), m.layers.size());
+  EXPECT_FALSE(j.at("otherData").at("instruction_tracks").get<bool>());
   double at = 0, acceleratorMicros = 0;
   uint64_t layerCycles = 0;
   for (size_t i = 0; i < m.layers.size(); ++i) {
-    const auto& e = events[i + 1];
+    const auto& e = events[i];
     EXPECT_EQ(e.at("ph"), "X");
     EXPECT_EQ(e.at("name"), m.layers[i].name);
     EXPECT_NEAR(e.at("ts").get<double>(), at, 1e-3) << "gap or overlap before " << m.layers[i].name;
@@ -462,6 +505,143 @@ TEST(NetworkTimeline, LayersAreBackToBackAndAddUpToTheirCycles) {
   EXPECT_NEAR(acceleratorMicros * 100.0, double(layerCycles), 1.0);
   // The layers run alone stay close to the whole stream (the barriers between layers hold them apart).
   EXPECT_NEAR(double(layerCycles), double(r.counters.cycles), 0.1 * double(r.counters.cycles));
+}
+
+// The unit that runs an instruction, by docs/rtl.md's dispatch rules.
+int unitOf(const tessera::hw::Insn& in) {
+  using tessera::hw::Opcode;
+  namespace host = tessera::host;
+  const bool loadModule = in.opcode == Opcode::kLoad && (in.memType == uint32_t(tessera::hw::MemId::kInp) ||
+                                                         in.memType == uint32_t(tessera::hw::MemId::kWgt));
+  if (loadModule) return host::kTraceLoad;
+  if (in.opcode == Opcode::kStore) return host::kTraceStore;
+  if (in.opcode == Opcode::kGemm) return in.reset ? host::kTraceAluPipe : host::kTraceGemmPipe;
+  if (in.opcode == Opcode::kAlu) return host::kTraceAluPipe;
+  return host::kTraceCompute;
+}
+
+// With instruction spans on a timed target: one more process per segment run, named, ordered tracks
+// per unit (as many as the unit needs so that no two spans of a track overlap: load has several
+// instructions in flight), every instruction once on fetch and once on the unit that runs it, named
+// by its mnemonic, within the segment's whole-stream cycles, the last ending with them.
+TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
+  namespace host = tessera::host;
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  if (!built("tsim", cfg)) GTEST_SKIP() << "tsim is not built for default";
+  const CompiledModel m = compileSmall(cfg);
+  ASSERT_FALSE(m.segments.empty());
+  tessera::runtime::Session session("tsim", cfg);
+  tessera::compiler::ModelRunner runner(m, session);
+  tessera::compiler::RunOptions o;
+  o.layerCycles = true;
+  o.instructionSpans = true;
+  const auto r = runner.run(sample(1), o);
+  ASSERT_EQ(r.spans, tessera::compiler::ModelRunResult::Spans::kRecorded);
+  ASSERT_EQ(r.segments.size(), m.segments.size());
+  const double mhz = 100.0;
+  const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, mhz));
+  EXPECT_TRUE(j.at("otherData").at("instruction_tracks").get<bool>());
+  const auto& described = j.at("otherData").at("segments");
+  ASSERT_EQ(described.size(), m.segments.size());
+  // The runner's spans cover the segment as well.
+  EXPECT_EQ(r.segments[0].run.cycles, r.counters.cycles);
+  for (size_t k = 0; k < m.segments.size(); ++k) {
+    const auto& seg = m.segments[size_t(r.segments[k].segment)];
+    const int pid = described[k].at("pid").get<int>();
+    const uint64_t cycles = described[k].at("cycles").get<uint64_t>();
+    const double start = described[k].at("start_us").get<double>();
+    EXPECT_EQ(cycles, r.segments[k].run.cycles);
+    EXPECT_EQ(described[k].at("instructions").get<size_t>(), seg.insns.size());
+    std::map<int, std::string> threadName;
+    std::map<int, int> sortIndex;
+    std::map<int, size_t> perUnit;
+    std::map<int, std::vector<std::pair<uint64_t, uint64_t>>> perThread;
+    std::map<int, int> unitOfThread;
+    std::vector<int> onFetch(seg.insns.size()), onUnit(seg.insns.size());
+    uint64_t last = 0;
+    for (const auto& e : j.at("traceEvents")) {
+      if (e.at("pid") != pid) continue;
+      if (e.at("ph") == "M") {
+        if (e.at("name") == "thread_name") threadName[e.at("tid").get<int>()] = e.at("args").at("name");
+        if (e.at("name") == "thread_sort_index") sortIndex[e.at("tid").get<int>()] = e.at("args").at("sort_index");
+        continue;
+      }
+      ASSERT_EQ(e.at("ph"), "X");
+      const auto& a = e.at("args");
+      const std::string unitName = a.at("unit").get<std::string>();
+      int unit = 0;
+      while (unit < host::kNumTraceUnits && unitName != host::kTraceUnitNames[unit]) ++unit;
+      ASSERT_LT(unit, host::kNumTraceUnits) << unitName;
+      const int tid = e.at("tid").get<int>();
+      EXPECT_EQ(unitOfThread.emplace(tid, unit).first->second, unit) << "thread " << tid << " mixes units";
+      const uint32_t insn = a.at("insn").get<uint32_t>();
+      ASSERT_LT(insn, seg.insns.size());
+      const uint64_t begin = a.at("begin_cycle").get<uint64_t>(), end = a.at("end_cycle").get<uint64_t>();
+      EXPECT_LT(begin, end) << "instruction " << insn;
+      EXPECT_LE(end, cycles) << "instruction " << insn << " ends after the segment";
+      EXPECT_NEAR(e.at("ts").get<double>(), start + double(begin) / mhz, 1e-6);
+      EXPECT_NEAR(e.at("dur").get<double>(), double(end - begin) / mhz, 1e-6);
+      last = std::max(last, end);
+      perThread[tid].emplace_back(begin, end);
+      const tessera::hw::Insn& in = seg.insns[insn];
+      EXPECT_EQ(e.at("name").get<std::string>().rfind(tessera::hw::mnemonic(in), 0), 0u) << e.dump();
+      if (unit == host::kTraceFetch) {
+        onFetch[insn]++;
+      } else {
+        onUnit[insn]++;
+        EXPECT_EQ(unit, unitOf(in)) << "instruction " << insn << " " << e.dump();
+      }
+      perUnit[unit]++;
+      // The layer whose instructions these are.
+      std::string layer;
+      for (int li : seg.layers)
+        if (insn >= m.layers[size_t(li)].insnBegin && insn < m.layers[size_t(li)].insnEnd) layer = m.layers[size_t(li)].name;
+      EXPECT_EQ(a.at("layer").get<std::string>(), layer) << "instruction " << insn;
+    }
+    EXPECT_EQ(last, cycles) << "the last span does not end with the segment";
+    for (size_t i = 0; i < seg.insns.size(); ++i) {
+      EXPECT_EQ(onFetch[i], 1) << "instruction " << i << " on fetch";
+      EXPECT_EQ(onUnit[i], 1) << "instruction " << i << " on an executing unit";
+    }
+    std::map<int, size_t> want;
+    want[host::kTraceFetch] = seg.insns.size();
+    for (const auto& in : seg.insns) want[unitOf(in)]++;
+    for (int u = 0; u < host::kNumTraceUnits; ++u) {
+      EXPECT_EQ(perUnit[u], want[u]) << host::kTraceUnitNames[u];
+      EXPECT_EQ(threadName[u + 1], host::kTraceUnitNames[u]) << "the unit's first track";
+    }
+    EXPECT_GT(perThread.size(), size_t(host::kNumTraceUnits)) << "load had no two instructions in flight";
+    for (auto& kv : perThread) {
+      const int unit = unitOfThread[kv.first];
+      EXPECT_EQ(threadName[kv.first].rfind(host::kTraceUnitNames[unit], 0), 0u) << threadName[kv.first];
+      // Tracks in unit order, a unit's together.
+      for (const auto& other : unitOfThread) {
+        if (other.second < unit) {
+          EXPECT_LT(sortIndex.at(other.first), sortIndex.at(kv.first));
+        }
+      }
+      std::sort(kv.second.begin(), kv.second.end());
+      for (size_t i = 1; i < kv.second.size(); ++i)
+        EXPECT_LE(kv.second[i - 1].second, kv.second[i].first) << "two spans overlap on " << threadName[kv.first];
+    }
+  }
+}
+
+// On an untimed target the file keeps the layer track alone and says why.
+TEST(NetworkTimeline, UntimedTargetsKeepTheLayerTrackAndSaySo) {
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  const CompiledModel m = compileSmall(cfg);
+  tessera::runtime::Session session("fsim", cfg);
+  tessera::compiler::ModelRunner runner(m, session);
+  tessera::compiler::RunOptions o;
+  o.instructionSpans = true;
+  const auto r = runner.run(sample(1), o);
+  EXPECT_EQ(r.spans, tessera::compiler::ModelRunResult::Spans::kUnsupported);
+  EXPECT_TRUE(r.segments.empty());
+  const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, 100.0));
+  for (const auto& e : j.at("traceEvents")) EXPECT_EQ(e.at("pid"), 1) << e.dump();
+  EXPECT_FALSE(j.at("otherData").at("instruction_tracks").get<bool>());
+  EXPECT_NE(j.at("otherData").at("instruction_tracks_note").get<std::string>().find("untimed"), std::string::npos);
 }
 
 }  // namespace

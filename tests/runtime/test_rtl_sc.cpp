@@ -8,6 +8,8 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
 #include "tessera/hw/error.h"
+#include "tessera/runtime/command_queue.h"
+#include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 #include "tessera/runtime/tessera.h"
 #include "tessera/sw/workloads.h"
@@ -25,17 +27,22 @@ bool built(const std::string& target, const Config& cfg) {
 }
 
 // Runs `workload` on tsim and on rtl-sc for `config` under the memory timing `options`
-// (TESSERA_TARGET_OPTIONS) and expects identical results and timed counters.
+// (TESSERA_TARGET_OPTIONS) and expects identical results, timed counters and instruction spans.
 void expectSameTiming(const std::string& config, const std::string& options, const std::string& what,
                       const std::function<WorkloadResult()>& workload) {
   if (!options.empty()) ::setenv("TESSERA_TARGET_OPTIONS", options.c_str(), 1);
   Counters c[2];
+  std::vector<tessera::hw::RunSpans> spans[2];
   const char* targets[2] = {"tsim", "rtl-sc"};
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(TesseraInit(targets[i], config.c_str()), 0) << (TesseraLastError() ? TesseraLastError() : "");
+    tessera::runtime::Target& device = tessera::runtime::Session::global().threadQueue().device();
+    EXPECT_TRUE(device.traceInstructions(true)) << targets[i];
     const WorkloadResult r = workload();
     EXPECT_TRUE(r.correct) << targets[i] << " " << what << ": " << r.firstMismatch;
     c[i] = r.counters;
+    spans[i] = device.takeInstructionSpans();
+    device.traceInstructions(false);
   }
   ::unsetenv("TESSERA_TARGET_OPTIONS");
   const std::string at = config + " " + what + (options.empty() ? "" : " with " + options);
@@ -49,6 +56,12 @@ void expectSameTiming(const std::string& config, const std::string& options, con
   EXPECT_EQ(c[0].dramReadBeats, c[1].dramReadBeats) << at;
   EXPECT_EQ(c[0].dramWriteBeats, c[1].dramWriteBeats) << at;
   EXPECT_EQ(c[0].totalInsns(), c[1].totalInsns()) << at;
+  ASSERT_EQ(spans[0].size(), c[0].runs) << at;
+  ASSERT_EQ(spans[1].size(), spans[0].size()) << at;
+  for (size_t run = 0; run < spans[0].size(); ++run) {
+    EXPECT_EQ(spans[0][run].cycles, spans[1][run].cycles) << at << ", run " << run;
+    EXPECT_TRUE(spans[0][run].spans == spans[1][run].spans) << at << ", run " << run << ": the spans differ";
+  }
 }
 
 class RtlScTiming : public ::testing::TestWithParam<std::string> {

@@ -147,6 +147,33 @@ TEST_P(OnTarget, Conv3x3PaddedStridedLoads) {
   expectCorrect(r, r.tiling);
 }
 
+// Timed targets (those that count cycles) report per-instruction spans when asked; untimed ones
+// decline and record nothing.
+TEST_P(OnTarget, InstructionSpansOnTimedTargets) {
+  tessera::runtime::Target& device = tessera::runtime::Session::global().threadQueue().device();
+  const bool traces = device.traceInstructions(true);
+  AluProblem p;
+  p.rows = 8;
+  const WorkloadResult r = tessera::sw::runAluTest(p);
+  expectCorrect(r, "ALU test, traced");
+  device.traceInstructions(false);
+  const auto runs = device.takeInstructionSpans();
+  EXPECT_EQ(traces, r.counters.cycles > 0) << "a target traces instructions exactly when it counts cycles";
+  if (!traces) {
+    EXPECT_TRUE(runs.empty());
+    return;
+  }
+  ASSERT_EQ(runs.size(), r.counters.runs);
+  uint64_t cycles = 0, insns = 0;
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.spans.size(), 2u * run.insnCount) << "every instruction on fetch and on one unit";
+    cycles += run.cycles;
+    insns += run.insnCount;
+  }
+  EXPECT_EQ(cycles, r.counters.cycles);
+  EXPECT_EQ(insns, r.counters.totalInsns());
+}
+
 INSTANTIATE_TEST_SUITE_P(AllTargetsAndConfigs, OnTarget, ::testing::ValuesIn(targetsAndConfigs()),
                          [](const auto& info) {
                            // Test names allow no '-': rtl-sc runs as rtl_sc_<config>.

@@ -10,6 +10,7 @@
 #include "tessera/hw/dram.h"
 #include "tessera/hw/error.h"
 #include "tessera/tsim/simulator.h"
+#include "span_checks.h"
 #include "tsim_test_program.h"
 
 namespace {
@@ -42,6 +43,32 @@ std::string errorOn(Engine engine, const std::string& program, const Options& o)
   }
   ADD_FAILURE() << "no error on " << tessera::tsim::engineTarget(engine);
   return "";
+}
+
+// The stage threads report each instruction's span as the RTL's trace port does; compute runs one
+// instruction at a time, GEMMs on the GEMM pipe's track, ALU instructions and reset GEMMs on the ALU
+// pipe's, the rest on compute's.
+TEST(HlsSc, InstructionSpansNameTheUnitsTheRtlWould) {
+  if (!hlsScBuilt()) GTEST_SKIP() << "hls-sc not built";
+  namespace host = tessera::host;
+  Machine m(gemmAluProgram(1024));
+  Simulator sim(m.cfg, m.dram, Options(), Engine::kHlsSystemC);
+  sim.traceInstructions(true);
+  sim.run(kInsnAddr, m.count);
+  const std::vector<tessera::hw::RunSpans> runs = sim.takeSpans();
+  ASSERT_EQ(runs.size(), 1u);
+  const tessera::hw::RunSpans& r = runs[0];
+  EXPECT_EQ(r.cycles, sim.lastRun().cycles);
+  ASSERT_EQ(r.insnCount, m.count);
+  expectWellFormed(r);
+  spanOf(r, kLoadInp, host::kTraceLoad);
+  spanOf(r, kLoadUop, host::kTraceCompute);
+  spanOf(r, kResetGemm, host::kTraceAluPipe);
+  const auto gemm = spanOf(r, kGemm, host::kTraceGemmPipe);
+  EXPECT_GE(gemm.end - gemm.begin, 64u);
+  spanOf(r, kAlu, host::kTraceAluPipe);
+  spanOf(r, kStore, host::kTraceStore);
+  EXPECT_EQ(spanOf(r, kFinish, host::kTraceCompute).end, r.cycles);
 }
 
 TEST(HlsSc, FaultsAreReportedInTsimsWords) {

@@ -94,6 +94,29 @@ TEST(RtlSc, LastRunReportsEachRunsCyclesAndCountersSumThem) {
   EXPECT_EQ(b.aluStoredTile(), aluExpectedTile(b.cfg));
 }
 
+// The same RTL clocked the same way: the trace port gives the same spans as under tsim, run by run.
+TEST(RtlSc, InstructionSpansAreTsims) {
+  if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
+  for (const std::string& program : {gemmAluProgram(1024), gemmAluProgram(0), std::string(kAluProgram)}) {
+    std::vector<tessera::hw::RunSpans> runs[2];
+    for (const Engine engine : {Engine::kVerilator, Engine::kSystemC}) {
+      Machine m(program);
+      Simulator sim(m.cfg, m.dram, Options(), engine);
+      sim.traceInstructions(true);
+      sim.run(kInsnAddr, m.count);
+      sim.run(kInsnAddr, m.count);
+      runs[engine == Engine::kSystemC] = sim.takeSpans();
+    }
+    ASSERT_EQ(runs[0].size(), 2u);
+    ASSERT_EQ(runs[1].size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(runs[1][i].cycles, runs[0][i].cycles);
+      EXPECT_EQ(runs[1][i].spans, runs[0][i].spans) << program;
+      EXPECT_EQ(runs[1][i].spans.size(), 2u * runs[1][i].insnCount);
+    }
+  }
+}
+
 TEST(RtlSc, RefusesTracesAndConfigsItWasNotBuiltFor) {
   if (!rtlScBuilt()) GTEST_SKIP() << "rtl-sc not built";
   Machine m(kAluProgram);

@@ -29,6 +29,27 @@ FINISH
 UOP dst=0 src=0 wgt=0
 )";
 
+// A GEMM over accumulator rows 0..63 and, behind it, an ALU instruction on 8 rows at `aluRow`, with
+// input, weight and micro-op loads before and a STORE of the ALU's rows after; FINISH waits for the
+// STORE. At aluRow 1024 (the other accumulator bank on default) the two footprints are apart and
+// the compute stage runs them side by side; at 0 the ALU's rows are the GEMM's and it waits. A
+// reset GEMM on the STORE's rows comes first (the ALU pipe's, like every reset GEMM).
+inline std::string gemmAluProgram(int aluRow) {
+  const std::string row = std::to_string(aluRow);
+  return "LOAD.INP deps=- sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\n"
+         "LOAD.WGT deps=push_next sram_base=0 dram_base=0x100 y_size=1 x_size=1 x_stride=1\n"
+         "LOAD.UOP deps=pop_prev sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2\n"
+         "GEMM deps=- reset=1 uop_bgn=1 uop_end=2 iter_out=8 iter_in=1 dst_factor_out=1\n"
+         "GEMM deps=- uop_bgn=0 uop_end=1 iter_out=64 iter_in=1 dst_factor_out=1\n"
+         "ALU.ADD deps=push_next uop_bgn=1 uop_end=2 iter_out=8 iter_in=1 dst_factor_out=1 src_factor_out=1 use_imm=1 imm=3\n"
+         "STORE.OUT deps=pop_prev|push_prev sram_base=" + row + " dram_base=0x3000 y_size=1 x_size=8 x_stride=8\n"
+         "FINISH deps=pop_next\n"
+         "UOP dst=0 src=0 wgt=0\n"
+         "UOP dst=" + row + " src=" + row + " wgt=0\n";
+}
+// Instruction indices in gemmAluProgram.
+enum GemmAluInsn : uint32_t { kLoadInp, kLoadWgt, kLoadUop, kResetGemm, kGemm, kAlu, kStore, kFinish };
+
 // kAluProgram's STORE: OUT element 0x3000 (a DRAM address in OUT elements, as VTA's), one element.
 constexpr uint64_t kAluStoreIndex = 0x3000;
 inline uint64_t aluStoreAddr(const Config& cfg) { return kAluStoreIndex * uint64_t(cfg.outElemBytes); }

@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "axi_master.h"
 #include "ports.h"
@@ -122,6 +123,9 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
   int busBytes() const override { return VTA_BUS_BYTES; }
   std::string stopReason() const override { return stopReason_; }
   void clearStop() override { stopReason_.clear(); }
+  // No trace port: the stage threads record their instructions' events as they go.
+  void traceTo(std::vector<hw::TraceEvent>* events) override { trace_ = events; }
+  void sampleTrace() override {}
 
  private:
   // ------------------------------------------------------------------ clocking and registers
@@ -150,6 +154,8 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       } else if (finishPending_) {
         running_ = false;
         done_ = true;
+        // FINISH ends with the run's last counted cycle, as on the RTL.
+        traceEvent(host::kTraceCompute, finishInsn_, true, runCycles_ - 1);
       }
     }
     const uint64_t completions = axi_.completions();
@@ -284,6 +290,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       status_[m].busy = status_[m].stall = 0;
     }
     runCycles_ = 0;
+    runStartEdge_ = edge_;
     beatsAtStart_[0] = axi_.readBeats();
     beatsAtStart_[1] = axi_.writeBeats();
     gemmUops_ = aluUops_ = retired_ = 0;
@@ -347,6 +354,22 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
     account(m);
     s.state = state;
     s.arg = arg;
+  }
+
+  // ------------------------------------------------------------------ instruction trace
+
+  // The run cycle a thread woken at this rising edge works in: cycle 0 follows the edge that
+  // started the run, as the RTL's first counted cycle follows the edge that sets running.
+  uint64_t runCycle() const { return edge_ - runStartEdge_; }
+  // An instruction begins on `unit` in run cycle `cycle`, or (end) its span there ends with that
+  // cycle, as the RTL's end strobe would be high in it.
+  void traceEvent(int unit, uint32_t insn, bool end, uint64_t cycle) {
+    if (trace_) trace_->push_back({insn, uint32_t(cycle), uint8_t(unit), end});
+  }
+  // Its compute stage runs one instruction at a time; the units are those of the RTL's pipes.
+  static int computeUnit(const hw::Insn& i) {
+    if (i.opcode == hw::Opcode::kGemm) return i.reset ? host::kTraceAluPipe : host::kTraceGemmPipe;
+    return i.opcode == hw::Opcode::kAlu ? host::kTraceAluPipe : host::kTraceCompute;
   }
 
   // Wakes every stage blocked on a queue, a token or a transfer; it looks again at the next edge.
@@ -562,6 +585,8 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
         return;
       }
       indices_[to].push_back(next);
+      traceEvent(host::kTraceFetch, next, false, runCycle());
+      traceEvent(host::kTraceFetch, next, true, runCycle());
       notifyChange();
       setState(kFetchM, kBusy);
       wait(int(timing::kDispatch));
@@ -581,6 +606,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       const hw::Insn i = decode(insn);
       if (!awaitTokens(kLoadM, {i.popNext ? int(d::Q_C2L) : -1, -1}, {i.pushNext ? int(d::Q_L2C) : -1, -1})) continue;
       setState(kLoadM, kBusy);
+      traceEvent(host::kTraceLoad, index, false, runCycle());
       wait(int(timing::kIssue));
       // The tile loop runs as the data arrives: it ends when both its iterations and the last
       // beat are through, plus the pipeline's depth.
@@ -597,6 +623,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       if (!retiredOne("load", rc, a_->load_st, before, index)) continue;
       if (!waitUntil(end)) continue;
       complete(kLoadM);
+      traceEvent(host::kTraceLoad, index, true, runCycle() - 1);
     }
   }
 
@@ -614,6 +641,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
                        {i.pushPrev ? int(d::Q_C2L) : -1, i.pushNext ? int(d::Q_C2S) : -1}))
         continue;
       setState(kComputeM, kBusy);
+      traceEvent(computeUnit(i), index, false, runCycle());
       wait(int(timing::kIssue));
       const uint64_t start = edge_;
       uint64_t end = edge_, uops = 0;
@@ -656,7 +684,9 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       if (!retiredOne("compute", rc, a_->compute_st.s, before, index)) continue;
       if (!countMicroOps(i.opcode == hw::Opcode::kGemm, uops, start, end)) continue;
       complete(kComputeM);
+      if (i.opcode != hw::Opcode::kFinish) traceEvent(computeUnit(i), index, true, runCycle() - 1);
       if (i.opcode == hw::Opcode::kFinish) {
+        finishInsn_ = index;
         finishPending_ = true;
         computeHalted_ = true;
         setState(kComputeM, kHalted);
@@ -692,6 +722,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       const hw::Insn i = decode(insn);
       if (!awaitTokens(kStoreM, {i.popPrev ? int(d::Q_C2S) : -1, -1}, {i.pushPrev ? int(d::Q_S2C) : -1, -1})) continue;
       setState(kStoreM, kBusy);
+      traceEvent(host::kTraceStore, index, false, runCycle());
       wait(int(timing::kIssue));
       const uint64_t start = edge_;
       // The design reads the output SRAM into the DRAM image; the port then writes it out.
@@ -722,6 +753,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       }
       if (!waitUntil(end)) continue;
       complete(kStoreM);
+      traceEvent(host::kTraceStore, index, true, runCycle() - 1);
     }
   }
 
@@ -752,6 +784,9 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
   bool halted_ = false;         // a fault or model error stopped every module
   bool computeHalted_ = false;  // compute executed FINISH and takes nothing more this run
   uint64_t runId_ = 0;
+  uint64_t runStartEdge_ = 0;  // edge_ when the run started
+  uint32_t finishInsn_ = 0;    // the FINISH compute executed, whose span ends with the run
+  std::vector<hw::TraceEvent>* trace_ = nullptr;
 
   Status status_[4];
   uint64_t runCycles_ = 0, gemmUops_ = 0, aluUops_ = 0, retired_ = 0;

@@ -5,8 +5,11 @@
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <systemc>
+
+#include "tessera/hw/insn_trace.h"
 
 namespace tessera::tsim::sc {
 
@@ -81,6 +84,12 @@ class HardwareModel {
   // clearReason() forgets it (at reset).
   virtual std::string stopReason() const = 0;
   virtual void clearStop() = 0;
+  // Instruction tracing (docs/rtl.md, "Instruction trace port"): while `events` is set, the model
+  // appends the begin and end events of the instructions it runs to it (null: tracing off). The
+  // testbench calls sampleTrace() at every rising edge of clk while tracing, before the edge takes
+  // effect: a model with a trace port reads it there; one without records as its processes go.
+  virtual void traceTo(std::vector<hw::TraceEvent>* events) = 0;
+  virtual void sampleTrace() = 0;
 };
 
 }  // namespace tessera::tsim::sc

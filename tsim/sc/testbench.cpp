@@ -193,11 +193,14 @@ Testbench::Testbench(sc_core::sc_module_name name, const HardwareFactory& factor
 void Testbench::onEdge() {
   if (!bench_) return;
   bench_->irq = ports.irq.read();
+  if (tracing_) model_->sampleTrace();
   ++bench_->cycle;
 }
 
 uint64_t Testbench::run(uint64_t cycles, uint64_t resetCycles, bool untilIrq) {
   if (cycles == 0) return 0;
+  tracing_ = bench_ && bench_->trace.on;
+  model_->traceTo(tracing_ ? &bench_->trace.events : nullptr);
   clock.request(cycles, resetCycles, [this, untilIrq] {
     return (untilIrq && bench_->irq) || bench_->mem.violated() || !model_->stopReason().empty();
   });

@@ -102,6 +102,7 @@ class Testbench : public sc_core::sc_module {
   void onEdge();
 
   std::unique_ptr<HardwareModel> model_;
+  bool tracing_ = false;  // the attached bench traces instructions (set per run())
   HostDriver host_;
   MemoryPort memory_;
   Bench* bench_ = nullptr;

@@ -9,6 +9,7 @@
 #include <verilated.h>
 
 #include "ports.h"
+#include "tessera/gen/host_interface.h"
 #include "tessera/hw/error.h"
 
 namespace tessera::tsim::sc {
@@ -30,6 +31,13 @@ void fromBytes(const uint8_t* src, size_t n, sc_dt::sc_bv<W>& v) {
     if (size_t(i) * 4 < n) std::memcpy(&word, src + 4 * i, n - 4 * i < 4 ? n - 4 * i : 4);
     v.set_word(i, word);
   }
+}
+// 32-bit word `i` of a port Verilator gave one of those types (the trace port's indices).
+inline uint32_t wordOf(uint32_t v, int i) { return i == 0 ? v : 0; }
+inline uint32_t wordOf(uint64_t v, int i) { return i < 2 ? uint32_t(v >> (32 * i)) : 0; }
+template <int W>
+uint32_t wordOf(const sc_dt::sc_bv<W>& v, int i) {
+  return 32 * i < W ? uint32_t(v.get_word(i)) : 0;
 }
 inline void toBytes(uint32_t v, uint8_t* dst, size_t cap) { std::memcpy(dst, &v, cap < sizeof v ? cap : sizeof v); }
 inline void toBytes(uint64_t v, uint8_t* dst, size_t cap) { std::memcpy(dst, &v, cap < sizeof v ? cap : sizeof v); }
@@ -118,6 +126,11 @@ class VerilatedScModel final : public sc_core::sc_module, public HardwareModel {
     m.m_axi_bvalid_i(p.m_axi_bvalid);
     m.m_axi_bready_o(p.m_axi_bready);
     m.irq_o(p.irq);
+    m.trace_begin_o(traceBegin_);
+    m.trace_begin_insn_o(traceBeginInsn_);
+    m.trace_end_o(traceEnd_);
+    m.trace_end_insn_o(traceEndInsn_);
+    m.trace_cycle_o(traceCycle_);
     rdataIn_(p.m_axi_rdata);
     wdataOut_(p.m_axi_wdata);
     wstrbOut_(p.m_axi_wstrb);
@@ -136,10 +149,25 @@ class VerilatedScModel final : public sc_core::sc_module, public HardwareModel {
     rtl_.contextp()->gotError(false);
   }
 
+  void traceTo(std::vector<hw::TraceEvent>* events) override { events_ = events; }
+  // The values the trace port had through the cycle this rising edge ends, as tsim samples them.
+  void sampleTrace() override {
+    const uint32_t begins = uint32_t(traceBegin_.read()), ends = uint32_t(traceEnd_.read());
+    if ((begins | ends) == 0 || !events_) return;
+    const uint32_t cycle = uint32_t(traceCycle_.read());
+    for (int u = 0; u < host::kNumTraceUnits; ++u) {
+      if (begins >> u & 1) events_->push_back({wordOf(traceBeginInsn_.read(), u), cycle, uint8_t(u), false});
+      if (ends >> u & 1) events_->push_back({wordOf(traceEndInsn_.read(), u), cycle, uint8_t(u), true});
+    }
+  }
+
  private:
   using RData = PortData<decltype(std::declval<V&>().m_axi_rdata_i)>;
   using WData = PortData<decltype(std::declval<V&>().m_axi_wdata_o)>;
   using WStrb = PortData<decltype(std::declval<V&>().m_axi_wstrb_o)>;
+  using TraceMask = PortData<decltype(std::declval<V&>().trace_begin_o)>;
+  using TraceInsns = PortData<decltype(std::declval<V&>().trace_begin_insn_o)>;
+  using TraceCycle = PortData<decltype(std::declval<V&>().trace_cycle_o)>;
 
   void rdataIn() {
     RData v;
@@ -164,6 +192,11 @@ class VerilatedScModel final : public sc_core::sc_module, public HardwareModel {
   sc_core::sc_in<BusWord> rdataIn_{"rdata_in"};
   sc_core::sc_out<BusWord> wdataOut_{"wdata_out"};
   sc_core::sc_out<BusStrobe> wstrbOut_{"wstrb_out"};
+  // The trace port stays inside the adapter: only sampleTrace() reads it.
+  sc_core::sc_signal<TraceMask> traceBegin_{"trace_begin"}, traceEnd_{"trace_end"};
+  sc_core::sc_signal<TraceInsns> traceBeginInsn_{"trace_begin_insn"}, traceEndInsn_{"trace_end_insn"};
+  sc_core::sc_signal<TraceCycle> traceCycle_{"trace_cycle"};
+  std::vector<hw::TraceEvent>* events_ = nullptr;
 };
 
 }  // namespace tessera::tsim::sc

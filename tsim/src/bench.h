@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/hw/config.h"
+#include "tessera/hw/insn_trace.h"
 #include "tessera/tsim/axi_memory.h"
 
 namespace tessera::tsim {
@@ -74,6 +76,13 @@ class LiteHost {
   uint32_t data_ = 0;
 };
 
+// Instruction tracing (Simulator::traceInstructions): while `on`, the model appends what its trace
+// port reports each cycle to `events` (the harness clears them when a run starts).
+struct InsnTraceLog {
+  bool on = false;
+  std::vector<hw::TraceEvent> events;
+};
+
 // Everything around the model that does not depend on its verilated class.
 struct Bench {
   Bench(hw::Dram& dram, int busBytes, const MemoryTiming& timing) : mem(dram, busBytes, timing) {}
@@ -83,6 +92,7 @@ struct Bench {
   LiteSlaveSignals lite;
   bool irq = false;
   uint64_t cycle = 0;  // rising edges since construction
+  InsnTraceLog trace;
 };
 
 // One verilated tessera_top, clocked against a Bench. Implemented by VerilatedModel<V> for each

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "bench.h"
 #include "tessera/hw/built_configs.h"
@@ -99,6 +100,7 @@ struct Simulator::Impl {
   std::string built;
   const std::string name;  // the target's name, for messages
   hw::Counters counters, lastCounters;
+  std::vector<hw::RunSpans> spans;  // runs traced and not yet taken
 
   // Stops the run if the memory saw an AXI violation or the RTL stopped the simulation.
   void checkHealthy() {
@@ -316,6 +318,7 @@ struct Simulator::Impl {
     if (read(reg::kCtrl) & host::kCtrlRunning)
       throw Error("run of " + std::to_string(count) + " instructions",
                   "the accelerator is still running a run started through its registers");
+    bench.trace.events.clear();
     write(reg::kInsnAddr, static_cast<uint32_t>(insnPhys));
     write(reg::kInsnCount, count);
     const uint64_t start = bench.cycle;
@@ -377,6 +380,10 @@ struct Simulator::Impl {
     disagree("GEMM micro-ops", gemm, c.gemmUops + c.gemmResetUops);
     disagree("ALU micro-ops", alu, c.aluUops);
     disagree("retired instructions", retired, count);
+    if (bench.trace.on) {
+      spans.push_back(hw::spansFromEvents(bench.trace.events, count, c.cycles, name));
+      bench.trace.events.clear();
+    }
     counters += c;
     lastCounters = c;
     lastCounters.runs = 1;
@@ -444,6 +451,11 @@ void Simulator::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
 const hw::Counters& Simulator::counters() const { return impl_->counters; }
 void Simulator::resetCounters() { impl_->counters = hw::Counters(); }
 const hw::Counters& Simulator::lastRun() const { return impl_->lastCounters; }
+void Simulator::traceInstructions(bool on) {
+  impl_->bench.trace.on = on;
+  if (!on) impl_->bench.trace.events.clear();
+}
+std::vector<hw::RunSpans> Simulator::takeSpans() { return std::exchange(impl_->spans, {}); }
 uint32_t Simulator::readRegister(uint32_t offset) { return impl_->read(offset); }
 void Simulator::writeRegister(uint32_t offset, uint32_t value) { impl_->write(offset, value); }
 uint64_t Simulator::cycle() const { return impl_->bench.cycle; }

@@ -20,6 +20,11 @@ class TsimTarget : public Target {
   void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override { sim_.run(insnPhys, count, waitCycles); }
   tessera::hw::Counters counters() const override { return sim_.counters(); }
   void resetCounters() override { sim_.resetCounters(); }
+  bool traceInstructions(bool on) override {
+    sim_.traceInstructions(on);
+    return true;
+  }
+  std::vector<tessera::hw::RunSpans> takeInstructionSpans() override { return sim_.takeSpans(); }
 
  private:
   tsim::Simulator sim_;

@@ -10,6 +10,7 @@
 #include <verilated_fst_c.h>
 
 #include "bench.h"
+#include "tessera/gen/host_interface.h"
 #include "tessera/hw/error.h"
 
 namespace tessera::tsim {
@@ -178,9 +179,28 @@ class VerilatedModel final : public Model {
     l.rresp = m.s_axil_rresp_o;
     l.rdata = m.s_axil_rdata_o;
     b_.irq = m.irq_o;
+    if (b_.trace.on) sampleTrace();
     b_.mem.clock(a);
     b_.host.clock(l);
     edgeOnly();
+  }
+
+  // The trace port's events of this cycle (the strobes are rare; most cycles end at the first test).
+  void sampleTrace() {
+    const V& m = *m_;
+    const uint32_t begins = m.trace_begin_o, ends = m.trace_end_o;
+    if ((begins | ends) == 0) return;
+    const uint32_t cycle = m.trace_cycle_o;
+    for (int u = 0; u < host::kNumTraceUnits; ++u) {
+      if (begins >> u & 1) b_.trace.events.push_back({wordOf(m.trace_begin_insn_o, u), cycle, uint8_t(u), false});
+      if (ends >> u & 1) b_.trace.events.push_back({wordOf(m.trace_end_insn_o, u), cycle, uint8_t(u), true});
+    }
+  }
+  template <class T>
+  static uint32_t wordOf(const T& port, int i) {
+    uint32_t w;
+    std::memcpy(&w, bytesOf(port) + 4 * i, 4);
+    return w;
   }
 
   // Every input VALID low (reset).

@@ -77,6 +77,23 @@ class Linker {
  private:
   bool readsInputBlocks(const Node& n) const { return n.opType == "conv2d" || n.opType == "dense"; }
   int inputBlock(const Node& n) const { return readsInputBlocks(n) ? cfg_.blockIn : cfg_.blockOut; }
+  // A layer's second activation operand (add's b, a fused residual add's residual), or "": it is in
+  // the accumulator's 8-bit layout, BLOCK_OUT channels a block.
+  static const std::string& secondOperand(const Node& n) {
+    static const std::string none;
+    if (n.opType == "add") return n.inputs.at(1);
+    if (readsResidual(n)) return n.inputs[6];
+    return none;
+  }
+  static bool readsResidual(const Node& n) {
+    return (n.opType == "conv2d" || n.opType == "dense") && n.inputs.size() > 6 && !n.inputs[6].empty();
+  }
+  // The activations a layer reads, each with the channel block of its layout.
+  std::vector<std::pair<std::string, int>> activationInputs(const Node& n) const {
+    std::vector<std::pair<std::string, int>> in = {{n.inputs.at(0), inputBlock(n)}};
+    if (!secondOperand(n).empty()) in.push_back({secondOperand(n), cfg_.blockOut});
+    return in;
+  }
 
   void partition() {
     std::set<std::string> producedInSegment;
@@ -149,14 +166,12 @@ class Linker {
       std::set<std::string> produced;
       for (int ni : p.nodes) {
         const Node& n = g_.nodes[size_t(ni)];
-        const size_t activations = n.opType == "add" ? 2 : 1;
-        for (size_t k = 0; k < activations; ++k) {
-          const std::string& t = n.inputs[k];
-          Slot& s = slot(si, t, inputBlock(n));
+        for (const auto& [t, block] : activationInputs(n)) {
+          Slot& s = slot(si, t, block);
           if (!produced.count(t) && s.bytes == 0) {
-            initSlot(s, t, inputBlock(n));
+            initSlot(s, t, block);
             s.start = first;
-            inputsOf_[si].push_back(key(si, t, inputBlock(n)));
+            inputsOf_[si].push_back(key(si, t, block));
           }
           s.end = std::max(s.end, nodeTime_.at(ni));
         }
@@ -286,7 +301,7 @@ class Linker {
     info.detail = op.describe();
     info.spec = op.spec();
     info.tensors.push_back(n.inputs[0]);
-    if (n.opType == "add") info.tensors.push_back(n.inputs[1]);
+    if (!secondOperand(n).empty()) info.tensors.push_back(secondOperand(n));
     info.tensors.push_back(n.outputs[0]);
     info.insnBegin = uint32_t(seg.insns.size());
     // Region and byte offset of each program buffer.
@@ -305,7 +320,7 @@ class Linker {
       std::string tensor;
       int block = cfg_.blockOut;
       if (pb.name == "input") tensor = n.inputs[0], block = inputBlock(n);
-      else if (pb.name == "input2") tensor = n.inputs[1], block = inputBlock(n);
+      else if (pb.name == "input2") tensor = secondOperand(n), block = cfg_.blockOut;
       else if (pb.name == "output") tensor = n.outputs[0];
       else throw Error(g_.origin, "node '" + n.name + "': unexpected program buffer '" + pb.name + "'");
       const Slot& s = slots_.at(key(si, tensor, block));
@@ -406,6 +421,7 @@ CompiledModel compileNetwork(const hw::Config& cfg, Graph g, const NetworkOption
     detail::foldNarrowInputs(cfg, g);
     dump(options, "layout", g);
   }
+  if (options.fuseResidualAdds && detail::fuseResidualAdds(g) > 0) dump(options, "residual fusion", g);
   Linker(cfg, g, m, options).run();
   // Outputs that folded to constants are answered from the model's constants.
   for (const std::string& out : g.outputs)

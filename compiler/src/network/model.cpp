@@ -1,13 +1,16 @@
 // Compiled models: their file format, and the runner that executes host steps and accelerator segments.
+#include <algorithm>
 #include <chrono>
-#include <functional>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "../binary_io.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/layout.h"
 #include "tessera/compiler/program.h"
 #include "tessera/compiler/network.h"
+#include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
 #include "tessera/runtime/session.h"
@@ -382,6 +385,7 @@ struct ModelRunner::Impl {
   runtime::DataBuffer* arena = nullptr;
   std::vector<runtime::DataBuffer*> code;
   std::map<int, std::pair<runtime::DataBuffer*, uint32_t>> layerCode;  // by layer: stream and length
+  SegmentObserver observer;
 
   Impl(const CompiledModel& m, runtime::Session& s) : model(m), session(s), cfg(s.config()) {}
   ~Impl() {
@@ -426,6 +430,21 @@ struct ModelRunner::Impl {
       hw::Isa::rawToBytes(isa.encode(in, "layer '" + l.name + "' instruction " + std::to_string(k)), c->host + 16 * k);
     }
     return layerCode[layer] = {c, n};
+  }
+
+  SegmentRunView view(int si) const {
+    const Segment& s = model.segments[size_t(si)];
+    const runtime::DataBuffer* c = code[size_t(si)];
+    SegmentRunView v;
+    v.segment = si;
+    v.regions = {{"constants", constants->phys, constants->host, constants->size},
+                 {"arena", arena->phys, arena->host, arena->size},
+                 {"instructions", c->phys, c->host, uint64_t(s.insns.size()) * 16}};
+    v.insnPhys = c->phys;
+    v.insnCount = static_cast<uint32_t>(s.insns.size());
+    for (const SegmentTensor& st : s.outputs)
+      v.outputs.push_back({st.tensor, arena->phys + st.offset, arena->host + st.offset, st.bytes});
+    return v;
   }
 
   void load() {
@@ -539,9 +558,26 @@ ActivationLayout layoutOf(const SegmentTensor& st, int batch) {
   return l;
 }
 
+// Turns instruction tracing on for one run of a device and off again, however the run ends, so
+// later runs of the session's device record nothing.
+class SpanRecording {
+ public:
+  SpanRecording(runtime::Target& device, bool wanted) : device_(device), on_(wanted && device.traceInstructions(true)) {}
+  ~SpanRecording() {
+    if (on_) device_.traceInstructions(false);
+  }
+  SpanRecording(const SpanRecording&) = delete;
+  SpanRecording& operator=(const SpanRecording&) = delete;
+  bool on() const { return on_; }
+
+ private:
+  runtime::Target& device_;
+  const bool on_;
+};
+
 }  // namespace
 
-ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, bool layerCycles) {
+ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options) {
   Impl& impl = *impl_;
   const CompiledModel& m = impl.model;
   runtime::Target& device = impl.session.threadQueue().device();
@@ -556,9 +592,36 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, boo
       const std::vector<int8_t> packed = packActivations(l, nchw);
       std::memcpy(impl.arena->host + st.offset, packed.data(), packed.size());
     }
+    SegmentRunView view;
+    if (impl.observer) {
+      view = impl.view(si);
+      impl.observer(view, false);
+    }
     const hw::Counters before = device.counters();
-    device.run(impl.code[size_t(si)]->phys, static_cast<uint32_t>(seg.insns.size()), 0);
+    {
+      const SpanRecording recording(device, options.instructionSpans);
+      device.run(impl.code[size_t(si)]->phys, static_cast<uint32_t>(seg.insns.size()), 0);
+      if (recording.on()) {
+        std::vector<hw::RunSpans> runs = device.takeInstructionSpans();
+        if (runs.size() != 1)
+          throw Error(m.source, "segment " + std::to_string(si) + ": target " + device.name() + " recorded " +
+                                    std::to_string(runs.size()) + " traced runs for one run");
+        SegmentSpans ss;
+        ss.segment = si;
+        ss.run = std::move(runs[0]);
+        ss.insnLayer.assign(seg.insns.size(), -1);
+        for (int li : seg.layers) {
+          const LayerInfo& l = m.layers[size_t(li)];
+          for (uint32_t i = l.insnBegin; i < l.insnEnd && i < seg.insns.size(); ++i) ss.insnLayer[i] = li;
+        }
+        result.segments.push_back(std::move(ss));
+        result.spans = ModelRunResult::Spans::kRecorded;
+      } else if (options.instructionSpans) {
+        result.spans = ModelRunResult::Spans::kUnsupported;
+      }
+    }
     const hw::Counters spent = device.counters().since(before);
+    if (impl.observer) impl.observer(view, true);
     result.counters += spent;
     for (const SegmentTensor& st : seg.outputs) {
       const ActivationLayout l = layoutOf(st, impl.cfg.batch);
@@ -566,7 +629,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, boo
       std::memcpy(packed.data(), impl.arena->host + st.offset, packed.size());
       values[st.tensor] = int8Tensor(st.tensor, st.shape, unpackActivations(l, packed));
     }
-    if (layerCycles && spent.cycles) {
+    if (options.layerCycles && spent.cycles) {
       // The layers again one by one, after the outputs are read: the arena's slots have been
       // reused by then, but the accelerator's timing does not depend on the data.
       for (int li : seg.layers) {
@@ -579,6 +642,8 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, boo
   });
 }
 
+void ModelRunner::observeSegments(SegmentObserver observer) { impl_->observer = std::move(observer); }
+
 std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double clockMhz) {
   // Hand-written JSON: names are escaped; numbers are plain.
   auto escape = [](const std::string& s) {
@@ -590,24 +655,91 @@ std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double 
     }
     return o;
   };
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock_mhz\":" + std::to_string(clockMhz) +
-                    ",\"source\":\"" + escape(m.source) + "\"},\"traceEvents\":[";
-  out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"layers\"}}";
+  auto micros = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6f", v);
+    return std::string(buf);
+  };
+  auto meta = [&](const char* what, int pid, int tid, const std::string& args) {
+    return ",{\"name\":\"" + std::string(what) + "\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+           (tid ? ",\"tid\":" + std::to_string(tid) : std::string()) + ",\"args\":{" + args + "}}";
+  };
+  std::string events = "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"layers\"}}";
+  events += meta("process_name", 1, 0, "\"name\":\"layers (each accelerator layer's instructions run alone)\"");
+  events += meta("process_sort_index", 1, 0, "\"sort_index\":0");
   double at = 0;
-  char buf[64];
+  std::vector<double> layerStart(m.layers.size(), 0);
   for (size_t i = 0; i < m.layers.size() && i < r.layers.size(); ++i) {
     const LayerInfo& l = m.layers[i];
-    const double micros = l.onAccelerator ? double(r.layers[i].cycles) / clockMhz : r.layers[i].hostMicros;
-    std::snprintf(buf, sizeof buf, "%.6f", at);
-    out += ",{\"name\":\"" + escape(l.name) + "\",\"cat\":\"" + (l.onAccelerator ? "accelerator" : "host") +
-           "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" + buf;
-    std::snprintf(buf, sizeof buf, "%.6f", micros);
-    out += ",\"dur\":" + std::string(buf) + ",\"args\":{\"op\":\"" + escape(l.kind) + "\",\"macs\":" +
-           std::to_string(l.macs) + ",\"cycles\":" + std::to_string(l.onAccelerator ? r.layers[i].cycles : 0) + "}}";
-    at += micros;
+    const double dur = l.onAccelerator ? double(r.layers[i].cycles) / clockMhz : r.layers[i].hostMicros;
+    layerStart[i] = at;
+    events += ",{\"name\":\"" + escape(l.name) + "\",\"cat\":\"" + (l.onAccelerator ? "accelerator" : "host") +
+              "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" + micros(at) + ",\"dur\":" + micros(dur) +
+              ",\"args\":{\"op\":\"" + escape(l.kind) + "\",\"macs\":" + std::to_string(l.macs) +
+              ",\"cycles\":" + std::to_string(l.onAccelerator ? r.layers[i].cycles : 0) + "}}";
+    at += dur;
   }
-  out += "]}\n";
-  return out;
+
+  // One process per segment run: its whole stream's cycles, from where its first layer starts on
+  // the layer track (the layers run alone add up to a little more or less than the stream).
+  std::string segmentsJson;
+  for (size_t k = 0; k < r.segments.size(); ++k) {
+    const SegmentSpans& ss = r.segments[k];
+    const Segment& seg = m.segments.at(size_t(ss.segment));
+    const int pid = 2 + int(k);
+    const double start = seg.layers.empty() ? 0.0 : layerStart.at(size_t(seg.layers.front()));
+    events += meta("process_name", pid, 0, "\"name\":\"segment " + std::to_string(ss.segment) + ": instructions (whole stream, " +
+                                               std::to_string(ss.run.cycles) + " cycles)\"");
+    events += meta("process_sort_index", pid, 0, "\"sort_index\":" + std::to_string(pid));
+    // A track shows non-overlapping slices only (Perfetto and chrome://tracing nest the slices of
+    // one thread), and load has up to three instructions in flight: each unit gets as many lanes
+    // as it needs, the first free one taking the next span. Lane 0 of unit u is thread u + 1.
+    std::vector<std::vector<uint64_t>> laneEnd(host::kNumTraceUnits);
+    auto thread = [](uint32_t unit, size_t lane) { return int(1 + unit + size_t(host::kNumTraceUnits) * lane); };
+    std::string spans;
+    for (const hw::InsnSpan& sp : ss.run.spans) {
+      if (sp.insn >= seg.insns.size() || sp.unit >= uint32_t(host::kNumTraceUnits))
+        throw Error(m.source, "segment " + std::to_string(ss.segment) + ": a span of instruction " + std::to_string(sp.insn) +
+                                  " on unit " + std::to_string(sp.unit) + ", which the segment or the trace port does not have");
+      std::vector<uint64_t>& ends = laneEnd[sp.unit];
+      size_t lane = 0;
+      while (lane < ends.size() && ends[lane] > sp.begin) ++lane;
+      if (lane == ends.size()) ends.push_back(0);
+      ends[lane] = sp.end;
+      const hw::Insn& in = seg.insns[sp.insn];
+      const int li = sp.insn < ss.insnLayer.size() ? ss.insnLayer[sp.insn] : -1;
+      const std::string name = hw::mnemonic(in) + (in.opcode == hw::Opcode::kGemm && in.reset ? " (reset)" : "");
+      spans += ",{\"name\":\"" + name + "\",\"cat\":\"instruction\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) +
+               ",\"tid\":" + std::to_string(thread(sp.unit, lane)) + ",\"ts\":" + micros(start + double(sp.begin) / clockMhz) +
+               ",\"dur\":" + micros(double(sp.end - sp.begin) / clockMhz) + ",\"args\":{\"insn\":" + std::to_string(sp.insn) +
+               ",\"unit\":\"" + host::kTraceUnitNames[sp.unit] + "\",\"layer\":\"" +
+               (li >= 0 ? escape(m.layers[size_t(li)].name) : std::string()) + "\",\"begin_cycle\":" +
+               std::to_string(sp.begin) + ",\"end_cycle\":" + std::to_string(sp.end) + "}}";
+    }
+    for (uint32_t u = 0; u < uint32_t(host::kNumTraceUnits); ++u)
+      for (size_t lane = 0; lane < std::max<size_t>(laneEnd[u].size(), 1); ++lane) {
+        const std::string label = host::kTraceUnitNames[u] + (lane ? " (" + std::to_string(lane + 1) + ")" : std::string());
+        events += meta("thread_name", pid, thread(u, lane), "\"name\":\"" + label + "\"");
+        events += meta("thread_sort_index", pid, thread(u, lane), "\"sort_index\":" + std::to_string(16 * u + lane));
+      }
+    events += spans;
+    segmentsJson += std::string(k ? "," : "") + "{\"segment\":" + std::to_string(ss.segment) + ",\"pid\":" + std::to_string(pid) +
+                    ",\"cycles\":" + std::to_string(ss.run.cycles) + ",\"instructions\":" + std::to_string(ss.run.insnCount) +
+                    ",\"start_us\":" + micros(start) + "}";
+  }
+  const char* note = "";
+  switch (r.spans) {
+    case ModelRunResult::Spans::kRecorded: note = "one process per segment run, a track per unit"; break;
+    case ModelRunResult::Spans::kUnsupported:
+      note = "none: the target reports no per-instruction spans (it is untimed, like fsim)";
+      break;
+    case ModelRunResult::Spans::kNotAsked: note = "none: the run did not record per-instruction spans"; break;
+  }
+  if (m.segments.empty()) note = "none: the model has no accelerator segment";
+  const bool recorded = r.spans == ModelRunResult::Spans::kRecorded;
+  return "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock_mhz\":" + std::to_string(clockMhz) + ",\"source\":\"" +
+         escape(m.source) + "\",\"instruction_tracks\":" + (recorded ? "true" : "false") +
+         ",\"instruction_tracks_note\":\"" + note + "\",\"segments\":[" + segmentsJson + "]},\"traceEvents\":[" + events + "]}\n";
 }
 
 ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, Tensor>& inputs) {
@@ -629,7 +761,7 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
       }
       OperatorData data = p.constants();
       data.input = int8Values(lookup(m, values, l.tensors.at(0)));
-      if (p.op.kind == OpKind::kAdd) data.input2 = int8Values(lookup(m, values, l.tensors.at(1)));
+      if (p.op.kind == OpKind::kAdd || p.op.residual) data.input2 = int8Values(lookup(m, values, l.tensors.at(1)));
       const std::vector<int8_t> out = reference(p.op, data);
       const std::string& name = l.tensors.back();
       values[name] = int8Tensor(name, {p.op.batch, p.op.outChannels, p.op.outHeight(), p.op.outWidth()}, out);

@@ -83,7 +83,7 @@ OperatorData acceleratorConstants(const Graph& g, const Node& n) {
     const Tensor& m = g.tensor(n.inputs[3]);
     for (int64_t v : m.ints) d.multipliers.push_back(static_cast<int32_t>(v));
   }
-  if (n.inputs.size() > 5) {
+  if (n.inputs.size() > 5 && !n.inputs[4].empty()) {
     for (int64_t v : g.tensor(n.inputs[4]).ints) d.clipLow.push_back(static_cast<int32_t>(v));
     for (int64_t v : g.tensor(n.inputs[5]).ints) d.clipHigh.push_back(static_cast<int32_t>(v));
   }

@@ -51,6 +51,11 @@ void quantizeWithScales(graph::Graph& g, const ActivationScales& scales);
 // A narrow first convolution gets its kernel folded into channels (input rearranged on the host).
 void foldNarrowInputs(const hw::Config& cfg, graph::Graph& g);
 
+// An accelerator add of a conv2d/dense output that nothing else reads becomes that layer's fused
+// residual add (Operator::residual), run where the add ran; inputs[6] of the fused node is the
+// other operand. Returns how many were fused.
+int fuseResidualAdds(graph::Graph& g);
+
 // Per-tensor max |x| over the calibration samples, for every float tensor the graph computes.
 std::map<std::string, float> calibrate(const graph::Graph& g, const Calibration& calibration);
 

@@ -65,6 +65,17 @@ struct Operator {
   int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padH = 0, padW = 0;
   Epilogue epilogue;
   int scaleA = 1, scaleB = 1;  // add: the operands' multipliers (signed 16-bit immediates, or int32 with wide)
+  // conv2d and dense: a residual add fused into the epilogue (spec `residual=1` with `res_mul_a`,
+  // `res_mul_b`, `res_shift`, `res_round`, `res_relu`, `res_wide`). The epilogue's int8 result `a`
+  // stays in the accumulator; with `b`, a second int8 tensor of the output's shape
+  // (OperatorData::input2), the output is exactly what `add` computes from the two:
+  // residualEpilogue(a * residualA + b * residualB). Saves storing `a` and loading it back.
+  bool residual = false;
+  int residualA = 1, residualB = 1;
+  Epilogue residualEpilogue;  // add's: no bias and no multiplier; shift, round, relu, wideScales
+
+  // The add the residual form computes after the epilogue (its shape is the output's).
+  Operator residualAdd() const;
 
   static Operator conv2d(int batch, int inChannels, int height, int width, int outChannels, int kernel, int stride,
                          int pad, const Epilogue& e = Epilogue());
@@ -93,7 +104,7 @@ struct Operator {
 };
 
 // The operands of one operator, logical layouts: input [N][C][H][W], weights [O][C][KH][KW], bias [O];
-// add's second operand `input2` has the input's shape.
+// add's second operand `input2` has the input's shape, a residual conv2d/dense's the output's.
 struct OperatorData {
   std::vector<int8_t> input, input2, weights;
   std::vector<int32_t> bias;
@@ -112,6 +123,10 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias);
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier);
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
                      int32_t clipHigh);
+// The same before STORE keeps the low byte: what the accumulator holds after the epilogue (a fused
+// residual add goes on from it).
+int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                      int32_t clipHigh);
 
 // avgpool's division of a window sum by `count` (the rule above), in the ALU's int32 arithmetic.
 int32_t averageOf(int32_t sum, int count);

@@ -13,6 +13,8 @@ namespace tessera::hw {
 // fields that are non-zero. An invalid opcode prints as ".raw 0x<32 hex digits>".
 std::string disassemble(const Isa& isa, const RawInsn& raw);
 std::string disassemble(const Isa& isa, const Insn& insn);
+// The line's first word: "LOAD.INP", "GEMM", "ALU.MUL", "FINISH".
+std::string mnemonic(const Insn& insn);
 // "UOP dst=3 src=1 wgt=0".
 std::string disassembleUop(const Uop& uop);
 // A listing: "<index>: <line>" per instruction.

@@ -22,6 +22,13 @@ struct ContractQueue {
   std::string from, to;
 };
 
+// A unit of the instruction trace port: what runs instructions, and when it takes and finishes one.
+struct ContractTraceUnit {
+  std::string name;   // UPPER_SNAKE, as for ContractEntry ("GEMM_PIPE")
+  std::string label;  // how tools name its track ("compute: GEMM pipe")
+  std::string begins, ends;  // the cycle its begin and end strobes are high in
+};
+
 // The single description every layer's copy is generated from (hw/src/host_interface.cpp).
 struct HostInterface {
   int addrWidth;        // AXI4-Lite address bits
@@ -36,6 +43,7 @@ struct HostInterface {
   std::vector<ContractEntry> faultCauses;
   std::vector<ContractEntry> faultFields;  // FAULT_INFO field codes of an SRAM index fault
   std::vector<ContractEntry> counters;     // index i is the 64-bit counter at countersBase + 8 i
+  std::vector<ContractTraceUnit> traceUnits;  // index i is bit i of tessera_top's trace strobes
   uint32_t statusBase, insnBase, tokensBase, queueBase, countersBase;
 };
 

@@ -11,6 +11,7 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/counters.h"
 #include "tessera/hw/dram.h"
+#include "tessera/hw/insn_trace.h"
 
 namespace tessera::runtime {
 
@@ -28,6 +29,15 @@ class Target {
   // What this instance actually runs where a target has variants chosen at creation (fsim: its
   // kernel set, e.g. "avx2"); empty if it has none. Lets tests check that an option took effect.
   virtual std::string variant() const { return std::string(); }
+  // Per-instruction spans, on timed targets: after traceInstructions(true) returned true, every
+  // successful run records which unit ran each instruction and from which cycle to which, until
+  // traceInstructions(false); takeInstructionSpans() hands over the runs recorded since the last
+  // call, oldest first. Untimed targets (fsim, hls) return false and record nothing.
+  virtual bool traceInstructions(bool on) {
+    (void)on;
+    return false;
+  }
+  virtual std::vector<hw::RunSpans> takeInstructionSpans() { return {}; }
 };
 
 // Target-specific settings by key (e.g. tsim's trace=FILE); each target documents its keys.

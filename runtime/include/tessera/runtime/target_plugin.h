@@ -5,7 +5,7 @@
 
 // Raised whenever Target, TargetInfo or TargetRegistrar change in a way a plugin built against the
 // old headers would misread; the runtime refuses a plugin reporting another value.
-#define TESSERA_TARGET_PLUGIN_ABI 1
+#define TESSERA_TARGET_PLUGIN_ABI 2
 
 // Defines a plugin's entry points; the block that follows registers its targets, e.g.
 //   TESSERA_TARGET_PLUGIN(registrar) { registrar.add({"mysim", ...}); }

@@ -12,6 +12,7 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/counters.h"
 #include "tessera/hw/dram.h"
+#include "tessera/hw/insn_trace.h"
 #include "tessera/tsim/axi_memory.h"
 
 namespace tessera::tsim {
@@ -88,6 +89,15 @@ class Simulator {
   // Counters of the last successful run alone (cycles is its RTL cycle count): the timing report
   // that lets two engines or models be compared run by run.
   const hw::Counters& lastRun() const;
+
+  // Instruction tracing (docs/rtl.md, "Instruction trace port"). While on, each successful run
+  // records every instruction's span on fetch and on the unit that executed it, from the model's
+  // trace port (tsim, rtl-sc: the RTL's, sampled every cycle) or its stage threads (hls-sc, whose
+  // compute stage runs one instruction at a time: GEMMs show on the GEMM pipe, ALU instructions
+  // and reset GEMMs on the ALU pipe, everything else on compute). Off, it costs nothing.
+  void traceInstructions(bool on);
+  // The spans of the runs recorded since the last call, oldest first; forgets them.
+  std::vector<hw::RunSpans> takeSpans();
 
   // Host register access over AXI4-Lite (for tests and debugging); clocks the accelerator while the
   // transfer completes.

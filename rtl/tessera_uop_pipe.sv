@@ -1,0 +1,626 @@
+// One micro-op pipeline of the compute module: the GEMM pipe (GEMMs on the GEMM core) or the ALU
+// pipe (ALU instructions and reset GEMMs); it also learns the footprint of its instruction.
+//
+// Four stages: S0 walks `iter_out`, `iter_in` and `uop_bgn..uop_end` and reads the micro-op; S1
+// adds the loop offsets, checks every index against its buffer depth and reads the SRAMs; S2
+// computes into the GEMM or ALU core's result register; S3 writes the accumulator row (the
+// compute module narrows it into the output SRAM). The accumulator is two banks (the index's top
+// bit), each with one read and one write port shared by both pipes, so S1 asks the compute module
+// for its bank every cycle it reads or will write, and waits a cycle when the other pipe gets it.
+// A granted S1 writes its bank in S3 two cycles later, so the grant also keeps the two pipes'
+// writes apart.
+//
+// The accumulator bank returns old data when read in the cycle it is written, so S2 takes a row
+// from the S3 write of this cycle or the write of the previous cycle when the addresses match;
+// dependent micro-ops of one instruction therefore issue back to back. A vector ALU micro-op reads
+// its source and then its destination, in two cycles, unless its source row is the one the previous
+// vector micro-op of the same instruction read and no micro-op since has written that row: then S2
+// reuses the held row and the micro-op takes one cycle.
+//
+// Footprint: the lowest and highest accumulator rows the instruction writes (its destinations) and
+// reads as vector sources, and whether every index stays inside its buffer. The kernel's part comes
+// from one pass over the micro-ops: the first loop iteration when the instruction runs at once, or
+// a scan of the kernel (S0 and S1 only, nothing read or written) when it starts behind another
+// instruction; the loops' part from tessera_loop_reach. The compute module lets two instructions
+// overlap only when both footprints are known, in range and apart.
+`include "tessera_config.svh"
+
+module tessera_uop_pipe #(
+  parameter bit GemmPipe = 1'b1  // 1: non-reset GEMMs; 0: ALU instructions and reset GEMMs
+) (
+  input  logic                                   clk_i,
+  input  logic                                   rst_ni,
+  input  logic                                   clear_i,
+  // Commands from the compute sequencer.
+  input  logic                                   start_i,   // take the instruction below
+  input  logic                                   scan_i,    // with start_i: learn its footprint first, run on go_i
+  input  logic                                   go_i,      // run the scanned instruction
+  input  logic                                   retire_i,  // the finished instruction retired
+  input  logic                                   halt_i,    // the other pipe faulted: stop
+  input  logic                                   gemm_i,
+  input  logic                                   reset_i,
+  input  logic                                   use_imm_i,
+  input  logic [2:0]                             alu_op_i,
+  input  logic [31:0]                            imm_i,
+  input  logic [31:0]                            uop_bgn_i,
+  input  logic [31:0]                            uop_end_i,
+  input  logic [tessera_config_pkg::LOOP_ITER_WIDTH-1:0] iter_out_i,
+  input  logic [tessera_config_pkg::LOOP_ITER_WIDTH-1:0] iter_in_i,
+  input  logic [31:0]                            dst_fo_i,
+  input  logic [31:0]                            dst_fi_i,
+  input  logic [31:0]                            src_fo_i,
+  input  logic [31:0]                            src_fi_i,
+  input  logic [31:0]                            wgt_fo_i,
+  input  logic [31:0]                            wgt_fi_i,
+  // Where the instruction is.
+  output logic                                   busy_o,     // holds an instruction
+  output logic                                   waiting_o,  // scanned, waiting for go_i
+  output logic                                   started_o,  // running or done
+  output logic                                   done_o,     // every micro-op written, not yet retired
+  // For the trace port: the instruction starts executing this cycle (after any scan and wait), and
+  // it becomes done this cycle (an instruction without micro-ops does both at once).
+  output logic                                   exec_begin_o,
+  output logic                                   exec_end_o,
+  // Footprint.
+  output logic                                   fp_valid_o,
+  output logic                                   fp_in_range_o,
+  output logic                                   fp_empty_o,
+  output logic                                   fp_src_acc_o,  // reads accumulator rows as vector sources
+  output logic [31:0]                            fp_dst_lo_o,
+  output logic [31:0]                            fp_dst_hi_o,
+  output logic [31:0]                            fp_src_lo_o,
+  output logic [31:0]                            fp_src_hi_o,
+  // Micro-op SRAM read port.
+  output logic                                   uop_re_o,
+  output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_raddr_o,
+  // Smaller configurations leave the micro-op word's top bits unused.
+  /* verilator lint_off UNUSEDSIGNAL */
+  input  logic [tessera_config_pkg::UOP_WIDTH-1:0]          uop_rdata_i,
+  /* verilator lint_on UNUSEDSIGNAL */
+  // Accumulator bank arbitration, reads (each bank's registered read data) and writes.
+  output logic                                   slot_req_o,
+  output logic                                   slot_bank_o,
+  input  logic                                   slot_grant_i,
+  output logic                                   acc_re_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_raddr_o,
+  input  logic [2*tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] acc_rdata_i,
+  output logic                                   acc_we_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] acc_waddr_o,
+  output logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0]   acc_wdata_o,
+  // Input and weight SRAM reads (the GEMM pipe's).
+  output logic                                   inp_re_o,
+  output logic [tessera_config_pkg::LOG_INP_BUFF_DEPTH-1:0] inp_raddr_o,
+  input  logic [tessera_config_pkg::INP_MATRIX_WIDTH-1:0]   inp_rdata_i,
+  output logic                                   wgt_re_o,
+  output logic [tessera_config_pkg::LOG_WGT_BUFF_DEPTH-1:0] wgt_raddr_o,
+  input  logic [tessera_config_pkg::WGT_MATRIX_WIDTH-1:0]   wgt_rdata_i,
+  // Events and faults.
+  output logic                                   uop_o,       // a micro-op was written
+  output logic                                   uop_gemm_o,  // ... of a GEMM (reset included)
+  output logic                                   fault_o,
+  output logic [31:0]                            fault_info_o
+);
+
+  localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
+  localparam int UopAw = tessera_config_pkg::LOG_UOP_BUFF_DEPTH;
+  localparam int AccAw = tessera_config_pkg::LOG_ACC_BUFF_DEPTH;
+  localparam int InpAw = tessera_config_pkg::LOG_INP_BUFF_DEPTH;
+  localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
+  // FAULT_INFO of an SRAM index fault: the field code in the low bits, the micro-op index above.
+  localparam int FaultFieldBits = 2;
+
+  // Where the pipe is: idle; scanning the kernel; scanned, waiting to run; running; done.
+  typedef enum logic [2:0] {PIdle, PScan, PWait, PRun, PDone} pipe_state_e;
+  pipe_state_e pstate_q, pstate_d;
+
+  // Fields of the instruction held.
+  logic        gemm_q, reset_q, use_imm_q;
+  logic [2:0]  alu_op_q;
+  logic [31:0] imm_q;
+  logic [31:0] uop_bgn_q, uop_end_q, iter_out_q, iter_in_q;
+  logic [31:0] dst_fo_q, dst_fi_q, src_fo_q, src_fi_q, wgt_fo_q, wgt_fi_q;
+
+  logic alu_vector;
+  assign alu_vector = !gemm_q && !use_imm_q;
+
+  // An instruction without micro-ops only needs to retire.
+  logic start_empty;
+  assign start_empty = iter_out_i == '0 || iter_in_i == '0 || !(uop_bgn_i < uop_end_i);
+
+  // ------------------------------------------------------------ stage registers
+  // S0: loop walk.
+  logic        s0_active_q, s0_scan_q;
+  logic [31:0] s0_uop_q, s0_i_q, s0_j_q;
+  logic [31:0] s0_dst_out_q, s0_src_out_q, s0_wgt_out_q;  // offsets of the outer iteration
+  logic [31:0] s0_dst_q, s0_src_q, s0_wgt_q;              // offsets of the current iteration
+  // S1: index computation, checks and SRAM reads.
+  logic        s1_valid_q, s1_phase_q, s1_first_q, s1_scan_q;
+  logic [31:0] s1_dst_off_q, s1_src_off_q, s1_wgt_off_q;
+  // Micro-op indices are below the micro-op buffer depth; FAULT_INFO keeps 30 bits of them.
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0] s1_uop_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+  // S2: operands arrive and the cores compute.
+  logic        s2_valid_q;
+  logic [AccAw-1:0] s2_dst_q;
+  logic [AccWidth-1:0] s2_src_val_q;
+  // S3: the result is written.
+  logic        s3_valid_q;
+  logic [AccAw-1:0] s3_dst_q;
+  // The write of the previous cycle, and the row read in the previous cycle.
+  logic             fwd_valid_q;
+  logic [AccAw-1:0] fwd_addr_q;
+  logic [AccWidth-1:0] fwd_data_q;
+  logic [AccAw-1:0] acc_rd_addr_q;
+  // A vector source row was read last cycle (it is in the bank's read register now).
+  logic             src_read_q;
+  // The row held in s2_src_val_q: its index, and whether it is still the SRAM's content.
+  logic             src_hold_valid_q;
+  logic [AccAw-1:0] src_hold_idx_q;
+  // Footprint of the kernel (the micro-op fields' extremes) and whether the pass has seen it all.
+  logic [31:0] k_dst_min_q, k_dst_max_q, k_src_min_q, k_src_max_q, k_wgt_max_q;
+  logic        k_done_q;
+  logic        fault_q;
+  logic [31:0] fault_info_q;
+
+  logic        s0_active_d, s0_scan_d;
+  logic [31:0] s0_uop_d, s0_i_d, s0_j_d;
+  logic [31:0] s0_dst_out_d, s0_src_out_d, s0_wgt_out_d;
+  logic [31:0] s0_dst_d, s0_src_d, s0_wgt_d;
+  logic        s1_valid_d, s1_phase_d, s1_first_d, s1_scan_d;
+  logic [31:0] s1_dst_off_d, s1_src_off_d, s1_wgt_off_d, s1_uop_d;
+  logic        s2_valid_d;
+  logic [AccAw-1:0] s2_dst_d;
+  logic [AccWidth-1:0] s2_src_val_d;
+  logic        s3_valid_d;
+  logic [AccAw-1:0] s3_dst_d;
+  logic             fwd_valid_d;
+  logic [AccAw-1:0] fwd_addr_d;
+  logic [AccWidth-1:0] fwd_data_d;
+  logic [AccAw-1:0] acc_rd_addr_d;
+  logic             src_read_d;
+  logic             src_hold_valid_d;
+  logic [AccAw-1:0] src_hold_idx_d;
+  logic [31:0] k_dst_min_d, k_dst_max_d, k_src_min_d, k_src_max_d, k_wgt_max_d;
+  logic        k_done_d;
+  logic        fault_d;
+  logic [31:0] fault_info_d;
+
+  // ------------------------------------------------------------ S1: indices, checks, bank request
+  logic [31:0] uop_dst, uop_src, uop_wgt;
+  logic [31:0] idx_dst, idx_src, idx_wgt;
+  logic        bad_dst, bad_src, bad_wgt, s1_run, s1_fault;
+  // Smaller configurations leave the micro-op word's top bits unused.
+  /* verilator lint_off UNUSEDSIGNAL */
+  tessera_config_pkg::uop_t uop;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign uop = uop_rdata_i;
+  always_comb begin
+    uop_dst = 32'(uop.dst);
+    uop_src = 32'(uop.src);
+    uop_wgt = 32'(uop.wgt);
+    idx_dst = uop_dst + s1_dst_off_q;
+    idx_src = uop_src + s1_src_off_q;
+    idx_wgt = uop_wgt + s1_wgt_off_q;
+    // The same checks as the behavioral simulator: a reset GEMM only writes the accumulator.
+    bad_dst = idx_dst >= tessera_config_pkg::ACC_BUFF_DEPTH;
+    bad_src = !(gemm_q && reset_q) && (gemm_q || !use_imm_q) &&
+              (idx_src >= (gemm_q ? tessera_config_pkg::INP_BUFF_DEPTH : tessera_config_pkg::ACC_BUFF_DEPTH));
+    bad_wgt = gemm_q && !reset_q && (idx_wgt >= tessera_config_pkg::WGT_BUFF_DEPTH);
+  end
+  // After a fault (this pipe's or the other's) nothing more is written.
+  logic stop;
+  assign stop = fault_q || halt_i;
+  assign s1_run = s1_valid_q && !s1_scan_q;
+  assign s1_fault = s1_run && !s1_phase_q && (bad_dst || bad_src || bad_wgt) && !stop;
+
+  // A vector micro-op whose source is the held row skips the source read.
+  logic s1_reuse_src, s1_src_phase;
+  assign s1_reuse_src = alu_vector && !s1_phase_q && src_hold_valid_q && !bad_src &&
+                        idx_src[AccAw-1:0] == src_hold_idx_q;
+  // This cycle S1 reads the vector source (its first of two cycles).
+  assign s1_src_phase = alu_vector && !s1_phase_q && !s1_reuse_src;
+
+  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later.
+  assign slot_req_o = s1_run && !s1_fault;
+  assign slot_bank_o = s1_src_phase ? idx_src[AccAw-1] : idx_dst[AccAw-1];
+
+  // S1 finishes its micro-op this cycle: granted, and not the source-read cycle of a vector one.
+  logic s1_advance, s0_issue;
+  assign s1_advance = slot_req_o && slot_grant_i && !s1_src_phase;
+  // S0 issues into an S1 that is free, or frees this cycle (in a scan, S1 never waits).
+  assign s0_issue = s0_active_q && !stop && (!s1_valid_q || s1_scan_q || s1_advance);
+  assign uop_re_o = s0_issue;
+  assign uop_raddr_o = s0_uop_q[UopAw-1:0];
+
+  // SRAM reads of S1: the GEMM operands, or the ALU source (first cycle) and destination.
+  logic s1_read_ok;
+  assign s1_read_ok = slot_req_o && slot_grant_i;
+  assign inp_re_o = GemmPipe && s1_read_ok && gemm_q && !reset_q;
+  assign inp_raddr_o = idx_src[InpAw-1:0];
+  assign wgt_re_o = inp_re_o;
+  assign wgt_raddr_o = idx_wgt[WgtAw-1:0];
+  assign acc_re_o = s1_read_ok && !(gemm_q && reset_q);
+  assign acc_raddr_o = s1_src_phase ? idx_src[AccAw-1:0] : idx_dst[AccAw-1:0];
+
+  // ------------------------------------------------------------ S2: compute
+  // The row read last cycle (from the bank it was read in), with any write since the read applied.
+  logic [AccWidth-1:0] acc_read, acc_fresh, core_out, s3_result;
+  assign acc_read = acc_rd_addr_q[AccAw-1] ? acc_rdata_i[AccWidth +: AccWidth] : acc_rdata_i[0 +: AccWidth];
+  always_comb begin
+    if (s3_valid_q && s3_dst_q == acc_rd_addr_q) acc_fresh = s3_result;
+    else if (fwd_valid_q && fwd_addr_q == acc_rd_addr_q) acc_fresh = fwd_data_q;
+    else acc_fresh = acc_read;
+  end
+
+  logic s3_zero_q, s3_zero_d;  // S3 holds a reset GEMM's micro-op: it writes zeros
+  if (GemmPipe) begin : g_gemm
+    tessera_gemm_core u_gemm (
+      .clk_i, .en_i(s2_valid_q),
+      .inp_i(inp_rdata_i), .wgt_i(wgt_rdata_i), .acc_i(acc_fresh), .acc_o(core_out)
+    );
+    // The GEMM pipe never holds vector sources or reset GEMMs.
+    logic unused_alu;
+    assign unused_alu = ^{alu_op_q, imm_q, s2_src_val_q};
+  end else begin : g_alu
+    tessera_alu_core u_alu (
+      .clk_i, .en_i(s2_valid_q && !gemm_q), .op_i(alu_op_q), .use_imm_i(use_imm_q), .imm_i(imm_q),
+      .a_i(acc_fresh), .b_i(s2_src_val_q), .y_o(core_out)
+    );
+    logic unused_gemm;
+    assign unused_gemm = ^{inp_rdata_i, wgt_rdata_i};
+  end
+  assign s3_result = s3_zero_q ? '0 : core_out;
+
+  assign acc_we_o = s3_valid_q;
+  assign acc_waddr_o = s3_dst_q;
+  assign acc_wdata_o = s3_result;
+  assign uop_o = s3_valid_q;
+  assign uop_gemm_o = s3_valid_q && gemm_q;
+
+  // ------------------------------------------------------------ footprint
+  logic reach_done_dst, reach_done_src, reach_done_wgt;
+  logic [31:0] reach_dst, reach_src, reach_wgt;
+  tessera_loop_reach u_reach_dst (
+    .clk_i, .rst_ni, .start_i, .iter_out_i, .iter_in_i, .factor_out_i(dst_fo_i), .factor_in_i(dst_fi_i),
+    .done_o(reach_done_dst), .reach_o(reach_dst)
+  );
+  tessera_loop_reach u_reach_src (
+    .clk_i, .rst_ni, .start_i, .iter_out_i, .iter_in_i, .factor_out_i(src_fo_i), .factor_in_i(src_fi_i),
+    .done_o(reach_done_src), .reach_o(reach_src)
+  );
+  tessera_loop_reach u_reach_wgt (
+    .clk_i, .rst_ni, .start_i, .iter_out_i, .iter_in_i, .factor_out_i(wgt_fo_i), .factor_in_i(wgt_fi_i),
+    .done_o(reach_done_wgt), .reach_o(reach_wgt)
+  );
+
+  logic [31:0] fp_dst_hi, fp_src_hi, fp_wgt_hi;
+  logic        fp_empty_q, fp_empty_d;
+  assign fp_dst_hi = k_dst_max_q + reach_dst;
+  assign fp_src_hi = k_src_max_q + reach_src;
+  assign fp_wgt_hi = k_wgt_max_q + reach_wgt;
+  assign fp_empty_o = fp_empty_q;
+  assign fp_valid_o = (pstate_q != PIdle) && (fp_empty_q || (k_done_q && reach_done_dst && reach_done_src && reach_done_wgt));
+  assign fp_src_acc_o = alu_vector;
+  assign fp_dst_lo_o = k_dst_min_q;
+  assign fp_dst_hi_o = fp_dst_hi;
+  assign fp_src_lo_o = k_src_min_q;
+  assign fp_src_hi_o = fp_src_hi;
+  always_comb begin
+    fp_in_range_o = fp_dst_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    if (gemm_q && !reset_q)
+      fp_in_range_o = fp_in_range_o && fp_src_hi < tessera_config_pkg::INP_BUFF_DEPTH &&
+                      fp_wgt_hi < tessera_config_pkg::WGT_BUFF_DEPTH;
+    else if (alu_vector)
+      fp_in_range_o = fp_in_range_o && fp_src_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    if (fp_empty_q) fp_in_range_o = 1'b1;
+  end
+
+  // ------------------------------------------------------------ sequencing
+  logic drained;
+  assign drained = !s0_active_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
+
+  assign busy_o = pstate_q != PIdle;
+  assign waiting_o = pstate_q == PWait;
+  assign started_o = pstate_q == PRun || pstate_q == PDone;
+  assign done_o = pstate_q == PDone;
+  assign exec_begin_o = (pstate_q == PIdle && start_i && (start_empty || !scan_i)) || (pstate_q == PWait && go_i);
+  assign exec_end_o = (pstate_q == PIdle && start_i && start_empty) || (pstate_q == PRun && drained && !fault_q);
+  assign fault_o = fault_q;
+  assign fault_info_o = fault_info_q;
+
+  // Loop walk restart: the first micro-op of the kernel, offsets zero.
+  logic s0_restart;
+  assign s0_restart = (pstate_q == PWait && go_i);
+
+  always_comb begin
+    pstate_d = pstate_q;
+    s0_active_d = s0_active_q;
+    s0_scan_d = s0_scan_q;
+    s0_uop_d = s0_uop_q;
+    s0_i_d = s0_i_q;
+    s0_j_d = s0_j_q;
+    s0_dst_out_d = s0_dst_out_q;
+    s0_src_out_d = s0_src_out_q;
+    s0_wgt_out_d = s0_wgt_out_q;
+    s0_dst_d = s0_dst_q;
+    s0_src_d = s0_src_q;
+    s0_wgt_d = s0_wgt_q;
+    s1_valid_d = s1_valid_q;
+    s1_phase_d = s1_phase_q;
+    s1_first_d = s1_first_q;
+    s1_scan_d = s1_scan_q;
+    s1_uop_d = s1_uop_q;
+    s1_dst_off_d = s1_dst_off_q;
+    s1_src_off_d = s1_src_off_q;
+    s1_wgt_off_d = s1_wgt_off_q;
+    s2_valid_d = 1'b0;
+    s2_dst_d = s2_dst_q;
+    s2_src_val_d = s2_src_val_q;
+    s3_valid_d = s2_valid_q;
+    s3_dst_d = s2_dst_q;
+    s3_zero_d = gemm_q && reset_q;
+    fwd_valid_d = s3_valid_q;
+    fwd_addr_d = s3_dst_q;
+    fwd_data_d = fwd_data_q;
+    acc_rd_addr_d = acc_raddr_o;
+    src_read_d = 1'b0;
+    src_hold_valid_d = src_hold_valid_q;
+    src_hold_idx_d = src_hold_idx_q;
+    k_dst_min_d = k_dst_min_q;
+    k_dst_max_d = k_dst_max_q;
+    k_src_min_d = k_src_min_q;
+    k_src_max_d = k_src_max_q;
+    k_wgt_max_d = k_wgt_max_q;
+    k_done_d = k_done_q;
+    fp_empty_d = fp_empty_q;
+    fault_d = fault_q;
+    fault_info_d = fault_info_q;
+    if (s3_valid_q) fwd_data_d = s3_result;
+
+    // ---- the instruction's course
+    case (pstate_q)
+      PIdle: if (start_i) pstate_d = start_empty ? PDone : (scan_i ? PScan : PRun);
+      PScan: if (!s0_active_q && !s1_valid_q) pstate_d = PWait;
+      PWait: if (go_i) pstate_d = PRun;
+      PRun: if (drained && !fault_q) pstate_d = PDone;
+      PDone: if (retire_i) pstate_d = PIdle;
+      default: pstate_d = PIdle;
+    endcase
+
+    // ---- S0: starts when the instruction is taken (a run or a scan) or a scanned one goes
+    if ((pstate_q == PIdle && start_i && !start_empty) || s0_restart) begin
+      s0_active_d  = 1'b1;
+      s0_scan_d    = pstate_q == PIdle && scan_i;
+      s0_uop_d     = pstate_q == PIdle ? uop_bgn_i : uop_bgn_q;
+      s0_i_d       = '0;
+      s0_j_d       = '0;
+      s0_dst_out_d = '0;
+      s0_src_out_d = '0;
+      s0_wgt_out_d = '0;
+      s0_dst_d     = '0;
+      s0_src_d     = '0;
+      s0_wgt_d     = '0;
+    end else if (s0_issue) begin
+      if (s0_uop_q + 1 < uop_end_q) begin
+        s0_uop_d = s0_uop_q + 1;
+      end else if (s0_scan_q) begin
+        s0_active_d = 1'b0;  // a scan walks the kernel once
+      end else begin
+        s0_uop_d = uop_bgn_q;
+        if (s0_j_q + 1 < iter_in_q) begin
+          s0_j_d   = s0_j_q + 1;
+          s0_dst_d = s0_dst_q + dst_fi_q;
+          s0_src_d = s0_src_q + src_fi_q;
+          s0_wgt_d = s0_wgt_q + wgt_fi_q;
+        end else begin
+          s0_j_d = '0;
+          s0_dst_out_d = s0_dst_out_q + dst_fo_q;
+          s0_src_out_d = s0_src_out_q + src_fo_q;
+          s0_wgt_out_d = s0_wgt_out_q + wgt_fo_q;
+          s0_dst_d = s0_dst_out_q + dst_fo_q;
+          s0_src_d = s0_src_out_q + src_fo_q;
+          s0_wgt_d = s0_wgt_out_q + wgt_fo_q;
+          if (s0_i_q + 1 < iter_out_q) s0_i_d = s0_i_q + 1;
+          else s0_active_d = 1'b0;
+        end
+      end
+    end else if (stop) begin
+      s0_active_d = 1'b0;
+    end
+
+    // ---- S1: takes the issued micro-op when free or finishing; a vector micro-op stays a second cycle
+    if (s1_valid_q && !s1_scan_q && !s1_advance) begin
+      if (slot_req_o && slot_grant_i && s1_src_phase) begin
+        s1_phase_d = 1'b1;
+        src_read_d = 1'b1;
+      end
+    end else begin
+      s1_valid_d   = s0_issue;
+      s1_phase_d   = 1'b0;
+      s1_first_d   = s0_i_q == '0 && s0_j_q == '0;
+      s1_scan_d    = s0_scan_q;
+      s1_uop_d     = s0_uop_q;
+      s1_dst_off_d = s0_dst_q;
+      s1_src_off_d = s0_src_q;
+      s1_wgt_off_d = s0_wgt_q;
+    end
+    if (s1_fault) begin
+      s1_valid_d = 1'b0;
+      fault_d = 1'b1;
+      fault_info_d = {s1_uop_q[31-FaultFieldBits:0],
+                      bad_dst ? tessera_host_pkg::FaultFieldDst
+                              : (bad_src ? tessera_host_pkg::FaultFieldSrc : tessera_host_pkg::FaultFieldWgt)};
+    end
+
+    // ---- the kernel's footprint, from the micro-ops of the first pass (or the scan)
+    if (s1_valid_q && s1_first_q && !k_done_q) begin
+      if (uop_dst < k_dst_min_q) k_dst_min_d = uop_dst;
+      if (uop_dst > k_dst_max_q) k_dst_max_d = uop_dst;
+      if (uop_src < k_src_min_q) k_src_min_d = uop_src;
+      if (uop_src > k_src_max_q) k_src_max_d = uop_src;
+      if (uop_wgt > k_wgt_max_q) k_wgt_max_d = uop_wgt;
+      if (s1_uop_q + 1 == uop_end_q && (s1_scan_q || s1_advance || s1_fault)) k_done_d = 1'b1;
+    end
+
+    // ---- S2 takes the micro-op S1 finishes
+    s2_valid_d = s1_advance && !s1_fault;
+    s2_dst_d = idx_dst[AccAw-1:0];
+    // The vector source read in S1's first cycle arrives now; it stays held for the next micro-ops
+    // with the same source until one of them writes that row.
+    if (src_read_q) begin
+      s2_src_val_d = acc_fresh;
+      src_hold_idx_d = acc_rd_addr_q;
+      src_hold_valid_d = 1'b1;
+    end
+    if (s2_valid_d && idx_dst[AccAw-1:0] == (src_read_q ? acc_rd_addr_q : src_hold_idx_q)) src_hold_valid_d = 1'b0;
+
+    // ---- a new instruction: nothing held from the last one (loads and GEMMs may change the rows),
+    // and its footprint still to learn
+    if (pstate_q == PIdle && start_i) begin
+      src_hold_valid_d = 1'b0;
+      k_dst_min_d = '1;
+      k_dst_max_d = '0;
+      k_src_min_d = '1;
+      k_src_max_d = '0;
+      k_wgt_max_d = '0;
+      k_done_d = 1'b0;
+      fp_empty_d = start_empty;
+    end
+
+    // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
+    if (stop) begin
+      s1_valid_d = 1'b0;
+      s2_valid_d = 1'b0;
+      s3_valid_d = 1'b0;
+    end
+  end
+
+  // The instruction's fields, latched when it is taken.
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      gemm_q <= 1'b0;
+      reset_q <= 1'b0;
+      use_imm_q <= 1'b0;
+      alu_op_q <= '0;
+      imm_q <= '0;
+      uop_bgn_q <= '0;
+      uop_end_q <= '0;
+      iter_out_q <= '0;
+      iter_in_q <= '0;
+      dst_fo_q <= '0;
+      dst_fi_q <= '0;
+      src_fo_q <= '0;
+      src_fi_q <= '0;
+      wgt_fo_q <= '0;
+      wgt_fi_q <= '0;
+    end else if (pstate_q == PIdle && start_i) begin
+      gemm_q <= gemm_i;
+      reset_q <= reset_i;
+      use_imm_q <= use_imm_i;
+      alu_op_q <= alu_op_i;
+      imm_q <= imm_i;
+      uop_bgn_q <= uop_bgn_i;
+      uop_end_q <= uop_end_i;
+      iter_out_q <= 32'(iter_out_i);
+      iter_in_q <= 32'(iter_in_i);
+      dst_fo_q <= dst_fo_i;
+      dst_fi_q <= dst_fi_i;
+      src_fo_q <= src_fo_i;
+      src_fi_q <= src_fi_i;
+      wgt_fo_q <= wgt_fo_i;
+      wgt_fi_q <= wgt_fi_i;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      pstate_q      <= PIdle;
+      s0_active_q   <= 1'b0;
+      s0_scan_q     <= 1'b0;
+      s0_uop_q      <= '0;
+      s0_i_q        <= '0;
+      s0_j_q        <= '0;
+      s0_dst_out_q  <= '0;
+      s0_src_out_q  <= '0;
+      s0_wgt_out_q  <= '0;
+      s0_dst_q      <= '0;
+      s0_src_q      <= '0;
+      s0_wgt_q      <= '0;
+      s1_valid_q    <= 1'b0;
+      s1_phase_q    <= 1'b0;
+      s1_first_q    <= 1'b0;
+      s1_scan_q     <= 1'b0;
+      s1_uop_q      <= '0;
+      s1_dst_off_q  <= '0;
+      s1_src_off_q  <= '0;
+      s1_wgt_off_q  <= '0;
+      s2_valid_q    <= 1'b0;
+      s2_dst_q      <= '0;
+      s2_src_val_q  <= '0;
+      s3_valid_q    <= 1'b0;
+      s3_dst_q      <= '0;
+      s3_zero_q     <= 1'b0;
+      fwd_valid_q   <= 1'b0;
+      fwd_addr_q    <= '0;
+      fwd_data_q    <= '0;
+      acc_rd_addr_q <= '0;
+      src_read_q    <= 1'b0;
+      src_hold_valid_q <= 1'b0;
+      src_hold_idx_q <= '0;
+      k_dst_min_q   <= '0;
+      k_dst_max_q   <= '0;
+      k_src_min_q   <= '0;
+      k_src_max_q   <= '0;
+      k_wgt_max_q   <= '0;
+      k_done_q      <= 1'b0;
+      fp_empty_q    <= 1'b0;
+      fault_q       <= 1'b0;
+      fault_info_q  <= '0;
+    end else begin
+      pstate_q <= pstate_d;
+      s0_active_q <= s0_active_d;
+      s0_scan_q <= s0_scan_d;
+      s0_uop_q <= s0_uop_d;
+      s0_i_q <= s0_i_d;
+      s0_j_q <= s0_j_d;
+      s0_dst_out_q <= s0_dst_out_d;
+      s0_src_out_q <= s0_src_out_d;
+      s0_wgt_out_q <= s0_wgt_out_d;
+      s0_dst_q <= s0_dst_d;
+      s0_src_q <= s0_src_d;
+      s0_wgt_q <= s0_wgt_d;
+      s1_valid_q <= s1_valid_d;
+      s1_phase_q <= s1_phase_d;
+      s1_first_q <= s1_first_d;
+      s1_scan_q <= s1_scan_d;
+      s1_uop_q <= s1_uop_d;
+      s1_dst_off_q <= s1_dst_off_d;
+      s1_src_off_q <= s1_src_off_d;
+      s1_wgt_off_q <= s1_wgt_off_d;
+      s2_valid_q <= s2_valid_d;
+      s2_dst_q <= s2_dst_d;
+      s2_src_val_q <= s2_src_val_d;
+      s3_valid_q <= s3_valid_d;
+      s3_dst_q <= s3_dst_d;
+      s3_zero_q <= s3_zero_d;
+      fwd_valid_q <= fwd_valid_d;
+      fwd_addr_q <= fwd_addr_d;
+      fwd_data_q <= fwd_data_d;
+      acc_rd_addr_q <= acc_rd_addr_d;
+      src_read_q <= src_read_d;
+      src_hold_valid_q <= src_hold_valid_d;
+      src_hold_idx_q <= src_hold_idx_d;
+      k_dst_min_q <= k_dst_min_d;
+      k_dst_max_q <= k_dst_max_d;
+      k_src_min_q <= k_src_min_d;
+      k_src_max_q <= k_src_max_d;
+      k_wgt_max_q <= k_wgt_max_d;
+      k_done_q <= k_done_d;
+      fp_empty_q <= fp_empty_d;
+      fault_q <= fault_d;
+      fault_info_q <= fault_info_d;
+    end
+  end
+
+endmodule
