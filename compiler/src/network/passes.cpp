@@ -363,4 +363,45 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
   return best;
 }
 
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& real, const std::vector<int64_t>& bias,
+                                                        int64_t maxAbsAccumulator, bool relu) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
+  if (bias.size() != real.size() || maxAbsAccumulator < 0 || maxAbsAccumulator > int32Max) return std::nullopt;
+  // y = (v * m + 2^(s-1)) >> s for v = acc + bias clipped to [lo, hi], where the bounds saturate
+  // exactly and keep v * m + 2^(s-1) in [-128 * 2^s, 128 * 2^s): inside int32 for s = 24. The
+  // accelerator computes clip(acc, lo - bias, hi - bias) * m + (bias * m + 2^(s-1)), which is the
+  // same sum; its products may wrap, but int32 addition and multiplication wrap consistently
+  // (mod 2^32), so the final sum is exact.
+  const int shift = 24;
+  const int64_t one = int64_t(1) << shift, half = one / 2, low = relu ? 0 : -128;
+  Requantization r;
+  r.perChannelClip = true;
+  r.biasAfterMultiply = true;
+  r.shift = shift;
+  r.roundingBias.assign(real.size(), 0);
+  for (size_t o = 0; o < real.size(); ++o) {
+    const double x = real[o];
+    if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
+    const int64_t m = std::llround(x * double(one));
+    const int64_t b = bias[o];
+    r.multipliers.push_back(int32_t(m));
+    r.productBias.push_back(int32_t(uint32_t(uint64_t(b * m + half))));
+    if (m == 0) {  // (0 + 2^(s-1)) >> s is 0 whatever the accumulator
+      r.clipLow.push_back(0);
+      r.clipHigh.push_back(0);
+      continue;
+    }
+    const int64_t hi = floorDiv(128 * one - 1 - half, m), lo = ceilDiv(low * one - half, m);
+    if (floorDiv(hi * m + half, one) != 127 || floorDiv(lo * m + half, one) != low) return std::nullopt;
+    // Bounds beyond int32 are never reached by the accumulator: clamping them changes nothing.
+    r.clipHigh.push_back(int32_t(std::clamp(hi - b, int32Min, int32Max)));
+    r.clipLow.push_back(int32_t(std::clamp(lo - b, int32Min, int32Max)));
+    // Error of the multiplier at the largest |v| that is not saturated (or that can occur).
+    const double reach = std::min(double(std::max(hi, -lo)), double(maxAbsAccumulator + std::llabs(b)));
+    r.worstStepError = std::max(r.worstStepError, reach * std::fabs(double(m) - x * double(one)) / double(one));
+  }
+  if (r.worstStepError >= 1.0 / 16) return std::nullopt;
+  return r;
+}
+
 }  // namespace tessera::compiler::detail

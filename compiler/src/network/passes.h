@@ -73,6 +73,10 @@ struct Requantization {
   bool perChannelClip = false;
   std::vector<int32_t> clipLow, clipHigh;
   double worstStepError = 0;  // bound on |result - acc * real| beyond rounding, in output steps
+  // Or the bias after the multiply (Epilogue::biasAfterMultiply): productBias[o] = bias[o] * m[o] +
+  // 2^(shift-1) replaces the bias, the clip bounds apply to the accumulator alone.
+  bool biasAfterMultiply = false;
+  std::vector<int32_t> productBias;
 };
 // `worstAccumulator` bounds |acc + bias| over every input (127 * sum |w| + |bias|).
 Requantization requantization(const std::vector<double>& realMultipliers, int64_t worstAccumulator);
@@ -82,5 +86,13 @@ Requantization requantization(const std::vector<double>& realMultipliers, int64_
 // `relu` makes the low bound map to 0.
 std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
                                                     int64_t worstAccumulator, bool relu);
+// The per-channel-clip form with the bias after the multiply (docs/graph.md): exact rounding at a
+// 24-bit shift and multipliers of up to 24 bits, for the same five ALU instructions. `bias` is in
+// accumulator units; `maxAbsAccumulator` bounds |acc| without it. nullopt when a multiplier is
+// negative, not finite or above 1 (an accumulator step larger than an output step), when the
+// accumulator could leave int32, or when a multiplier so small leaves more than 1/16 step of error.
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& realMultipliers,
+                                                        const std::vector<int64_t>& bias, int64_t maxAbsAccumulator,
+                                                        bool relu);
 
 }  // namespace tessera::compiler::detail
