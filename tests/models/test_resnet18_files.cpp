@@ -46,11 +46,10 @@ size_t argmax(const std::vector<float>& v) { return size_t(std::max_element(v.be
 
 // Against the file's own semantics (the host executor runs the QDQ graph as ONNX defines it: float
 // scales, round half to even) the top-1 is the same and the distribution of differences is
-// printed. Each layer alone matches the file on 99.95-100% of its outputs (the test below), but a
-// one-step difference anywhere spreads: by the last stage most activations differ from the file's
-// chain, and the average pool brings that back to about one pooled feature in six. So the logits'
-// figure depends on how few such seeds there are, not only on each layer's exactness; what a
-// 24-bit requantization shift reaches is below 99% within one step (docs/graph.md).
+// printed. A one-step difference anywhere spreads: by the last stage most activations differ from
+// the file's chain. So the logits' figure depends on how few such seeds there are: with 24-bit
+// requantization shifts (each layer 99.95-100% exact) it stayed below 99% within one step; the
+// low multiplier bits (a 31-bit shift) leave one output in a million off (docs/graph.md).
 TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
@@ -66,7 +65,10 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
                              "pooling and the dense layer";
   const float step = g.tensor("logits_real_scale").floats.at(0);
   size_t hist[4] = {0, 0, 0, 0}, total = 0;
-  for (uint32_t s = 0; s < 4; ++s) {
+  // TESSERA_RESNET18_IMAGES measures on more images (the default four keep ctest short).
+  const char* more = std::getenv("TESSERA_RESNET18_IMAGES");
+  const uint32_t images = more && std::atoi(more) > 0 ? uint32_t(std::atoi(more)) : 4u;
+  for (uint32_t s = 0; s < images; ++s) {
     const std::map<std::string, Tensor> in = {{"data", image(50 + s)}};
     const auto want = tessera::compiler::evaluate(g, in).at("logits").floats;
     const auto got = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
@@ -82,7 +84,7 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
               "2 steps %.2f%%, 3+ steps %.2f%%; compiled in %.3f s\n",
               total, 100.0 * double(hist[0]) / double(total), 100.0 * double(hist[1]) / double(total),
               100.0 * double(hist[2]) / double(total), 100.0 * double(hist[3]) / double(total), compileSeconds);
-  EXPECT_GE(double(hist[0] + hist[1]), 0.985 * double(total));  // 98.65% measured on these four images
+  EXPECT_GE(double(hist[0] + hist[1]), 0.99 * double(total));  // 99.88% within one step measured on 32 images
   EXPECT_EQ(hist[3], 0u);
 }
 
@@ -150,10 +152,11 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
   }
   // All but the first convolution, whose input the compiler folds (tests/network checks the fold).
   EXPECT_EQ(compared, 30u);
-  // 0.019% measured; the bias added before the multiply (rounding folded into it, 16-bit multipliers) gave 0.042%.
+  // 1 output in 1.7 million measured with the low multiplier bits; a 24-bit shift (the bias after the
+  // multiply) gave 0.019%, the bias first with 16-bit multipliers 0.042%.
   std::printf("convolutions and the dense layer: %zu of %zu outputs one step off (%.4f%%)\n", convInexact, convOutputs,
               100.0 * double(convInexact) / double(convOutputs));
-  EXPECT_LE(double(convInexact), 0.00025 * double(convOutputs));
+  EXPECT_LE(double(convInexact), 0.00002 * double(convOutputs));
 }
 
 // The whole network bit-exact between the host reference and each target.

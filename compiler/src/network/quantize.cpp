@@ -8,6 +8,7 @@
 #include <set>
 
 #include "passes.h"
+#include "tessera/compiler/compile.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/hw/error.h"
 
@@ -250,7 +251,20 @@ class Quantizer {
     for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, 128 * v);
     // The bias after the multiply rounds exactly and keeps more multiplier bits; the older forms
     // take over where it does not apply.
-    std::optional<Requantization> chosen = productBiasRequantization(real, bq, maxAbsAcc, relu);
+    // Low multiplier bits first (the most exact), then the bias after the multiply.
+    std::optional<Requantization> chosen = lowBitsRequantization(real, worst, relu);
+    // Its fifth resident vector (the low bits) must leave room for a tile, as in a config with a
+    // small accumulator and a wide dense layer it may not.
+    if (chosen && scales_.config) {
+      Operator probe = dense ? Operator::dense(1, int(inC), int(outC)) : Operator::conv2d(1, int(inC), kh, kw, int(outC), 1, 1, 0);
+      probe.kernelH = kh;
+      probe.kernelW = kw;
+      probe.epilogue.perChannelMultiplier = probe.epilogue.perChannelClip = probe.epilogue.round = true;
+      probe.epilogue.lowBits = chosen->lowBits;
+      probe.epilogue.shift = chosen->shift;
+      if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) chosen.reset();
+    }
+    if (!chosen) chosen = productBiasRequantization(real, bq, maxAbsAcc, relu);
     if (!chosen) chosen = clippedRequantization(real, worst, relu);
     const Requantization r = chosen ? *chosen : requantization(real, worst);
     std::vector<int64_t> mults(static_cast<size_t>(outC));
@@ -267,6 +281,7 @@ class Quantizer {
     e.preClip = r.preClip;
     e.perChannelClip = r.perChannelClip;
     e.round = r.round;
+    e.lowBits = r.lowBits;
     e.relu = relu;
     const auto& xs = x.shape;
     Operator op;
@@ -293,6 +308,9 @@ class Quantizer {
       inputs.push_back(addConst(name + "_clip_high", DType::kInt32, {outC},
                                 std::vector<int64_t>(r.clipHigh.begin(), r.clipHigh.end())));
     }
+    if (r.lowBits)
+      inputs.push_back(addConst(name + "_multipliers_low", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end())));
     const std::string out = defineInt8(floatOut, sy, outShape);
     addAccelerator(name, op, inputs, out);
   }
@@ -531,8 +549,9 @@ class Quantizer {
 
 }  // namespace
 
-void quantizeFloat(Graph& g, const Calibration& calibration) {
+void quantizeFloat(const hw::Config& cfg, Graph& g, const Calibration& calibration) {
   ActivationScales scales;
+  scales.config = &cfg;
   for (const auto& kv : calibrate(g, calibration)) scales.activation[kv.first] = kv.second / 127.0f;
   Quantizer(g, scales).run();
 }
