@@ -8,7 +8,11 @@
 #include <type_traits>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#endif
 #endif
 
 namespace tessera::hw::kernels {
@@ -426,12 +430,54 @@ void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, 
 }
 #pragma GCC pop_options
 
+// The vector extensions this CPU and its OS support, asked once. Not __builtin_cpu_supports: that
+// links libgcc's CPU model, whose constructor runs a dozen CPUID leaves at start-up in every
+// process, and CPUID traps to the hypervisor on a VM (a third of a small fsim run's own CPU time).
+// The C library has already asked at start-up; glibc 2.33+ shares its answer (usable: the CPU has
+// it and the OS saves its registers).
+struct CpuFeatures {
+  bool avx2 = false, avx512bw = false, avx512vnni = false;
+};
+
+#if __has_include(<sys/platform/x86.h>)
+CpuFeatures detectCpuFeatures() {
+  CpuFeatures f;
+  f.avx2 = CPU_FEATURE_ACTIVE(AVX2);
+  f.avx512bw = CPU_FEATURE_ACTIVE(AVX512F) && CPU_FEATURE_ACTIVE(AVX512BW);
+  f.avx512vnni = f.avx512bw && CPU_FEATURE_ACTIVE(AVX512_VNNI);
+  return f;
+}
+#else
+#pragma GCC push_options
+#pragma GCC target("xsave")
+unsigned long long readXcr0() { return _xgetbv(0); }
+#pragma GCC pop_options
+
+CpuFeatures detectCpuFeatures() {
+  CpuFeatures f;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __cpuid(0, a, b, c, d);
+  if (a < 7) return f;
+  __cpuid(1, a, b, c, d);
+  if (!(c & bit_OSXSAVE)) return f;
+  // The OS must save the registers: XMM and YMM state (bits 1-2), and for AVX-512 the opmask and
+  // upper ZMM state (bits 5-7).
+  const unsigned long long xcr0 = readXcr0();
+  const bool ymm = (xcr0 & 0x6) == 0x6, zmm = ymm && (xcr0 & 0xe0) == 0xe0;
+  const bool avx = (c & bit_AVX) != 0;
+  __cpuid_count(7, 0, a, b, c, d);
+  f.avx2 = avx && ymm && (b & bit_AVX2);
+  f.avx512bw = avx && zmm && (b & bit_AVX512F) && (b & bit_AVX512BW);
+  f.avx512vnni = f.avx512bw && (c & bit_AVX512VNNI);
+  return f;
+}
+#endif
+
 bool cpuHas(const char* feature) {
-  if (!std::strcmp(feature, "avx2")) return __builtin_cpu_supports("avx2");
-  if (!std::strcmp(feature, "avx512bw")) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  if (!std::strcmp(feature, "avx512vnni"))
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
+  static const CpuFeatures features = detectCpuFeatures();
+  if (!std::strcmp(feature, "avx2")) return features.avx2;
+  if (!std::strcmp(feature, "avx512bw")) return features.avx512bw;
+  if (!std::strcmp(feature, "avx512vnni")) return features.avx512vnni;
   return false;
 }
 #endif

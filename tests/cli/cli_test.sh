@@ -118,6 +118,9 @@ expect 1 "unknown or not built" -- "$TESSERA" sim --target warp --insn prog.bin
 printf 'GEMM deps=pop_prev uop_bgn=0 uop_end=0 iter_out=1 iter_in=1\nFINISH\n' > dead.s
 "$TESSERA" asm dead.s -o dead.bin > /dev/null
 expect 1 "deadlock at instruction 0.*l2g" -- "$TESSERA" sim --insn dead.bin
+# An error raised inside a target plugin reaches the CLI's handler (the executable carries the C++
+# runtime the plugins bind to; two copies would abort the process instead).
+expect 1 "tessera sim: error: .*deadlock at instruction 0" -- "$TESSERA" sim --target hls --insn dead.bin
 printf 'LOAD.INP deps=- sram_base=2040 dram_base=0x100 y_size=1 x_size=16 x_stride=16\nFINISH\n' > oob.s
 "$TESSERA" asm oob.s -o oob.bin > /dev/null
 expect 1 "instruction 0 .LOAD.*sram_base.*exceeds the buffer depth 2048" -- "$TESSERA" sim --insn oob.bin
