@@ -145,6 +145,9 @@ class Registry final : public TargetRegistrar {
 #ifdef TESSERA_BUILD_PLUGIN_DIR
     searchPath_.push_back(TESSERA_BUILD_PLUGIN_DIR);
 #endif
+#ifdef TESSERA_INSTALL_PLUGIN_DIR
+    searchPath_.push_back(TESSERA_INSTALL_PLUGIN_DIR);
+#endif
     std::vector<std::string> unique;  // the build's CLI finds build/lib/tessera twice
     for (const auto& dir : searchPath_)
       if (std::find(unique.begin(), unique.end(), dir) == unique.end()) unique.push_back(dir);
