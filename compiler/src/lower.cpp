@@ -61,6 +61,10 @@ class GemmLowering : public detail::OperatorLowering {
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.scaleRowBase), 0, 1, uint32_t(g_.scaleRows),
                   uint32_t(g_.scaleRows)),
           prog.bufferIndex("scales"));
+    if (g_.zeroPointClasses)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.zeroPointBase), 0, 1,
+                  uint32_t(g_.zeroPointClasses * g_.COB), uint32_t(g_.zeroPointClasses * g_.COB)),
+          prog.bufferIndex("zero_point_corrections"));
     // A tile's epilogue and store are emitted between the next tile's reduction steps: the
     // compute stage runs those GEMMs on one accumulator bank while its ALU pipe requantizes the
     // finished tile in the other (docs/rtl.md), and the next tile's reset goes right after the
@@ -152,6 +156,10 @@ class GemmLowering : public detail::OperatorLowering {
       os << "acc[" << g_.clipLowBase << ":" << g_.clipLowBase + g_.COB << "], acc[" << g_.clipHighBase << ":"
          << g_.clipHighBase + g_.COB << "] <- clip low[0:" << g_.COB << "], high[0:"
          << g_.COB << "]      // accumulator SRAM, resident\n";
+    if (g_.zeroPointClasses)
+      os << "acc[" << g_.zeroPointBase << ":" << g_.zeroPointBase + g_.zeroPointClasses * g_.COB
+         << "] <- input zero point's border corrections[" << g_.zeroPointClasses << " classes][0:" << g_.COB
+         << "]   // accumulator SRAM, resident\n";
     os << "for nb in 0.." << g_.NB << ":                                  // batch blocks of " << g_.B << "\n";
     os << " for cot in 0.." << g_.COB / t_.tco << ":\n";
     os << "  for yt in 0.." << g_.OH / t_.th << ":\n";
@@ -176,6 +184,9 @@ class GemmLowering : public detail::OperatorLowering {
          << "      for ky, kx, x (" << s_.gemmUops << " micro-ops):\n";
     os << "       acc[co][y][x] += inp[ci][y*" << (g_.KH == 1 ? 1 : g_.SH) << "+ky][x*" << g_.SW
        << "+kx] . wgt[co][ci][ky][kx]   // " << g_.B << "x" << g_.BI << "x" << g_.BO << " per micro-op\n";
+    if (g_.zeroPointClasses)
+      os << "    acc[co][y][x] += correction[class(yt*" << t_.th << "+y, xt*" << t_.tw << "+x)][cot*" << t_.tco
+         << "+co]  // border outputs only: the input zero point times the taps outside the input\n";
     os << "    acc = ";
     std::string e = "acc";
     const std::string bias = " + bias[cot*" + std::to_string(t_.tco) + "+co])";
@@ -250,12 +261,14 @@ class GemmLowering : public detail::OperatorLowering {
   };
 
   // A finished tile's epilogue (requantization, and the fused residual add), in order.
-  std::vector<EpilogueOp> epilogueOps(const FinishedTile& f, int biasBuf, int multBuf, int clipLowBuf) const {
+  std::vector<EpilogueOp> epilogueOps(const FinishedTile& f, int biasBuf, int multBuf, int clipLowBuf) {
     const int q = f.q;
     const size_t ch = size_t(f.cot) * size_t(s_.slots) + size_t(q);
     std::vector<EpilogueOp> ops;
     auto vec = [&](int kernel, hw::AluOp op) { ops.push_back({kernel, false, op, false, 0}); };
     auto imm = [&](hw::AluOp op, int32_t value, int kernel) { ops.push_back({kernel, false, op, true, value}); };
+    // An input zero point's border corrections, onto the raw sums (the bias holds its interior share).
+    for (int k : borderKernels(f)) vec(k, hw::AluOp::kAdd);
     const bool biasFirst = biasBuf >= 0 && !op_.epilogue.biasAfterMultiply;
     if (biasFirst) vec(biasKernel_[ch], hw::AluOp::kAdd);
     if (op_.epilogue.preShift) imm(hw::AluOp::kShr, op_.epilogue.preShift, immKernel_[q]);
@@ -308,6 +321,27 @@ class GemmLowering : public detail::OperatorLowering {
       imm(hw::AluOp::kMax, r.relu ? 0 : -128, immKernel_[q]);
     }
     return ops;
+  }
+
+  // One ALU kernel per border run of the tile: its outputs of every channel block add their class's
+  // correction row (the same source row along the run).
+  std::vector<int> borderKernels(const FinishedTile& f) {
+    std::vector<int> out;
+    if (!g_.zeroPointClasses) return out;
+    if (!borders_) borders_ = std::make_unique<detail::BorderClasses>(detail::borderClasses(g_));
+    for (const detail::BorderRun& r : detail::borderRuns(g_, *borders_, t_, f.yt, f.xt)) {
+      Kernel k;
+      k.name = "zero_point_border_c" + std::to_string(f.cot) + "_h" + std::to_string(f.q);
+      k.uops.push_back({regionBase(f.q) + uint32_t(r.row * t_.tw + r.col),
+                        uint32_t(g_.zeroPointBase + r.cls * g_.COB + f.cot * t_.tco), 0});
+      k.iterOut = uint32_t(t_.tco);
+      k.dstOut = uint32_t(t_.th * t_.tw);
+      k.srcOut = 1;
+      k.iterIn = uint32_t(r.count);
+      k.dstIn = uint32_t(r.down ? t_.tw : 1);
+      out.push_back(kernel(std::move(k)));
+    }
+    return out;
   }
 
   void emitOps(const std::vector<EpilogueOp>& ops, size_t begin, size_t end) {
@@ -516,6 +550,7 @@ class GemmLowering : public detail::OperatorLowering {
   int scratchSumKernel_[4] = {}, roundRowKernel_[4] = {};
   std::vector<int> multLowKernel_;
   std::vector<int> biasKernel_, multKernel_, clipLowKernel_, clipHighKernel_;
+  std::unique_ptr<detail::BorderClasses> borders_;
 };
 
 std::unique_ptr<detail::OperatorLowering> makeLowering(const hw::Config& cfg, const Operator& op, const Tiling& t) {
@@ -602,7 +637,7 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
         ->data.assign(packedW.begin(), packedW.end());
   }
   if (op.epilogue.bias) {
-    const auto packedB = packBias(cfg, data.bias);
+    const auto packedB = packBias(cfg, op.inputZeroPoint ? detail::zeroPointBias(op, data) : data.bias);
     addBuffer("bias", BufferRole::kConstant, MemId::kAcc, packedB.size(),
               "[" + std::to_string(packedB.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
                   std::to_string(cfg.blockOut) + "] int32 (each bias repeated per batch row)")
@@ -629,6 +664,18 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
       addBuffer(name, BufferRole::kConstant, MemId::kAcc, packed.size(),
                 "[" + std::to_string(packed.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
                     std::to_string(cfg.blockOut) + "] int32 (each bound repeated per batch row)")
+          ->data = packed;
+    }
+  }
+  if (op.inputZeroPoint && !op.onVectorAlu()) {
+    const detail::Geometry g = detail::geometry(cfg, op);
+    if (g.zeroPointClasses) {
+      const std::vector<int32_t> rows = detail::zeroPointCorrections(g, op, data);
+      const auto packed = packBias(cfg, rows);
+      addBuffer("zero_point_corrections", BufferRole::kConstant, MemId::kAcc, packed.size(),
+                "[" + std::to_string(g.zeroPointClasses) + " border classes][" + std::to_string(g.COB) + "][" +
+                    std::to_string(cfg.batch) + "][" + std::to_string(cfg.blockOut) +
+                    "] int32 (the zero point times the weights of the taps outside the input)")
           ->data = packed;
     }
   }

@@ -200,6 +200,13 @@ void Operator::validate() const {
               (epilogue.round ? int64_t(1) << (epilogue.shift - 1) : 0) > INT32_MAX)
     throw Error(where, "wide add: 128 * (|mul_a| + |mul_b|) plus the rounding leaves int32");
   if (kind != OpKind::kAdd && (scaleA != 1 || scaleB != 1)) throw Error(where, "mul_a and mul_b belong to add");
+  if (inputZeroPoint) {
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "inzp belongs to conv2d and dense");
+    if (inputZeroPoint < -128 || inputZeroPoint > 127)
+      throw Error(where, "inzp must be in [-128, 127] (an int8 zero point), got " + std::to_string(inputZeroPoint));
+    if (!epilogue.bias || epilogue.biasAfterMultiply)
+      throw Error(where, "inzp needs the bias first (bias=1): the zero point's sum is folded into it");
+  }
   if (residual) {
     if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "residual=1 belongs to conv2d and dense");
     try {
@@ -262,6 +269,9 @@ std::string Operator::describe() const {
        << "x" << strideW << ", pad " << padH << "x" << padW << " -> out [" << batch << "][" << outChannels << "]["
        << outHeight() << "][" << outWidth() << "] int8";
   }
+  if (inputZeroPoint)
+    os << " (input zero point " << inputZeroPoint << ": sum of (x " << (inputZeroPoint < 0 ? "+ " : "- ")
+       << std::abs(inputZeroPoint) << ") * w over the taps inside the input)";
   os << "; epilogue: " << (epilogue.bias && !epilogue.biasAfterMultiply ? "+bias int32, " : "");
   if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
   if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
@@ -322,6 +332,7 @@ std::string Operator::spec() const {
   if (epilogue.preClip) os << " preclip=" << epilogue.preClip;
   if (epilogue.perChannelClip) os << " clip=channel";
   if (epilogue.lowBits) os << " lowbits=" << epilogue.lowBits;
+  if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
   if (residual)
     os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
@@ -354,7 +365,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
       {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
-      {"lowbits", &op.epilogue.lowBits},
+      {"lowbits", &op.epilogue.lowBits}, {"inzp", &op.inputZeroPoint},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
       {"res_shift", &op.residualEpilogue.shift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
@@ -413,7 +424,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits shift round relu mul_a mul_b wide residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp shift round relu mul_a mul_b wide residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide)");
     }
   }
@@ -605,7 +616,7 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
               for (int kx = 0; kx < KW; ++kx) {
                 const int ix = x * op.strideW + kx - op.padW;
                 if (ix < 0 || ix >= W) continue;
-                acc = wrapAdd(acc, int32_t(data.input[((size_t(n) * C + c) * H + iy) * W + ix]) *
+                acc = wrapAdd(acc, (int32_t(data.input[((size_t(n) * C + c) * H + iy) * W + ix]) - op.inputZeroPoint) *
                                        int32_t(data.weights[((size_t(o) * C + c) * KH + ky) * KW + kx]));
               }
             }

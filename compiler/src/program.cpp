@@ -64,6 +64,15 @@ OperatorData Program::constants() const {
   const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
   d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW), packedW);
   if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
+  if (op.inputZeroPoint && op.epilogue.bias) {
+    // The buffer holds the bias with the zero point's share folded in (-Z * sum of the weights).
+    const size_t per = size_t(op.inChannels) * op.kernelH * op.kernelW;
+    for (size_t o = 0; o < d.bias.size(); ++o) {
+      uint32_t sum = 0;
+      for (size_t j = 0; j < per; ++j) sum += uint32_t(int32_t(d.weights[o * per + j]));
+      d.bias[o] = int32_t(uint32_t(d.bias[o]) + uint32_t(op.inputZeroPoint) * sum);
+    }
+  }
   if (op.epilogue.perChannelMultiplier)
     d.multipliers = unpackBias(cfg, buffers[size_t(bufferIndex("multipliers"))].data, op.outChannels);
   if (op.epilogue.lowBits)

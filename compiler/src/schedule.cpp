@@ -61,6 +61,8 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   place(g.clipEntries != 0, g.COB, g.clipHighBase);
   place(op.epilogue.lowBits != 0, g.COB, g.multLowBase);
   place(g.scaleRows != 0, g.scaleRows, g.scaleRowBase);
+  if (op.inputZeroPoint && (g.PH || g.PW)) g.zeroPointClasses = borderClasses(g).classes;
+  place(g.zeroPointClasses != 0, g.zeroPointClasses * g.COB, g.zeroPointBase);
   g.accCap = bankDepth - std::max(used[0], used[1]);
   if (op.residual) {
     const Epilogue& r = op.residualEpilogue;
@@ -78,6 +80,97 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     g.twoCycleAluOps = 2;
   }
   return g;
+}
+
+BorderClasses borderClasses(const Geometry& g) {
+  BorderClasses b;
+  // Kernel taps k with out * stride + k - pad outside [0, size): the first `before`, the last `after`.
+  auto kinds = [](int outs, int stride, int pad, int kernel, int size, std::vector<BorderClasses::Kind>& list,
+                  std::vector<int>& of) {
+    list.push_back({0, 0});
+    for (int o = 0; o < outs; ++o) {
+      const int start = o * stride - pad;
+      BorderClasses::Kind k{std::clamp(-start, 0, kernel), std::clamp(start + kernel - size, 0, kernel)};
+      const auto it = std::find(list.begin(), list.end(), k);
+      of.push_back(int(it - list.begin()));
+      if (it == list.end()) list.push_back(k);
+    }
+  };
+  kinds(g.OH, g.SH, g.PH, g.KH, g.H, b.rowKinds, b.rowKindOf);
+  kinds(g.OW, g.SW, g.PW, g.KW, g.W, b.colKinds, b.colKindOf);
+  b.classOf.assign(b.rowKinds.size() * b.colKinds.size(), -1);
+  for (size_t r = 0; r < b.rowKinds.size(); ++r)
+    for (size_t c = 0; c < b.colKinds.size(); ++c)
+      if (r != 0 || c != 0) b.classOf[r * b.colKinds.size() + c] = b.classes++;
+  return b;
+}
+
+std::vector<BorderRun> borderRuns(const Geometry& g, const BorderClasses& b, const Tiling& t, int yt, int xt) {
+  (void)g;
+  std::vector<BorderRun> runs, singles;
+  for (int r = 0; r < t.th; ++r) {
+    const int y = yt * t.th + r;
+    for (int c = 0; c < t.tw;) {
+      const int cls = b.classAt(y, xt * t.tw + c);
+      int end = c + 1;
+      while (end < t.tw && b.classAt(y, xt * t.tw + end) == cls) ++end;
+      if (cls >= 0) (end - c > 1 ? runs : singles).push_back({r, c, end - c, cls, false});
+      c = end;
+    }
+  }
+  // Single outputs of one class in one column on consecutive rows (a left or right border) merge
+  // into one run down the column.
+  std::stable_sort(singles.begin(), singles.end(), [](const BorderRun& a, const BorderRun& b) {
+    return a.col != b.col ? a.col < b.col : a.row < b.row;
+  });
+  for (size_t i = 0; i < singles.size();) {
+    size_t j = i + 1;
+    while (j < singles.size() && singles[j].col == singles[i].col && singles[j].cls == singles[i].cls &&
+           singles[j].row == singles[j - 1].row + 1)
+      ++j;
+    runs.push_back({singles[i].row, singles[i].col, int(j - i), singles[i].cls, j - i > 1});
+    i = j;
+  }
+  return runs;
+}
+
+std::vector<int32_t> zeroPointBias(const Operator& op, const OperatorData& data) {
+  const size_t per = size_t(op.inChannels) * op.kernelH * op.kernelW;
+  std::vector<int32_t> out(data.bias);
+  for (size_t o = 0; o < out.size(); ++o) {
+    uint32_t sum = 0;
+    for (size_t j = 0; j < per; ++j) sum += uint32_t(int32_t(data.weights[o * per + j]));
+    out[o] = int32_t(uint32_t(out[o]) - uint32_t(op.inputZeroPoint) * sum);
+  }
+  return out;
+}
+
+std::vector<int32_t> zeroPointCorrections(const Geometry& g, const Operator& op, const OperatorData& data) {
+  const BorderClasses b = borderClasses(g);
+  const int O = op.outChannels, C = op.inChannels, KH = op.kernelH, KW = op.kernelW;
+  // Each tap's weights summed over the input channels.
+  std::vector<int64_t> tap(size_t(O) * KH * KW, 0);
+  for (int o = 0; o < O; ++o)
+    for (int c = 0; c < C; ++c)
+      for (int k = 0; k < KH * KW; ++k) tap[size_t(o) * KH * KW + k] += data.weights[(size_t(o) * C + c) * KH * KW + k];
+  const size_t rowLen = size_t(g.COB) * g.BO;
+  std::vector<int32_t> rows(size_t(b.classes) * rowLen, 0);
+  for (size_t rk = 0; rk < b.rowKinds.size(); ++rk)
+    for (size_t ck = 0; ck < b.colKinds.size(); ++ck) {
+      const int cls = b.classOf[rk * b.colKinds.size() + ck];
+      if (cls < 0) continue;
+      const auto& r = b.rowKinds[rk];
+      const auto& c = b.colKinds[ck];
+      for (int o = 0; o < O; ++o) {
+        int64_t outside = 0;
+        for (int ky = 0; ky < KH; ++ky)
+          for (int kx = 0; kx < KW; ++kx)
+            if (ky < r.before || ky >= KH - r.after || kx < c.before || kx >= KW - c.after)
+              outside += tap[(size_t(o) * KH + ky) * KW + kx];
+        rows[size_t(cls) * rowLen + size_t(o)] = int32_t(uint32_t(uint64_t(outside) * uint32_t(op.inputZeroPoint)));
+      }
+    }
+  return rows;
 }
 
 TileShape tileShape(const Geometry& g, const Tiling& t) {
@@ -101,6 +194,15 @@ TileShape tileShape(const Geometry& g, const Tiling& t) {
   // and the low multiplier bits' kernels.
   s.uopEntries = s.slots * (2 * s.gemmUops + 2 + (g.COB / t.tco) * g.vectorAluOps);
   if (g.accRegions >= 2) s.uopEntries += s.slots * (2 + 3 + 5);
+  if (g.zeroPointClasses && t.th > 0 && t.tw > 0 && g.OH % t.th == 0 && g.OW % t.tw == 0) {
+    // One micro-op per border run of each tile (and accumulator region and output-channel tile);
+    // the runs of tiles alike are the same kernels.
+    const BorderClasses b = borderClasses(g);
+    long runs = 0;
+    for (int yt = 0; yt < g.OH / t.th; ++yt)
+      for (int xt = 0; xt < g.OW / t.tw; ++xt) runs += long(borderRuns(g, b, t, yt, xt).size());
+    s.uopEntries += int(std::min<long>(runs * s.slots * (g.COB / std::max(t.tco, 1)), 1 << 30));
+  }
   s.stepsPerTile = g.CIB / t.tci;
   s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   return s;

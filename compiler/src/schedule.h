@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tessera/compiler/compile.h"
 #include "tessera/hw/config.h"
@@ -35,8 +36,41 @@ struct Geometry {
   int twoCycleAluOps = 0;
   int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
   int vectorAluOps = 0;                  // ALU instructions with a resident per-channel operand per tile
+  // An input zero point (Operator::inputZeroPoint) with padding: the resident correction rows (COB
+  // entries per border class, at zeroPointBase) the border outputs add.
+  int zeroPointClasses = 0, zeroPointBase = 0;
 };
 Geometry geometry(const hw::Config& cfg, const Operator& op);
+
+// The border classes of an operator with an input zero point: output rows (and columns) are told
+// apart by how many kernel rows fall above and below the input (left and right of it); a class is
+// a (row kind, column kind) pair with at least one tap outside the input.
+struct BorderClasses {
+  struct Kind {
+    int before = 0, after = 0;  // taps outside the input before its start and after its end
+    bool operator==(const Kind& o) const { return before == o.before && after == o.after; }
+  };
+  std::vector<Kind> rowKinds, colKinds;  // distinct kinds; kind 0 of each, if any, is the interior
+  std::vector<int> rowKindOf, colKindOf;  // per output row / column
+  std::vector<int> classOf;               // per (row kind, column kind): class index, or -1 (interior)
+  int classes = 0;
+  int classAt(int y, int x) const { return classOf[size_t(rowKindOf[size_t(y)]) * colKinds.size() + size_t(colKindOf[size_t(x)])]; }
+};
+BorderClasses borderClasses(const Geometry& g);
+
+// One vector ALU instruction adding a border class's correction row to a run of a tile's outputs:
+// `count` outputs from (row, col) of the tile, along the row (or down the column).
+struct BorderRun {
+  int row = 0, col = 0, count = 0, cls = 0;
+  bool down = false;
+};
+std::vector<BorderRun> borderRuns(const Geometry& g, const BorderClasses& b, const Tiling& t, int yt, int xt);
+// The bias with the input zero point's share of every output folded in: bias - Z * sum of the
+// channel's weights (wrapping, as the ALU adds).
+std::vector<int32_t> zeroPointBias(const Operator& op, const OperatorData& data);
+// The correction rows, class by class, each COB * BLOCK_OUT values (zero past the channels): Z times
+// the sum of the weights of the taps outside the input, which the folded bias took away.
+std::vector<int32_t> zeroPointCorrections(const Geometry& g, const Operator& op, const OperatorData& data);
 
 // What a tiling implies for one tile and one reduction step.
 struct TileShape {

@@ -224,6 +224,28 @@ std::vector<Operator> smallOperators() {
   fused.residualB = 3;
   fused.residualEpilogue = sumEpilogue;
   ops.push_back(fused);
+  // An input zero point (inzp=Z): the bias carries -Z * sum(w), border outputs add Z times the
+  // weights of their taps outside the input. uint8 with zero point 0 (Z = -128) on a 3x3 window,
+  // a stride-2 window whose last row and column reach past the input, a 5x5 window with padding 2
+  // (two rows and columns of border classes), batches, a dense layer, and the low-bits form.
+  Operator zp = Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, relu);
+  zp.inputZeroPoint = -128;
+  ops.push_back(zp);
+  zp = Operator::conv2d(2, 12, 9, 8, 24, 3, 2, 1, mul);
+  zp.inputZeroPoint = -3;
+  ops.push_back(zp);
+  zp = Operator::conv2d(2, 8, 6, 6, 16, 5, 1, 2, mul);
+  zp.inputZeroPoint = 77;
+  ops.push_back(zp);
+  zp = Operator::dense(2, 48, 24, relu);
+  zp.inputZeroPoint = 127;
+  ops.push_back(zp);
+  precise.lowBits = 6;
+  precise.relu = true;
+  precise.shift = 24;
+  zp = Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, precise);
+  zp.inputZeroPoint = -128;
+  ops.push_back(zp);
   return ops;
 }
 
@@ -249,6 +271,66 @@ INSTANTIATE_TEST_SUITE_P(All, OnTarget,
                          ::testing::Combine(::testing::Values("fsim", "tsim", "hls", "rtl-sc", "hls-sc"),
                                             ::testing::Values("default", "small", "batch2")),
                          testName);
+
+// An input zero point's border corrections under tilings that split the output's rows and columns
+// (border runs in several tiles, some tiles with none), one and three channel blocks per tile, and
+// the four accumulator regions small tiles take: every legal one of them against the reference.
+TEST(InputZeroPoint, EveryTilingMatchesTheReference) {
+  const Config cfg = Config::load("default");
+  Epilogue e;
+  e.shift = 7;
+  e.relu = false;
+  int checked = 0;
+  for (const auto& [kernel, stride, pad, zp] : {std::tuple<int, int, int, int>{3, 1, 1, -128}, {3, 2, 1, 45}, {5, 1, 2, -7}}) {
+    Operator op = Operator::conv2d(1, 20, 8, 8, 40, kernel, stride, pad, e);
+    op.inputZeroPoint = zp;
+    const OperatorData data = OperatorData::random(op, uint32_t(100 + kernel + zp));
+    const std::vector<int8_t> want = reference(op, data);
+    tessera::runtime::Session session("fsim", cfg);
+    for (int tco : {1, 3})
+      for (int th : {1, 2, 4, 8})
+        for (int tw : {1, 2, 4, 8})
+          for (int tci : {1, 2}) {
+            const Tiling t{tco, th, tw, tci};
+            if (!tilingProblem(cfg, op, t).empty()) continue;
+            CompileOptions o;
+            o.tiling = t;
+            const Program prog = compile(cfg, op, data, o);
+            const RunResult r = runProgram(prog, session, data);
+            EXPECT_EQ(r.output, want) << op.describe() << " with " << prog.summary.tiling;
+            ++checked;
+          }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+// The zero point survives the spec and the program file; its errors name the key.
+TEST(InputZeroPoint, SpecRoundTripAndErrors) {
+  const Operator op = Operator::parse("conv2d cin=8 h=5 w=5 cout=8 kernel=3 pad=1 inzp=-128", "test");
+  EXPECT_EQ(op.inputZeroPoint, -128);
+  EXPECT_EQ(Operator::parse(op.spec(), "spec").inputZeroPoint, -128);
+  EXPECT_NE(op.describe().find("input zero point -128"), std::string::npos);
+  const Config cfg = Config::load("default");
+  const OperatorData data = OperatorData::random(op, 5);
+  const Program prog = compile(cfg, op, data);
+  const Program back = Program::deserialize(prog.serialize(), "mem");
+  EXPECT_EQ(back.op.inputZeroPoint, -128);
+  // The constants read back are the operator's (the bias without the folded share).
+  EXPECT_EQ(back.constants().bias, data.bias);
+  auto error = [](const std::string& spec) {
+    try {
+      Operator::parse(spec, "spec");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("conv2d cin=8 h=5 w=5 cout=8 inzp=128").find("inzp must be in [-128, 127]"), std::string::npos);
+  EXPECT_NE(error("conv2d cin=8 h=5 w=5 cout=8 bias=0 inzp=3").find("inzp needs the bias first"), std::string::npos);
+  EXPECT_NE(error("conv2d cin=8 h=5 w=5 cout=8 bias=after mul=channel clip=channel shift=24 inzp=3").find("inzp needs the bias first"),
+            std::string::npos);
+  EXPECT_NE(error("add c=4 h=4 w=4 inzp=3").find("inzp belongs to conv2d and dense"), std::string::npos);
+}
 
 std::vector<Operator> resnet18() {
   std::vector<Operator> ops;

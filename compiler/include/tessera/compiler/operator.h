@@ -79,6 +79,13 @@ struct Operator {
   // residualEpilogue(a * residualA + b * residualB). Saves storing `a` and loading it back.
   bool residual = false;
   int residualA = 1, residualB = 1;
+  // conv2d and dense (spec `inzp=Z`, in [-128, 127], with the bias first): the input's zero point.
+  // Each input value x stands for x - Z and padding for 0, so the accumulator is
+  // sum over the taps inside the input of (x - Z) * w. The compiler folds -Z * sum(w) into the bias
+  // and adds Z times the weights of the taps outside the input at the borders (resident rows, one
+  // vector ALU ADD per border run), so an asymmetric (e.g. uint8 with zero point 0) tensor stays
+  // exact: int8 x = q - 128 with Z = z - 128.
+  int inputZeroPoint = 0;
   Epilogue residualEpilogue;  // add's: no bias and no multiplier; shift, round, relu, wideScales
 
   // The add the residual form computes after the epilogue (its shape is the output's).
