@@ -294,9 +294,12 @@ class GemmLowering : public detail::OperatorLowering {
     if (op_.epilogue.round && op_.epilogue.lowBits) vec(roundRowKernel_[q], hw::AluOp::kAdd);
     else if (op_.epilogue.round) imm(hw::AluOp::kAdd, 1 << (op_.epilogue.shift - 1), immKernel_[q]);
     if (op_.epilogue.shift != 0) imm(hw::AluOp::kShr, op_.epilogue.shift, immKernel_[q]);
+    // The output zero point: in the rounding row (lowbits) or the bias (bias=after), else here.
+    if (op_.epilogue.outputZeroPoint && !op_.epilogue.lowBits && !op_.epilogue.biasAfterMultiply)
+      imm(hw::AluOp::kAdd, op_.epilogue.outputZeroPoint, immKernel_[q]);
     if (!op_.epilogue.perChannelClip) {
       imm(hw::AluOp::kMin, 127, immKernel_[q]);
-      imm(hw::AluOp::kMax, op_.epilogue.relu ? 0 : -128, immKernel_[q]);
+      imm(hw::AluOp::kMax, op_.epilogue.relu ? op_.epilogue.outputZeroPoint : -128, immKernel_[q]);
     }
     if (op_.residual) {
       // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in
@@ -637,7 +640,11 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
         ->data.assign(packedW.begin(), packedW.end());
   }
   if (op.epilogue.bias) {
-    const auto packedB = packBias(cfg, op.inputZeroPoint ? detail::zeroPointBias(op, data) : data.bias);
+    std::vector<int32_t> bias = op.inputZeroPoint ? detail::zeroPointBias(op, data) : data.bias;
+    // With the bias after the multiply, the output zero point joins it (Z * 2^shift).
+    if (op.epilogue.biasAfterMultiply && op.epilogue.outputZeroPoint)
+      for (int32_t& b : bias) b = int32_t(uint32_t(b) + (uint32_t(op.epilogue.outputZeroPoint) << op.epilogue.shift));
+    const auto packedB = packBias(cfg, bias);
     addBuffer("bias", BufferRole::kConstant, MemId::kAcc, packedB.size(),
               "[" + std::to_string(packedB.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
                   std::to_string(cfg.blockOut) + "] int32 (each bias repeated per batch row)")

@@ -196,10 +196,28 @@ void Operator::validate() const {
   // add's worst sum, with its rounding, stays in int32 (the reference and the ALU would wrap alike,
   // but a wrapped sum is no requantization).
   if (kind == OpKind::kAdd && wide &&
-      128 * (std::llabs(int64_t(scaleA)) + std::llabs(int64_t(scaleB))) +
-              (epilogue.round ? int64_t(1) << (epilogue.shift - 1) : 0) > INT32_MAX)
-    throw Error(where, "wide add: 128 * (|mul_a| + |mul_b|) plus the rounding leaves int32");
+      (128 + std::llabs(int64_t(zeroPointA))) * std::llabs(int64_t(scaleA)) +
+              (128 + std::llabs(int64_t(zeroPointB))) * std::llabs(int64_t(scaleB)) +
+              (epilogue.round ? int64_t(1) << (epilogue.shift - 1) : 0) +
+              (std::llabs(int64_t(epilogue.outputZeroPoint)) << epilogue.shift) > INT32_MAX)
+    throw Error(where, "wide add: 128 * (|mul_a| + |mul_b|) (more with azp, bzp) plus the rounding and outzp leaves int32");
   if (kind != OpKind::kAdd && (scaleA != 1 || scaleB != 1)) throw Error(where, "mul_a and mul_b belong to add");
+  for (const auto& [value, key] : {std::pair<int, const char*>{epilogue.outputZeroPoint, "outzp"},
+                                  {zeroPointA, "azp"},
+                                  {zeroPointB, "bzp"}})
+    if (value < -128 || value > 127)
+      throw Error(where, std::string(key) + " must be in [-128, 127] (an int8 zero point), got " + std::to_string(value));
+  if (epilogue.outputZeroPoint) {
+    if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool)
+      throw Error(where, "outzp belongs to conv2d, dense and add (a max pooling keeps its input's zero point)");
+    if (residual) throw Error(where, "outzp cannot be combined with a fused residual add");
+    if (epilogue.lowBits && !epilogue.round) throw Error(where, "outzp with lowbits needs round=1 (it joins the rounding row)");
+  }
+  if (zeroPointA || zeroPointB) {
+    if (kind != OpKind::kAdd) throw Error(where, "azp and bzp belong to add");
+    if (!epilogue.wideScales || !epilogue.round)
+      throw Error(where, "azp and bzp need wide=1 and round=1 (they join the resident rounding row)");
+  }
   if (inputZeroPoint) {
     if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "inzp belongs to conv2d and dense");
     if (inputZeroPoint < -128 || inputZeroPoint > 127)
@@ -255,8 +273,11 @@ std::string Operator::describe() const {
     if (scaleB != 1) os << "*" << scaleB;
     os << ", ";
     if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
-    os << ">>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]"
-       << (epilogue.relu ? " (ReLU)" : "");
+    os << ">>" << epilogue.shift;
+    if (epilogue.outputZeroPoint) os << ", +" << epilogue.outputZeroPoint << " (output zero point)";
+    os << ", clip [" << (epilogue.relu ? (epilogue.outputZeroPoint > -128 ? epilogue.outputZeroPoint : -128) : -128)
+       << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+    if (zeroPointA || zeroPointB) os << "; operand zero points a " << zeroPointA << ", b " << zeroPointB;
     if (epilogue.wideScales) os << "; multipliers and rounding in resident accumulator rows";
     return os.str();
   }
@@ -282,8 +303,9 @@ std::string Operator::describe() const {
   if (epilogue.biasAfterMultiply) os << "+bias int32 (after the multiply), ";
   if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
   os << ">>" << epilogue.shift;
+  if (epilogue.outputZeroPoint) os << ", +" << epilogue.outputZeroPoint << " (output zero point)";
   if (!epilogue.perChannelClip)
-    os << ", clip [" << (epilogue.relu ? 0 : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+    os << ", clip [" << (epilogue.relu ? epilogue.outputZeroPoint : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
   else if (epilogue.relu)
     os << " (ReLU by the bounds)";
   if (residual) {
@@ -308,9 +330,13 @@ std::string Operator::spec() const {
   os << " n=" << batch;
   if (onVectorAlu()) {
     os << " c=" << inChannels << " h=" << height << " w=" << width;
-    if (kind == OpKind::kAdd)
+    if (kind == OpKind::kAdd) {
       os << " mul_a=" << scaleA << " mul_b=" << scaleB << " shift=" << epilogue.shift << " round=" << epilogue.round
          << " relu=" << epilogue.relu;
+      if (zeroPointA) os << " azp=" << zeroPointA;
+      if (zeroPointB) os << " bzp=" << zeroPointB;
+      if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
+    }
     else
       os << " kh=" << kernelH << " kw=" << kernelW << " sh=" << strideH << " sw=" << strideW << " ph=" << padH
          << " pw=" << padW;
@@ -333,6 +359,7 @@ std::string Operator::spec() const {
   if (epilogue.perChannelClip) os << " clip=channel";
   if (epilogue.lowBits) os << " lowbits=" << epilogue.lowBits;
   if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
+  if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
   if (residual)
     os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
@@ -365,7 +392,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
       {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
-      {"lowbits", &op.epilogue.lowBits}, {"inzp", &op.inputZeroPoint},
+      {"lowbits", &op.epilogue.lowBits}, {"inzp", &op.inputZeroPoint}, {"outzp", &op.epilogue.outputZeroPoint},
+      {"azp", &op.zeroPointA}, {"bzp", &op.zeroPointB},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
       {"res_shift", &op.residualEpilogue.shift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
@@ -424,7 +452,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp shift round relu mul_a mul_b wide residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide)");
     }
   }
@@ -495,25 +523,29 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
 
 int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
                       int32_t clipHigh, int32_t multiplierLow) {
+  // The output zero point before the shift, where it joins a resident row or the bias.
+  const int32_t zeroShifted = int32_t(uint32_t(e.outputZeroPoint) << e.shift);
   if (e.lowBits) {
     if (e.bias) acc = wrapAdd(acc, bias);
     acc = std::max(std::min(acc, clipHigh), clipLow);
     const int32_t low = shiftRight(wrapMul(acc, multiplierLow), e.lowBits);
     acc = wrapAdd(wrapMul(acc, multiplier), low);
-    if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
+    if (e.round) acc = wrapAdd(acc, wrapAdd(int32_t(1) << (e.shift - 1), zeroShifted));
     return shiftRight(acc, e.shift);
   }
+  const bool zeroBeforeShift = e.biasAfterMultiply || (e.wideScales && e.round);
   if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
   if (e.perChannelClip) acc = std::max(std::min(acc, clipHigh), clipLow);
   if (e.perChannelMultiplier || multiplier != 1) acc = wrapMul(acc, multiplier);
-  if (e.biasAfterMultiply) acc = wrapAdd(acc, bias);
-  if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
+  if (e.biasAfterMultiply) acc = wrapAdd(acc, wrapAdd(bias, zeroShifted));
+  if (e.round) acc = wrapAdd(acc, wrapAdd(int32_t(1) << (e.shift - 1), e.wideScales ? zeroShifted : 0));
   acc = shiftRight(acc, e.shift);
+  if (!zeroBeforeShift) acc = wrapAdd(acc, e.outputZeroPoint);
   if (e.perChannelClip) return acc;
   acc = std::min(acc, 127);
-  acc = std::max(acc, e.relu ? 0 : -128);
+  acc = std::max(acc, e.relu ? e.outputZeroPoint : -128);
   return acc;
 }
 
@@ -554,7 +586,10 @@ std::vector<int8_t> addReference(const Operator& op, const OperatorData& data) {
     throw Error("reference", "operand sizes do not match " + op.describe());
   std::vector<int8_t> out(data.input.size());
   for (size_t i = 0; i < out.size(); ++i)
-    out[i] = applyEpilogue(op.epilogue, wrapAdd(wrapMul(data.input[i], op.scaleA), wrapMul(data.input2[i], op.scaleB)), 0);
+    out[i] = applyEpilogue(op.epilogue,
+                           wrapAdd(wrapMul(int32_t(data.input[i]) - op.zeroPointA, op.scaleA),
+                                   wrapMul(int32_t(data.input2[i]) - op.zeroPointB, op.scaleB)),
+                           0);
   return out;
 }
 

@@ -70,6 +70,7 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     g.residualAluOps = (op.residualA != 1) + (op.residualB != 1) + 1 + r.round + (r.shift != 0) + 2;
   }
   g.immAluOps = (op.epilogue.perChannelClip ? 0 : 2) + (op.epilogue.multiplier != 1) + op.epilogue.round +
+                (op.epilogue.outputZeroPoint && !op.epilogue.lowBits && !op.epilogue.biasAfterMultiply) +
                 (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) + 2 * (op.epilogue.preClip != 0);
   g.vectorAluOps = (g.biasEntries ? 1 : 0) + (g.multEntries ? 1 : 0) + (g.clipEntries ? 2 : 0);
   if (op.epilogue.lowBits) {

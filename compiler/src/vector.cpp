@@ -90,7 +90,9 @@ std::vector<int32_t> vectorScaleRows(const Operator& op) {
   const Epilogue& e = op.epilogue;
   if (op.kind == OpKind::kConv2d || op.kind == OpKind::kDense) {
     std::vector<int32_t> rows;
-    if (e.lowBits && e.round) rows.push_back(int32_t(1) << (e.shift - 1));
+    // The rounding row carries the output zero point too (Epilogue::outputZeroPoint).
+    if (e.lowBits && e.round)
+      rows.push_back(int32_t(uint32_t(1) << (e.shift - 1)) + int32_t(uint32_t(e.outputZeroPoint) << e.shift));
     if (op.residual && op.residualEpilogue.wideScales) {
       const Epilogue& r = op.residualEpilogue;
       rows.insert(rows.end(), {op.residualA, op.residualB, r.round ? int32_t(1) << (r.shift - 1) : 0});
@@ -99,7 +101,13 @@ std::vector<int32_t> vectorScaleRows(const Operator& op) {
   }
   if (!e.wideScales) return {};
   const int32_t rounding = e.round ? int32_t(1) << (e.shift - 1) : 0;
-  if (op.kind == OpKind::kAdd) return {op.scaleA, op.scaleB, rounding};
+  if (op.kind == OpKind::kAdd) {
+    // With zero points: (a - za) * A + (b - zb) * B + 2^(s-1) + Z * 2^s, the constants in one row
+    // (wrapping, as the ALU adds).
+    const uint32_t row = uint32_t(rounding) + (uint32_t(e.outputZeroPoint) << e.shift) -
+                         uint32_t(op.zeroPointA) * uint32_t(op.scaleA) - uint32_t(op.zeroPointB) * uint32_t(op.scaleB);
+    return {op.scaleA, op.scaleB, int32_t(row)};
+  }
   if (op.kind == OpKind::kAvgPool) return {e.multiplier, rounding};
   return {};
 }
@@ -164,7 +172,8 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   const double window = merged ? read(t.tco, double(s.ih) * s.iw * acc8) : t.tco * read(s.ih, s.iw * acc8);
   if (g.isAdd) {
     c.load = 2 * window;
-    const int immOps = (op.scaleA != 1) + (op.scaleB != 1) + op.epilogue.round + (op.epilogue.shift != 0) + 2;
+    const int immOps = (op.scaleA != 1) + (op.scaleB != 1) + op.epilogue.round + (op.epilogue.shift != 0) + 2 +
+                       (op.epilogue.outputZeroPoint != 0 && !(op.epilogue.wideScales && op.epilogue.round));
     c.alu = vec(e) + immOps * imm(e);
   } else {
     c.load = window;
@@ -396,8 +405,11 @@ class VectorLowering : public OperatorLowering {
     alu(kab, AluOp::kAdd, false, 0);
     if (op_.epilogue.round) scale(ka, a, AluOp::kAdd, 2, g_.rows ? 0 : 1 << (op_.epilogue.shift - 1));
     if (op_.epilogue.shift) alu(ka, AluOp::kShr, true, op_.epilogue.shift);
+    // The output zero point: in the rounding row (wide), else an immediate after the shift.
+    if (op_.epilogue.outputZeroPoint && !(g_.rows && op_.epilogue.round))
+      alu(ka, AluOp::kAdd, true, op_.epilogue.outputZeroPoint);
     alu(ka, AluOp::kMin, true, 127);
-    alu(ka, AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+    alu(ka, AluOp::kMax, true, op_.epilogue.relu ? op_.epilogue.outputZeroPoint : -128);
   }
 
   void poolTile(uint32_t win, const Window& rows, const Window& cols) {

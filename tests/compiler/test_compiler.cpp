@@ -246,6 +246,45 @@ std::vector<Operator> smallOperators() {
   zp = Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, precise);
   zp.inputZeroPoint = -128;
   ops.push_back(zp);
+  // Output zero points (outzp=Z): in the low-bits form's rounding row (with an input zero point
+  // too, as a QOperator file's uint8 chain needs), joined to the bias after the multiply, or an
+  // immediate after the shift, with and without ReLU (then the floor is Z); add's operand zero
+  // points in its wide rounding row, and a narrow add's output zero point as an immediate.
+  precise.outputZeroPoint = -128;
+  zp.epilogue = precise;
+  ops.push_back(zp);
+  precise.relu = false;
+  precise.outputZeroPoint = 15;
+  ops.push_back(Operator::dense(2, 48, 24, precise));
+  after.outputZeroPoint = -100;
+  after.relu = true;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, after));
+  Epilogue shifted = relu;
+  shifted.outputZeroPoint = -128;
+  ops.push_back(Operator::conv2d(1, 16, 6, 6, 16, 3, 1, 1, shifted));
+  shifted.relu = false;
+  shifted.outputZeroPoint = 33;
+  ops.push_back(Operator::dense(1, 64, 40, shifted));
+  Epilogue wideSum;
+  wideSum.bias = false;
+  wideSum.wideScales = true;
+  wideSum.round = true;
+  wideSum.shift = 21;
+  wideSum.relu = true;
+  wideSum.outputZeroPoint = -128;
+  Operator zpAdd = Operator::add(2, 20, 5, 3, wideSum);
+  zpAdd.scaleA = 1500000;
+  zpAdd.scaleB = 2100000;
+  zpAdd.zeroPointA = -128;
+  zpAdd.zeroPointB = -2;
+  ops.push_back(zpAdd);
+  Epilogue narrowSum;
+  narrowSum.bias = false;
+  narrowSum.shift = 2;
+  narrowSum.round = true;
+  narrowSum.outputZeroPoint = -7;
+  narrowSum.relu = true;
+  ops.push_back(Operator::add(1, 16, 4, 4, narrowSum));
   return ops;
 }
 

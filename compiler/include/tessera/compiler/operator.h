@@ -51,6 +51,13 @@ struct Epilogue {
   // which is exactly floor((acc * (m[o] * 2^E + mlow[o]) + 2^(shift-1+E)) / 2^(shift+E)). The low
   // product runs on a copy of the clipped accumulator; the rounding constant is a resident row.
   int lowBits = 0;
+  // The output's zero point (spec `outzp=Z`, in [-128, 127]): the stored value is the requantized
+  // one plus Z, so an asymmetric tensor (uint8 q stored as q - 128) keeps its whole grid. Where the
+  // rounding is a resident row (lowbits, add's and avgpool's wide form) Z * 2^shift joins it
+  // before the shift; with the bias after the multiply Z * 2^shift joins the bias; otherwise an
+  // immediate ADD of Z follows the shift. ReLU then means "not below Z": the final clip is
+  // [relu ? Z : -128, 127] (per-channel bounds already include it). Not with a fused residual add.
+  int outputZeroPoint = 0;
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
@@ -86,6 +93,9 @@ struct Operator {
   // vector ALU ADD per border run), so an asymmetric (e.g. uint8 with zero point 0) tensor stays
   // exact: int8 x = q - 128 with Z = z - 128.
   int inputZeroPoint = 0;
+  // add (spec `azp`, `bzp`; wide=1 round=1): the operands' zero points. The sum is
+  // (a - azp) * mul_a + (b - bzp) * mul_b; the constant part joins the resident rounding row.
+  int zeroPointA = 0, zeroPointB = 0;
   Epilogue residualEpilogue;  // add's: no bias and no multiplier; shift, round, relu, wideScales
 
   // The add the residual form computes after the epilogue (its shape is the output's).
