@@ -320,8 +320,9 @@ class GemmLowering : public detail::OperatorLowering {
         else imm(hw::AluOp::kAdd, 1 << (r.shift - 1), immKernel_[q]);
       }
       if (r.shift) imm(hw::AluOp::kShr, r.shift, immKernel_[q]);
+      if (r.outputZeroPoint && !(wide && r.round)) imm(hw::AluOp::kAdd, r.outputZeroPoint, immKernel_[q]);
       imm(hw::AluOp::kMin, 127, immKernel_[q]);
-      imm(hw::AluOp::kMax, r.relu ? 0 : -128, immKernel_[q]);
+      imm(hw::AluOp::kMax, r.relu ? r.outputZeroPoint : -128, immKernel_[q]);
     }
     return ops;
   }

@@ -99,6 +99,8 @@ Operator Operator::residualAdd() const {
   a.name = name.empty() ? "residual" : name + " residual";
   a.scaleA = residualA;
   a.scaleB = residualB;
+  a.zeroPointA = epilogue.outputZeroPoint;
+  a.zeroPointB = residualZeroPointB;
   return a;
 }
 
@@ -210,7 +212,6 @@ void Operator::validate() const {
   if (epilogue.outputZeroPoint) {
     if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool)
       throw Error(where, "outzp belongs to conv2d, dense and add (a max pooling keeps its input's zero point)");
-    if (residual) throw Error(where, "outzp cannot be combined with a fused residual add");
     if (epilogue.lowBits && !epilogue.round) throw Error(where, "outzp with lowbits needs round=1 (it joins the rounding row)");
   }
   if (zeroPointA || zeroPointB) {
@@ -233,8 +234,8 @@ void Operator::validate() const {
       throw Error(where, "residual add: " + e.reason());
     }
   } else if (residualA != 1 || residualB != 1 || residualEpilogue.relu || residualEpilogue.round ||
-             residualEpilogue.wideScales) {
-    throw Error(where, "res_mul_a, res_mul_b, res_round, res_relu and res_wide need residual=1");
+             residualEpilogue.wideScales || residualZeroPointB || residualEpilogue.outputZeroPoint) {
+    throw Error(where, "res_mul_a, res_mul_b, res_round, res_relu, res_wide, res_bzp and res_outzp need residual=1");
   }
 }
 
@@ -316,7 +317,10 @@ std::string Operator::describe() const {
     if (residualB != 1) os << "*" << residualB;
     os << ", ";
     if (r.round) os << "+" << (1 << (r.shift - 1)) << ", ";
-    os << ">>" << r.shift << ", clip [" << (r.relu ? 0 : -128) << ", 127]" << (r.relu ? " (ReLU)" : "");
+    if (residualZeroPointB) os << " (b's zero point " << residualZeroPointB << ")";
+    os << ">>" << r.shift;
+    if (r.outputZeroPoint) os << ", +" << r.outputZeroPoint << " (output zero point)";
+    os << ", clip [" << (r.relu ? r.outputZeroPoint : -128) << ", 127]" << (r.relu ? " (ReLU)" : "");
     if (r.wideScales) os << " (multipliers and rounding in resident accumulator rows)";
   }
   os << "; " << macs() << " MACs";
@@ -365,6 +369,8 @@ std::string Operator::spec() const {
     os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
        << " res_round=" << residualEpilogue.round << " res_relu=" << residualEpilogue.relu
        << " res_wide=" << residualEpilogue.wideScales;
+  if (residualZeroPointB) os << " res_bzp=" << residualZeroPointB;
+  if (residualEpilogue.outputZeroPoint) os << " res_outzp=" << residualEpilogue.outputZeroPoint;
   return os.str();
 }
 
@@ -393,6 +399,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
       {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
       {"lowbits", &op.epilogue.lowBits}, {"inzp", &op.inputZeroPoint}, {"outzp", &op.epilogue.outputZeroPoint},
+      {"res_bzp", &op.residualZeroPointB}, {"res_outzp", &op.residualEpilogue.outputZeroPoint},
       {"azp", &op.zeroPointA}, {"bzp", &op.zeroPointB},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
       {"res_shift", &op.residualEpilogue.shift}};
@@ -453,7 +460,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
                               "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide residual "
-                              "res_mul_a res_mul_b res_shift res_round res_relu res_wide)");
+                              "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }
   try {
@@ -664,7 +671,9 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
           // A fused residual add takes the epilogue's value from the accumulator as it is (the
           // graph compiler's clip bounds keep it in int8 range; STORE would keep its low byte).
           out[i] = op.residual ? applyEpilogue(op.residualEpilogue,
-                                               wrapAdd(wrapMul(a, op.residualA), wrapMul(data.input2[i], op.residualB)), 0)
+                                               wrapAdd(wrapMul(wrapAdd(a, -op.epilogue.outputZeroPoint), op.residualA),
+                                                       wrapMul(int32_t(data.input2[i]) - op.residualZeroPointB, op.residualB)),
+                                               0)
                                : static_cast<int8_t>(static_cast<uint32_t>(a) & 0xffu);
         }
   return out;

@@ -67,7 +67,8 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   if (op.residual) {
     const Epilogue& r = op.residualEpilogue;
     // MUL a, MUL b (unless 1), ADD a += b, ADD the rounding, SHR, MIN, MAX.
-    g.residualAluOps = (op.residualA != 1) + (op.residualB != 1) + 1 + r.round + (r.shift != 0) + 2;
+    g.residualAluOps = (op.residualA != 1) + (op.residualB != 1) + 1 + r.round + (r.shift != 0) + 2 +
+                       (r.outputZeroPoint != 0 && !(r.wideScales && r.round));
   }
   g.immAluOps = (op.epilogue.perChannelClip ? 0 : 2) + (op.epilogue.multiplier != 1) + op.epilogue.round +
                 (op.epilogue.outputZeroPoint && !op.epilogue.lowBits && !op.epilogue.biasAfterMultiply) +

@@ -95,7 +95,11 @@ std::vector<int32_t> vectorScaleRows(const Operator& op) {
       rows.push_back(int32_t(uint32_t(1) << (e.shift - 1)) + int32_t(uint32_t(e.outputZeroPoint) << e.shift));
     if (op.residual && op.residualEpilogue.wideScales) {
       const Epilogue& r = op.residualEpilogue;
-      rows.insert(rows.end(), {op.residualA, op.residualB, r.round ? int32_t(1) << (r.shift - 1) : 0});
+      const uint32_t rounding = r.round ? uint32_t(1) << (r.shift - 1) : 0;
+      rows.insert(rows.end(), {op.residualA, op.residualB,
+                               int32_t(rounding + (uint32_t(r.outputZeroPoint) << r.shift) -
+                                       uint32_t(e.outputZeroPoint) * uint32_t(op.residualA) -
+                                       uint32_t(op.residualZeroPointB) * uint32_t(op.residualB))});
     }
     return rows;
   }

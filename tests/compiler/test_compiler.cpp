@@ -285,6 +285,24 @@ std::vector<Operator> smallOperators() {
   narrowSum.outputZeroPoint = -7;
   narrowSum.relu = true;
   ops.push_back(Operator::add(1, 16, 4, 4, narrowSum));
+  // A fused residual add with zero points: the layer's output zero point (the add's first operand's),
+  // the residual operand's (res_bzp) and the output's (res_outzp) in the wide rounding row, or the
+  // output's as an immediate in the narrow form.
+  precise.relu = false;
+  precise.outputZeroPoint = -2;
+  fused = Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, precise);
+  fused.inputZeroPoint = -128;
+  fused.residual = true;
+  fused.residualA = 1900000;
+  fused.residualB = 1700000;
+  fused.residualZeroPointB = 126 - 128;
+  fused.residualEpilogue = wideSum;
+  ops.push_back(fused);
+  fused = Operator::conv2d(1, 16, 5, 5, 16, 3, 1, 1, relu);
+  fused.residual = true;
+  fused.residualB = 2;
+  fused.residualEpilogue = narrowSum;
+  ops.push_back(fused);
   return ops;
 }
 

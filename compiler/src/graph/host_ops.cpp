@@ -287,7 +287,8 @@ float scalarAttrOrInput(const Ctx& c, const std::vector<const Tensor*>& ins, siz
 // Computes one node; `computeData` false only derives output dtypes and shapes.
 // tessera.FoldInput: a narrow convolution's input rearranged so its kernel columns and its row
 // stride phases become channels (docs/graph.md): y[n][(c*KW + kx)*P + py][y'][x'] =
-// x[n][c][P*y' + py - ph][sw*x' + kx - pw], zero outside.
+// x[n][c][P*y' + py - ph][sw*x' + kx - pw], the attribute pad_value (the input's zero point, so
+// the value stands for 0) outside.
 Tensor foldInput(const Ctx& c, const Tensor& x, bool computeData) {
   const Node& n = c.n;
   const int64_t kw = n.attrInt("kw", 1), sw = n.attrInt("sw", 1), phases = n.attrInt("phases", 1);
@@ -299,7 +300,7 @@ Tensor foldInput(const Ctx& c, const Tensor& x, bool computeData) {
   y.shape = {N, C2, oh, ow};
   y.hasShape = true;
   if (!computeData) return y;
-  y.ints.assign(size_t(N * C2 * oh * ow), 0);
+  y.ints.assign(size_t(N * C2 * oh * ow), n.attrInt("pad_value", 0));
   for (int64_t b = 0; b < N; ++b)
     for (int64_t ch = 0; ch < C; ++ch)
       for (int64_t kx = 0; kx < kw; ++kx)

@@ -46,6 +46,9 @@ void foldNarrowInputs(const hw::Config& cfg, Graph& g) {
     Operator folded = Operator::conv2d(op.batch, C2, H2, OW, op.outChannels, 1, 1, 0, op.epilogue);
     folded.kernelH = KH2;
     folded.kernelW = 1;
+    // The host fills the padding with the zero point itself, so the folded taps need no border
+    // corrections: the zero point's share is all in the bias.
+    folded.inputZeroPoint = op.inputZeroPoint;
     folded.name = op.name;
     try {
       folded.validate();
@@ -97,6 +100,7 @@ void foldNarrowInputs(const hw::Config& cfg, Graph& g) {
     fold.attrs["phases"] = intAttr(P);
     fold.attrs["ph"] = intAttr(op.padH);
     fold.attrs["pw"] = intAttr(op.padW);
+    if (op.inputZeroPoint) fold.attrs["pad_value"] = intAttr(op.inputZeroPoint);
     fold.attrs["out_h"] = intAttr(H2);
     fold.attrs["out_w"] = intAttr(OW);
     out.push_back(fold);

@@ -44,9 +44,14 @@ int fuseResidualAdds(Graph& g) {
       if (layer.batch != sum.batch || layer.outChannels != sum.outChannels || layer.outHeight() != sum.height ||
           layer.outWidth() != sum.width)
         continue;
+      // Zero points: the layer's output zero point is the first operand's (the residual add
+      // subtracts it); the other operand's is res_bzp. Both join the wide rounding row.
+      const int za = side == 0 ? sum.zeroPointA : sum.zeroPointB, zb = side == 0 ? sum.zeroPointB : sum.zeroPointA;
+      if (za != layer.epilogue.outputZeroPoint) continue;
       layer.residual = true;
       layer.residualA = side == 0 ? sum.scaleA : sum.scaleB;
       layer.residualB = side == 0 ? sum.scaleB : sum.scaleA;
+      layer.residualZeroPointB = zb;
       layer.residualEpilogue = sum.epilogue;
       try {
         layer.validate();

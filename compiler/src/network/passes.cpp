@@ -307,6 +307,11 @@ int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
 std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
                                                     bool relu) {
+  return clippedRequantization(real, worstAccumulator, relu ? 0 : -128, 127);
+}
+
+std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    int64_t low, int64_t high) {
   double largest = 0;
   for (double x : real) {
     if (!(x >= 0) || !std::isfinite(x)) return std::nullopt;
@@ -316,9 +321,10 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
   // the rounding folded into the bias; an immediate rounding needs a shift of at most 15 anyway).
   int maxTotal = 24;
   while (maxTotal > 0 && largest * std::ldexp(1.0, maxTotal) > 32767.0) --maxTotal;
+  // A range shifted by an output zero point (up to 256 values on one side) needs one bit more.
+  while (maxTotal > 0 && std::max(high + 1, -low) * (int64_t(1) << maxTotal) > (int64_t(1) << 31)) --maxTotal;
   if (maxTotal < 1 || worstAccumulator + (int64_t(1) << maxTotal) >= std::numeric_limits<int32_t>::max())
     return std::nullopt;
-  const int64_t low = relu ? 0 : -128;
   auto build = [&](int total, bool immediateRound) {
     Requantization r;
     r.perChannelClip = true;
@@ -337,14 +343,14 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
         continue;
       }
       // acc' = acc + bias + folded rounding; result = (acc' * m + rounding) >> total.
-      const int64_t hi = floorDiv(128 * one - 1 - rounding, m), lo = ceilDiv(low * one - rounding, m);
+      const int64_t hi = floorDiv((high + 1) * one - 1 - rounding, m), lo = ceilDiv(low * one - rounding, m);
       // Exact only if the bounds themselves give the saturated values (not so when one
       // accumulator step is more than an output step).
-      if (floorDiv(hi * m + rounding, one) != 127 || floorDiv(lo * m + rounding, one) != low) r.perChannelClip = false;
+      if (floorDiv(hi * m + rounding, one) != high || floorDiv(lo * m + rounding, one) != low) r.perChannelClip = false;
       r.clipHigh.push_back(int32_t(hi));
       r.clipLow.push_back(int32_t(lo));
       // Error in output steps at the largest unsaturated result, plus the folded rounding's.
-      double err = x > 0 ? 128.0 * std::fabs(double(m) / double(one) - x) / x : 0.0;
+      double err = x > 0 ? double(std::max(high + 1, -low)) * std::fabs(double(m) / double(one) - x) / x : 0.0;
       if (!immediateRound) err += std::fabs(double(folded * m - half)) / double(one);
       r.worstStepError = std::max(r.worstStepError, err);
     }
@@ -367,6 +373,11 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
 
 std::optional<Requantization> productBiasRequantization(const std::vector<double>& real, const std::vector<int64_t>& bias,
                                                         int64_t maxAbsAccumulator, bool relu) {
+  return productBiasRequantization(real, bias, maxAbsAccumulator, relu ? 0 : -128, 127);
+}
+
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& real, const std::vector<int64_t>& bias,
+                                                        int64_t maxAbsAccumulator, int64_t low, int64_t high) {
   const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
   if (bias.size() != real.size() || maxAbsAccumulator < 0 || maxAbsAccumulator > int32Max) return std::nullopt;
   // y = (v * m + 2^(s-1)) >> s for v = acc + bias clipped to [lo, hi], where the bounds saturate
@@ -375,7 +386,7 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
   // same sum; its products may wrap, but int32 addition and multiplication wrap consistently
   // (mod 2^32), so the final sum is exact.
   const int shift = 24;
-  const int64_t one = int64_t(1) << shift, half = one / 2, low = relu ? 0 : -128;
+  const int64_t one = int64_t(1) << shift, half = one / 2;
   Requantization r;
   r.perChannelClip = true;
   r.biasAfterMultiply = true;
@@ -393,8 +404,8 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
       r.clipHigh.push_back(0);
       continue;
     }
-    const int64_t hi = floorDiv(128 * one - 1 - half, m), lo = ceilDiv(low * one - half, m);
-    if (floorDiv(hi * m + half, one) != 127 || floorDiv(lo * m + half, one) != low) return std::nullopt;
+    const int64_t hi = floorDiv((high + 1) * one - 1 - half, m), lo = ceilDiv(low * one - half, m);
+    if (floorDiv(hi * m + half, one) != high || floorDiv(lo * m + half, one) != low) return std::nullopt;
     // Bounds beyond int32 are never reached by the accumulator: clamping them changes nothing.
     r.clipHigh.push_back(int32_t(std::clamp(hi - b, int32Min, int32Max)));
     r.clipLow.push_back(int32_t(std::clamp(lo - b, int32Min, int32Max)));
@@ -408,12 +419,16 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
 
 std::optional<Requantization> lowBitsRequantization(const std::vector<double>& real, int64_t worstAccumulator,
                                                     bool relu) {
+  return lowBitsRequantization(real, worstAccumulator, relu ? 0 : -128, 127);
+}
+
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    int64_t low, int64_t high) {
   const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
   if (worstAccumulator < 0 || worstAccumulator >= int32Max) return std::nullopt;
   for (double x : real)
     if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
   const int base = 24;
-  const int64_t low = relu ? 0 : -128;
   // y = floor((v * M + 2^(S-1)) / 2^S) for v = acc + bias clipped to bounds that saturate exactly,
   // S = 24 + e and M = m * 2^e + mlow. The accelerator computes v * m + ((v * mlow) >> e) =
   // floor(v * M / 2^e), adds 2^23 and shifts by 24: the same value, as long as |v| * mlow stays
@@ -438,8 +453,8 @@ std::optional<Requantization> lowBitsRequantization(const std::vector<double>& r
         r.clipHigh.push_back(0);
         continue;
       }
-      const int64_t hi = floorDiv(128 * one - 1 - half, M), lo = ceilDiv(low * one - half, M);
-      if (floorDiv(hi * M + half, one) != 127 || floorDiv(lo * M + half, one) != low) fits = false;
+      const int64_t hi = floorDiv((high + 1) * one - 1 - half, M), lo = ceilDiv(low * one - half, M);
+      if (floorDiv(hi * M + half, one) != high || floorDiv(lo * M + half, one) != low) fits = false;
       // v never leaves [-worstAccumulator, worstAccumulator]; bounds beyond it change nothing. The
       // low product must not wrap (it is shifted); the other terms may (the sum they wrap to is
       // exact modulo 2^32 and, with these bounds, lies in int32).

@@ -48,6 +48,9 @@ struct ActivationScales {
   // Values the file's quantization clips at zero (uint8 with zero point 0): a ReLU in all but name,
   // which the producing accelerator node applies.
   std::set<std::string> clippedAtZero;
+  // The int8 zero point of a value's accelerator form (by float tensor name; absent: 0). A uint8
+  // tensor q with zero point z is stored exactly as q - 128 with zero point z - 128.
+  std::map<std::string, int> zeroPoint;
   // The config the model compiles for: a requantization form whose resident vectors leave no room
   // for a tile there is not chosen (null: every form may be).
   const hw::Config* config = nullptr;
@@ -110,5 +113,14 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
 // above 1, when acc + bias could leave int32, or when no low bits keep the bounds exact.
 std::optional<Requantization> lowBitsRequantization(const std::vector<double>& realMultipliers,
                                                     int64_t worstAccumulator, bool relu);
+// The same three forms with the result's range given: [low, high] before an output zero point is
+// added (the relu forms above are [0, 127] and [-128, 127]).
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, int64_t low, int64_t high);
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& realMultipliers,
+                                                        const std::vector<int64_t>& bias, int64_t maxAbsAccumulator,
+                                                        int64_t low, int64_t high);
+std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, int64_t low, int64_t high);
 
 }  // namespace tessera::compiler::detail

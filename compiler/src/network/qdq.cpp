@@ -24,12 +24,21 @@ std::vector<float> floatsOf(const Tensor& t) {
   return std::vector<float>(t.ints.begin(), t.ints.end());
 }
 
-// The int8 symmetric scale carrying a file's (dtype, scale, zero point) activation: exact for int8
-// with zero point 0 and uint8 with zero point 128 (a shift by 128); otherwise the grid widens
-// until the file's whole range fits, and a note says by how much.
-float internalScale(const Graph& g, const std::string& tensor, DType dtype, float scale, int64_t zp,
-                    std::vector<QuantizationNote>& notes) {
-  if ((dtype == DType::kInt8 && zp == 0) || (dtype == DType::kUInt8 && zp == 128)) return scale;
+// The int8 form of a file's (dtype, scale, zero point) activation. Exact wherever the accelerator
+// takes zero points: uint8 q is stored as q - 128 with zero point z - 128, int8 as it is with its
+// zero point. Where it does not (`exact` false: an average pool's operand or result), int8 with
+// zero point 0 and uint8 with zero point 128 are still exact, and any other zero point widens the
+// grid until the file's whole range fits, with a note saying by how much.
+struct InternalQuant {
+  float scale = 1;
+  int zeroPoint = 0;
+};
+
+InternalQuant internalQuant(const std::string& tensor, DType dtype, float scale, int64_t zp, bool exact,
+                            std::vector<QuantizationNote>& notes) {
+  if ((dtype == DType::kInt8 && zp == 0) || (dtype == DType::kUInt8 && zp == 128)) return {scale, 0};
+  if (exact && dtype == DType::kUInt8 && zp >= 0 && zp <= 255) return {scale, int(zp - 128)};
+  if (exact && dtype == DType::kInt8 && zp >= -128 && zp <= 127) return {scale, int(zp)};
   const int64_t lo = dtype == DType::kUInt8 ? 0 : -128, hi = dtype == DType::kUInt8 ? 255 : 127;
   const int64_t reach = std::max(std::llabs(lo - zp), std::llabs(hi - zp));
   const float widened = scale * float(reach) / 127.0f;
@@ -37,12 +46,32 @@ float internalScale(const Graph& g, const std::string& tensor, DType dtype, floa
   n.tensor = tensor;
   std::ostringstream os;
   os << graph::dtypeName(dtype) << " zero point " << zp << " -> int8 symmetric, scale " << scale << " -> " << widened
-     << " (x" << widened / scale << ")";
+     << " (x" << widened / scale << "; an average pool takes no zero point)";
   n.change = os.str();
   n.maxAbsError = widened / 2;  // rounding to the coarser grid, against the file's own grid
-  (void)g;
   notes.push_back(n);
-  return widened;
+  return {widened, 0};
+}
+
+// Values that meet an average pool, directly or through Q/DQ pairs and Flatten/Reshape (its output
+// scale may come from after a Flatten): the accelerator's pooling takes no zero point.
+std::set<std::string> averagePoolValues(const Graph& g) {
+  std::set<std::string> out;
+  for (const Node& n : g.nodes)
+    if (n.domain.empty() && (n.opType == "AveragePool" || n.opType == "GlobalAveragePool")) {
+      if (!n.inputs.empty()) out.insert(n.inputs[0]);
+      if (!n.outputs.empty()) out.insert(n.outputs[0]);
+    }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node& n : g.nodes) {
+      const bool passes = n.domain.empty() && (n.opType == "QuantizeLinear" || n.opType == "DequantizeLinear" ||
+                                               n.opType == "Flatten" || n.opType == "Reshape");
+      if (!passes || n.inputs.empty() || n.outputs.empty() || !out.count(n.inputs[0])) continue;
+      changed |= out.insert(n.outputs[0]).second;
+    }
+  }
+  return out;
 }
 
 // QLinearConv and QLinearMatMul become their QDQ form, so one path handles both kinds of file.
@@ -192,6 +221,7 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
   ActivationScales scales;
   scales.config = &cfg;
   scales.fixed = true;
+  const std::set<std::string> pooled = averagePoolValues(g);
   auto paramsOf = [&](const Node& n, float* s, int64_t* zp) {
     if (!isConst(g, n.inputs.at(1)) || (n.inputs.size() > 2 && !n.inputs[2].empty() && !isConst(g, n.inputs[2])))
       return false;
@@ -252,7 +282,9 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
     const DType dtype = g.tensor(xq).dtype;
     const std::string xf = q.inputs[0];
     const std::string name = g.nodes[size_t(dqs[0])].outputs[0];
-    const float internal = internalScale(g, xq, dtype, s, zp, notes);
+    bool exact = !pooled.count(xf) && !pooled.count(xq);
+    for (int d : dqs) exact = exact && !pooled.count(g.nodes[size_t(d)].outputs[0]);
+    const InternalQuant internal = internalQuant(xq, dtype, s, zp, exact, notes);
     // Uses of every DQ output and of the float value itself now read one tensor.
     auto rename = [&](const std::string& from, const std::string& to) {
       for (Node& n : g.nodes) {
@@ -281,7 +313,8 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
     if (!keepFloatName) rename(xf, target);
     renamed.name = target;
     g.tensors[target] = renamed;
-    scales.activation[target] = internal;
+    scales.activation[target] = internal.scale;
+    if (internal.zeroPoint) scales.zeroPoint[target] = internal.zeroPoint;
     if (dtype == DType::kUInt8 && zp == 0) scales.clippedAtZero.insert(target);
   }
   std::vector<Node> rest;
@@ -295,7 +328,10 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
     if (!paramsOf(q, &s, &zp) || scales.activation.count(q.inputs[0])) continue;
     const DType dtype = g.tensor(q.inputs.size() > 2 && !q.inputs[2].empty() ? q.inputs[2] : q.inputs[1]).dtype;
     const DType qtype = dtype == DType::kFloat32 ? DType::kUInt8 : dtype;
-    scales.activation[q.inputs[0]] = internalScale(g, q.outputs[0], qtype, s, zp, notes);
+    const InternalQuant internal =
+        internalQuant(q.outputs[0], qtype, s, zp, !pooled.count(q.inputs[0]) && !pooled.count(q.outputs[0]), notes);
+    scales.activation[q.inputs[0]] = internal.scale;
+    if (internal.zeroPoint) scales.zeroPoint[q.inputs[0]] = internal.zeroPoint;
     if (qtype == DType::kUInt8 && zp == 0) scales.clippedAtZero.insert(q.inputs[0]);
   }
   // A QuantizeLinear that stays (its output is a graph output or feeds the host): the float value
@@ -304,7 +340,10 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
     float s;
     int64_t zp;
     if (n.domain.empty() && n.opType == "QuantizeLinear" && paramsOf(n, &s, &zp) && !scales.activation.count(n.inputs[0])) {
-      scales.activation[n.inputs[0]] = internalScale(g, n.outputs[0], g.tensor(n.outputs[0]).dtype, s, zp, notes);
+      const InternalQuant internal = internalQuant(n.outputs[0], g.tensor(n.outputs[0]).dtype, s, zp,
+                                                   !pooled.count(n.inputs[0]) && !pooled.count(n.outputs[0]), notes);
+      scales.activation[n.inputs[0]] = internal.scale;
+      if (internal.zeroPoint) scales.zeroPoint[n.inputs[0]] = internal.zeroPoint;
       if (g.tensor(n.outputs[0]).dtype == DType::kUInt8 && zp == 0) scales.clippedAtZero.insert(n.inputs[0]);
     }
   }
@@ -312,8 +351,12 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
   for (const Node& n : g.nodes) {
     float s;
     int64_t zp;
-    if (n.domain.empty() && n.opType == "DequantizeLinear" && paramsOf(n, &s, &zp))
-      scales.activation[n.outputs[0]] = internalScale(g, n.inputs[0], g.tensor(n.inputs[0]).dtype, s, zp, notes);
+    if (n.domain.empty() && n.opType == "DequantizeLinear" && paramsOf(n, &s, &zp)) {
+      const InternalQuant internal = internalQuant(n.inputs[0], g.tensor(n.inputs[0]).dtype, s, zp,
+                                                   !pooled.count(n.inputs[0]) && !pooled.count(n.outputs[0]), notes);
+      scales.activation[n.outputs[0]] = internal.scale;
+      if (internal.zeroPoint) scales.zeroPoint[n.outputs[0]] = internal.zeroPoint;
+    }
   }
   g.pruneTensors();
   inferShapes(g);

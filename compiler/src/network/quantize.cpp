@@ -72,6 +72,12 @@ class Quantizer {
     return it->second > 0 ? it->second : 1.0f / 127.0f;
   }
 
+  // The int8 zero point of a value's accelerator form (QDQ and QOperator files; 0 otherwise).
+  int zeroPointFor(const std::string& floatTensor) const {
+    auto it = scales_.zeroPoint.find(floatTensor);
+    return it == scales_.zeroPoint.end() ? 0 : it->second;
+  }
+
   std::string fresh(const std::string& base) {
     std::string name = base;
     for (int i = 1; g_.hasTensor(name); ++i) name = base + "_" + std::to_string(i);
@@ -102,14 +108,15 @@ class Quantizer {
     q.name = "quantize_" + floatTensor;
     q.opType = "QuantizeLinear";
     const std::string scale = addConst(floatTensor + "_scale", DType::kFloat32, {}, {}, {s});
-    const std::string zp = addConst(floatTensor + "_zero_point", DType::kInt8, {}, {0});
+    const int z = zeroPointFor(floatTensor);
+    const std::string zp = addConst(floatTensor + "_zero_point", DType::kInt8, {}, {z});
     Tensor out = f;
     out.name = fresh(floatTensor + "_q");
     out.dtype = DType::kInt8;
     out.isConstant = false;
     out.floats.clear();
     out.quant.scale = {s};
-    out.quant.zeroPoint = {0};
+    out.quant.zeroPoint = {z};
     g_.tensors[out.name] = out;
     q.inputs = {floatTensor, scale, zp};
     q.outputs = {out.name};
@@ -129,7 +136,8 @@ class Quantizer {
     d.name = "dequantize_" + floatTensor;
     d.opType = "DequantizeLinear";
     d.inputs = {q, addConst(floatTensor + "_scale", DType::kFloat32, {}, {}, {qt.quant.scale.at(0)}),
-                addConst(floatTensor + "_zero_point", DType::kInt8, {}, {0})};
+                addConst(floatTensor + "_zero_point", DType::kInt8, {},
+                         {qt.quant.zeroPoint.empty() ? 0 : qt.quant.zeroPoint[0]})};
     d.outputs = {floatTensor};
     g_.tensors[floatTensor].isConstant = false;
     g_.nodes.push_back(d);
@@ -137,14 +145,15 @@ class Quantizer {
   }
 
   // Declares `int8Name` (a new accelerator output) as the quantized form of `floatTensor`.
-  std::string defineInt8(const std::string& floatTensor, float scale, const std::vector<int64_t>& shape) {
+  std::string defineInt8(const std::string& floatTensor, float scale, const std::vector<int64_t>& shape,
+                         int zeroPoint = 0) {
     Tensor t;
     t.name = fresh(floatTensor + "_q");
     t.dtype = DType::kInt8;
     t.shape = shape;
     t.hasShape = true;
     t.quant.scale = {scale};
-    t.quant.zeroPoint = {0};
+    t.quant.zeroPoint = {zeroPoint};
     g_.tensors[t.name] = t;
     int8Of_[floatTensor] = t.name;
     floatOf_[t.name] = floatTensor;
@@ -224,6 +233,12 @@ class Quantizer {
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
     const float sy = scaleFor(floatOut);
+    // Zero points: x - zx reaches 128 + |zx|; the requantized value before zy is added must land in
+    // [-128 - zy, 127 - zy] (not below 0 with ReLU).
+    const int zx = x.quant.zeroPoint.empty() ? 0 : int(x.quant.zeroPoint[0]);
+    const int zy = zeroPointFor(floatOut);
+    const int64_t inMax = 128 + std::abs(zx);
+    const int64_t outLow = relu ? std::max<int64_t>(0, -128 - zy) : -128 - zy, outHigh = 127 - zy;
     const int64_t per = inC * kh * kw;
     std::vector<int64_t> wq(static_cast<size_t>(outC * per));
     std::vector<int64_t> bq(static_cast<size_t>(outC));
@@ -245,27 +260,39 @@ class Quantizer {
       const double b = bias.empty() ? 0.0 : bias[size_t(o)];
       bq[size_t(o)] = std::clamp<int64_t>(std::llround(b / (double(sx) * sw8)), -(int64_t(1) << 30), int64_t(1) << 30);
       real[size_t(o)] = double(sx) * sw8 / double(sy);
-      worst = std::max<int64_t>(worst, 128 * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
+      worst = std::max<int64_t>(worst, inMax * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
     }
     int64_t maxAbsAcc = 0;
-    for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, 128 * v);
+    for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, inMax * v);
     // The bias after the multiply rounds exactly and keeps more multiplier bits; the older forms
     // take over where it does not apply.
     // Low multiplier bits first (the most exact), then the bias after the multiply.
-    std::optional<Requantization> chosen = lowBitsRequantization(real, worst, relu);
+    std::optional<Requantization> chosen = lowBitsRequantization(real, worst, outLow, outHigh);
     // Its fifth resident vector (the low bits) must leave room for a tile, as in a config with a
     // small accumulator and a wide dense layer it may not.
     if (chosen && scales_.config) {
       Operator probe = dense ? Operator::dense(1, int(inC), int(outC)) : Operator::conv2d(1, int(inC), kh, kw, int(outC), 1, 1, 0);
       probe.kernelH = kh;
       probe.kernelW = kw;
+      if (!dense && zx) {  // the border correction rows are resident too
+        probe = Operator::conv2d(1, int(inC), int(x.shape.at(2)), int(x.shape.at(3)), int(outC), 1, 1, 0);
+        probe.kernelH = kh;
+        probe.kernelW = kw;
+        probe.strideH = sh;
+        probe.strideW = sw;
+        probe.padH = ph;
+        probe.padW = pw;
+        probe.inputZeroPoint = zx;
+      }
       probe.epilogue.perChannelMultiplier = probe.epilogue.perChannelClip = probe.epilogue.round = true;
       probe.epilogue.lowBits = chosen->lowBits;
       probe.epilogue.shift = chosen->shift;
       if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) chosen.reset();
     }
-    if (!chosen) chosen = productBiasRequantization(real, bq, maxAbsAcc, relu);
-    if (!chosen) chosen = clippedRequantization(real, worst, relu);
+    // The bias after the multiply cannot carry the input zero point's share (it is folded into a
+    // bias added before).
+    if (!chosen && !zx) chosen = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh);
+    if (!chosen) chosen = clippedRequantization(real, worst, outLow, outHigh);
     const Requantization r = chosen ? *chosen : requantization(real, worst);
     std::vector<int64_t> mults(static_cast<size_t>(outC));
     for (int64_t o = 0; o < outC; ++o) {
@@ -283,6 +310,7 @@ class Quantizer {
     e.round = r.round;
     e.lowBits = r.lowBits;
     e.relu = relu;
+    e.outputZeroPoint = zy;
     const auto& xs = x.shape;
     Operator op;
     if (dense) {
@@ -297,6 +325,7 @@ class Quantizer {
       op.padW = pw;
     }
     op.name = name;
+    op.inputZeroPoint = zx;
     op.validate();
     const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC, kh, kw}, std::move(wq));
     const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
@@ -311,7 +340,7 @@ class Quantizer {
     if (r.lowBits)
       inputs.push_back(addConst(name + "_multipliers_low", DType::kInt32, {outC},
                                 std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end())));
-    const std::string out = defineInt8(floatOut, sy, outShape);
+    const std::string out = defineInt8(floatOut, sy, outShape, zy);
     addAccelerator(name, op, inputs, out);
   }
 
@@ -441,6 +470,8 @@ class Quantizer {
       const std::string aq = int8Value(n.inputs[0]), bq = int8Value(n.inputs[1]);
       const double sa = g_.tensor(aq).quant.scale.at(0), sb = g_.tensor(bq).quant.scale.at(0);
       const float sy = scaleFor(y);
+      const int za = int(g_.tensor(aq).quant.zeroPoint.at(0)), zb = int(g_.tensor(bq).quant.zeroPoint.at(0));
+      const int zy = zeroPointFor(y);
       // int32 multipliers from resident rows (wide=1): the largest shift whose worst sum
       // 128 * (mA + mB) plus the rounding stays in int32, about 22 bits for two similar scales
       // instead of the 15 of a 16-bit immediate.
@@ -448,7 +479,9 @@ class Quantizer {
       auto sumFits = [&](int k) {
         const int64_t ma = std::llround(ra * std::ldexp(1.0, k)), mb = std::llround(rb * std::ldexp(1.0, k));
         return std::max(ma, mb) <= (int64_t(1) << 30) &&
-               128 * (ma + mb) + (int64_t(1) << (k - 1)) <= int64_t(std::numeric_limits<int32_t>::max());
+               (128 + std::abs(za)) * std::llabs(ma) + (128 + std::abs(zb)) * std::llabs(mb) + (int64_t(1) << (k - 1)) +
+                       (int64_t(std::abs(zy)) << k) <=
+                   int64_t(std::numeric_limits<int32_t>::max());
       };
       int k = 30;
       while (k > 1 && !sumFits(k)) --k;
@@ -459,12 +492,15 @@ class Quantizer {
       e.round = true;
       e.relu = relu;
       e.wideScales = true;
+      e.outputZeroPoint = zy;
       Operator op = Operator::add(int(a.shape[0]), int(a.shape[1]), int(a.shape[2]), int(a.shape[3]), e);
       op.scaleA = int(std::llround(ra * std::ldexp(1.0, k)));
       op.scaleB = int(std::llround(rb * std::ldexp(1.0, k)));
+      op.zeroPointA = za;
+      op.zeroPointB = zb;
       op.name = n.name;
       op.validate();
-      addAccelerator(n.name, op, {aq, bq}, defineInt8(y, sy, g_.tensor(y).shape));
+      addAccelerator(n.name, op, {aq, bq}, defineInt8(y, sy, g_.tensor(y).shape, zy));
       return true;
     }
     if (n.opType == "MaxPool" || n.opType == "AveragePool" || n.opType == "GlobalAveragePool") {
@@ -480,6 +516,11 @@ class Quantizer {
         if (n.opType == "AveragePool" && (ph || pw) && !n.attrInt("count_include_pad", 0)) return false;
       }
       const std::string xq = int8Value(n.inputs[0]);
+      // Max pooling keeps its input's zero point (its padding, the smallest int8, never wins); an
+      // average takes none (the importer gave its operands none).
+      const int zx = int(g_.tensor(xq).quant.zeroPoint.at(0));
+      if (zx && n.opType != "MaxPool")
+        throw Error(g_.origin, "node '" + n.name + "': an average pool's input has zero point " + std::to_string(zx));
       const int N = int(x.shape[0]), C = int(x.shape[1]), H = int(x.shape[2]), W = int(x.shape[3]);
       Operator op = n.opType == "MaxPool" ? Operator::maxPool(N, C, H, W, kh, sh, ph) : Operator::avgPool(N, C, H, W, kh, sh, ph);
       op.kernelH = kh;
@@ -517,7 +558,7 @@ class Quantizer {
         }
       }
       op.validate();
-      addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape));
+      addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape, n.opType == "MaxPool" ? zx : 0));
       return true;
     }
     return false;

@@ -56,7 +56,8 @@ struct Epilogue {
   // rounding is a resident row (lowbits, add's and avgpool's wide form) Z * 2^shift joins it
   // before the shift; with the bias after the multiply Z * 2^shift joins the bias; otherwise an
   // immediate ADD of Z follows the shift. ReLU then means "not below Z": the final clip is
-  // [relu ? Z : -128, 127] (per-channel bounds already include it). Not with a fused residual add.
+  // [relu ? Z : -128, 127] (per-channel bounds already include it). A fused residual add takes the
+  // value with Z as its first operand's zero point.
   int outputZeroPoint = 0;
 };
 
@@ -96,7 +97,10 @@ struct Operator {
   // add (spec `azp`, `bzp`; wide=1 round=1): the operands' zero points. The sum is
   // (a - azp) * mul_a + (b - bzp) * mul_b; the constant part joins the resident rounding row.
   int zeroPointA = 0, zeroPointB = 0;
-  Epilogue residualEpilogue;  // add's: no bias and no multiplier; shift, round, relu, wideScales
+  Epilogue residualEpilogue;  // add's: no bias and no multiplier; shift, round, relu, wideScales, outputZeroPoint
+  // The residual operand's zero point (spec `res_bzp`, with res_wide=1 res_round=1): the sum is
+  // (a - outzp) * residualA + (b - res_bzp) * residualB, a being the epilogue's value.
+  int residualZeroPointB = 0;
 
   // The add the residual form computes after the epilogue (its shape is the output's).
   Operator residualAdd() const;
