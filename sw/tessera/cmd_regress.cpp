@@ -100,7 +100,7 @@ int cmdRegress(const std::vector<std::string>& args) {
     throw po::error(e.what());
   }
   if (programs == 0) throw po::error("--programs must be at least 1");
-  if (!shard.empty()) parseShard(shard, &o.shardIndex, &o.shardCount);
+  if (vm.count("shard")) parseShard(shard, &o.shardIndex, &o.shardCount);
   if (vm.count("no-reproducers")) {
     if (!vm["reproducers"].defaulted()) throw po::error("--reproducers and --no-reproducers contradict each other");
     reproducers.clear();
@@ -124,7 +124,7 @@ int cmdRegress(const std::vector<std::string>& args) {
 
   // With stdout on the terminal too, the per-program lines already show progress.
   ProgressLine progress(ProgressLine::stderrIsTerminal() && (o.quiet || ::isatty(1) != 1));
-  const std::string what = "regress" + (shard.empty() ? std::string() : " shard " + shard);
+  const std::string what = "regress" + (!vm.count("shard") ? std::string() : " shard " + shard);
   progress.set(what + ": starting");
   const auto t0 = std::chrono::steady_clock::now();
   if (progress.enabled())
