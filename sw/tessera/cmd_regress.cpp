@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -43,6 +44,11 @@ void parseShard(const std::string& text, uint64_t* index, uint64_t* count) {
     throw po::error("--shard '" + text + "': the index " + std::to_string(*index) + " must be below the count " +
                     std::to_string(*count) + " (shards are numbered 0 to N-1)");
 }
+
+// The signal that asked the run to stop (SIGINT, SIGTERM: Ctrl-C, or Slurm at the time limit), so
+// the run ends after the current program and still writes its report.
+volatile std::sig_atomic_t stopSignal = 0;
+void onStopSignal(int sig) { stopSignal = sig; }
 
 std::string clock(double seconds) {
   const long s = static_cast<long>(seconds);
@@ -138,11 +144,20 @@ int cmdRegress(const std::vector<std::string>& args) {
                     rate > 0 ? clock((sofar.planned - sofar.programs) / rate).c_str() : "?");
       progress.set(line);
     };
+  struct sigaction stop = {}, oldInt = {}, oldTerm = {};
+  stop.sa_handler = onStopSignal;
+  ::sigaction(SIGINT, &stop, &oldInt);
+  ::sigaction(SIGTERM, &stop, &oldTerm);
+  o.stopRequested = [] { return stopSignal != 0; };
   const regress::RegressSummary sum = regress::runRegression(o, std::cout);
+  // A second signal while the report is written ends the process as usual.
+  ::sigaction(SIGINT, &oldInt, nullptr);
+  ::sigaction(SIGTERM, &oldTerm, nullptr);
   if (!junit.empty()) {
     regress::writeJunitFile(junit, regress::formatJunit(o, sum));
     std::cout << "JUnit report: " << junit << "\n";
   }
+  if (sum.stopped) return 128 + stopSignal;
   return sum.failures ? 1 : 0;
 }
 

@@ -161,6 +161,24 @@ expect 2 "--insn does not go with --repro" -- "$TESSERA" sim --repro $rep --insn
 expect 2 "--config does not go with --repro" -- "$TESSERA" sim --repro $rep --config small
 expect 2 "--insn' is required" -- "$TESSERA" sim
 
+# --- a signal (Ctrl-C, Slurm's time limit) ends the run after the current program, with its report
+"$TESSERA" regress --config small --targets $targets --programs 50000 --quiet --junit term.xml > term.txt 2>&1 &
+pid=$!
+sleep 2
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] && ok || bad "SIGTERM: exit status $rc, expected 143: $(tail -2 term.txt)"
+grep -qE "^regress: stopped on request after [0-9]+ of 50000 programs$" term.txt && ok || bad "SIGTERM: $(tail -3 term.txt)"
+"$PYTHON" - term.xml <<'PY' && ok || bad "term.xml does not list the programs run and the rest as skipped"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot().find("testsuite")
+cases = s.findall("testcase")
+run = [c for c in cases if c.find("skipped") is None]
+assert len(cases) == 50000 and len(run) < 50000 and int(s.get("skipped")) == 50000 - len(run)
+assert "interrupted" in cases[-1].find("skipped").get("message")
+PY
+
 # --- the Slurm job-array script, run as Slurm would run tasks 10..12 of an array
 for id in 10 11 12; do
   env SLURM_ARRAY_TASK_ID=$id SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_MAX=12 SLURM_ARRAY_TASK_COUNT=3 \

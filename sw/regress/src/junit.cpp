@@ -119,8 +119,9 @@ std::string formatJunit(const RegressOptions& o, const RegressSummary& sum) {
              escape(r.detail, false) + "</error>\n";
         break;
       case ProgramResult::Status::kNotRun:
-        x += ">\n      <skipped message=\"not run: the run stopped at an earlier failure (--keep-going runs every "
-             "program)\"/>\n";
+        x += sum.stopped ? ">\n      <skipped message=\"not run: the run was interrupted (a signal)\"/>\n"
+                         : ">\n      <skipped message=\"not run: the run stopped at an earlier failure (--keep-going "
+                           "runs every program)\"/>\n";
         break;
     }
     x += "    </testcase>\n";

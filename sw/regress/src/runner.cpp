@@ -486,6 +486,11 @@ RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
   };
 
   for (uint64_t j = 0; j < sum.planned; ++j) {
+    if (o.stopRequested && o.stopRequested()) {
+      sum.stopped = true;
+      out << "regress: stopped on request after " << j << " of " << sum.planned << " programs\n";
+      break;
+    }
     ProgramResult& res = sum.results[j];
     const uint64_t seed = res.seed;
     const auto p0 = std::chrono::steady_clock::now();

@@ -11,7 +11,7 @@ namespace tessera::regress {
 // shard: classname "regress.CONFIG.SIZE", name "seed S on TARGETS". A mismatch is a <failure>
 // whose message names seed, target and first difference (the body holds the full report and the
 // reproducer's path), a generator error an <error>, a program not run after an earlier failure
-// (no --keep-going) <skipped>. Text is escaped and invalid UTF-8 and control characters replaced,
+// (no --keep-going) or an interruption <skipped>. Text is escaped and invalid UTF-8 and control characters replaced,
 // so any error message still gives well-formed XML.
 std::string formatJunit(const RegressOptions& o, const RegressSummary& sum);
 

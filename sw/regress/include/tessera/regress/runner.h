@@ -113,6 +113,9 @@ struct RegressOptions {
   std::string reproduce;   // command line (without --seed/--programs) printed to reproduce a failure
   // Where each failure's reproducer file goes (created when first needed); empty: none written.
   std::string reproducerDir;
+  // Polled before each program: when it returns true the run stops there, as after a signal, and
+  // the programs left are reported as not run.
+  std::function<bool()> stopRequested;
   // Called after each program of this shard, with the summary so far (progress displays).
   std::function<void(const ProgramResult& last, const RegressSummary& sofar)> onProgram;
 };
@@ -126,6 +129,7 @@ struct RegressSummary {
   std::vector<double> targetSeconds;  // per target, summed Target::run time
   std::vector<uint64_t> failingSeeds;
   std::vector<ProgramResult> results;  // every program of the shard in order, those not run as kNotRun
+  bool stopped = false;  // stopRequested ended the run early
 };
 
 // The number of programs shard `index` of `count` gets out of `programs`.
