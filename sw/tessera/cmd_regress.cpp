@@ -85,7 +85,8 @@ int cmdRegress(const std::vector<std::string>& args) {
       ("quiet,q", "no line per agreeing program: only mismatches and the summary");
   po::variables_map vm;
   if (!parse("regress", "[--programs N] [--seed S] [--targets A,B] [--config C] [--size small|medium|large] "
-                        "[--keep-going] [--print-program] [--shard I/N] [--junit FILE] [--reproducers DIR] [--quiet]",
+                        "[--keep-going] [--print-program] [--no-shrink] [--shrink-runs N] [--shard I/N] [--junit FILE] "
+                        "[--reproducers DIR | --no-reproducers] [--quiet]",
              args, opts, nullptr, &vm))
     return 0;
 

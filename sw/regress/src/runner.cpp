@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <set>
@@ -474,7 +475,10 @@ RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
     } catch (const Error&) {
       // Keep every region: the untrimmed program is known to fail.
     }
-    const std::string stem = o.cfg.name + "-" + sizeName(o.size) + "-seed" + std::to_string(failing.seed);
+    std::string stem = o.cfg.name + "-" + sizeName(o.size) + "-seed" + std::to_string(failing.seed);
+    // A config's NAME is free text; the file name keeps only what is safe in any path.
+    for (char& c : stem)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
     try {
       res.reproducer = writeReproducerFile(o.reproducerDir, stem, formatReproducer(keep, labels, why, originalInsns));
       out << "reproducer: " << res.reproducer << " (" << keep.insns.size() << " instructions, " << keep.regions.size()
