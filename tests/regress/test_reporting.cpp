@@ -149,6 +149,12 @@ TEST(Reproducer, MalformedTextNamesTheLine) {
   EXPECT_NE(errorOf([&] { parseReproducer(seedless, "x.repro"); })
                 .find("x.repro:" + std::to_string(lineOf("\nseed ") + 1) + ": expected 'seed ...'"),
             std::string::npos);
+  // A size the text cannot back is an error naming the line where the bytes run out.
+  std::string huge = text;
+  const size_t sizeField = huge.rfind(' ', huge.find('\n', huge.find("\nregion ") + 1)) + 1;
+  huge.replace(sizeField, huge.find('\n', sizeField) - sizeField, "4294967296");
+  EXPECT_NE(errorOf([&] { parseReproducer(huge, "x.repro"); }).find("bytes of region"), std::string::npos)
+      << errorOf([&] { parseReproducer(huge, "x.repro"); });
   // One byte of the first region spoiled: the line of that byte.
   std::string badHex = text;
   const size_t firstData = badHex.find('\n', badHex.find("\nregion ") + 1) + 1;

@@ -169,7 +169,8 @@ Reproducer parseReproducer(const std::string& text, const std::string& origin) {
     r.base = parseUnsigned(base, where(), "region base");
     const uint64_t bytes = parseUnsigned(size, where(), "region size");
     if (bytes == 0 || bytes > (uint64_t(1) << 32)) throw Error(where(), "region size " + size + " is not in [1, 4 GiB]");
-    r.init.reserve(bytes);
+    // The size is only a claim until the bytes are there: reserve no more than the text can hold.
+    r.init.reserve(std::min<uint64_t>(bytes, text.size() / 2));
     while (r.init.size() < bytes) {
       if (!next(false)) throw Error(where(), "region " + name + " ends after " + std::to_string(r.init.size()) +
                                                  " of its " + size + " bytes");
