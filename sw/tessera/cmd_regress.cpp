@@ -1,9 +1,17 @@
 // tessera regress: constrained-random programs on several targets, compared byte for byte, shrunk on mismatch.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 #include "cli.h"
+#include "progress.h"
 #include "tessera/hw/error.h"
+#include "tessera/regress/junit.h"
 #include "tessera/regress/runner.h"
 
 namespace tessera::cli {
@@ -18,11 +26,42 @@ std::string defaultTargets(const hw::Config& cfg) {
   return "fsim,fsim:kernels=generic";
 }
 
+// "I/N" of --shard: shard I (0-based) of N.
+void parseShard(const std::string& text, uint64_t* index, uint64_t* count) {
+  const size_t slash = text.find('/');
+  auto number = [&](const std::string& part, const char* what) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 18)
+      throw po::error("--shard '" + text + "': " + what + " '" + part +
+                      "' is not a decimal number (expected I/N, e.g. 0/4 for the first of four shards)");
+    return std::stoull(part);
+  };
+  if (slash == std::string::npos)
+    throw po::error("--shard '" + text + "': expected I/N, shard I (0 to N-1) of N, e.g. 0/4 for the first of four");
+  *index = number(text.substr(0, slash), "the index");
+  *count = number(text.substr(slash + 1), "the count");
+  if (*count == 0) throw po::error("--shard '" + text + "': the count must be at least 1");
+  if (*index >= *count)
+    throw po::error("--shard '" + text + "': the index " + std::to_string(*index) + " must be below the count " +
+                    std::to_string(*count) + " (shards are numbered 0 to N-1)");
+}
+
+// The signal that asked the run to stop (SIGINT, SIGTERM: Ctrl-C, or Slurm at the time limit), so
+// the run ends after the current program and still writes its report.
+volatile std::sig_atomic_t stopSignal = 0;
+void onStopSignal(int sig) { stopSignal = sig; }
+
+std::string clock(double seconds) {
+  const long s = static_cast<long>(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  return buf;
+}
+
 }  // namespace
 
 int cmdRegress(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, targets, size;
+  std::string config, targets, size, shard, junit, reproducers;
   uint64_t programs = 0, seed = 0;
   size_t shrinkRuns = 0;
   addConfigOption(opts, &config);
@@ -36,10 +75,18 @@ int cmdRegress(const std::vector<std::string>& args) {
       ("keep-going,k", "continue after a mismatch (default: stop at the first)")
       ("print-program,p", "print each program's listing before running it")
       ("no-shrink", "report a mismatch without shrinking it")
-      ("shrink-runs", po::value<size_t>(&shrinkRuns)->default_value(4000), "at most this many candidate runs per shrink");
+      ("shrink-runs", po::value<size_t>(&shrinkRuns)->default_value(4000), "at most this many candidate runs per shrink")
+      ("shard", po::value<std::string>(&shard),
+       "I/N: run only program i with i % N == I (I from 0 to N-1); shards 0..N-1 together run each program once")
+      ("junit", po::value<std::string>(&junit), "FILE: write a JUnit XML report (replaces an earlier report there)")
+      ("reproducers", po::value<std::string>(&reproducers)->default_value("tessera-reproducers"),
+       "DIR: write each mismatch, shrunk, as a reproducer file (replay: tessera sim --repro FILE)")
+      ("no-reproducers", "write no reproducer files")
+      ("quiet,q", "no line per agreeing program: only mismatches and the summary");
   po::variables_map vm;
   if (!parse("regress", "[--programs N] [--seed S] [--targets A,B] [--config C] [--size small|medium|large] "
-                        "[--keep-going] [--print-program]",
+                        "[--keep-going] [--print-program] [--no-shrink] [--shrink-runs N] [--shard I/N] [--junit FILE] "
+                        "[--reproducers DIR | --no-reproducers] [--quiet]",
              args, opts, nullptr, &vm))
     return 0;
 
@@ -60,14 +107,58 @@ int cmdRegress(const std::vector<std::string>& args) {
     throw po::error(e.what());
   }
   if (programs == 0) throw po::error("--programs must be at least 1");
+  if (vm.count("shard")) parseShard(shard, &o.shardIndex, &o.shardCount);
+  if (vm.count("no-reproducers")) {
+    if (!vm["reproducers"].defaulted()) throw po::error("--reproducers and --no-reproducers contradict each other");
+    reproducers.clear();
+  } else if (reproducers.empty()) {
+    throw po::error("--reproducers: empty directory name (--no-reproducers writes none)");
+  } else {
+    struct stat st;
+    if (::stat(reproducers.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      throw po::error("--reproducers '" + reproducers + "': exists and is not a directory");
+  }
+  if (vm.count("junit")) regress::checkJunitPath(junit);
   o.seed = seed;
   o.programs = programs;
   o.keepGoing = vm.count("keep-going") != 0;
   o.printProgram = vm.count("print-program") != 0;
   o.shrink = vm.count("no-shrink") == 0;
   o.maxShrinkCandidates = shrinkRuns;
+  o.quiet = vm.count("quiet") != 0;
+  o.reproducerDir = reproducers;
   o.reproduce = "tessera regress --config " + config + " --size " + size + " --targets " + targets;
+
+  // With stdout on the terminal too, the per-program lines already show progress.
+  ProgressLine progress(ProgressLine::stderrIsTerminal() && (o.quiet || ::isatty(1) != 1));
+  const std::string what = "regress" + (!vm.count("shard") ? std::string() : " shard " + shard);
+  progress.set(what + ": starting");
+  const auto t0 = std::chrono::steady_clock::now();
+  if (progress.enabled())
+    o.onProgram = [&](const regress::ProgramResult&, const regress::RegressSummary& sofar) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double rate = secs > 0 ? sofar.programs / secs : 0;
+      char line[256];
+      std::snprintf(line, sizeof line, "%s: %llu/%llu programs, %.1f/s, %llu mismatch%s, ETA %s", what.c_str(),
+                    static_cast<unsigned long long>(sofar.programs), static_cast<unsigned long long>(sofar.planned),
+                    rate, static_cast<unsigned long long>(sofar.failures), sofar.failures == 1 ? "" : "es",
+                    rate > 0 ? clock((sofar.planned - sofar.programs) / rate).c_str() : "?");
+      progress.set(line);
+    };
+  struct sigaction stop = {}, oldInt = {}, oldTerm = {};
+  stop.sa_handler = onStopSignal;
+  ::sigaction(SIGINT, &stop, &oldInt);
+  ::sigaction(SIGTERM, &stop, &oldTerm);
+  o.stopRequested = [] { return stopSignal != 0; };
   const regress::RegressSummary sum = regress::runRegression(o, std::cout);
+  // A second signal while the report is written ends the process as usual.
+  ::sigaction(SIGINT, &oldInt, nullptr);
+  ::sigaction(SIGTERM, &oldTerm, nullptr);
+  if (!junit.empty()) {
+    regress::writeJunitFile(junit, regress::formatJunit(o, sum));
+    std::cout << "JUnit report: " << junit << "\n";
+  }
+  if (sum.stopped) return 128 + stopSignal;
   return sum.failures ? 1 : 0;
 }
 

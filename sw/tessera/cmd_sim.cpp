@@ -3,13 +3,16 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
+#include "tessera/regress/reproducer.h"
 #include "tessera/runtime/session.h"
 
 namespace tessera::cli {
@@ -38,19 +41,40 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+// --repro: the reproducer brings its config, DRAM image and targets, so the options that set
+// those up here would be ignored; they are refused rather than silently dropped.
+int replayRepro(const std::string& file, const po::variables_map& vm, const std::string& target) {
+  for (const char* option : {"insn", "load", "dump", "trace", "target-option", "wait-cycles"})
+    if (vm.count(option) && !vm[option].defaulted())
+      throw po::error(std::string("--") + option + " does not go with --repro (the reproducer holds the whole run)");
+  if (!vm["config"].defaulted()) throw po::error("--config does not go with --repro (the reproducer holds its config)");
+  const regress::Reproducer r = regress::readReproducer(file);
+  std::ostringstream out;
+  bool differ;
+  {
+    ProgressLine progress(ProgressLine::stderrIsTerminal());
+    progress.set("sim: replaying " + file);
+    differ = regress::replayReproducer(r, vm["target"].defaulted() ? std::string() : target, out);
+  }
+  std::fputs(out.str().c_str(), stdout);
+  return differ ? 1 : 0;
+}
+
 }  // namespace
 
 int cmdSim(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, target, insn;
+  std::string config, target, insn, repro;
   std::vector<std::string> loads, dumps, targetOptions;
   std::string trace;
   addConfigOption(opts, &config);
   addTargetOption(opts, &target, "fsim");
   opts.add_options()
       ("load,l", po::value<std::vector<std::string>>(&loads), "FILE@ADDR: place a file's bytes at a physical address (repeatable)")
-      ("insn,i", po::value<std::string>(&insn)->required(),
+      ("insn,i", po::value<std::string>(&insn),
        "ADDR:COUNT of instructions already loaded, or a program FILE placed automatically")
+      ("repro", po::value<std::string>(&repro),
+       "FILE: replay a tessera regress reproducer on its targets (or on --target A,B,...) and show the difference")
       ("dump,d", po::value<std::vector<std::string>>(&dumps), "ADDR:BYTES:FILE: write DRAM bytes to a file after the run (repeatable)")
       ("wait-cycles,w", po::value<uint32_t>()->default_value(0),
        "stop with an error past this many cycles (fsim: GEMM/ALU micro-ops); 0: no bound")
@@ -62,9 +86,11 @@ int cmdSim(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse("sim",
              "--insn ADDR:COUNT|FILE [--load FILE@ADDR]... [--dump ADDR:BYTES:FILE]... [--config C] [--target T] "
-             "[--target-option KEY=VALUE]... [--trace FILE] [--stats]",
+             "[--target-option KEY=VALUE]... [--trace FILE] [--stats] | --repro FILE [--target A,B,...]",
              args, opts, nullptr, &vm))
     return 0;
+  if (!repro.empty()) return replayRepro(repro, vm, target);
+  if (insn.empty()) throw po::error("the option '--insn' is required but missing (or give --repro FILE)");
 
   runtime::TargetOptions options;
   for (const auto& spec : targetOptions) {
@@ -126,7 +152,11 @@ int cmdSim(const std::vector<std::string>& args) {
 
   auto device = session.createDevice();
   auto t0 = std::chrono::steady_clock::now();
-  device->run(insnAddr, static_cast<uint32_t>(count), vm["wait-cycles"].as<uint32_t>());
+  {
+    ProgressLine progress(ProgressLine::stderrIsTerminal());
+    progress.set("sim: running " + std::to_string(count) + " instructions on " + target);
+    device->run(insnAddr, static_cast<uint32_t>(count), vm["wait-cycles"].as<uint32_t>());
+  }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ran %llu instructions on %s (config %s) in %.3f ms\n", static_cast<unsigned long long>(count),
               target.c_str(), session.config().name.c_str(), secs * 1e3);

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <set>
 
 #include "tessera/hw/error.h"
 #include "tessera/regress/check.h"
+#include "tessera/regress/reproducer.h"
 
 namespace tessera::regress {
 
@@ -32,11 +34,44 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+namespace {
+
+// A target with a deliberate fault after its run, for testing the regression harness itself
+// (parseTargetSpec's fault=flip-stored-byte): bit 6 of the first byte the stream's last STORE
+// wrote is flipped, so the disagreement lasts exactly as long as the program stores something.
+class FlipStoredByteTarget : public runtime::Target {
+ public:
+  FlipStoredByteTarget(std::unique_ptr<runtime::Target> inner, const hw::Config& cfg, hw::Dram& dram)
+      : inner_(std::move(inner)), cfg_(cfg), dram_(dram) {}
+  std::string name() const override { return inner_->name(); }
+  hw::Counters counters() const override { return inner_->counters(); }
+  void resetCounters() override { inner_->resetCounters(); }
+  std::string variant() const override { return inner_->variant(); }
+  void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override {
+    inner_->run(insnPhys, count, waitCycles);
+    const hw::Isa isa(cfg_);
+    for (uint32_t i = count; i-- > 0;) {
+      const hw::Insn in = isa.decode(hw::Isa::rawFromBytes(dram_.at(insnPhys + 16ull * i, 16, "fault injection")));
+      if (in.opcode != hw::Opcode::kStore || in.isNop()) continue;
+      *dram_.at(uint64_t(in.dramBase) * uint64_t(cfg_.outElemBytes), 1, "fault injection") ^= 0x40;
+      return;
+    }
+  }
+
+ private:
+  std::unique_ptr<runtime::Target> inner_;
+  hw::Config cfg_;
+  hw::Dram& dram_;
+};
+
+}  // namespace
+
 TargetSpec parseTargetSpec(const std::string& text) {
   const auto colon = text.find(':');
   const std::string name = text.substr(0, colon);
   runtime::findTarget(name);  // throws, listing the built targets, if there is none of that name
   runtime::TargetOptions options;
+  std::string fault;
   for (size_t pos = colon; pos != std::string::npos && pos < text.size();) {
     const size_t next = text.find(':', pos + 1);
     const std::string item = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
@@ -44,12 +79,20 @@ TargetSpec parseTargetSpec(const std::string& text) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw Error("target '" + text + "'", "option '" + item + "' is not KEY=VALUE (expected NAME:key=value:key=value)");
+    if (item.substr(0, eq) == "fault") {
+      fault = item.substr(eq + 1);
+      if (fault != "flip-stored-byte")
+        throw Error("target '" + text + "'", "fault '" + fault + "' is unknown (the one fault is flip-stored-byte)");
+      continue;
+    }
     options[item.substr(0, eq)] = item.substr(eq + 1);
   }
   TargetSpec spec;
   spec.label = text;
-  spec.create = [name, options](const hw::Config& cfg, hw::Dram& dram) {
-    return runtime::createTarget(name, cfg, dram, options);
+  spec.create = [name, options, fault](const hw::Config& cfg, hw::Dram& dram) {
+    std::unique_ptr<runtime::Target> t = runtime::createTarget(name, cfg, dram, options);
+    if (!fault.empty()) t.reset(new FlipStoredByteTarget(std::move(t), cfg, dram));
+    return t;
   };
   return spec;
 }
@@ -123,6 +166,7 @@ std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>&
     Mismatch m;
     m.allFailed = true;
     m.summary = "every target failed";
+    m.firstDifference = "every target failed: " + targets[0].label + ": " + outcomes[0].error;
     for (size_t t = 0; t < targets.size(); ++t) m.detail += "  " + targets[t].label + ": " + outcomes[t].error + "\n";
     return m;
   }
@@ -137,11 +181,13 @@ std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>&
       const std::string& good = a.failed ? lb : la;
       m.summary = bad + " failed where " + good + " completed";
       m.detail = "  " + bad + ": " + (a.failed ? a.error : b.error) + "\n  " + good + ": completed without error\n";
+      m.target = lb;
+      m.firstDifference = bad + " failed: " + (a.failed ? a.error : b.error);
       return m;
     }
     if (a.failed) continue;  // both failed: their messages may legitimately differ
     uint64_t differing = 0;
-    std::string first;
+    std::string first, firstLine;
     for (size_t r = 0; r < p.regions.size(); ++r) {
       const auto &x = a.regions[r], &y = b.regions[r];
       uint64_t here = 0;
@@ -158,6 +204,8 @@ std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>&
                 "\n  " + la + ": " + byteText(x[firstAt]) + ", " + lb + ": " + byteText(y[firstAt]) +
                 ", before the run: " + byteText(reg.init[firstAt]) + "\n";
         first += "  " + std::to_string(here) + " byte(s) differ in region " + reg.name + "\n";
+        firstLine = "first difference at " + hex(addr) + " (region " + reg.name + "): " + la + " " +
+                    byteText(x[firstAt]) + ", " + lb + " " + byteText(y[firstAt]);
       }
       differing += here;
     }
@@ -165,6 +213,8 @@ std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>&
       Mismatch m;
       m.summary = la + " and " + lb + " leave different DRAM: " + std::to_string(differing) + " byte(s) differ";
       m.detail = first;
+      m.target = lb;
+      m.firstDifference = firstLine;
       return m;
     }
   }
@@ -383,21 +433,74 @@ std::string configText(const hw::Config& cfg) {
 
 }  // namespace
 
+uint64_t shardPrograms(uint64_t programs, uint64_t index, uint64_t count) {
+  return index < programs ? (programs - index - 1) / count + 1 : 0;
+}
+
 RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
+  if (o.shardCount == 0 || o.shardIndex >= o.shardCount)
+    throw Error("shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount),
+                "the index must be below the count");
   RegressSummary sum;
+  sum.planned = shardPrograms(o.programs, o.shardIndex, o.shardCount);
   sum.cycles.assign(o.targets.size(), 0);
   sum.targetSeconds.assign(o.targets.size(), 0);
+  sum.results.resize(sum.planned);
+  for (uint64_t j = 0; j < sum.planned; ++j) sum.results[j].seed = o.seed + o.shardIndex + j * o.shardCount;
   std::string labels;
   for (const auto& t : o.targets) labels += (labels.empty() ? "" : ",") + t.label;
   const auto t0 = std::chrono::steady_clock::now();
-  const int width = static_cast<int>(std::to_string(o.programs).size());
+  const int width = static_cast<int>(std::to_string(sum.planned).size());
   char line[512];
 
-  for (uint64_t i = 0; i < o.programs; ++i) {
-    const uint64_t seed = o.seed + i;
+  // Saves the failing program (shrunk when it was) as a reproducer, cut to the DRAM pages it
+  // touches if it still fails so; a failure to write is reported, never fatal to the run.
+  auto saveReproducer = [&](const Program& failing, const Mismatch& m, size_t originalInsns, ProgramResult& res) {
+    if (o.reproducerDir.empty()) return;
+    Program keep = failing;
+    Mismatch why = m;
+    try {
+      Program trimmed = withTouchedPagesOnly(failing);
+      size_t before = 0, after = 0;
+      for (const Region& r : failing.regions) before += r.init.size();
+      for (const Region& r : trimmed.regions) after += r.init.size();
+      if (after < before) {
+        checkProgram(trimmed);
+        const Trial again = runTrial(trimmed, o.targets);
+        if (again.mismatch && again.mismatch->allFailed == m.allFailed) {
+          keep = std::move(trimmed);
+          why = *again.mismatch;
+        }
+      }
+    } catch (const Error&) {
+      // Keep every region: the untrimmed program is known to fail.
+    }
+    std::string stem = o.cfg.name + "-" + sizeName(o.size) + "-seed" + std::to_string(failing.seed);
+    // A config's NAME is free text; the file name keeps only what is safe in any path.
+    for (char& c : stem)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    try {
+      res.reproducer = writeReproducerFile(o.reproducerDir, stem, formatReproducer(keep, labels, why, originalInsns));
+      out << "reproducer: " << res.reproducer << " (" << keep.insns.size() << " instructions, " << keep.regions.size()
+          << " regions; replay with: tessera sim --repro " << res.reproducer << ")\n";
+    } catch (const Error& e) {
+      out << "reproducer NOT written: " << e.what() << "\n";
+    }
+    out << std::flush;
+  };
+
+  for (uint64_t j = 0; j < sum.planned; ++j) {
+    if (o.stopRequested && o.stopRequested()) {
+      sum.stopped = true;
+      out << "regress: stopped on request after " << j << " of " << sum.planned << " programs\n";
+      break;
+    }
+    ProgramResult& res = sum.results[j];
+    const uint64_t seed = res.seed;
+    const auto p0 = std::chrono::steady_clock::now();
     ++sum.programs;
-    std::snprintf(line, sizeof line, "[%*llu/%llu] seed %llu: ", width, static_cast<unsigned long long>(i + 1),
-                  static_cast<unsigned long long>(o.programs), static_cast<unsigned long long>(seed));
+    std::snprintf(line, sizeof line, "[%*llu/%llu] seed %llu: ", width, static_cast<unsigned long long>(j + 1),
+                  static_cast<unsigned long long>(sum.planned), static_cast<unsigned long long>(seed));
     const std::string head = line;
     const std::string repro = o.reproduce + " --seed " + std::to_string(seed) + " --programs 1";
     Program p;
@@ -414,6 +517,11 @@ RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
       out << std::flush;
       ++sum.failures;
       sum.failingSeeds.push_back(seed);
+      res.status = ProgramResult::Status::kGeneratorError;
+      res.message = "seed " + std::to_string(seed) + ", config " + o.cfg.name + ": generator error: " + e.what();
+      res.detail = res.message + "\nreproduce: " + repro + "\n";
+      res.seconds = since(p0);
+      if (o.onProgram) o.onProgram(res, sum);
       if (!o.keepGoing) break;
       continue;
     }
@@ -431,17 +539,24 @@ RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
       if (oc.failed) status += " FAILED";
     }
     if (!trial.mismatch) {
-      out << status << " | ok\n" << std::flush;
+      if (!o.quiet) out << status << " | ok\n" << std::flush;
+      res.status = ProgramResult::Status::kOk;
+      res.seconds = since(p0);
+      if (o.onProgram) o.onProgram(res, sum);
       continue;
     }
     const Mismatch& m = *trial.mismatch;
     ++sum.failures;
     sum.failingSeeds.push_back(seed);
-    out << status << " | MISMATCH\n"
-        << "MISMATCH seed " << seed << ", config " << configText(o.cfg) << ", size " << sizeName(o.size)
-        << ", targets " << labels << ": " << m.summary << "\n"
-        << m.detail << "  reproduce: " << repro << "\n"
-        << listing(p) << std::flush;
+    res.status = ProgramResult::Status::kMismatch;
+    res.target = m.target;
+    res.message = "seed " + std::to_string(seed) + ", config " + o.cfg.name + ", target " +
+                  (m.target.empty() ? labels : m.target) + ": " + m.summary + "; " + m.firstDifference;
+    const std::string report = "MISMATCH seed " + std::to_string(seed) + ", config " + configText(o.cfg) + ", size " +
+                               sizeName(o.size) + ", targets " + labels + ": " + m.summary + "\n" + m.detail +
+                               "  reproduce: " + repro + "\n";
+    res.detail = report;
+    out << status << " | MISMATCH\n" << report << listing(p) << std::flush;
     if (o.shrink) {
       out << "shrinking seed " << seed << "...\n" << std::flush;
       const auto s0 = std::chrono::steady_clock::now();
@@ -450,15 +565,26 @@ RegressSummary runRegression(const RegressOptions& o, std::ostream& out) {
                     static_cast<unsigned long long>(seed), p.insns.size(), s.program.insns.size(),
                     workInstructions(s.program), s.candidates, since(s0));
       out << line << s.mismatch.summary << "\n" << s.mismatch.detail << listing(s.program) << std::flush;
+      res.detail += std::string(line) + s.mismatch.summary + "\n" + s.mismatch.detail;
+      saveReproducer(s.program, s.mismatch, p.insns.size(), res);
+    } else {
+      saveReproducer(p, m, p.insns.size(), res);
     }
+    if (!res.reproducer.empty()) res.detail += "reproducer: " + res.reproducer + "\n";
+    res.seconds = since(p0);
+    if (o.onProgram) o.onProgram(res, sum);
     if (!o.keepGoing) break;
   }
 
   sum.seconds = since(t0);
+  std::string shard;
+  if (o.shardCount > 1)
+    shard = ", shard " + std::to_string(o.shardIndex) + "/" + std::to_string(o.shardCount) + " (" +
+            std::to_string(sum.planned) + " of " + std::to_string(o.programs) + " programs)";
   std::snprintf(line, sizeof line, "regress: %llu programs in %.2f s (%.1f programs/s), config %s, size %s, targets %s",
                 static_cast<unsigned long long>(sum.programs), sum.seconds,
                 sum.seconds > 0 ? sum.programs / sum.seconds : 0.0, o.cfg.name.c_str(), sizeName(o.size), labels.c_str());
-  out << line;
+  out << line << shard;
   for (size_t t = 0; t < o.targets.size(); ++t)
     if (sum.cycles[t]) {
       std::snprintf(line, sizeof line, "; %s simulated %llu cycles in %.2f s (%.0f cycles/s)", o.targets[t].label.c_str(),

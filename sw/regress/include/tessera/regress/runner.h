@@ -26,7 +26,11 @@ struct TargetSpec {
 
 // "NAME[:key=value]...": a target and its target options (runtime::TargetOptions, checked when
 // the target is created), e.g. fsim:kernels=generic for an fsim instance on the portable kernel set.
-// Throws tessera::Error naming the spec if there is no such target or an option is not key=value.
+// One key belongs to the regression itself, for testing the harness: fault=flip-stored-byte runs
+// the target and then flips bit 6 of the first byte the stream's last STORE wrote, a deliberate
+// disagreement that stays as long as the program stores anything. Never on unless spelled out.
+// Throws tessera::Error naming the spec if there is no such target, an option is not key=value,
+// or the fault is not one of those.
 TargetSpec parseTargetSpec(const std::string& text);
 // Comma-separated specs, at least two.
 std::vector<TargetSpec> parseTargetList(const std::string& text);
@@ -49,6 +53,8 @@ struct Mismatch {
   bool allFailed = false;  // every target failed: not a disagreement, but nothing was checked
   std::string summary;     // one line
   std::string detail;      // the first difference: region, address, STORE, row, element, lane, values
+  std::string target;      // label of the target that disagrees with the reference; empty if all failed
+  std::string firstDifference;  // one line: the first differing address and both values, or the error
 };
 
 // Compares every target's outcome with the first one's: one failing while another completes,
@@ -76,10 +82,28 @@ struct ShrinkResult {
 // failing). Stops after `maxCandidates` runs.
 ShrinkResult shrink(const Program& failing, const std::vector<TargetSpec>& targets, size_t maxCandidates = 4000);
 
+// What happened to one program of a regression, for reports such as JUnit.
+struct ProgramResult {
+  enum class Status { kOk, kMismatch, kGeneratorError, kNotRun };
+  uint64_t seed = 0;
+  Status status = Status::kNotRun;
+  double seconds = 0;      // generation, check and every target's run
+  std::string target;      // the disagreeing target (mismatches)
+  std::string message;     // one line naming seed, target and first difference (failures)
+  std::string detail;      // the full report of the failure, with the command reproducing it
+  std::string reproducer;  // the reproducer file written for it, if any
+};
+
+struct RegressSummary;
+
 struct RegressOptions {
   hw::Config cfg;
   uint64_t seed = 1;       // program i uses seed + i
   uint64_t programs = 100;
+  // Sharding: this run takes program i (seed + i) of the `programs` exactly when
+  // i % shardCount == shardIndex, so shards 0..shardCount-1 together run each program once.
+  uint64_t shardIndex = 0, shardCount = 1;
+  bool quiet = false;      // no line per agreeing program: only failures and the summary
   Size size = Size::kSmall;
   std::vector<TargetSpec> targets;
   bool keepGoing = false;  // continue after a failure
@@ -87,19 +111,32 @@ struct RegressOptions {
   bool shrink = true;
   size_t maxShrinkCandidates = 4000;
   std::string reproduce;   // command line (without --seed/--programs) printed to reproduce a failure
+  // Where each failure's reproducer file goes (created when first needed); empty: none written.
+  std::string reproducerDir;
+  // Polled before each program: when it returns true the run stops there, as after a signal, and
+  // the programs left are reported as not run.
+  std::function<bool()> stopRequested;
+  // Called after each program of this shard, with the summary so far (progress displays).
+  std::function<void(const ProgramResult& last, const RegressSummary& sofar)> onProgram;
 };
 
 struct RegressSummary {
-  uint64_t programs = 0;
+  uint64_t planned = 0;   // programs of this shard
+  uint64_t programs = 0;  // of which run
   uint64_t failures = 0;  // disagreements, programs every target rejected, generator errors
   double seconds = 0;
   std::vector<uint64_t> cycles;       // per target, summed counters.cycles
   std::vector<double> targetSeconds;  // per target, summed Target::run time
   std::vector<uint64_t> failingSeeds;
+  std::vector<ProgramResult> results;  // every program of the shard in order, those not run as kNotRun
+  bool stopped = false;  // stopRequested ended the run early
 };
 
-// Generates, checks and runs `programs` programs, one progress line each; reports and shrinks
-// every failure; ends with a summary line.
+// The number of programs shard `index` of `count` gets out of `programs`.
+uint64_t shardPrograms(uint64_t programs, uint64_t index, uint64_t count);
+
+// Generates, checks and runs the shard's programs, one progress line each (unless quiet); reports
+// and shrinks every failure and writes its reproducer; ends with a summary line.
 RegressSummary runRegression(const RegressOptions& o, std::ostream& out);
 
 }  // namespace tessera::regress

@@ -1,0 +1,27 @@
+// JUnit XML reports of a regression run, in the dialect Jenkins and GitLab read.
+#pragma once
+
+#include <string>
+
+#include "tessera/regress/runner.h"
+
+namespace tessera::regress {
+
+// One <testsuites> with one <testsuite> for the run (or shard), one <testcase> per program of the
+// shard: classname "regress.CONFIG.SIZE", name "seed S on TARGETS". A mismatch is a <failure>
+// whose message names seed, target and first difference (the body holds the full report and the
+// reproducer's path), a generator error an <error>, a program not run after an earlier failure
+// (no --keep-going) or an interruption <skipped>. Text is escaped and invalid UTF-8 and control characters replaced,
+// so any error message still gives well-formed XML.
+std::string formatJunit(const RegressOptions& o, const RegressSummary& sum);
+
+// Throws tessera::Error naming `path` if a report could not be written there: a directory, or a
+// directory part that does not exist. Checked before a run so a long run does not end in vain.
+void checkJunitPath(const std::string& path);
+
+// Writes the report, replacing an existing file (CI reruns overwrite their report) but only as a
+// whole: the text goes to a temporary file next to it, renamed over it once complete. Throws
+// tessera::Error naming the path on any failure.
+void writeJunitFile(const std::string& path, const std::string& xml);
+
+}  // namespace tessera::regress
