@@ -4,7 +4,8 @@ set -euo pipefail
 
 # Each package is what one part of the build looks for (checked on a bare Debian 12 by
 # scripts/fresh-check.sh): the toolchain and generators; GoogleTest and Google Benchmark (tests/);
-# Boost.Program_options (the CLI); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
+# Boost.Program_options (the CLI); Boost.Asio, header-only in libboost1.74-dev (remote execution:
+# tessera serve, remote: targets); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
 # are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks); Python 3 (the HLS
 # synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
@@ -14,7 +15,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
-  libboost-program-options-dev nlohmann-json3-dev
+  libboost-program-options-dev libboost1.74-dev nlohmann-json3-dev
   verilator zlib1g-dev libsystemc-dev yosys
   python3 tcl
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev

@@ -14,6 +14,7 @@
 
 #include "tessera/hw/error.h"
 #include "tessera/hw/fsim.h"
+#include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"
 
 namespace tessera::runtime {
@@ -95,6 +96,14 @@ class Registry final : public TargetRegistrar {
   const TargetInfo& find(const std::string& name) {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     if (const TargetInfo* t = registered(name)) return *t;
+    // remote:HOST:PORT[/T] names a server, not a registered target: one entry per name, made on
+    // first use and kept out of the listings.
+    if (remote::isRemoteName(name)) {
+      for (const auto& t : remotes_)
+        if (t.name == name) return t;
+      remotes_.push_back(remote::remoteTargetInfo(name));
+      return remotes_.back();
+    }
     for (Plugin& p : plugins_) {
       if (std::find(p.targets.begin(), p.targets.end(), name) == p.targets.end()) continue;
       load(p, name);
@@ -234,6 +243,7 @@ class Registry final : public TargetRegistrar {
 
   std::recursive_mutex mutex_;
   std::deque<TargetInfo> targets_;
+  std::deque<TargetInfo> remotes_;
   std::vector<Plugin> plugins_;
   std::vector<std::string> searchPath_;
 };
@@ -253,7 +263,7 @@ void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOpti
     bool known = false;
     std::string keys;
     for (const auto& o : info.options) {
-      known |= o.first == key;
+      known |= o.first == key || o.first == "*";
       keys += (keys.empty() ? "" : ", ") + o.first;
     }
     if (!known)

@@ -56,6 +56,7 @@ int cmdCompileModel(const std::vector<std::string>& args);
 int cmdRun(const std::vector<std::string>& args);
 int cmdEval(const std::vector<std::string>& args);
 int cmdStream(const std::vector<std::string>& args);
+int cmdServe(const std::vector<std::string>& args);
 // tessera bench resnet18's whole-network part (cmd_bench_network.cpp); returns non-zero on a mismatch.
 int benchResnet18Network(runtime::Session& session, bool json);
 

@@ -1,6 +1,7 @@
 // VTA's hardware tests through the runtime API, on every built-in target for every shipped config it supports.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <tuple>
@@ -56,9 +57,23 @@ class OnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::st
 
 // Every (target, shipped config) pair the target supports: fsim runs every config, tsim those its
 // RTL model was built for.
+// $TESSERA_TEST_TARGETS (comma-separated names) replaces the built targets, so the suite runs on
+// targets no registry lists, such as remote:HOST:PORT/T (tests/remote).
 std::vector<std::tuple<std::string, std::string>> targetsAndConfigs() {
   std::vector<std::tuple<std::string, std::string>> pairs;
-  for (const auto* t : tessera::runtime::availableTargets())
+  std::vector<const tessera::runtime::TargetInfo*> targets;
+  if (const char* env = std::getenv("TESSERA_TEST_TARGETS"); env && *env) {
+    const std::string list = env;
+    for (size_t pos = 0; pos <= list.size();) {
+      size_t comma = list.find(',', pos);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > pos) targets.push_back(&tessera::runtime::findTarget(list.substr(pos, comma - pos)));
+      pos = comma + 1;
+    }
+  } else {
+    targets = tessera::runtime::availableTargets();
+  }
+  for (const auto* t : targets)
     for (const auto& c : tessera::hw::shippedConfigNames())
       if (t->supports(tessera::hw::Config::load(c))) pairs.emplace_back(t->name, c);
   return pairs;
@@ -176,10 +191,11 @@ TEST_P(OnTarget, InstructionSpansOnTimedTargets) {
 
 INSTANTIATE_TEST_SUITE_P(AllTargetsAndConfigs, OnTarget, ::testing::ValuesIn(targetsAndConfigs()),
                          [](const auto& info) {
-                           // Test names allow no '-': rtl-sc runs as rtl_sc_<config>.
+                           // Test names allow letters, digits and '_' only: rtl-sc runs as
+                           // rtl_sc_<config>, remote:127.0.0.1:9095/fsim as remote_127_0_0_1_9095_fsim.
                            std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
                            for (char& c : name)
-                             if (c == '-') c = '_';
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
 

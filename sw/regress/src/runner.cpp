@@ -11,6 +11,7 @@
 #include "tessera/hw/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/reproducer.h"
+#include "tessera/runtime/remote.h"
 
 namespace tessera::regress {
 
@@ -67,7 +68,9 @@ class FlipStoredByteTarget : public runtime::Target {
 }  // namespace
 
 TargetSpec parseTargetSpec(const std::string& text) {
-  const auto colon = text.find(':');
+  // A remote target's name holds colons of its own (remote:HOST:PORT/T); its options follow it.
+  const size_t remoteLength = runtime::remote::remoteNameLength(text);
+  const auto colon = remoteLength ? (remoteLength < text.size() ? remoteLength : std::string::npos) : text.find(':');
   const std::string name = text.substr(0, colon);
   runtime::findTarget(name);  // throws, listing the built targets, if there is none of that name
   runtime::TargetOptions options;

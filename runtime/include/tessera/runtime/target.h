@@ -49,7 +49,8 @@ struct TargetInfo {
   std::string name;
   std::string description;
   TargetFactory create;
-  // The option keys the target accepts, each with a line of help.
+  // The option keys the target accepts, each with a line of help. A key "*" accepts every other
+  // key too (remote targets pass them on to the server's target, which checks them).
   std::vector<std::pair<std::string, std::string>> options;
   // Why the target cannot run `cfg` (e.g. an RTL model built for some configs only); empty or
   // unset: it runs every config.
