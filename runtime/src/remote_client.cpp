@@ -1,4 +1,5 @@
 // The remote:HOST:PORT[/T] target: a Target whose runs execute on a `tessera serve` device, DRAM pages synced both ways.
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -117,8 +118,9 @@ ClientSettings settingsOf(const TargetOptions& options) {
 std::string clientName() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  const char* user = std::getenv("USER");
-  return std::string(user ? user : "?") + "@" + host + " pid " + std::to_string(::getpid());
+  const passwd* pw = ::getpwuid(::geteuid());
+  return std::string(pw ? pw->pw_name : "uid " + std::to_string(::geteuid())) + "@" + host + " pid " +
+         std::to_string(::getpid());
 }
 
 // One connection to a server, shared by every remote Target of this process naming the same

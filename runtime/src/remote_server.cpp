@@ -90,6 +90,7 @@ struct Device {
   std::unique_ptr<Target> target;
   // A WRITE that failed, reported by the next RUN.
   std::unique_ptr<Refusal> pending;
+  uint64_t pagesReceived = 0;  // since the last run, for the log
 };
 
 uint64_t pageLength(const hw::Dram& dram, uint64_t phys) { return std::min<uint64_t>(hw::Dram::kPageBytes, dram.span() - phys); }
@@ -225,9 +226,12 @@ void Server::Impl::serve(std::unique_ptr<wire::Channel> ch) {
       held = true;
       log(ch->peer() + ": holds the device");
       requests(*ch);
+    } catch (const wire::PeerClosed&) {
+      log(ch->peer() + ": disconnected");
     } catch (const wire::WireError& e) {
-      // Framing broken or peer gone: say why if the peer still listens.
-      throw Refusal{true, "", e.what()};
+      // Framing broken or peer gone: say why if the peer still listens. The text names the peer.
+      const std::string what = e.what();
+      throw Refusal{true, "", what.rfind(ch->peer() + ": ", 0) == 0 ? what.substr(ch->peer().size() + 2) : what};
     }
   } catch (const Refusal& r) {
     log(ch->peer() + ": " + (r.where.empty() ? r.reason : r.where + ": " + r.reason));
@@ -317,6 +321,7 @@ void Server::Impl::requests(wire::Channel& ch) {
             if (phys % hw::Dram::kPageBytes || phys >= d.dram->span() || len != pageLength(*d.dram, phys))
               throw Error("WRITE page at " + std::to_string(phys), std::to_string(len) + " bytes is not a whole page of DRAM");
             d.dram->write(phys, bytes, len, "WRITE page at " + std::to_string(phys));
+            ++d.pagesReceived;
           } catch (const Error& e) {
             d.pending = std::make_unique<Refusal>(Refusal{false, e.where(), e.reason()});
           }
@@ -370,6 +375,11 @@ void Server::Impl::requests(wire::Channel& ch) {
               }
             }
           });
+          const auto started = std::chrono::steady_clock::now();
+          if (opt.logRuns)
+            log(ch.peer() + ": device " + std::to_string(id) + " runs " + std::to_string(count) + " instructions, " +
+                std::to_string(d.pagesReceived) + " pages received");
+          d.pagesReceived = 0;
           try {
             d.target->run(insnPhys, count, waitCycles);
           } catch (const Error& e) {
@@ -399,10 +409,12 @@ void Server::Impl::requests(wire::Channel& ch) {
             ch.send(wire::Msg::kData, w.buffer(), idle);
           };
           size_t offset = 0;
+          uint64_t changedPages = 0;
           for (uint64_t phys : pages) {
             const uint64_t len = pageLength(*d.dram, phys);
             const uint8_t* now = d.dram->raw(phys);
             if (std::memcmp(now, before.data() + offset, len) != 0) {
+              ++changedPages;
               if (chunk.size() + 12 + len > wire::kChunkBytes) {
                 flush();
               }
@@ -414,6 +426,10 @@ void Server::Impl::requests(wire::Channel& ch) {
             offset += len;
           }
           flush();
+          if (opt.logRuns)
+            log(ch.peer() + ": device " + std::to_string(id) + " ran in " +
+                std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()).substr(0, 6) +
+                " s, " + std::to_string(changedPages) + " pages changed" + (ok ? "" : ", failed: " + failure.reason));
         }
         wire::Writer w;
         w.u32(id);

@@ -129,6 +129,7 @@ size_t Channel::complete(Start start, std::chrono::milliseconds timeout, const c
     io_.run();
     throw WireError(peer_ + ": timed out after " + std::to_string(timeout.count() / 1000.0).substr(0, 5) + " s " + doing);
   }
+  lastWasEof_ = ec == asio::error::eof;
   if (ec) {
     boost::system::error_code ignored;
     socket_.close(ignored);
@@ -187,7 +188,12 @@ Frame Channel::receive(uint32_t maxBytes, std::chrono::milliseconds waitTimeout,
   if (!socket_.is_open()) throw WireError(peer_ + ": connection already closed");
   uint8_t header[kHeaderBytes];
   // The first byte may be long in coming (a run); the rest of the header may not.
-  readExact(header, 1, waitTimeout, "waiting for a message");
+  try {
+    readExact(header, 1, waitTimeout, "waiting for a message");
+  } catch (const WireError&) {
+    if (lastWasEof_) throw PeerClosed(peer_ + ": connection dropped by the peer");
+    throw;
+  }
   readExact(header + 1, kHeaderBytes - 1, stallTimeout, "in the middle of a message header");
   uint32_t n = 0;
   for (int i = 3; i >= 0; --i) n = (n << 8) | header[i];

@@ -57,6 +57,11 @@ struct WireError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The peer closed the connection between messages: the normal end of a session.
+struct PeerClosed : WireError {
+  using WireError::WireError;
+};
+
 // Appends little-endian fields.
 class Writer {
  public:
@@ -131,6 +136,7 @@ class Channel {
   asio::io_context io_;
   tcp::socket socket_;
   std::string peer_;
+  bool lastWasEof_ = false;
 };
 
 // Page lists of kWrite and kData: u32 count, then per page u64 phys, u32 length (<= 4096), bytes.

@@ -53,11 +53,12 @@ int cmdServe(const std::vector<std::string>& args) {
       ("queue", po::value<unsigned>(&so.queueLimit)->default_value(so.queueLimit),
        "clients that may wait for a busy device; more are refused with who holds it")
       ("port-file", po::value<std::string>(&portFile), "FILE: write the port listened on once listening")
-      ("quiet,q", "no log of connections on stderr");
+      ("quiet,q", "no log of connections on stderr")
+      ("verbose,v", "log every run too (instructions, pages moved, time)");
   po::variables_map vm;
   if (!parse("serve",
              "[--port P] [--bind ADDR] [--target T] [--config C] [--target-option KEY=VALUE]... [--client-option KEY]... "
-             "[--secret-file F] [--max-bytes N] [--idle-timeout S] [--queue N] [--port-file FILE]",
+             "[--secret-file F] [--max-bytes N] [--idle-timeout S] [--queue N] [--port-file FILE] [--quiet|--verbose]",
              args, opts, nullptr, &vm))
     return 0;
   if (port > 65535) throw Error("--port " + std::to_string(port), "not a TCP port (0 to 65535)");
@@ -71,6 +72,7 @@ int cmdServe(const std::vector<std::string>& args) {
   }
   so.clientOptionKeys = clientOptions;
   if (!vm.count("quiet")) so.log = &std::cerr;
+  so.logRuns = vm.count("verbose") != 0;
   so.onListening = [&](const std::string& address, uint16_t bound) {
     std::printf("tessera serve: listening on %s:%u (target %s, config %s%s)\n", address.c_str(), bound, so.target.c_str(),
                 so.config.empty() ? "any" : so.config.c_str(), so.secretFile.empty() ? "" : ", shared secret required");

@@ -55,6 +55,7 @@ struct ServeOptions {
   // Called once the socket listens, with the address and port bound.
   std::function<void(const std::string& address, uint16_t port)> onListening;
   std::ostream* log = nullptr;  // one line per connection event; null: silent
+  bool logRuns = false;         // and one per run (its instructions, pages moved, time)
 };
 
 // A running server: listens and serves clients on threads of its own until stop() or destruction.
