@@ -164,7 +164,7 @@ void Channel::connect(const std::string& host, uint16_t port, std::chrono::milli
 }
 
 void Channel::send(Msg type, const std::vector<uint8_t>& payload, std::chrono::milliseconds timeout) {
-  if (!socket_.is_open()) throw WireError(peer_ + ": connection already closed");
+  if (!socket_.is_open()) throw WireError(peer_ + ": connection already closed (the peer went away or broke the protocol earlier)");
   uint8_t header[kHeaderBytes] = {};
   const uint32_t n = static_cast<uint32_t>(payload.size());
   for (int i = 0; i < 4; ++i) header[i] = static_cast<uint8_t>(n >> (8 * i));
@@ -185,7 +185,7 @@ void Channel::readExact(uint8_t* dst, size_t n, std::chrono::milliseconds timeou
 }
 
 Frame Channel::receive(uint32_t maxBytes, std::chrono::milliseconds waitTimeout, std::chrono::milliseconds stallTimeout) {
-  if (!socket_.is_open()) throw WireError(peer_ + ": connection already closed");
+  if (!socket_.is_open()) throw WireError(peer_ + ": connection already closed (the peer went away or broke the protocol earlier)");
   uint8_t header[kHeaderBytes];
   // The first byte may be long in coming (a run); the rest of the header may not.
   try {
