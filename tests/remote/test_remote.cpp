@@ -12,7 +12,9 @@
 #include <sstream>
 #include <thread>
 
+#include "remote_wire.h"
 #include "tessera/hw/error.h"
+#include "tessera/regress/check.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/runner.h"
 #include "tessera/runtime/remote.h"
@@ -183,6 +185,31 @@ void expectServes(const LocalServer& s) {
   useTarget("fsim");  // drops the remote device
 }
 
+// --- Hashes: published test vectors (FIPS 180-4 examples, RFC 4231 case 2) ---
+
+std::string hex(const std::array<uint8_t, 32>& d) {
+  std::string s;
+  char buf[3];
+  for (uint8_t b : d) {
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    s += buf;
+  }
+  return s;
+}
+
+TEST(RemoteAuth, Sha256AndHmacMatchPublishedVectors) {
+  namespace wire = tessera::runtime::remote::wire;
+  const std::string abc = "abc";
+  EXPECT_EQ(hex(wire::sha256(reinterpret_cast<const uint8_t*>(abc.data()), abc.size())),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::string two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";  // padding spills into a second block
+  EXPECT_EQ(hex(wire::sha256(reinterpret_cast<const uint8_t*>(two.data()), two.size())),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::string jefe = "what do ya want for nothing?";
+  EXPECT_EQ(hex(wire::hmacSha256("Jefe", std::vector<uint8_t>(jefe.begin(), jefe.end()))),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
 // --- Names ---
 
 TEST(RemoteName, Parses) {
@@ -238,6 +265,45 @@ TEST(RemoteRun, RandomProgramsMatchLocalRunsBitForBit) {
   }
   // The generator makes some programs fail on purpose; their errors must match too.
   RecordProperty("failing_programs", failing);
+}
+
+// Runs cut short by a small wait-cycles budget (after some STOREs), and programs that fail
+// validation (no FINISH): the same error text and the same bytes left in DRAM as locally.
+TEST(RemoteRun, FailingRunsLeaveTheSameErrorsAndBytes) {
+  LocalServer s;
+  const auto cfg = tessera::hw::Config::load("default");
+  int partial = 0, failed = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const auto p = tessera::regress::generate(cfg, seed, tessera::regress::Size::kMedium);
+    const uint32_t budget = static_cast<uint32_t>(std::max<uint64_t>(1, tessera::regress::estimateCycles(cfg, p.insns) / 8));
+    for (const bool dropFinish : {false, true}) {
+      std::string errors[2];
+      std::vector<std::vector<uint8_t>> regions[2];
+      const std::string targets[2] = {"fsim", s.name()};
+      for (int t = 0; t < 2; ++t) {
+        tessera::hw::Dram dram(cfg);
+        for (const auto& r : p.regions) dram.write(r.base, r.init.data(), r.init.size(), r.name);
+        auto device = rt::createTarget(targets[t], cfg, dram);
+        errors[t] = errorOf([&] { device->run(p.insnBase(), p.insnCount() - (dropFinish ? 1 : 0), dropFinish ? 0 : budget); });
+        for (const auto& r : p.regions) {
+          regions[t].emplace_back(r.init.size());
+          dram.read(r.base, regions[t].back().data(), r.init.size(), r.name);
+        }
+      }
+      const std::string at = "seed " + std::to_string(seed) + (dropFinish ? " without FINISH" : " with a small budget");
+      if (dropFinish) {
+        EXPECT_FALSE(errors[0].empty()) << at;
+      }
+      failed += !errors[0].empty();
+      EXPECT_EQ(errors[0], errors[1]) << at;
+      EXPECT_EQ(regions[0], regions[1]) << at;
+      bool changed = false;
+      for (size_t r = 0; r < p.regions.size(); ++r) changed |= regions[0][r] != p.regions[r].init;
+      partial += changed && !errors[0].empty();
+    }
+  }
+  EXPECT_GT(failed, 12) << "the budget stopped no run";
+  EXPECT_GT(partial, 0) << "no run stored anything before failing: the write-back of failed runs went untested";
 }
 
 TEST(RemoteRun, RuntimeWorkloadsAndCountersMatch) {
