@@ -55,7 +55,8 @@ struct Server::Impl {
   std::mutex mutex;
   std::condition_variable changed;
   std::string holder;            // who holds the device; empty: free
-  std::deque<uint64_t> queue;    // connection ids waiting, first served first
+  std::deque<uint64_t> queue;    // tickets of the clients waiting, first served first
+  uint64_t tickets = 0;
   std::set<int> sockets;         // open client sockets, shut down by stop()
   unsigned connections = 0;      // connection threads alive
   bool stopping = false;
@@ -173,8 +174,7 @@ void Server::Impl::handshake(wire::Channel& ch, std::string* clientName) {
 void Server::Impl::acquire(wire::Channel& ch, const std::string& who) {
   const std::string me = who + " since " + clock();
   std::unique_lock<std::mutex> lock(mutex);
-  static uint64_t ticketCounter = 0;
-  const uint64_t ticket = ++ticketCounter;
+  const uint64_t ticket = ++tickets;
   if (holder.empty() && queue.empty()) {
     holder = me;
     return;

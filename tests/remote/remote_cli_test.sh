@@ -131,6 +131,9 @@ expect 1 "authentication failed: wrong shared secret" -- env TESSERA_REMOTE_SECR
 expect 0 "0 mismatches" -- env TESSERA_REMOTE_SECRET_FILE=secret "$TESSERA" regress --programs 5 --targets "fsim,$AUTH"
 expect 0 "0 mismatches" -- "$TESSERA" regress --programs 5 --targets "fsim,$AUTH:remote.secret-file=secret"
 chmod 644 wrong
+start_server fixed --config small || exit 1
+expect 1 "this server's device runs config small only" -- "$TESSERA" demo --target "remote:127.0.0.1:$PORT/fsim" --config default
+expect 0 "0 mismatches" -- "$TESSERA" regress --programs 5 --config small --targets "fsim,remote:127.0.0.1:$PORT/fsim"
 expect 1 "readable by group or others" -- "$TESSERA" serve --port 0 --secret-file wrong
 
 # --- Another target's device: hls, and tsim (where built), with a client killed mid-run.
