@@ -501,11 +501,15 @@ class RemoteTarget : public Target {
       } catch (const Error&) {
       }
     }
-    auto pagesOf = [](const std::vector<hw::DramRange>& ranges, std::vector<uint64_t>* pages) {
+    // Ranges merged first: a program's LOADs overlap heavily (the same weights, rows read again).
+    auto pagesOf = [](std::vector<hw::DramRange> ranges, std::vector<uint64_t>* pages) {
+      std::sort(ranges.begin(), ranges.end(), [](const hw::DramRange& a, const hw::DramRange& b) { return a.first < b.first; });
+      uint64_t next = 0;  // first page not yet listed
       for (const auto& r : ranges)
-        for (uint64_t p = r.first / hw::Dram::kPageBytes; p * hw::Dram::kPageBytes < r.end; ++p) pages->push_back(p);
-      std::sort(pages->begin(), pages->end());
-      pages->erase(std::unique(pages->begin(), pages->end()), pages->end());
+        for (uint64_t p = std::max(r.first / hw::Dram::kPageBytes, next); p * hw::Dram::kPageBytes < r.end; ++p) {
+          pages->push_back(p);
+          next = p + 1;
+        }
     };
     pagesOf(writes, written);
     reads.insert(reads.end(), writes.begin(), writes.end());
@@ -515,28 +519,33 @@ class RemoteTarget : public Target {
   // Sends the pages the server's copy lacks or has stale, in chunks.
   void upload(const std::vector<uint64_t>& pages) {
     const size_t limit = std::min<size_t>(wire::kChunkBytes, conn_->serverMaxMessage() - 4096);
-    wire::Writer w;
+    // Built in place: device id, a page count patched in at the end, then the pages.
+    wire::Writer msg;
     uint32_t inChunk = 0;
-    auto flush = [&] {
-      if (!inChunk) return;
-      wire::Writer msg;
+    auto start = [&] {
+      msg.buffer().clear();
       msg.u32(id_);
-      msg.u32(inChunk);
-      msg.bytes(w.buffer().data(), w.size());
-      conn_->send(wire::Msg::kWrite, msg.buffer());
-      w.buffer().clear();
+      msg.u32(0);
       inChunk = 0;
     };
+    auto flush = [&] {
+      if (!inChunk) return;
+      for (int i = 0; i < 4; ++i) msg.buffer()[4 + i] = static_cast<uint8_t>(inChunk >> (8 * i));
+      conn_->send(wire::Msg::kWrite, msg.buffer());
+      start();
+    };
+    msg.buffer().reserve(limit);
+    start();
     for (uint64_t page : pages) {
       const uint64_t len = pageLength(page);
       const uint8_t* now = dram_.raw(page * hw::Dram::kPageBytes);
       auto& known = shadow_[page];
       if (!known.empty() && std::memcmp(known.data(), now, len) == 0) continue;
       known.assign(now, now + len);
-      if (w.size() + 12 + len > limit) flush();
-      w.u64(page * hw::Dram::kPageBytes);
-      w.u32(static_cast<uint32_t>(len));
-      w.bytes(now, len);
+      if (msg.size() + 12 + len > limit) flush();
+      msg.u64(page * hw::Dram::kPageBytes);
+      msg.u32(static_cast<uint32_t>(len));
+      msg.bytes(now, len);
       ++inChunk;
     }
     flush();
