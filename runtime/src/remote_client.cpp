@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -141,6 +142,8 @@ class Connection {
   ~Connection() { channel_.close(); }
 
   std::mutex& mutex() { return mutex_; }
+  // Without the request lock: a run in progress must not hold up another thread's new device.
+  bool usable() const { return !lost_; }
   const std::string& servedTarget() const { return servedTarget_; }
   uint32_t serverMaxMessage() const { return serverMax_; }
   const ClientSettings& settings() const { return settings_; }
@@ -181,6 +184,7 @@ class Connection {
 
   [[noreturn]] void lost(const std::string& why) {
     broken_ = why;
+    lost_ = true;
     channel_.close();
     throw Error("", why);
   }
@@ -212,6 +216,7 @@ class Connection {
     });
     if (fatal) {
       broken_ = channel_.peer() + ": " + (where.empty() ? reason : where + ": " + reason);
+      lost_ = true;
       channel_.close();
     }
     throw Error(where, reason);
@@ -311,6 +316,7 @@ class Connection {
   wire::Channel channel_;
   std::mutex mutex_;
   std::string broken_;
+  std::atomic<bool> lost_{false};
   std::string servedTarget_, holderHint_;
   uint32_t serverMax_ = 0;
 };
@@ -335,7 +341,8 @@ std::shared_ptr<Connection> sharedConnection(const Endpoint& ep, const ClientSet
     slot = entry;
   }
   std::lock_guard<std::mutex> lock(slot->mutex);
-  if (auto existing = slot->connection.lock()) return existing;
+  // A connection lost earlier stays with the devices that used it; new devices get a fresh one.
+  if (auto existing = slot->connection.lock(); existing && existing->usable()) return existing;
   auto fresh = std::make_shared<Connection>(ep, settings);
   slot->connection = fresh;
   return fresh;

@@ -150,7 +150,10 @@ void Server::Impl::handshake(wire::Channel& ch, std::string* clientName) {
                                 ", this server speaks version " + std::to_string(kProtocolVersion) +
                                 " (run the same Tessera release on both ends)"};
   const uint8_t* clientNonce = r.bytes(wire::kNonceBytes, "nonce");
-  *clientName = r.str("client name", 1024);
+  *clientName = r.str("client name", 256);
+  // It goes into the log and into other clients' busy messages: printable characters only.
+  for (char& c : *clientName)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   const bool hasMac = r.u8("has mac") != 0;
   const uint8_t* mac = hasMac ? r.bytes(wire::kMacBytes, "mac") : nullptr;
   r.end();

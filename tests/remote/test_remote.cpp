@@ -438,6 +438,27 @@ TEST(RemoteProtocol, ClientStalledMidMessageIsDropped) {
   expectServes(s);  // and the device is free again
 }
 
+TEST(RemoteProtocol, IdleClientIsDroppedAndItsNextDeviceReconnects) {
+  remote::ServeOptions o;
+  o.idleTimeoutSeconds = 1.5;
+  LocalServer s(o);
+  const auto cfg = tessera::hw::Config::load("default");
+  const auto p = tessera::regress::generate(cfg, 5, tessera::regress::Size::kSmall);
+  tessera::hw::Dram dram(cfg);
+  for (const auto& r : p.regions) dram.write(r.base, r.init.data(), r.init.size(), r.name);
+  auto first = rt::createTarget(s.name(), cfg, dram);
+  first->run(p.insnBase(), p.insnCount(), 0);
+  for (int i = 0; i < 300 && s.log.str().find("timed out") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(s.log.str().find("timed out after 1.5"), std::string::npos) << s.log.str();
+  const std::string e = errorOf([&] { first->run(p.insnBase(), p.insnCount(), 0); });
+  EXPECT_NE(e.find("remote server 127.0.0.1:" + std::to_string(s.server->port())), std::string::npos) << e;
+  EXPECT_NE(e.find("connection dropped"), std::string::npos) << e;
+  EXPECT_NE(errorOf([&] { first->run(p.insnBase(), p.insnCount(), 0); }).find("was lost earlier"), std::string::npos);
+  auto second = rt::createTarget(s.name(), cfg, dram);  // same settings: a fresh connection
+  EXPECT_EQ(errorOf([&] { second->run(p.insnBase(), p.insnCount(), 0); }), "");
+}
+
 TEST(RemoteProtocol, WrongSecretIsRefusedRightOneServes) {
   remote::ServeOptions o;
   o.secretFile = writeSecret("correct horse");
