@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unordered_set>
 #include <thread>
 
 #include <sys/socket.h>
@@ -92,6 +93,9 @@ struct Device {
   // A WRITE that failed, reported by the next RUN.
   std::unique_ptr<Refusal> pending;
   uint64_t pagesReceived = 0;  // since the last run, for the log
+  // Every page the client sent: a run may write back only those, so a client cannot make the
+  // server snapshot more memory than it sent.
+  std::unordered_set<uint64_t> known;
 };
 
 uint64_t pageLength(const hw::Dram& dram, uint64_t phys) { return std::min<uint64_t>(hw::Dram::kPageBytes, dram.span() - phys); }
@@ -325,6 +329,7 @@ void Server::Impl::requests(wire::Channel& ch) {
               throw Error("WRITE page at " + std::to_string(phys), std::to_string(len) + " bytes is not a whole page of DRAM");
             d.dram->write(phys, bytes, len, "WRITE page at " + std::to_string(phys));
             ++d.pagesReceived;
+            d.known.insert(phys);
           } catch (const Error& e) {
             d.pending = std::make_unique<Refusal>(Refusal{false, e.where(), e.reason()});
           }
@@ -346,9 +351,15 @@ void Server::Impl::requests(wire::Channel& ch) {
               n > (d.dram->span() - first + hw::Dram::kPageBytes - 1) / hw::Dram::kPageBytes)
             throw Refusal{true, "", "protocol error: RUN write-back range of " + std::to_string(n) + " pages at " +
                                         std::to_string(first) + " leaves DRAM"};
-          if (pages.size() + n > d.dram->span() / hw::Dram::kPageBytes)
-            throw Refusal{true, "", "protocol error: RUN write-back ranges cover more than DRAM"};
-          for (uint64_t p = 0; p < n; ++p) pages.push_back(first + p * hw::Dram::kPageBytes);
+          if (pages.size() + n > d.known.size())
+            throw Refusal{true, "", "protocol error: RUN write-back ranges cover more pages than the client sent"};
+          for (uint64_t p = 0; p < n; ++p) {
+            const uint64_t phys = first + p * hw::Dram::kPageBytes;
+            if (!d.known.count(phys))
+              throw Refusal{true, "", "protocol error: RUN write-back page at " + std::to_string(phys) +
+                                          " was never sent by the client"};
+            pages.push_back(phys);
+          }
         }
         r.end();
         bool ok = true;

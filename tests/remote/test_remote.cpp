@@ -411,6 +411,27 @@ TEST(RemoteProtocol, MalformedOversizedAndWrongVersionAreRefusedAndServingGoesOn
     EXPECT_NE(e.find("field 'device' needs 4 bytes"), std::string::npos) << e;
   }
   {
+    // A write-back of pages the client never sent: the server would snapshot memory for nothing.
+    RawClient c(port);
+    c.read();
+    c.write(clientHello(remote::kProtocolVersion));
+    c.read();
+    const std::string json = tessera::hw::Config::load("default").toJson();
+    std::vector<uint8_t> open;
+    putU32(open, static_cast<uint32_t>(json.size()));
+    open.insert(open.end(), json.begin(), json.end());
+    putU32(open, 0);
+    c.write(frame(6, open, static_cast<uint32_t>(open.size())));
+    ASSERT_EQ(c.read().type, 7) << "OPENED";
+    std::vector<uint8_t> run;
+    putU32(run, 1);                                    // device
+    for (uint32_t v : {0x10000u, 0u, 1u, 0u, 1u}) putU32(run, v);  // insn address (u64), count, wait cycles, ranges
+    for (uint32_t v : {0x20000u, 0u, 1000u, 0u}) putU32(run, v);  // 1000 pages at 0x20000
+    c.write(frame(10, run, static_cast<uint32_t>(run.size())));
+    const std::string e = errorText(c.read());
+    EXPECT_NE(e.find("write-back ranges cover more pages than the client sent"), std::string::npos) << e;
+  }
+  {
     RawClient c(port);
     c.read();
     c.write(clientHello(remote::kProtocolVersion));
