@@ -5,8 +5,9 @@ set -euo pipefail
 # Each package is what one part of the build looks for (checked on a bare Debian 12 by
 # scripts/fresh-check.sh): the toolchain and generators; GoogleTest and Google Benchmark (tests/);
 # Boost.Program_options (the CLI); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
-# are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks); Python 3 (the HLS
-# synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
+# are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks, the Xilinx resource
+# report, gate-level netlists); nextpnr-ice40 and fpga-icestorm (the iCEBreaker bitstream: place and
+# route, icepack); Python 3 (the HLS synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
 # export the test models; nothing at run time needs Python).
@@ -14,7 +15,7 @@ packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
   libboost-program-options-dev nlohmann-json3-dev
-  verilator zlib1g-dev libsystemc-dev yosys
+  verilator zlib1g-dev libsystemc-dev yosys nextpnr-ice40 fpga-icestorm
   python3 tcl
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev
   libonnx-testdata dataset-fashion-mnist
