@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure build demo test bench fresh-check clean
+.PHONY: all deps configure build demo test bench fresh-check clean fpga-report
 
 # Warnings are errors in CI only (.ci/run sets CI=true), never in a user's build; WERROR=ON forces it.
 WERROR ?= $(if $(filter true,$(CI)),ON,OFF)
@@ -36,6 +36,16 @@ CONFIG ?= default
 bitstream-%:
 	@FLOW=$(FLOW) CONFIG=$(CONFIG) HLS_SOURCES="$(HLS_SOURCES)" JOBS=$(JOBS) \
 	  bash scripts/fpga/build.sh $*
+
+# Resource and logic-depth report of the RTL for a Xilinx family with Yosys (no Vivado; docs/fpga.md):
+# make fpga-report [CONFIG=default] [FAMILY=xc7|xcup]; table on stdout, JSON and netlists in
+# build/fpga-report/<config>-<family>/. Fails on a latch, an SRAM not in block RAM or a part overflow.
+FAMILY ?= xc7
+fpga-report: configure
+	@cmake --build --preset default --target tessera_generated_headers > /dev/null
+	@python3 scripts/fpga/yosys_report.py --gen build/generated/$(CONFIG) --rtl rtl \
+	  --boards scripts/fpga/boards.tcl --family $(FAMILY) --work build/fpga-report/$(CONFIG)-$(FAMILY) \
+	  --json build/fpga-report/$(CONFIG)-$(FAMILY)/report.json --check
 
 # The README's two commands on a bare Debian 12 (debootstrap chroot; root, ~20+ minutes):
 # scripts/fresh-check.sh, also `ctest -L fresh` (not part of `make test`).
