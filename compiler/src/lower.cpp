@@ -52,13 +52,17 @@ class GemmLowering : public detail::OperatorLowering {
                   uint32_t(g_.COB)),
           clipHighBuf);
     }
+    if (op_.epilogue.lowBits)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.multLowBase), 0, 1, uint32_t(g_.COB),
+                  uint32_t(g_.COB)),
+          prog.bufferIndex("multipliers_low"));
     const int in2Buf = op_.residual ? prog.bufferIndex("input2") : -1;
     if (g_.scaleRows)
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.scaleRowBase), 0, 1, uint32_t(g_.scaleRows),
                   uint32_t(g_.scaleRows)),
           prog.bufferIndex("scales"));
-    // A tile's epilogue and store are emitted after the next tile's first reduction step: the
-    // compute stage runs that GEMM on one accumulator bank while its ALU pipe requantizes the
+    // A tile's epilogue and store are emitted between the next tile's reduction steps: the
+    // compute stage runs those GEMMs on one accumulator bank while its ALU pipe requantizes the
     // finished tile in the other (docs/rtl.md), and the next tile's reset goes right after the
     // last GEMM of the tile before it, so it overlaps that GEMM too.
     bool havePending = false;
@@ -68,10 +72,14 @@ class GemmLowering : public detail::OperatorLowering {
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
         for (int yt = 0; yt < g_.OH / t_.th; ++yt)
           for (int xt = 0; xt < g_.OW / t_.tw; ++xt, ++tile) {
-            const int q = static_cast<int>(tile % 2);
-            if (tile >= 2) pop(2, 1);
+            // Tiles take the accumulator's regions in turn: consecutive tiles alternate banks, and
+            // with four regions a tile's reset waits for the store of the tile four back.
+            const int q = static_cast<int>(tile % s_.slots);
+            if (tile >= s_.slots) pop(2, 1);
             gemm(resetKernel_[q], true);
             if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
+            std::vector<EpilogueOp> pendingOps;
+            if (havePending) pendingOps = epilogueOps(pending, biasBuf, multBuf, clipLowBuf);
             const detail::Window rows = detail::window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, s_.rowStep, g_.H);
             const detail::Window cols = detail::window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
             for (int cit = 0; cit < s_.stepsPerTile; ++cit, ++step) {
@@ -98,19 +106,30 @@ class GemmLowering : public detail::OperatorLowering {
               pop(0, 1);
               gemm(gemmKernel_[p][q], false);
               push(1, 0);
-              if (cit == 0 && havePending) {
-                epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
-                havePending = false;
+              // The finished tile's epilogue goes out over the first steps, all but the last when
+              // there are three or more (so its store overlaps the last); then its store.
+              if (havePending) {
+                const size_t spread = s_.stepsPerTile >= 3 ? size_t(s_.stepsPerTile - 1) : 1;
+                const size_t n = pendingOps.size();
+                if (size_t(cit) < spread) emitOps(pendingOps, size_t(cit) * n / spread, (size_t(cit) + 1) * n / spread);
+                if (size_t(cit) + 1 == spread) {
+                  storeTile(pending, outBuf);
+                  havePending = false;
+                }
               }
             }
             pending = FinishedTile{nb, cot, yt, xt, q};
             havePending = true;
           }
     if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
-    if (havePending) epilogueAndStore(pending, outBuf, biasBuf, multBuf, clipLowBuf);
+    if (havePending) {
+      const std::vector<EpilogueOp> ops = epilogueOps(pending, biasBuf, multBuf, clipLowBuf);
+      emitOps(ops, 0, ops.size());
+      storeTile(pending, outBuf);
+    }
     // The last releases of each half are never waited for; take them so no token is left at FINISH.
     for (long i = 0; i < std::min<long>(step, 2); ++i) pop(1, 0);
-    for (long i = 0; i < std::min<long>(tile, 2); ++i) pop(2, 1);
+    for (long i = 0; i < std::min<long>(tile, s_.slots); ++i) pop(2, 1);
     steps_ = step;
     tiles_ = tile;
   }
@@ -136,8 +155,9 @@ class GemmLowering : public detail::OperatorLowering {
     os << "for nb in 0.." << g_.NB << ":                                  // batch blocks of " << g_.B << "\n";
     os << " for cot in 0.." << g_.COB / t_.tco << ":\n";
     os << "  for yt in 0.." << g_.OH / t_.th << ":\n";
-    os << "   for xt in 0.." << g_.OW / t_.tw << ":                          // tile t, acc half h = t % 2\n";
-    os << "    acc[h*" << g_.accHalf << " + co*" << t_.th * t_.tw << " + y*" << t_.tw << " + x] : int32 [" << t_.tco
+    os << "   for xt in 0.." << g_.OW / t_.tw << ":                          // tile t, acc region h = t % "
+       << s_.slots << "\n";
+    os << "    acc[(h%2)*" << g_.accHalf << " + (h/2)*" << s_.accEntries * g_.accRegions << " + co*" << t_.th * t_.tw << " + y*" << t_.tw << " + x] : int32 [" << t_.tco
        << "][" << t_.th << "][" << t_.tw << "] = 0      // accumulator SRAM, " << s_.accEntries << " of " << g_.accCap
        << " entries per half\n";
     os << "    for cit in 0.." << s_.stepsPerTile << ":                       // step s, inp/wgt half p = s % 2\n";
@@ -208,7 +228,7 @@ class GemmLowering : public detail::OperatorLowering {
     sum.steps = uint64_t(steps_);
     sum.inpEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.inpEntries);
     sum.wgtEntries = uint64_t(std::min<long>(steps_, 2)) * uint64_t(s_.wgtEntries);
-    sum.accEntries = uint64_t(std::min<long>(tiles_, 2)) * uint64_t(s_.accEntries) * uint64_t(g_.accRegions) +
+    sum.accEntries = uint64_t(std::min<long>(tiles_, s_.slots)) * uint64_t(s_.accEntries) * uint64_t(g_.accRegions) +
                      uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries) +
                      uint64_t(g_.scaleRows);
     sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.CIB * g_.BI * g_.KH * g_.KW;
@@ -220,31 +240,86 @@ class GemmLowering : public detail::OperatorLowering {
     int nb, cot, yt, xt, q;
   };
 
-  // The vector-ALU epilogue of a finished tile, then its STORE.
-  void epilogueAndStore(const FinishedTile& f, int outBuf, int biasBuf, int multBuf, int clipLowBuf) {
-    const int q = f.q, cot = f.cot;
-    const uint32_t acc = static_cast<uint32_t>(q * g_.accHalf);
+  // One vector-ALU instruction of an epilogue (or the reset GEMM of its scratch region).
+  struct EpilogueOp {
+    int kernel = 0;
+    bool reset = false;
+    hw::AluOp op = hw::AluOp::kAdd;
+    bool useImm = false;
+    int32_t imm = 0;
+  };
+
+  // A finished tile's epilogue (requantization, and the fused residual add), in order.
+  std::vector<EpilogueOp> epilogueOps(const FinishedTile& f, int biasBuf, int multBuf, int clipLowBuf) const {
+    const int q = f.q;
+    const size_t ch = size_t(f.cot) * size_t(s_.slots) + size_t(q);
+    std::vector<EpilogueOp> ops;
+    auto vec = [&](int kernel, hw::AluOp op) { ops.push_back({kernel, false, op, false, 0}); };
+    auto imm = [&](hw::AluOp op, int32_t value, int kernel) { ops.push_back({kernel, false, op, true, value}); };
     const bool biasFirst = biasBuf >= 0 && !op_.epilogue.biasAfterMultiply;
-    if (biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
-    if (op_.epilogue.preShift) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.preShift);
+    if (biasFirst) vec(biasKernel_[ch], hw::AluOp::kAdd);
+    if (op_.epilogue.preShift) imm(hw::AluOp::kShr, op_.epilogue.preShift, immKernel_[q]);
     if (op_.epilogue.preClip) {
-      alu(immKernel_[q], hw::AluOp::kMin, true, op_.epilogue.preClip);
-      alu(immKernel_[q], hw::AluOp::kMax, true, -op_.epilogue.preClip);
+      imm(hw::AluOp::kMin, op_.epilogue.preClip, immKernel_[q]);
+      imm(hw::AluOp::kMax, -op_.epilogue.preClip, immKernel_[q]);
     }
     if (clipLowBuf >= 0) {
-      alu(clipHighKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMin, false, 0);
-      alu(clipLowKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMax, false, 0);
+      vec(clipHighKernel_[ch], hw::AluOp::kMin);
+      vec(clipLowKernel_[ch], hw::AluOp::kMax);
     }
-    if (multBuf >= 0) alu(multKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kMul, false, 0);
-    if (op_.epilogue.multiplier != 1) alu(immKernel_[q], hw::AluOp::kMul, true, op_.epilogue.multiplier);
-    if (biasBuf >= 0 && !biasFirst) alu(biasKernel_[size_t(cot) * 2 + size_t(q)], hw::AluOp::kAdd, false, 0);
-    if (op_.epilogue.round) alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (op_.epilogue.shift - 1));
-    if (op_.epilogue.shift != 0) alu(immKernel_[q], hw::AluOp::kShr, true, op_.epilogue.shift);
+    if (op_.epilogue.lowBits) {
+      // The low product (acc * mlow) >> lowbits, on a copy of the clipped accumulator.
+      ops.push_back({scratchResetKernel_[q], true, hw::AluOp::kAdd, false, 0});
+      vec(scratchCopyKernel_[q], hw::AluOp::kAdd);
+      vec(multLowKernel_[ch], hw::AluOp::kMul);
+      imm(hw::AluOp::kShr, op_.epilogue.lowBits, scratchKernel_[q]);
+    }
+    if (multBuf >= 0) vec(multKernel_[ch], hw::AluOp::kMul);
+    if (op_.epilogue.lowBits) vec(scratchSumKernel_[q], hw::AluOp::kAdd);
+    if (op_.epilogue.multiplier != 1) imm(hw::AluOp::kMul, op_.epilogue.multiplier, immKernel_[q]);
+    if (biasBuf >= 0 && !biasFirst) vec(biasKernel_[ch], hw::AluOp::kAdd);
+    if (op_.epilogue.round && op_.epilogue.lowBits) vec(roundRowKernel_[q], hw::AluOp::kAdd);
+    else if (op_.epilogue.round) imm(hw::AluOp::kAdd, 1 << (op_.epilogue.shift - 1), immKernel_[q]);
+    if (op_.epilogue.shift != 0) imm(hw::AluOp::kShr, op_.epilogue.shift, immKernel_[q]);
     if (!op_.epilogue.perChannelClip) {
-      alu(immKernel_[q], hw::AluOp::kMin, true, 127);
-      alu(immKernel_[q], hw::AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
+      imm(hw::AluOp::kMin, 127, immKernel_[q]);
+      imm(hw::AluOp::kMax, op_.epilogue.relu ? 0 : -128, immKernel_[q]);
     }
-    if (op_.residual) residualAdd(q);
+    if (op_.residual) {
+      // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in
+      // the order and with the immediates or resident rows the add operator uses (vector.cpp).
+      const Epilogue& r = op_.residualEpilogue;
+      const bool wide = r.wideScales;
+      if (op_.residualA != 1) {
+        if (wide) vec(residualRowKernel_[q][0], hw::AluOp::kMul);
+        else imm(hw::AluOp::kMul, op_.residualA, immKernel_[q]);
+      }
+      if (op_.residualB != 1) {
+        if (wide) vec(residualRowKernel_[q][1], hw::AluOp::kMul);
+        else imm(hw::AluOp::kMul, op_.residualB, residualKernel_[q]);
+      }
+      vec(residualSumKernel_[q], hw::AluOp::kAdd);
+      if (r.round) {
+        if (wide) vec(residualRowKernel_[q][2], hw::AluOp::kAdd);
+        else imm(hw::AluOp::kAdd, 1 << (r.shift - 1), immKernel_[q]);
+      }
+      if (r.shift) imm(hw::AluOp::kShr, r.shift, immKernel_[q]);
+      imm(hw::AluOp::kMin, 127, immKernel_[q]);
+      imm(hw::AluOp::kMax, r.relu ? 0 : -128, immKernel_[q]);
+    }
+    return ops;
+  }
+
+  void emitOps(const std::vector<EpilogueOp>& ops, size_t begin, size_t end) {
+    for (size_t i = begin; i < end && i < ops.size(); ++i) {
+      if (ops[i].reset) gemm(ops[i].kernel, true);
+      else alu(ops[i].kernel, ops[i].op, ops[i].useImm, ops[i].imm);
+    }
+  }
+
+  // A finished tile's STORE, after its epilogue: tokens to the store module and back.
+  void storeTile(const FinishedTile& f, int outBuf) {
+    const uint32_t acc = regionBase(f.q);
     push(1, 2);
     pop(1, 2);
     const uint32_t outBase = tileBase(f);
@@ -261,6 +336,11 @@ class GemmLowering : public detail::OperatorLowering {
     push(2, 1);
   }
 
+  // Accumulator index of region q: its bank (q % 2) and its slot in the bank (q / 2).
+  uint32_t regionBase(int q) const {
+    return static_cast<uint32_t>((q % 2) * g_.accHalf + (q / 2) * s_.accEntries * g_.accRegions);
+  }
+
   // DRAM element index of a tile's first output (the output's layout, which ACC_8BIT shares).
   uint32_t tileBase(const FinishedTile& f) const {
     return static_cast<uint32_t>(((f.nb * g_.COB + f.cot * t_.tco) * g_.OH + f.yt * t_.th) * g_.OW + f.xt * t_.tw);
@@ -269,7 +349,7 @@ class GemmLowering : public detail::OperatorLowering {
   // A fused residual add's operand for a finished tile: LOAD ACC_8BIT into the second region of its
   // half, laid out as the tile ([co][y][x]), with the addressing of the tile's STORE.
   void loadResidual(const FinishedTile& f, int in2Buf) {
-    const uint32_t b = static_cast<uint32_t>(f.q * g_.accHalf + s_.accEntries), base = tileBase(f);
+    const uint32_t b = regionBase(f.q) + static_cast<uint32_t>(s_.accEntries), base = tileBase(f);
     if (t_.tw == g_.OW) {
       add(memInsn(Opcode::kLoad, MemId::kAcc8, b, base, uint32_t(t_.tco), uint32_t(t_.th * g_.OW), uint32_t(g_.OH * g_.OW)),
           in2Buf);
@@ -281,34 +361,11 @@ class GemmLowering : public detail::OperatorLowering {
     }
   }
 
-  // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in the
-  // order and with the immediates or resident rows the add operator uses (compiler/src/vector.cpp).
-  void residualAdd(int q) {
-    const Epilogue& r = op_.residualEpilogue;
-    const bool wide = g_.scaleRows != 0;
-    if (op_.residualA != 1) {
-      if (wide) alu(residualRowKernel_[q][0], hw::AluOp::kMul, false, 0);
-      else alu(immKernel_[q], hw::AluOp::kMul, true, op_.residualA);
-    }
-    if (op_.residualB != 1) {
-      if (wide) alu(residualRowKernel_[q][1], hw::AluOp::kMul, false, 0);
-      else alu(residualKernel_[q], hw::AluOp::kMul, true, op_.residualB);
-    }
-    alu(residualSumKernel_[q], hw::AluOp::kAdd, false, 0);
-    if (r.round) {
-      if (wide) alu(residualRowKernel_[q][2], hw::AluOp::kAdd, false, 0);
-      else alu(immKernel_[q], hw::AluOp::kAdd, true, 1 << (r.shift - 1));
-    }
-    if (r.shift) alu(immKernel_[q], hw::AluOp::kShr, true, r.shift);
-    alu(immKernel_[q], hw::AluOp::kMin, true, 127);
-    alu(immKernel_[q], hw::AluOp::kMax, true, r.relu ? 0 : -128);
-  }
-
   // Micro-op kernels: shared by every tile and step with the same buffer halves.
   void buildKernels() {
     const uint32_t entries = uint32_t(s_.accEntries);
-    for (int q = 0; q < 2; ++q) {
-      const uint32_t acc = uint32_t(q * g_.accHalf);
+    for (int q = 0; q < s_.slots; ++q) {
+      const uint32_t acc = regionBase(q);
       for (int p = 0; p < 2; ++p) {
         const uint32_t inp = uint32_t(p * g_.inpCap), wgt = uint32_t(p * g_.wgtCap);
         Kernel k;
@@ -363,14 +420,44 @@ class GemmLowering : public detail::OperatorLowering {
         sum.name = "residual_sum_h" + std::to_string(q);
         sum.uops = {{acc, b, 0}};
         residualSumKernel_[q] = kernel(sum);
-        for (int k = 0; k < 3 && g_.scaleRows; ++k) {
+        for (int k = 0; k < 3 && op_.residualEpilogue.wideScales; ++k) {
           Kernel row;
           row.name = "residual_row" + std::to_string(k) + "_h" + std::to_string(q);
-          row.uops = {{k == 1 ? b : acc, uint32_t(g_.scaleRowBase + k), 0}};
+          row.uops = {{k == 1 ? b : acc, uint32_t(g_.scaleRowBase + g_.residualRow + k), 0}};
           row.iterOut = entries;
           row.dstOut = 1;
           row.srcOut = 0;
           residualRowKernel_[q][k] = kernel(row);
+        }
+      }
+      if (op_.epilogue.lowBits) {
+        // The scratch region (c) after the tile's (and the residual's): reset, c += acc (the copy),
+        // c alone, acc += c, and the rounding row over the tile.
+        const uint32_t c = acc + uint32_t(g_.scratchRegion) * entries;
+        Kernel reset = r;
+        reset.name = "scratch_reset_h" + std::to_string(q);
+        reset.uops = {{c, 0, 0}};
+        scratchResetKernel_[q] = kernel(reset);
+        Kernel copy = a;
+        copy.name = "scratch_copy_h" + std::to_string(q);
+        copy.uops = {{c, acc, 0}};
+        scratchCopyKernel_[q] = kernel(copy);
+        Kernel alone = a;
+        alone.name = "scratch_h" + std::to_string(q);
+        alone.uops = {{c, c, 0}};
+        scratchKernel_[q] = kernel(alone);
+        Kernel sum = a;
+        sum.name = "scratch_sum_h" + std::to_string(q);
+        sum.uops = {{acc, c, 0}};
+        scratchSumKernel_[q] = kernel(sum);
+        if (op_.epilogue.round) {
+          Kernel row;
+          row.name = "round_row_h" + std::to_string(q);
+          row.uops = {{acc, uint32_t(g_.scaleRowBase), 0}};
+          row.iterOut = entries;
+          row.dstOut = 1;
+          row.srcOut = 0;
+          roundRowKernel_[q] = kernel(row);
         }
       }
     }
@@ -380,10 +467,10 @@ class GemmLowering : public detail::OperatorLowering {
     // the same source row.
     auto channelKernels = [&](const char* what, int base, std::vector<int>& out) {
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
-        for (int q = 0; q < 2; ++q) {
+        for (int q = 0; q < s_.slots; ++q) {
           Kernel b;
           b.name = std::string(what) + "_c" + std::to_string(cot) + "_h" + std::to_string(q);
-          b.uops.push_back({uint32_t(q * g_.accHalf), uint32_t(base + cot * t_.tco), 0});
+          b.uops.push_back({regionBase(q), uint32_t(base + cot * t_.tco), 0});
           b.iterOut = uint32_t(t_.tco);
           b.dstOut = uint32_t(t_.th * t_.tw);
           b.srcOut = 1;
@@ -392,6 +479,21 @@ class GemmLowering : public detail::OperatorLowering {
           out.push_back(kernel(b));
         }
     };
+    if (op_.epilogue.lowBits) {
+      // Like the multipliers, but applied to the scratch copy.
+      for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
+        for (int q = 0; q < s_.slots; ++q) {
+          Kernel b;
+          b.name = "mul_low_c" + std::to_string(cot) + "_h" + std::to_string(q);
+          b.uops.push_back({regionBase(q) + uint32_t(g_.scratchRegion) * entries, uint32_t(g_.multLowBase + cot * t_.tco), 0});
+          b.iterOut = uint32_t(t_.tco);
+          b.dstOut = uint32_t(t_.th * t_.tw);
+          b.srcOut = 1;
+          b.iterIn = uint32_t(t_.th * t_.tw);
+          b.dstIn = 1;
+          multLowKernel_.push_back(kernel(b));
+        }
+    }
     if (g_.biasEntries) channelKernels("bias", g_.biasBase, biasKernel_);
     if (g_.multEntries) channelKernels("mul", g_.multBase, multKernel_);
     if (g_.clipEntries) {
@@ -406,9 +508,13 @@ class GemmLowering : public detail::OperatorLowering {
   Geometry g_;
   TileShape s_;
   long steps_ = 0, tiles_ = 0;
-  int gemmKernel_[2][2] = {{0, 0}, {0, 0}};
-  int resetKernel_[2] = {0, 0}, immKernel_[2] = {0, 0};
-  int residualKernel_[2] = {0, 0}, residualSumKernel_[2] = {0, 0}, residualRowKernel_[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  // Kernels by input half p and accumulator region q (at most four regions).
+  int gemmKernel_[2][4] = {};
+  int resetKernel_[4] = {}, immKernel_[4] = {};
+  int residualKernel_[4] = {}, residualSumKernel_[4] = {}, residualRowKernel_[4][3] = {};
+  int scratchResetKernel_[4] = {}, scratchCopyKernel_[4] = {}, scratchKernel_[4] = {};
+  int scratchSumKernel_[4] = {}, roundRowKernel_[4] = {};
+  std::vector<int> multLowKernel_;
   std::vector<int> biasKernel_, multKernel_, clipLowKernel_, clipHighKernel_;
 };
 
@@ -433,6 +539,9 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     if (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(op.outChannels))
       throw Error(where, "multipliers have " + std::to_string(data.multipliers.size()) + " values, expected " +
                              std::to_string(op.outChannels));
+    if (op.epilogue.lowBits && data.multipliersLow.size() != size_t(op.outChannels))
+      throw Error(where, "low multiplier bits have " + std::to_string(data.multipliersLow.size()) +
+                             " values, expected " + std::to_string(op.outChannels));
     // The older forms bound their products by 16-bit multipliers; clip bounds bound them whatever the multiplier.
     if (!op.epilogue.perChannelClip)
       for (int32_t m : data.multipliers)
@@ -505,6 +614,13 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
               "[" + std::to_string(packedM.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
                   std::to_string(cfg.blockOut) + "] int32 (each multiplier repeated per batch row)")
         ->data = packedM;
+  }
+  if (op.epilogue.lowBits) {
+    const auto packed = packBias(cfg, data.multipliersLow);
+    addBuffer("multipliers_low", BufferRole::kConstant, MemId::kAcc, packed.size(),
+              "[" + std::to_string(packed.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
+                  std::to_string(cfg.blockOut) + "] int32 (each low multiplier repeated per batch row)")
+        ->data = packed;
   }
   if (op.epilogue.perChannelClip) {
     for (const auto& [name, values] : {std::pair<const char*, const std::vector<int32_t>*>{"clip_low", &data.clipLow},

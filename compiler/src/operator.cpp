@@ -150,6 +150,12 @@ void Operator::validate() const {
   if (onVectorAlu() && epilogue.preClip) throw Error(where, "preclip belongs to conv2d and dense");
   if (epilogue.preShift < 0 || epilogue.preShift > 31)
     throw Error(where, "preshift must be in [0, 31], got " + std::to_string(epilogue.preShift));
+  if (epilogue.lowBits < 0 || epilogue.lowBits > 7)
+    throw Error(where, "lowbits must be in [0, 7], got " + std::to_string(epilogue.lowBits));
+  if (epilogue.lowBits && (onVectorAlu() || !epilogue.perChannelMultiplier || !epilogue.perChannelClip ||
+                           epilogue.biasAfterMultiply || epilogue.preShift || epilogue.preClip))
+    throw Error(where, "lowbits belongs to conv2d and dense with mul=channel and clip=channel, the bias first, "
+                       "no preshift and no preclip");
   if (kind == OpKind::kAdd && (epilogue.bias || epilogue.multiplier != 1))
     throw Error(where, "add takes no bias and no multiplier after the sum (scale the operands with mul_a, mul_b)");
   if (kind == OpKind::kMaxPool &&
@@ -176,7 +182,8 @@ void Operator::validate() const {
                            " is larger than the 16384 elements avgpool divides");
   if (epilogue.shift < 0 || epilogue.shift > 31)
     throw Error(where, "shift must be in [0, 31], got " + std::to_string(epilogue.shift));
-  if (epilogue.round && !wide && (epilogue.shift < 1 || epilogue.shift > 15))
+  if (epilogue.round && epilogue.lowBits && epilogue.shift < 1) throw Error(where, "round needs a shift of at least 1");
+  if (epilogue.round && !wide && !epilogue.lowBits && (epilogue.shift < 1 || epilogue.shift > 15))
     throw Error(where, "round needs shift in [1, 15] (its 1 << (shift-1) is a signed 16-bit ALU immediate; wide=1 "
                        "takes up to 31), got " + std::to_string(epilogue.shift));
   if (epilogue.round && wide && epilogue.shift < 1) throw Error(where, "round needs a shift of at least 1");
@@ -259,7 +266,8 @@ std::string Operator::describe() const {
   if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
   if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
   if (epilogue.perChannelClip) os << "clip [low[o], high[o]], ";
-  if (epilogue.perChannelMultiplier) os << "*multiplier[o], ";
+  if (epilogue.perChannelMultiplier)
+    os << (epilogue.lowBits ? "*(multiplier[o] + low[o]/" + std::to_string(1 << epilogue.lowBits) + "), " : "*multiplier[o], ");
   if (epilogue.multiplier != 1) os << "*" << epilogue.multiplier << ", ";
   if (epilogue.biasAfterMultiply) os << "+bias int32 (after the multiply), ";
   if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
@@ -313,6 +321,7 @@ std::string Operator::spec() const {
   if (epilogue.preShift) os << " preshift=" << epilogue.preShift;
   if (epilogue.preClip) os << " preclip=" << epilogue.preClip;
   if (epilogue.perChannelClip) os << " clip=channel";
+  if (epilogue.lowBits) os << " lowbits=" << epilogue.lowBits;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
   if (residual)
     os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
@@ -345,6 +354,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
       {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
       {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
+      {"lowbits", &op.epilogue.lowBits},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
       {"res_shift", &op.residualEpilogue.shift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
@@ -403,8 +413,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) shift round relu mul_a mul_b wide residual res_mul_a "
-                              "res_mul_b res_shift res_round res_relu res_wide)");
+                              "number or 'channel') preshift preclip clip (channel) lowbits shift round relu mul_a mul_b wide residual "
+                              "res_mul_a res_mul_b res_shift res_round res_relu res_wide)");
     }
   }
   try {
@@ -442,6 +452,11 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
     if (wide)
       for (auto& v : d.bias) v = mul(rng);
   }
+  if (op.epilogue.lowBits) {
+    std::uniform_int_distribution<int32_t> low(0, (1 << op.epilogue.lowBits) - 1);
+    d.multipliersLow.resize(size_t(op.outChannels));
+    for (auto& v : d.multipliersLow) v = low(rng);
+  }
   if (op.epilogue.perChannelClip) {
     // Bounds anywhere in int32, either order, so some channels clip everything and some nothing.
     std::uniform_int_distribution<int32_t> bound(-biasRange * 64, biasRange * 64);
@@ -462,12 +477,21 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
 }
 
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                     int32_t clipHigh) {
-  return static_cast<int8_t>(static_cast<uint32_t>(epilogueValue(e, acc, bias, multiplier, clipLow, clipHigh)) & 0xffu);
+                     int32_t clipHigh, int32_t multiplierLow) {
+  return static_cast<int8_t>(
+      static_cast<uint32_t>(epilogueValue(e, acc, bias, multiplier, clipLow, clipHigh, multiplierLow)) & 0xffu);
 }
 
 int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                      int32_t clipHigh) {
+                      int32_t clipHigh, int32_t multiplierLow) {
+  if (e.lowBits) {
+    if (e.bias) acc = wrapAdd(acc, bias);
+    acc = std::max(std::min(acc, clipHigh), clipLow);
+    const int32_t low = shiftRight(wrapMul(acc, multiplierLow), e.lowBits);
+    acc = wrapAdd(wrapMul(acc, multiplier), low);
+    if (e.round) acc = wrapAdd(acc, int32_t(1) << (e.shift - 1));
+    return shiftRight(acc, e.shift);
+  }
   if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
@@ -565,7 +589,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
       (op.epilogue.bias && data.bias.size() != size_t(O)) ||
       (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)) ||
       (op.epilogue.perChannelClip && (data.clipLow.size() != size_t(O) || data.clipHigh.size() != size_t(O))) ||
-      (op.residual && data.input2.size() != size_t(N) * O * OH * OW))
+      (op.residual && data.input2.size() != size_t(N) * O * OH * OW) ||
+      (op.epilogue.lowBits && data.multipliersLow.size() != size_t(O)))
     throw Error("reference", "operand sizes do not match " + op.describe());
   std::vector<int8_t> out(size_t(N) * O * OH * OW);
   for (int n = 0; n < N; ++n)
@@ -588,7 +613,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
           const int32_t a = epilogueValue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0,
                                           op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier,
                                           op.epilogue.perChannelClip ? data.clipLow[o] : 0,
-                                          op.epilogue.perChannelClip ? data.clipHigh[o] : 0);
+                                          op.epilogue.perChannelClip ? data.clipHigh[o] : 0,
+                                          op.epilogue.lowBits ? data.multipliersLow[o] : 0);
           // A fused residual add takes the epilogue's value from the accumulator as it is (the
           // graph compiler's clip bounds keep it in int8 range; STORE would keep its low byte).
           out[i] = op.residual ? applyEpilogue(op.residualEpilogue,

@@ -66,6 +66,8 @@ OperatorData Program::constants() const {
   if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
   if (op.epilogue.perChannelMultiplier)
     d.multipliers = unpackBias(cfg, buffers[size_t(bufferIndex("multipliers"))].data, op.outChannels);
+  if (op.epilogue.lowBits)
+    d.multipliersLow = unpackBias(cfg, buffers[size_t(bufferIndex("multipliers_low"))].data, op.outChannels);
   if (op.epilogue.perChannelClip) {
     d.clipLow = unpackBias(cfg, buffers[size_t(bufferIndex("clip_low"))].data, op.outChannels);
     d.clipHigh = unpackBias(cfg, buffers[size_t(bufferIndex("clip_high"))].data, op.outChannels);

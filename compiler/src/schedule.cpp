@@ -51,12 +51,15 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     used[bank] += entries;
     base = (bank + 1) * bankDepth - used[bank];
   };
-  g.accRegions = op.residual ? 2 : 1;
+  g.accRegions = 1 + (op.residual ? 1 : 0) + (op.epilogue.lowBits ? 1 : 0);
+  g.scratchRegion = op.residual ? 2 : 1;
   g.scaleRows = static_cast<int>(vectorScaleRows(op).size());
+  g.residualRow = (op.epilogue.lowBits && op.epilogue.round) ? 1 : 0;
   place(g.biasEntries != 0, g.COB, g.biasBase);
   place(g.multEntries != 0, g.COB, g.multBase);
   place(g.clipEntries != 0, g.COB, g.clipLowBase);
   place(g.clipEntries != 0, g.COB, g.clipHighBase);
+  place(op.epilogue.lowBits != 0, g.COB, g.multLowBase);
   place(g.scaleRows != 0, g.scaleRows, g.scaleRowBase);
   g.accCap = bankDepth - std::max(used[0], used[1]);
   if (op.residual) {
@@ -67,6 +70,13 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.immAluOps = (op.epilogue.perChannelClip ? 0 : 2) + (op.epilogue.multiplier != 1) + op.epilogue.round +
                 (op.epilogue.shift != 0) + (op.epilogue.preShift != 0) + 2 * (op.epilogue.preClip != 0);
   g.vectorAluOps = (g.biasEntries ? 1 : 0) + (g.multEntries ? 1 : 0) + (g.clipEntries ? 2 : 0);
+  if (op.epilogue.lowBits) {
+    // The copy's reset and the low product's shift; its multiply by the low bits; the copy and the
+    // sum read another row per entry.
+    g.immAluOps += 2;
+    g.vectorAluOps += 1;
+    g.twoCycleAluOps = 2;
+  }
   return g;
 }
 
@@ -85,9 +95,12 @@ TileShape tileShape(const Geometry& g, const Tiling& t) {
   s.accEntries = t.tco * t.th * t.tw;
   // Four GEMM kernels (input half x accumulator half), a reset and an immediate-ALU kernel per
   // accumulator half, and a bias kernel per (output-channel tile, accumulator half).
-  s.uopEntries = 4 * s.gemmUops + 2 + 2 + 2 * (g.COB / t.tco) * g.vectorAluOps;
-  // A residual add's kernels per half: the operand region, the sum, and the wide form's three rows.
-  if (g.accRegions == 2) s.uopEntries += 2 * (2 + (g.scaleRows ? 3 : 0));
+  s.slots = 2 * s.accEntries * g.accRegions <= g.accCap ? 4 : 2;
+  // Per accumulator region: two GEMM kernels (one per input half), a reset and an immediate-ALU
+  // kernel, a per-channel kernel per (output-channel tile) and vector operand; a residual add's
+  // and the low multiplier bits' kernels.
+  s.uopEntries = s.slots * (2 * s.gemmUops + 2 + (g.COB / t.tco) * g.vectorAluOps);
+  if (g.accRegions >= 2) s.uopEntries += s.slots * (2 + 3 + 5);
   s.stepsPerTile = g.CIB / t.tci;
   s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   return s;
@@ -142,7 +155,7 @@ std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tilin
   if (s.inpEntries > g.inpCap) return over("input tile", s.inpEntries, g.inpCap);
   if (s.wgtEntries > g.wgtCap) return over("weight tile", s.wgtEntries, g.wgtCap);
   if (s.accEntries * g.accRegions > g.accCap)
-    return over(g.accRegions == 2 ? "accumulator tile and its residual operand" : "accumulator tile",
+    return over(g.accRegions > 1 ? "accumulator tile with its residual operand or scratch region" : "accumulator tile",
                 s.accEntries * g.accRegions, g.accCap);
   if (s.uopEntries > static_cast<long>(cfg.uopDepth))
     return "micro-op kernels need " + std::to_string(s.uopEntries) + " entries, the buffer holds " +
@@ -192,7 +205,8 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   const double reset = entries + p.computeInsnCycles;
   const double convEpilogue = g.immAluOps * (entries + p.computeInsnCycles) +
                               // each channel block's source row is read once, then held (tessera_uop_pipe.sv)
-                              g.vectorAluOps * (entries + t.tco + p.computeInsnCycles);
+                              g.vectorAluOps * (entries + t.tco + p.computeInsnCycles) +
+                              g.twoCycleAluOps * (2 * entries + p.computeInsnCycles);
   const int stores = t.tw == g.OW ? 1 : t.tco;
   const double store = stores * p.storeInsnCycles + p.dram.writeLatency +
                        entries * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
@@ -200,28 +214,36 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   // GEMM pipe waits for it), and its ALU instructions join the epilogue (the vector ADD reads two
   // rows per entry).
   const double residualLoad =
-      g.accRegions == 2 ? (t.tw == g.OW ? read(t.tco, double(t.th) * g.OW * cfg.acc8ElemBytes)
+      op.residual ? (t.tw == g.OW ? read(t.tco, double(t.th) * g.OW * cfg.acc8ElemBytes)
                                         : t.tco * read(t.th, double(t.tw) * cfg.acc8ElemBytes)) +
                               p.computeInsnCycles
                         : 0.0;
-  const double residualAlu = g.accRegions == 2 ? g.residualAluOps * (entries + p.computeInsnCycles) + entries : 0.0;
+  const double residualAlu = op.residual ? g.residualAluOps * (entries + p.computeInsnCycles) + entries : 0.0;
   const double epilogue = convEpilogue + residualAlu;
   // The compute stage's GEMM pipe runs the reduction steps back to back while its ALU pipe runs
   // the previous tile's epilogue and the next tile's reset in the other accumulator bank
-  // (docs/rtl.md). Instructions leave the queue in order, so the GEMM pipe waits after a tile's
-  // first step until the ALU pipe has finished all but the last epilogue instruction. That last
+  // (docs/rtl.md). Instructions leave the queue in order, so the GEMM pipe waits after a step
+  // until the ALU pipe has taken all but the last epilogue instruction emitted after it. The last
   // one pushes the store's token, which waits for the older GEMM step to finish; the store
   // follows, and the reset of the tile after next waits for it (the two tiles share a bank).
   const double gemmStep = std::max(compute, load);
   const double lastAlu = entries + p.computeInsnCycles;
-  const double gemmSide = s.stepsPerTile * gemmStep + std::max(0.0, epilogue - lastAlu - gemmStep) + residualLoad;
-  const double storeSide = std::max(epilogue, gemmStep) + store + reset + residualLoad;
+  // The epilogue's instructions go out over the first steps (all but the last when there are three
+  // or more), so the GEMM pipe waits only when a step's share outlasts the step.
+  const double spread = s.stepsPerTile >= 3 ? double(s.stepsPerTile - 1) : 1.0;
+  const double gemmSide = s.stepsPerTile * gemmStep + spread * std::max(0.0, (epilogue - lastAlu) / spread - gemmStep) +
+                          residualLoad;
+  // With four regions the reset waits for the store of the tile four back, long done: the ALU
+  // pipe's work and the store only need to keep up.
+  const double storeSide = s.slots == 4 ? std::max(epilogue + reset, store) + residualLoad
+                                        : std::max(epilogue, gemmStep) + store + reset + residualLoad;
   const double tile = std::max(gemmSide, storeSide);
   CostEstimate e;
   const double setup = read(1, double(s.uopEntries) * cfg.uopBytes) + (g.biasEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
                        (g.multEntries ? read(1, double(g.COB) * cfg.accElemBytes) : 0) +
                        (g.clipEntries ? 2 * read(1, double(g.COB) * cfg.accElemBytes) : 0) +
-                       (g.scaleRows ? read(1, double(g.scaleRows) * cfg.accElemBytes) : 0);
+                       (g.scaleRows ? read(1, double(g.scaleRows) * cfg.accElemBytes) : 0) +
+                       (op.epilogue.lowBits ? read(1, double(g.COB) * cfg.accElemBytes) : 0);
   e.cycles = setup + load + reset + double(s.tiles) * tile + residualLoad + epilogue + store;
   e.computeCycles = double(s.tiles) * s.stepsPerTile * compute;
   e.loadCycles = double(s.tiles) * s.stepsPerTile * load;

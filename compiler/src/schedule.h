@@ -26,6 +26,13 @@ struct Geometry {
   int accRegions = 1;
   int scaleRows = 0, scaleRowBase = 0;
   int residualAluOps = 0;  // ALU instructions of the residual add per tile (the vector ADD included)
+  int residualRow = 0;     // the first of a wide residual add's rows, among the scale rows
+  // Low multiplier bits (Epilogue::lowBits): their resident vector, the region (after the tile's
+  // and the residual's) holding the copy of the clipped accumulator they multiply, and the
+  // epilogue's ALU instructions that read a vector source row other than the held one (two
+  // cycles per entry: the copy and the sum).
+  int multLowBase = 0, scratchRegion = 0;
+  int twoCycleAluOps = 0;
   int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
   int vectorAluOps = 0;                  // ALU instructions with a resident per-channel operand per tile
 };
@@ -42,6 +49,9 @@ struct TileShape {
   int uopEntries = 0;          // every kernel of the program
   int stepsPerTile = 0;
   long tiles = 0;
+  // Accumulator regions tiles take in turn: 2 (one per bank), or 4 (two per bank) when two tiles
+  // (with their residual and scratch regions) fit a bank's half.
+  int slots = 2;
 };
 TileShape tileShape(const Geometry& g, const Tiling& t);
 

@@ -87,12 +87,16 @@ struct VectorCost {
 int vectorPlanes(const hw::Config& cfg, const Operator& op) { return vectorGeometry(cfg, op).P; }
 
 std::vector<int32_t> vectorScaleRows(const Operator& op) {
-  if (op.residual) {
-    const Epilogue& r = op.residualEpilogue;
-    if (!r.wideScales) return {};
-    return {op.residualA, op.residualB, r.round ? int32_t(1) << (r.shift - 1) : 0};
-  }
   const Epilogue& e = op.epilogue;
+  if (op.kind == OpKind::kConv2d || op.kind == OpKind::kDense) {
+    std::vector<int32_t> rows;
+    if (e.lowBits && e.round) rows.push_back(int32_t(1) << (e.shift - 1));
+    if (op.residual && op.residualEpilogue.wideScales) {
+      const Epilogue& r = op.residualEpilogue;
+      rows.insert(rows.end(), {op.residualA, op.residualB, r.round ? int32_t(1) << (r.shift - 1) : 0});
+    }
+    return rows;
+  }
   if (!e.wideScales) return {};
   const int32_t rounding = e.round ? int32_t(1) << (e.shift - 1) : 0;
   if (op.kind == OpKind::kAdd) return {op.scaleA, op.scaleB, rounding};

@@ -2,10 +2,15 @@
 #include "tessera/hw/dram.h"
 
 #include <cstring>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tessera/hw/error.h"
 #include "tessera/hw/isa.h"
+
+#include <vector>
 
 namespace tessera::hw {
 
@@ -65,6 +70,53 @@ const uint8_t* Dram::at(uint64_t phys, uint64_t bytes, const std::string& what) 
 
 void Dram::write(uint64_t phys, const void* src, uint64_t bytes, const std::string& what) {
   if (bytes) std::memcpy(at(phys, bytes, what), src, bytes);
+}
+
+uint64_t Dram::loadFile(uint64_t phys, const std::string& path, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path, "cannot open file for reading");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw Error(path, "cannot read the file's size");
+  if (!S_ISREG(st.st_mode)) {  // a pipe or a device: read it whole, then copy
+    const std::vector<uint8_t> bytes = [&] {
+      std::vector<uint8_t> b;
+      uint8_t buf[65536];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+        if (n < 0) throw Error(path, "read error");
+        b.insert(b.end(), buf, buf + n);
+      }
+      return b;
+    }();
+    write(phys, bytes.data(), bytes.size(), what);
+    return bytes.size();
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint8_t* dst = at(phys, size, what);
+  // Mapping costs a system call and a fault per 64 KiB read later; copying costs a fault per page
+  // written now. Map the whole pages of files past 64 KiB.
+  constexpr uint64_t kMapAtLeast = 64 * 1024;
+  uint64_t mapped = 0;
+  if (phys % kPageBytes == 0 && size >= kMapAtLeast) {
+    mapped = size / kPageBytes * kPageBytes;
+    void* p = ::mmap(dst, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+      // A failed MAP_FIXED may have unmapped the range: put the reservation back, then copy.
+      mapped = 0;
+      if (::mmap(dst, size / kPageBytes * kPageBytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+        throw Error(what, "cannot map the file and cannot restore simulated DRAM under it");
+    }
+  }
+  for (uint64_t done = mapped; done < size;) {
+    const ssize_t n = ::pread(fd, dst + done, size - done, static_cast<off_t>(done));
+    if (n <= 0) throw Error(path, n == 0 ? "the file shrank while it was read" : "read error");
+    done += static_cast<uint64_t>(n);
+  }
+  return size;
 }
 
 void Dram::read(uint64_t phys, void* dst, uint64_t bytes, const std::string& what) const {

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sys/mman.h>
 #include <deque>
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
+#include "fast_decode.h"
 #include "fsim_kernels.h"
 
 
@@ -16,28 +18,72 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a 
 
 namespace tessera::hw {
 
+namespace detail {
+
+constexpr size_t kMapAtLeast = 16 * 1024;
+
+void* allocateZeroed(size_t bytes) {
+  if (bytes >= kMapAtLeast) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+  }
+  void* p = std::calloc(bytes ? bytes : 1, 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void freeZeroed(void* p, size_t bytes) {
+  if (!p) return;
+  if (bytes >= kMapAtLeast) ::munmap(p, bytes);
+  else std::free(p);
+}
+
+}  // namespace detail
+
 std::string Fsim::kernelSetProblem(const Config& cfg, const std::string& kernelSet) {
   return kernels::unavailableReason(cfg.batch, cfg.blockIn, cfg.blockOut, kernelSet);
 }
 
 std::string Fsim::kernelSetCpuProblem(const std::string& kernelSet) { return kernels::cpuProblem(kernelSet); }
 
+Fsim::~Fsim() = default;
+
 Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
+  decoder_ = std::make_unique<detail::FastDecoder>(isa_, dram_);
+  for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
+  const auto& uf = isa_.layout().uopFormat();
+  auto maskOf = [](int width) { return width >= 32 ? ~0u : (1u << width) - 1; };
+  uopFields_ = {static_cast<uint32_t>(uf[0].lo), maskOf(uf[0].width), static_cast<uint32_t>(uf[1].lo),
+                maskOf(uf[1].width), static_cast<uint32_t>(uf[2].lo), maskOf(uf[2].width)};
   accLanes_ = batch_ * blockOut_;
   backend_ = kernels::selectBackend(batch_, blockIn_, blockOut_, kernelSet);
   const auto& sh = backend_.shape;
-  inpRaw_.assign(size_t(cfg.inpDepth) * cfg.inpElemBytes, 0);
-  wgtRaw_.assign(size_t(cfg.wgtDepth) * cfg.wgtElemBytes, 0);
-  inpPacked_.resize(size_t(cfg.inpDepth) * sh.inpEntryBytes);
-  wgtPacked_.resize(size_t(cfg.wgtDepth) * sh.wgtEntryBytes);
-  // Packed zeros are not necessarily zero bytes (the VNNI layout biases inputs).
-  std::vector<int8_t> zeros(std::max(cfg.inpElemBytes, cfg.wgtElemBytes), 0);
-  for (uint32_t i = 0; i < cfg.inpDepth; ++i) backend_.packInp(sh, &inpPacked_[size_t(i) * sh.inpEntryBytes], zeros.data(), 1);
-  for (uint32_t i = 0; i < cfg.wgtDepth; ++i) backend_.packWgt(sh, &wgtPacked_[size_t(i) * sh.wgtEntryBytes], zeros.data(), 1);
-  acc_.assign(size_t(cfg.accDepth) * accLanes_, 0);
-  uops_.assign(cfg.uopDepth, Uop());
+  // Every SRAM starts as zeros. Zero-filled arrays come as untouched zero pages; a packed layout
+  // whose zero is not zero bytes (the VNNI layout biases inputs) is filled with its zero entry.
+  inpRaw_ = detail::ZeroedArray<uint8_t>(size_t(cfg.inpDepth) * cfg.inpElemBytes);
+  wgtRaw_ = detail::ZeroedArray<uint8_t>(size_t(cfg.wgtDepth) * cfg.wgtElemBytes);
+  inpPacked_ = detail::ZeroedArray<uint8_t>(size_t(cfg.inpDepth) * sh.inpEntryBytes);
+  wgtPacked_ = detail::ZeroedArray<uint8_t>(size_t(cfg.wgtDepth) * sh.wgtEntryBytes);
+  const std::vector<int8_t> zeros(std::max(cfg.inpElemBytes, cfg.wgtElemBytes), 0);
+  auto fillWithZeroEntry = [&](uint8_t* buf, uint32_t depth, size_t entryBytes, kernels::PackFn pack) {
+    std::vector<uint8_t> zero(entryBytes);
+    pack(sh, zero.data(), zeros.data(), 1);
+    if (std::all_of(zero.begin(), zero.end(), [](uint8_t b) { return b == 0; })) return;
+    if (std::all_of(zero.begin(), zero.end(), [&](uint8_t b) { return b == zero[0]; })) {
+      std::memset(buf, zero[0], size_t(depth) * entryBytes);
+      return;
+    }
+    for (uint32_t i = 0; i < depth; ++i) std::memcpy(buf + size_t(i) * entryBytes, zero.data(), entryBytes);
+  };
+  fillWithZeroEntry(inpPacked_.data(), cfg.inpDepth, sh.inpEntryBytes, backend_.packInp);
+  fillWithZeroEntry(wgtPacked_.data(), cfg.wgtDepth, sh.wgtEntryBytes, backend_.packWgt);
+  acc_ = detail::ZeroedArray<int32_t>(size_t(cfg.accDepth) * accLanes_);
+  uops_ = detail::ZeroedArray<Uop>(cfg.uopDepth);
   for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
+  widen_ = kernels::selectWiden(kernelSet);
+  narrow_ = kernels::selectNarrow(kernelSet);
 }
 
 int8_t Fsim::inp(uint32_t index, int b, int k) const {
@@ -48,81 +94,176 @@ int8_t Fsim::wgt(uint32_t index, int o, int k) const {
   return static_cast<int8_t>(wgtRaw_[size_t(index) * cfg_.wgtElemBytes + o * blockIn_ + k]);
 }
 
+namespace {
+
+// The token queues an instruction pops and pushes, as bit masks over TokenQueue (l2g 1, g2l 2,
+// g2s 4, s2g 8), by its stage and dependency flags (pop_prev 1, pop_next 2, push_prev 4,
+// push_next 8). Flags a stage does not have are refused by validation before anything runs.
+constexpr uint8_t kL2g = 1, kG2l = 2, kG2s = 4, kS2g = 8;
+
+struct Sched {
+  uint8_t stage, pops, pushes;
+  bool finish;
+};
+
+}  // namespace
+
 void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
-  // Decode and validate the whole stream once; the scheduler then works on decoded values.
-  const std::vector<Insn> prog = decodeProgram(isa_, dram_, insnPhys, count);
+  // Validate the whole stream first, so a malformed program fails before anything executes. The
+  // scheduler then reads the instruction words in place and decodes each one as it issues: a
+  // stream of any length costs no memory of its own.
+  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
+  const uint8_t* bytes = dram_.at(insnPhys, uint64_t(count) * 16,
+                                  "instruction fetch of " + std::to_string(count) + " instructions at 0x" +
+                                      [&] {
+                                        char b[24];
+                                        std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(insnPhys));
+                                        return std::string(b);
+                                      }());
+  const detail::FastDecoder& dec = *decoder_;
+  const uint64_t insnEnd = insnPhys + uint64_t(count) * 16;
+  bool storesIntoStream = false;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t w[2];
+    detail::loadWords(bytes + 16 * size_t(i), w);
+    if (!dec.validWords(w)) validateOrThrow(isa_, dram_, isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
+    if (detail::FastDecoder::opcode(w) == uint32_t(Opcode::kStore)) {
+      Insn in;
+      dec.decode(w, &in);
+      const DramRange r = dramRange(in, cfg_);
+      storesIntoStream |= r.end > r.first && r.first < insnEnd && insnPhys < r.end;
+    }
+  }
+  // A STORE may overwrite the stream itself; the program is what it was when the run started.
+  std::vector<uint8_t> snapshot;
+  if (storesIntoStream) {
+    snapshot.assign(bytes, bytes + uint64_t(count) * 16);
+    bytes = snapshot.data();
+  }
+  auto words = [&](uint32_t idx, uint64_t* w) { detail::loadWords(bytes + 16 * size_t(idx), w); };
+  auto decodeAt = [&](uint32_t idx) {
+    uint64_t w[2];
+    words(idx, w);
+    Insn in;
+    dec.decode(w, &in);
+    return in;
+  };
+  Insn current;  // the issuing instruction, decoded into in place (no zeroing per instruction)
+  auto schedOf = [&](uint32_t idx) {
+    uint64_t w[2];
+    words(idx, w);
+    const uint32_t op = detail::FastDecoder::opcode(w), f = detail::FastDecoder::flags(w);
+    Sched s{uint8_t(Stage::kCompute), 0, 0, op == uint32_t(Opcode::kFinish)};
+    if (op == uint32_t(Opcode::kStore)) {
+      s.stage = uint8_t(Stage::kStore);
+      s.pops = (f & 1) ? kG2s : 0;
+      s.pushes = (f & 4) ? kS2g : 0;
+    } else if (op == uint32_t(Opcode::kLoad) &&
+               (dec.memType(w) == uint32_t(MemId::kInp) || dec.memType(w) == uint32_t(MemId::kWgt))) {
+      s.stage = uint8_t(Stage::kLoad);
+      s.pops = (f & 2) ? kG2l : 0;
+      s.pushes = (f & 8) ? kL2g : 0;
+    } else {
+      s.pops = uint8_t(((f & 1) ? kL2g : 0) | ((f & 2) ? kS2g : 0));
+      s.pushes = uint8_t(((f & 4) ? kG2l : 0) | ((f & 8) ? kG2s : 0));
+    }
+    return s;
+  };
 
-  std::deque<uint32_t> queues[3];
-  int tokens[4] = {0, 0, 0, 0};
-  const size_t insnCap = static_cast<size_t>(cfg_.insnQueueDepth);
+  // Fetch: in order into three bounded instruction queues (rings of instruction indices).
+  const uint32_t insnCap = static_cast<uint32_t>(cfg_.insnQueueDepth);
   const int tokenCap = cfg_.depQueueDepth;
+  if (rings_.size() != size_t(3) * insnCap) {
+    rings_.assign(size_t(3) * insnCap, 0);
+    ringSched_.assign(size_t(3) * insnCap, 0);
+  }
+  uint32_t* ring[3] = {&rings_[0], &rings_[insnCap], &rings_[2 * size_t(insnCap)]};
+  // Beside each queued index, its pops and pushes (low and high nibble) and whether it is FINISH.
+  uint8_t* ringSched[3] = {&ringSched_[0], &ringSched_[insnCap], &ringSched_[2 * size_t(insnCap)]};
+  uint32_t head[3] = {0, 0, 0}, size[3] = {0, 0, 0};
+  uint8_t fetchStage = 0;  // stage of instruction fetchPc, once known
+  bool fetchStageKnown = false;
   uint32_t fetchPc = 0;
-
-  // Token queues each instruction pops from and pushes to, by stage.
-  auto pops = [](const Insn& in, int* q) {
-    int n = 0;
-    switch (in.stage()) {
-      case Stage::kLoad: if (in.popNext) q[n++] = int(TokenQueue::kComputeToLoad); break;
-      case Stage::kCompute:
-        if (in.popPrev) q[n++] = int(TokenQueue::kLoadToCompute);
-        if (in.popNext) q[n++] = int(TokenQueue::kStoreToCompute);
-        break;
-      case Stage::kStore: if (in.popPrev) q[n++] = int(TokenQueue::kComputeToStore); break;
-    }
-    return n;
+  int tokens[4] = {0, 0, 0, 0};
+  // Bit q set: queue q is empty (a pop of it blocks) / full (a push to it blocks).
+  uint8_t emptyMask = 15, fullMask = tokenCap <= 0 ? 15 : 0;
+  auto front = [&](int s) { return ring[s][head[s]]; };
+  auto popFront = [&](int s) {
+    head[s] = head[s] + 1 == insnCap ? 0 : head[s] + 1;
+    --size[s];
   };
-  auto pushes = [](const Insn& in, int* q) {
-    int n = 0;
-    switch (in.stage()) {
-      case Stage::kLoad: if (in.pushNext) q[n++] = int(TokenQueue::kLoadToCompute); break;
-      case Stage::kCompute:
-        if (in.pushPrev) q[n++] = int(TokenQueue::kComputeToLoad);
-        if (in.pushNext) q[n++] = int(TokenQueue::kComputeToStore);
-        break;
-      case Stage::kStore: if (in.pushPrev) q[n++] = int(TokenQueue::kStoreToCompute); break;
-    }
-    return n;
-  };
-  // Why the head of a stage cannot issue, or empty if it can.
-  auto blockedBy = [&](const Insn& in) -> std::string {
-    int q[2];
-    int n = pops(in, q);
-    for (int i = 0; i < n; ++i)
-      if (tokens[q[i]] == 0) return run_error::waitsForToken(static_cast<TokenQueue>(q[i]));
-    n = pushes(in, q);
-    for (int i = 0; i < n; ++i)
-      if (tokens[q[i]] >= tokenCap) return run_error::waitsForSpace(static_cast<TokenQueue>(q[i]), tokenCap);
-    return "";
-  };
-  auto issue = [&](uint32_t idx) {
-    const Insn& in = prog[idx];
-    int q[2];
-    int n = pops(in, q);
-    for (int i = 0; i < n; ++i) --tokens[q[i]];
-    execute(in, idx);
-    n = pushes(in, q);
-    for (int i = 0; i < n; ++i) ++tokens[q[i]];
-  };
+  Sched fetchSched{};
   auto fetch = [&]() {
     bool moved = false;
     while (fetchPc < count) {
-      auto& q = queues[int(prog[fetchPc].stage())];
-      if (q.size() >= insnCap) break;
-      q.push_back(fetchPc++);
+      if (!fetchStageKnown) {
+        fetchSched = schedOf(fetchPc);
+        fetchStage = fetchSched.stage;
+        fetchStageKnown = true;
+      }
+      const int s = fetchStage;
+      if (size[s] >= insnCap) break;
+      uint32_t tail = head[s] + size[s];
+      if (tail >= insnCap) tail -= insnCap;
+      ring[s][tail] = fetchPc++;
+      ringSched[s][tail] = uint8_t(fetchSched.pops | fetchSched.pushes << 4);
+      if (fetchSched.finish) ringSched[s][tail] = 0xff;  // FINISH pops and pushes nothing
+      ++size[s];
+      fetchStageKnown = false;
       moved = true;
     }
     return moved;
   };
-  auto drain = [&](Stage s) {
+  auto blocked = [&](const Sched& s) { return (s.pops & emptyMask) || (s.pushes & fullMask); };
+  // Why an instruction cannot issue, in the words of run_error (pops first, then pushes, each in
+  // queue order), or empty if it can.
+  auto blockedBy = [&](const Sched& s) -> std::string {
+    for (int q = 0; q < 4; ++q)
+      if ((s.pops >> q & 1) && tokens[q] == 0) return run_error::waitsForToken(static_cast<TokenQueue>(q));
+    for (int q = 0; q < 4; ++q)
+      if ((s.pushes >> q & 1) && tokens[q] >= tokenCap)
+        return run_error::waitsForSpace(static_cast<TokenQueue>(q), tokenCap);
+    return "";
+  };
+  auto issue = [&](uint32_t idx, const Sched& s) {
+    for (int q = 0; q < 4; ++q)
+      if (s.pops >> q & 1) {
+        if (--tokens[q] == 0) emptyMask |= uint8_t(1 << q);
+        fullMask &= uint8_t(~(1 << q));
+      }
+    uint64_t w[2];
+    words(idx, w);
+    if ((w[0] & 0x3ff) >> 7 == uint64_t(MemId::kUop) && (w[0] & 7) == uint64_t(Opcode::kLoad) &&
+        detail::FastDecoder::xSize(w)) {
+      // LOAD.UOP straight from the words (toolchains load a kernel before most GEMM/ALU
+      // instructions): what execute() does for it, without decoding every field. Validation
+      // made it one row (y_size 1) without padding.
+      const uint32_t n = detail::FastDecoder::xSize(w);
+      ++counters_.insns[0];
+      counters_.loadBytes[uint32_t(MemId::kUop)] += uint64_t(n) * elemBytes_[uint32_t(MemId::kUop)];
+      loadUops(static_cast<uint32_t>((w[0] >> detail::mem::kSramBase) & 0xffff),
+               static_cast<uint32_t>((w[0] >> detail::mem::kDramBase) & 0xffffffffu), n);
+    } else {
+      dec.decode(w, &current);
+      execute(current, idx);
+    }
+    for (int q = 0; q < 4; ++q)
+      if (s.pushes >> q & 1) {
+        if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
+        emptyMask &= uint8_t(~(1 << q));
+      }
+  };
+  auto drain = [&](Stage st) {
+    const int s = int(st);
     bool moved = false;
-    auto& q = queues[int(s)];
-    while (!q.empty()) {
-      const Insn& in = prog[q.front()];
-      if (in.opcode == Opcode::kFinish) break;
-      if (!blockedBy(in).empty()) break;
-      uint32_t idx = q.front();
-      q.pop_front();
-      issue(idx);
+    while (size[s]) {
+      const uint8_t code = ringSched[s][head[s]];
+      if (code == 0xff) break;  // FINISH
+      const Sched sc{uint8_t(s), uint8_t(code & 15), uint8_t(code >> 4), false};
+      if (blocked(sc)) break;
+      const uint32_t idx = front(s);
+      popFront(s);
+      issue(idx, sc);
       moved = true;
     }
     return moved;
@@ -138,35 +279,33 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     moved |= drain(Stage::kCompute);
     if (moved) continue;
 
-    auto& cq = queues[int(Stage::kCompute)];
-    if (!cq.empty() && prog[cq.front()].opcode == Opcode::kFinish && blockedBy(prog[cq.front()]).empty()) {
+    const int c = int(Stage::kCompute);
+    if (size[c] && schedOf(front(c)).finish && !blocked(schedOf(front(c)))) {
       // Everything that could run has run; FINISH raises done.
-      uint32_t finishIdx = cq.front();
-      cq.pop_front();
-      issue(finishIdx);
+      const uint32_t finishIdx = front(c);
+      popFront(c);
+      issue(finishIdx, schedOf(finishIdx));
       run_error::UnbalancedFinish left;
       for (int s = 0; s < 3; ++s)
-        if (!queues[s].empty())
-          left.neverExecuted(static_cast<Stage>(s), queues[s].front(), prog[queues[s].front()],
-                             blockedBy(prog[queues[s].front()]));
-      if (fetchPc < count) left.neverFetched(fetchPc, prog[fetchPc], count);
+        if (size[s])
+          left.neverExecuted(static_cast<Stage>(s), front(s), decodeAt(front(s)), blockedBy(schedOf(front(s))));
+      if (fetchPc < count) left.neverFetched(fetchPc, decodeAt(fetchPc), count);
       for (int t = 0; t < 4; ++t)
         if (tokens[t]) left.tokensLeft(static_cast<TokenQueue>(t), tokens[t]);
       if (!left.empty()) throw left.error(finishIdx);
       return;
     }
-    bool idle = fetchPc >= count && queues[0].empty() && queues[1].empty() && queues[2].empty();
+    const bool idle = fetchPc >= count && !size[0] && !size[1] && !size[2];
     if (idle) throw run_error::missingFinish(count);
     run_error::Deadlock deadlock;
     for (int s = 0; s < 3; ++s) {
-      if (queues[s].empty()) continue;
-      const uint32_t idx = queues[s].front();
-      deadlock.stageBlocked(static_cast<Stage>(s), idx, prog[idx], blockedBy(prog[idx]));
+      if (!size[s]) continue;
+      deadlock.stageBlocked(static_cast<Stage>(s), front(s), decodeAt(front(s)), blockedBy(schedOf(front(s))));
     }
-    if (fetchPc < count) deadlock.fetchStalled(fetchPc, prog[fetchPc], insnCap);
+    if (fetchPc < count) deadlock.fetchStalled(fetchPc, decodeAt(fetchPc), insnCap);
     uint32_t first = count;
     for (int s = 0; s < 3; ++s)
-      if (!queues[s].empty()) first = std::min(first, queues[s].front());
+      if (size[s]) first = std::min(first, front(s));
     throw deadlock.error(first == count ? fetchPc : first);
   }
 }
@@ -175,6 +314,9 @@ kernels::Loops Fsim::loopsOf(const Insn& in) {
   return kernels::Loops{in.iterOut,     in.iterIn,      in.uopBgn,       in.uopEnd,      in.dstFactorOut,
                         in.dstFactorIn, in.srcFactorOut, in.srcFactorIn, in.wgtFactorOut, in.wgtFactorIn};
 }
+
+namespace {
+}  // namespace
 
 void Fsim::execute(const Insn& in, size_t index) {
   switch (in.opcode) {
@@ -196,17 +338,12 @@ void Fsim::execute(const Insn& in, size_t index) {
 
 void Fsim::execLoad(const Insn& in, size_t) {
   const MemId id = static_cast<MemId>(in.memType);
-  const uint64_t eb = cfg_.dramElemBytes(id);
+  const uint64_t eb = elemBytes_[in.memType];
   const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
   counters_.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * eb;
 
   if (id == MemId::kUop) {
-    const uint8_t* src = dram_.raw(uint64_t(in.dramBase) * eb);
-    for (uint32_t x = 0; x < in.xSize; ++x) {
-      uint32_t w;
-      std::memcpy(&w, src + 4 * x, 4);
-      uops_[in.sramBase + x] = isa_.decodeUop(w);
-    }
+    loadUops(in.sramBase, in.dramBase, in.xSize);
     return;
   }
   // Inputs and weights: compare with the bytes already there and repack only what changed.
@@ -220,9 +357,10 @@ void Fsim::execLoad(const Insn& in, size_t) {
   auto putElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n, bool padding) {
     if (id == MemId::kAcc || id == MemId::kAcc8) {
       int32_t* d = &acc_[sramIdx * accLanes_];
-      if (padding) std::fill_n(d, n * accLanes_, 0);
+      const uint64_t lanes = n * static_cast<uint64_t>(accLanes_);
+      if (padding) std::memset(d, 0, lanes * 4);
       else if (id == MemId::kAcc) std::memcpy(d, src, n * eb);
-      else for (uint64_t i = 0; i < n * accLanes_; ++i) d[i] = static_cast<int8_t>(src[i]);  // ACC8 sign-extends
+      else widen_(d, reinterpret_cast<const int8_t*>(src), lanes);  // ACC8 sign-extends
       return;
     }
     if (isInp && !padding) {  // input tiles rarely repeat: copy and pack the row in one go
@@ -255,20 +393,49 @@ void Fsim::execLoad(const Insn& in, size_t) {
   zeroElems(sram, width * in.yPad1);
 }
 
+void Fsim::loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t n) {
+  const uint8_t* src = dram_.raw(uint64_t(dramBase) * elemBytes_[uint32_t(MemId::kUop)]);
+  Uop* dst = &uops_[sramBase];
+  const UopFields f = uopFields_;
+  for (uint32_t x = 0; x < n; ++x) {
+    uint32_t w;
+    std::memcpy(&w, src + 4 * x, 4);
+    dst[x] = Uop{(w >> f.dstShift) & f.dstMask, (w >> f.srcShift) & f.srcMask, (w >> f.wgtShift) & f.wgtMask};
+  }
+}
+
 void Fsim::execStore(const Insn& in, size_t) {
   const uint64_t eb = cfg_.outElemBytes;
   counters_.storeBytes += uint64_t(in.xSize) * in.ySize * eb;
   for (uint32_t y = 0; y < in.ySize; ++y) {
     int8_t* dst = reinterpret_cast<int8_t*>(dram_.raw((uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb));
     const int32_t* src = &acc_[(uint64_t(in.sramBase) + uint64_t(y) * in.xSize) * accLanes_];
-    // Narrowing keeps the low bits, as VTA's store does.
-    for (uint64_t i = 0; i < uint64_t(in.xSize) * accLanes_; ++i) dst[i] = static_cast<int8_t>(src[i]);
+    narrow_(dst, src, uint64_t(in.xSize) * accLanes_);  // keeps the low bits, as VTA's store does
   }
 }
 
 void Fsim::checkLoopIndices(const Insn& in, size_t index) const {
   if (in.iterOut == 0 || in.iterIn == 0 || in.uopBgn >= in.uopEnd) return;
   const bool gemm = in.opcode == Opcode::kGemm;
+  {
+    // The largest index of each operand at the last iteration, in one pass over the micro-ops;
+    // the loop below finds the first offending micro-op only when one of them is past its depth.
+    uint32_t maxDst = 0, maxSrc = 0, maxWgt = 0;
+    const Uop* u = uops_.data();
+    for (uint32_t i = in.uopBgn; i < in.uopEnd; ++i) {
+      maxDst = std::max(maxDst, u[i].dst);
+      maxSrc = std::max(maxSrc, u[i].src);
+      maxWgt = std::max(maxWgt, u[i].wgt);
+    }
+    auto reach = [&](uint32_t base, uint64_t fo, uint64_t fi) {
+      return uint64_t(base) + uint64_t(in.iterOut - 1) * fo + uint64_t(in.iterIn - 1) * fi;
+    };
+    const bool resetOnly = gemm && in.reset;
+    if (reach(maxDst, in.dstFactorOut, in.dstFactorIn) < cfg_.accDepth &&
+        (resetOnly || reach(maxSrc, in.srcFactorOut, in.srcFactorIn) < (gemm ? cfg_.inpDepth : cfg_.accDepth)) &&
+        (resetOnly || !gemm || reach(maxWgt, in.wgtFactorOut, in.wgtFactorIn) < cfg_.wgtDepth))
+      return;
+  }
   struct Check {
     uint32_t Uop::*field;
     uint64_t factorOut, factorIn, depth;
@@ -302,12 +469,20 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   chargeWork(in, index, nUops);
   if (in.reset) {
     counters_.gemmResetUops += nUops;
+    // Entries of 16 lanes (BATCH x BLOCK_OUT = 16) are cleared with a fixed-size store rather than
+    // a call to memset each.
+    int32_t* const acc = acc_.data();
+    const uint64_t lanes = static_cast<uint64_t>(accLanes_);
+    const Uop* const uops = uops_.data();
     for (uint32_t i = 0; i < in.iterOut; ++i)
-      for (uint32_t j = 0; j < in.iterIn; ++j)
-        for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) {
-          uint64_t dst = uops_[u].dst + uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
-          std::fill_n(&acc_[dst * accLanes_], accLanes_, 0);
+      for (uint32_t j = 0; j < in.iterIn; ++j) {
+        const uint64_t off = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
+        if (lanes == 16) {
+          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::memset(acc + (uops[u].dst + off) * 16, 0, 64);
+        } else {
+          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::fill_n(acc + (uops[u].dst + off) * lanes, lanes, 0);
         }
+      }
     return;
   }
   counters_.gemmUops += nUops;

@@ -221,10 +221,53 @@ void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useI
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vnni")
 // Quads layout, 16 outputs per register: one VNNI instruction does 64 multiply-accumulates.
+// With BATCH 1, consecutive micro-ops of one iteration that write the same accumulator entry (a
+// kernel walking a reduction) are summed in registers, with independent chains per quad, and the
+// entry is read and written once per run of them: the same wrapping int32 sums in another order.
 template <int kQuads, int kChunks>
 void gemmVnni(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
               const uint8_t* wgt) {
   TESSERA_LOCAL_PARAMS;
+  if (batch == 1) {
+    constexpr int kChains = kChunks == 1 ? (kQuads < 4 ? kQuads : 4) : (kQuads < 2 ? kQuads : 2);
+    for (uint32_t i = 0; i < L.iterOut; ++i)
+      for (uint32_t j = 0; j < L.iterIn; ++j) {
+        const uint64_t dOff = i * L.dstOut + j * L.dstIn, sOff = i * L.srcOut + j * L.srcIn,
+                       wOff = i * L.wgtOut + j * L.wgtIn;
+        for (uint32_t u = L.uopBgn; u < L.uopEnd;) {
+          const uint64_t d = uops[u].dst + dOff;
+          int32_t* a = acc + d * accLanes;
+          __m512i sum[kChunks][kChains], corrSum[kChunks];
+#pragma GCC unroll 4
+          for (int c = 0; c < kChunks; ++c) {
+            sum[c][0] = _mm512_loadu_si512(a + 16 * c);
+            for (int k = 1; k < kChains; ++k) sum[c][k] = _mm512_setzero_si512();
+            corrSum[c] = _mm512_setzero_si512();
+          }
+          do {
+            const AliasedI32* xq = reinterpret_cast<const AliasedI32*>(inp + (uops[u].src + sOff) * inpBytes);
+            const uint8_t* wp = wgt + (uops[u].wgt + wOff) * wgtBytes;
+            const int32_t* corr = reinterpret_cast<const int32_t*>(wp + kQuads * kChunks * 64);
+#pragma GCC unroll 4
+            for (int c = 0; c < kChunks; ++c) {
+              corrSum[c] = _mm512_add_epi32(corrSum[c], _mm512_loadu_si512(corr + 16 * c));
+#pragma GCC unroll 32
+              for (int q = 0; q < kQuads; ++q)
+                sum[c][q % kChains] = _mm512_dpbusd_epi32(sum[c][q % kChains], _mm512_set1_epi32(xq[q]),
+                                                          _mm512_loadu_si512(wp + (q * kChunks + c) * 64));
+            }
+            ++u;
+          } while (u < L.uopEnd && uops[u].dst + dOff == d);
+#pragma GCC unroll 4
+          for (int c = 0; c < kChunks; ++c) {
+            __m512i t = sum[c][0];
+            for (int k = 1; k < kChains; ++k) t = _mm512_add_epi32(t, sum[c][k]);
+            _mm512_storeu_si512(a + 16 * c, _mm512_sub_epi32(t, corrSum[c]));
+          }
+        }
+      }
+    return;
+  }
   TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
     int32_t* a0 = acc + d * accLanes;
     const uint8_t* x0 = inp + s * inpBytes;
@@ -249,6 +292,33 @@ void gemmVnni(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, co
     }
   }
 }
+
+// The quads layout of 16x16 weights (four quads, one register of outputs): the 16x4 matrix of
+// k-quads transposed with two-source permutes, and the correction terms summed by VNNI against
+// ones. Byte for byte what packWgtQuads writes.
+void packWgtQuads16x16(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  // Lane o of quad q's register is source dword o * 4 + q: rows 0-7 come from the first two
+  // source registers (indices 0-31), rows 8-15 from the last two, blended by lane.
+  alignas(64) static const int32_t kIdx[4][16] = {
+      {0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28},
+      {1, 5, 9, 13, 17, 21, 25, 29, 1, 5, 9, 13, 17, 21, 25, 29},
+      {2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30},
+      {3, 7, 11, 15, 19, 23, 27, 31, 3, 7, 11, 15, 19, 23, 27, 31}};
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (uint64_t e = 0; e < n; ++e, dst += sh.wgtEntryBytes, src += 256) {
+    const __m512i z0 = _mm512_loadu_si512(src), z1 = _mm512_loadu_si512(src + 64), z2 = _mm512_loadu_si512(src + 128),
+                  z3 = _mm512_loadu_si512(src + 192);
+    __m512i sums = _mm512_setzero_si512();
+    for (int q = 0; q < 4; ++q) {
+      const __m512i idx = _mm512_load_si512(kIdx[q]);
+      const __m512i lo = _mm512_permutex2var_epi32(z0, idx, z1), hi = _mm512_permutex2var_epi32(z2, idx, z3);
+      const __m512i out = _mm512_mask_blend_epi32(0xff00, lo, hi);
+      _mm512_storeu_si512(dst + 64 * q, out);
+      sums = _mm512_dpbusd_epi32(sums, ones, out);
+    }
+    _mm512_storeu_si512(dst + 256, _mm512_maskz_slli_epi32(0xffff, sums, 7));  // (maskz: GCC 12 warns on the plain form)
+  }
+}
 #pragma GCC pop_options
 
 #pragma GCC push_options
@@ -259,6 +329,75 @@ __attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
     return m[0];
   } else {
     return _mm512_add_epi32(treeSum512<N / 2>(m), treeSum512<N - N / 2>(m + N / 2));
+  }
+}
+
+// The maskz forms with every lane set: GCC 12's plain forms pass an undefined vector that
+// -Wmaybe-uninitialized reports.
+template <int kOp>
+inline __m512i aluVec512(__m512i a, __m512i b) {
+  constexpr __mmask16 kAll = 0xffff;
+  switch (kOp) {
+    case 0: return _mm512_maskz_min_epi32(kAll, a, b);
+    case 1: return _mm512_maskz_max_epi32(kAll, a, b);
+    case 2: return _mm512_maskz_add_epi32(kAll, a, b);
+    case 4: return _mm512_maskz_mullo_epi32(kAll, a, b);
+    default: {
+      const __m512i mask = _mm512_set1_epi32(31), zero = _mm512_setzero_si512();
+      const __m512i right = _mm512_maskz_srav_epi32(kAll, a, _mm512_and_si512(b, mask));
+      const __m512i left = _mm512_maskz_sllv_epi32(kAll, a, _mm512_and_si512(_mm512_sub_epi32(zero, b), mask));
+      return _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(zero, b), right, left);
+    }
+  }
+}
+
+void widenAvx512(int32_t* d, const int8_t* s, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_si512(d + i, _mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+  for (; i < n; ++i) d[i] = s[i];
+}
+
+void narrowAvx512(int8_t* d, const int32_t* s, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_loadu_si512(s + i)));
+  for (; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
+}
+
+// Requires lanes % 16 == 0: one register per 16 lanes (a whole BATCH 1 x 16 entry per operation).
+// With 16 lanes, consecutive micro-ops of one iteration that write the same entry (a reduction
+// such as a pooling window) keep it in a register: read once, written once, and a micro-op whose
+// source is that entry reads the register.
+template <int kOp>
+void aluAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
+  const Loops L = l;
+  const __m512i immv = _mm512_set1_epi32(imm);
+  if (lanes == 16) {
+    for (uint32_t i = 0; i < L.iterOut; ++i)
+      for (uint32_t j = 0; j < L.iterIn; ++j) {
+        const uint64_t dOff = i * L.dstOut + j * L.dstIn, sOff = i * L.srcOut + j * L.srcIn;
+        for (uint32_t u = L.uopBgn; u < L.uopEnd;) {
+          const uint64_t d = uops[u].dst + dOff;
+          __m512i cur = _mm512_loadu_si512(acc + d * 16);
+          do {
+            const uint64_t s = uops[u].src + sOff;
+            const __m512i b = useImm ? immv : s == d ? cur : _mm512_loadu_si512(acc + s * 16);
+            cur = aluVec512<kOp>(cur, b);
+            ++u;
+          } while (u < L.uopEnd && uops[u].dst + dOff == d);
+          _mm512_storeu_si512(acc + d * 16, cur);
+        }
+      }
+    return;
+  }
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* dst = acc + d * lanes;
+    const int32_t* src = acc + s * lanes;
+    for (int i = 0; i < lanes; i += 16) {
+      const __m512i b = useImm ? immv : _mm512_loadu_si512(src + i);
+      _mm512_storeu_si512(dst + i, aluVec512<kOp>(_mm512_loadu_si512(dst + i), b));
+    }
   }
 }
 
@@ -343,7 +482,7 @@ static Backend pickBackend(int batch, int blockIn, int blockOut, const std::stri
       sh.inpEntryBytes = batch * 4 * sh.groups;
       sh.wgtEntryBytes = sh.groups * blockOut * 4 + 4 * blockOut;
       be.packInp = packInpQuads;
-      be.packWgt = packWgtQuads;
+      be.packWgt = sh.groups == 4 && blockOut == 16 ? packWgtQuads16x16 : packWgtQuads;
       be.gemm = fn;
       return be;
     }
@@ -405,8 +544,43 @@ Backend selectBackend(int batch, int blockIn, int blockOut, const std::string& w
   return pickBackend(batch, blockIn, blockOut, want);
 }
 
+namespace {
+void widenGeneric(int32_t* __restrict d, const int8_t* __restrict s, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) d[i] = s[i];
+}
+void narrowGeneric(int8_t* __restrict d, const int32_t* __restrict s, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
+}
+}  // namespace
+
+WidenFn selectWiden(const std::string& want) {
+#if defined(__x86_64__)
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return widenAvx512;
+#endif
+  return widenGeneric;
+}
+
+NarrowFn selectNarrow(const std::string& want) {
+#if defined(__x86_64__)
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return narrowAvx512;
+#endif
+  return narrowGeneric;
+}
+
 AluFn selectAlu(uint32_t op, int lanes, const std::string& want) {
 #if defined(__x86_64__)
+  // AVX-512 for the sets that have it (auto, avx512bw, avx512-vnni), AVX2 for avx2 and as the
+  // fallback; a forced set never runs ALU code of a wider set.
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw") && lanes % 16 == 0) {
+    switch (op) {
+      case 0: return aluAvx512<0>;
+      case 1: return aluAvx512<1>;
+      case 2: return aluAvx512<2>;
+      case 3: return aluAvx512<3>;
+      case 4: return aluAvx512<4>;
+      default: break;
+    }
+  }
   if (want != "generic" && cpuHas("avx2") && lanes % 8 == 0) {
     switch (op) {
       case 0: return aluAvx2<0>;

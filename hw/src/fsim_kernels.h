@@ -27,6 +27,12 @@ std::string cpuProblem(const std::string& want);
 std::string unavailableReason(int batch, int blockIn, int blockOut, const std::string& want);
 AluFn selectAlu(uint32_t aluOp, int lanes, const std::string& want);
 
+// ACC_8BIT loads widen int8 lanes to int32; STOREs narrow int32 lanes to int8 (low bits).
+using WidenFn = void (*)(int32_t* d, const int8_t* s, uint64_t n);
+using NarrowFn = void (*)(int8_t* d, const int32_t* s, uint64_t n);
+WidenFn selectWiden(const std::string& want);
+NarrowFn selectNarrow(const std::string& want);
+
 // VTA's shift: amount modulo 32, negative amounts shift left.
 inline int32_t shiftRight(int32_t a, int32_t b) {
   if (b >= 0) return a >> (b & 31);

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "fast_decode.h"
 #include "tessera/hw/error.h"
 
 namespace tessera::hw {
@@ -32,16 +33,162 @@ DramRange dramRange(const Insn& in, const Config& cfg) {
   return {first, end};
 }
 
+namespace detail {
+
+namespace {
+
+BitPos posOf(const std::vector<FieldPos>& format, Field f) {
+  for (const auto& p : format)
+    if (p.field == f) {
+      BitPos b;
+      b.word = static_cast<uint8_t>(p.lo / 64);
+      b.shift = static_cast<uint8_t>(p.lo % 64);
+      b.mask = p.width >= 64 ? ~uint64_t(0) : (uint64_t(1) << p.width) - 1;
+      return b;
+    }
+  return BitPos{};  // absent: reads as 0
+}
+
+}  // namespace
+
+FastDecoder::FastDecoder(const Isa& isa, const Dram& dram) : cfg_(isa.config()), dramSpan_(dram.span()) {
+  const InsnLayout& l = isa.layout();
+  const auto& m = l.memFormat();
+  memType_ = posOf(m, Field::kMemType);
+  sramBase_ = posOf(m, Field::kSramBase);
+  dramBase_ = posOf(m, Field::kDramBase);
+  ySize_ = posOf(m, Field::kYSize);
+  xSize_ = posOf(m, Field::kXSize);
+  xStride_ = posOf(m, Field::kXStride);
+  yPad0_ = posOf(m, Field::kYPad0);
+  yPad1_ = posOf(m, Field::kYPad1);
+  xPad0_ = posOf(m, Field::kXPad0);
+  xPad1_ = posOf(m, Field::kXPad1);
+  auto loops = [](const std::vector<FieldPos>& f, LoopFormat* o) {
+    o->reset = posOf(f, Field::kReset);
+    o->uopBgn = posOf(f, Field::kUopBgn);
+    o->uopEnd = posOf(f, Field::kUopEnd);
+    o->iterOut = posOf(f, Field::kIterOut);
+    o->iterIn = posOf(f, Field::kIterIn);
+    o->dstOut = posOf(f, Field::kDstFactorOut);
+    o->dstIn = posOf(f, Field::kDstFactorIn);
+    o->srcOut = posOf(f, Field::kSrcFactorOut);
+    o->srcIn = posOf(f, Field::kSrcFactorIn);
+    o->wgtOut = posOf(f, Field::kWgtFactorOut);
+    o->wgtIn = posOf(f, Field::kWgtFactorIn);
+    o->aluOp = posOf(f, Field::kAluOpcode);
+    o->useImm = posOf(f, Field::kUseImm);
+    o->imm = posOf(f, Field::kImm);
+    for (const auto& p : f)
+      if (p.field == Field::kImm) o->immWidth = p.width;
+  };
+  loops(l.gemmFormat(), &gemm_);
+  loops(l.aluFormat(), &alu_);
+  // decode() reads the memory format at fixed positions.
+  const BitPos fixed[] = {memType_, sramBase_, dramBase_, ySize_, xSize_, xStride_, yPad0_, yPad1_, xPad0_, xPad1_};
+  const int want[][3] = {{0, mem::kMemType, 3},  {0, mem::kSramBase, 16}, {0, mem::kDramBase, 32}, {1, mem::kYSize, 16},
+                         {1, mem::kXSize, 16},   {1, mem::kXStride, 16},  {1, mem::kYPad0, 4},     {1, mem::kYPad1, 4},
+                         {1, mem::kXPad0, 4},    {1, mem::kXPad1, 4}};
+  for (int i = 0; i < 10; ++i)
+    if (fixed[i].word != want[i][0] || fixed[i].shift != want[i][1] || fixed[i].mask != (uint64_t(1) << want[i][2]) - 1)
+      throw Error("fast decoder", "the LOAD/STORE layout differs from VTA's fixed one");
+  for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg_.dramElemBytes(static_cast<MemId>(id)));
+}
+
+bool FastDecoder::validWords(const uint64_t* w) const {
+  const uint32_t op = opcode(w);
+  if (op > 4) return false;
+  if (op == uint32_t(Opcode::kLoad) || op == uint32_t(Opcode::kStore)) {
+    // valid()'s checks on the fields as read (the memory format's positions are fixed).
+    const uint64_t w0 = w[0], w1 = w[1];
+    const uint32_t f = flags(w), memType = static_cast<uint32_t>((w0 >> mem::kMemType) & 7);
+    const bool isLoad = op == uint32_t(Opcode::kLoad);
+    if (memType > 5) return false;
+    const bool loadStage = isLoad && (memType == uint32_t(MemId::kInp) || memType == uint32_t(MemId::kWgt));
+    if (loadStage && (f & 5)) return false;    // pop_prev, push_prev
+    if (!isLoad && (f & 10)) return false;     // pop_next, push_next
+    const uint64_t xSize = (w1 >> mem::kXSize) & 0xffff;
+    if (xSize == 0) return true;  // a dependency carrier
+    const MemId id = static_cast<MemId>(memType);
+    const uint64_t ySize = (w1 >> mem::kYSize) & 0xffff, pads = w1 >> mem::kYPad0;  // the four pads, 16 bits
+    if (isLoad ? id == MemId::kOut : id != MemId::kOut) return false;
+    if (!isLoad && pads) return false;
+    if (isLoad && id == MemId::kUop && (ySize != 1 || pads)) return false;
+    const uint64_t yPad0 = pads & 15, yPad1 = (pads >> 4) & 15, xPad0 = (pads >> 8) & 15, xPad1 = (pads >> 12) & 15;
+    const uint64_t sramBase = (w0 >> mem::kSramBase) & 0xffff;
+    const uint64_t rows = isLoad ? yPad0 + ySize + yPad1 : ySize;
+    const uint64_t end = sramBase + (isLoad ? (xPad0 + xSize + xPad1) * rows : xSize * ySize);
+    if (rows > 0 && end > cfg_.sramDepth(id)) return false;
+    if (ySize == 0) return true;
+    const uint64_t eb = elemBytes_[memType], dramBase = (w0 >> mem::kDramBase) & 0xffffffffu;
+    const uint64_t xStride = (w1 >> mem::kXStride) & 0xffff;
+    const uint64_t first = dramBase * eb, last = (dramBase + (ySize - 1) * xStride + xSize) * eb;
+    if (last <= first) return true;
+    return first <= dramSpan_ && last - first <= dramSpan_ - first && first >= Dram::kPageBytes;
+  }
+  if (op == uint32_t(Opcode::kFinish)) return true;
+  const LoopFormat& l = op == uint32_t(Opcode::kAlu) ? alu_ : gemm_;
+  const uint64_t bgn = l.uopBgn.get(w), end = l.uopEnd.get(w);
+  if (end > cfg_.uopDepth || bgn > end) return false;
+  return !(op == uint32_t(Opcode::kAlu) && l.aluOp.get(w) > 4);
+}
+
+bool FastDecoder::valid(const Insn& in) const {
+  const uint32_t op = static_cast<uint32_t>(in.opcode);
+  if (op > 4) return false;
+  if (in.isMem()) {
+    const bool isLoad = in.opcode == Opcode::kLoad;
+    if (in.memType > 5) return false;
+    const Stage st = in.stage();
+    if (st == Stage::kLoad && (in.popPrev || in.pushPrev)) return false;
+    if (st == Stage::kStore && (in.popNext || in.pushNext)) return false;
+    if (in.isNop()) return true;
+    const MemId id = static_cast<MemId>(in.memType);
+    const bool padded = in.xPad0 || in.xPad1 || in.yPad0 || in.yPad1;
+    if (isLoad ? id == MemId::kOut : id != MemId::kOut) return false;
+    if (!isLoad && padded) return false;
+    if (isLoad && id == MemId::kUop && (in.ySize != 1 || padded)) return false;
+    const uint64_t rows = isLoad ? uint64_t(in.yPad0) + in.ySize + in.yPad1 : in.ySize;
+    const uint64_t end = in.sramBase + (isLoad ? loadFootprint(in) : uint64_t(in.xSize) * in.ySize);
+    if (rows > 0 && end > cfg_.sramDepth(id)) return false;
+    if (in.ySize == 0) return true;
+    // decodeProgram's Dram::at of [first, end): inside the address space and off page 0.
+    const uint64_t eb = elemBytes_[in.memType];
+    const uint64_t first = uint64_t(in.dramBase) * eb;
+    const uint64_t last = (uint64_t(in.dramBase) + uint64_t(in.ySize - 1) * in.xStride + in.xSize) * eb;
+    if (last <= first) return true;
+    return first <= dramSpan_ && last - first <= dramSpan_ - first && first >= Dram::kPageBytes;
+  }
+  if (in.opcode == Opcode::kFinish) return true;
+  if (in.uopEnd > cfg_.uopDepth || in.uopBgn > in.uopEnd) return false;
+  return !(in.opcode == Opcode::kAlu && in.aluOp > 4);
+}
+
+}  // namespace detail
+
+void validateOrThrow(const Isa& isa, const Dram& dram, const Insn& in, size_t index) {
+  // The reference checks word the error; they must throw whenever the fast checks refuse.
+  isa.validate(in, index);
+  const DramRange r = dramRange(in, isa.config());
+  if (r.end > r.first) dram.at(r.first, r.end - r.first, insnName(index, in) + ", field dram_base");
+  throw Error(insnName(index, in), "internal error: the fast validation refuses what validate() accepts");
+}
+
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count) {
   if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
   const uint8_t* bytes = dram.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
                                                                      " instructions at " + hex(insnPhys));
+  const detail::FastDecoder dec(isa, dram);
   std::vector<Insn> prog(count);
   for (uint32_t i = 0; i < count; ++i) {
-    prog[i] = isa.decode(Isa::rawFromBytes(bytes + 16 * size_t(i)));
-    isa.validate(prog[i], i);
-    const DramRange r = dramRange(prog[i], isa.config());
-    if (r.end > r.first) dram.at(r.first, r.end - r.first, insnName(i, prog[i]) + ", field dram_base");
+    uint64_t w[2];
+    detail::loadWords(bytes + 16 * size_t(i), w);
+    if (detail::FastDecoder::opcode(w) > 4) {
+      prog[i] = isa.decode(Isa::rawFromBytes(bytes + 16 * size_t(i)));
+    } else {
+      dec.decode(w, &prog[i]);
+    }
+    if (!dec.valid(prog[i])) validateOrThrow(isa, dram, prog[i], i);
   }
   return prog;
 }

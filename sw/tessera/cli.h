@@ -36,6 +36,10 @@ void addTargetOption(po::options_description& opts, std::string* target, const c
 // Unsigned integer in decimal or 0x-hex; throws tessera::Error naming `what`.
 uint64_t parseNumber(const std::string& text, const std::string& what);
 
+// Runs a verb and turns what it throws into a message on stderr and the exit code: 2 for a bad
+// command line, 1 for bad input or a failed run (cli_common.cpp).
+int runCommand(const char* verb, int (*run)(const std::vector<std::string>&), const std::vector<std::string>& args);
+
 int cmdInfo(const std::vector<std::string>& args);
 int cmdDisasm(const std::vector<std::string>& args);
 int cmdAsm(const std::vector<std::string>& args);
@@ -45,9 +49,13 @@ int cmdRegress(const std::vector<std::string>& args);
 int cmdBench(const std::vector<std::string>& args);
 int cmdCompile(const std::vector<std::string>& args);
 int cmdRunOp(const std::vector<std::string>& args);
+// The model commands (cmd_model.cpp) live in a module of their own, tessera-cli-model.so, with the
+// ONNX importer and the image readers, so the executable starts without loading protobuf, ONNX,
+// libpng or zlib; model_module.cpp loads it when one of them runs.
 int cmdCompileModel(const std::vector<std::string>& args);
 int cmdRun(const std::vector<std::string>& args);
 int cmdEval(const std::vector<std::string>& args);
+int cmdStream(const std::vector<std::string>& args);
 // tessera bench resnet18's whole-network part (cmd_bench_network.cpp); returns non-zero on a mismatch.
 int benchResnet18Network(runtime::Session& session, bool json);
 

@@ -391,6 +391,38 @@ int cmdRun(const std::vector<std::string>& args) {
   return 0;
 }
 
+namespace {
+
+// The quantization step of a quantized file's output: the scale of the DequantizeLinear it comes
+// from, through the float operations a file may put after it (a bias Add with a constant,
+// Reshape, Flatten, Identity); 0 when there is none.
+float outputStep(const compiler::graph::Graph& g, const std::string& output) {
+  std::string t = output;
+  for (int hops = 0; hops < 8; ++hops) {
+    const int p = g.producer(t);
+    if (p < 0) return 0.0f;
+    const compiler::graph::Node& n = g.nodes[size_t(p)];
+    if (n.opType == "DequantizeLinear" && n.inputs.size() > 1 && g.tensors.count(n.inputs[1]) &&
+        g.tensor(n.inputs[1]).floats.size() == 1)
+      return g.tensor(n.inputs[1]).floats[0];
+    if (n.opType == "Add" && n.inputs.size() == 2) {
+      const bool constantB = g.tensors.count(n.inputs[1]) && g.tensor(n.inputs[1]).isConstant;
+      const bool constantA = g.tensors.count(n.inputs[0]) && g.tensor(n.inputs[0]).isConstant;
+      if (constantA == constantB) return 0.0f;
+      t = constantB ? n.inputs[0] : n.inputs[1];
+      continue;
+    }
+    if ((n.opType == "Reshape" || n.opType == "Flatten" || n.opType == "Identity") && !n.inputs.empty()) {
+      t = n.inputs[0];
+      continue;
+    }
+    return 0.0f;
+  }
+  return 0.0f;
+}
+
+}  // namespace
+
 int cmdEval(const std::vector<std::string>& args) {
   po::options_description opts("options");
   ModelArgs a;
@@ -426,6 +458,10 @@ int cmdEval(const std::vector<std::string>& args) {
   const bool floatReference = m.quantization.rfind("post-training", 0) == 0 || m.quantization.rfind("float", 0) == 0;
   compiler::ModelRunner runner(m, session);
   int64_t top1 = 0, top5 = 0, ftop1 = 0, ftop5 = 0, agree = 0;
+  // For a QDQ or QOperator file: how far each output lies from the file's own semantics, in steps
+  // of the output's quantization (the scale of the DequantizeLinear it comes from).
+  const float step = floatReference || !haveFloat ? 0.0f : outputStep(floatGraph, m.outputs[0].name);
+  int64_t stepHist[4] = {0, 0, 0, 0};
   const bool tty = isatty(fileno(stderr)) != 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < n; ++i) {
@@ -441,6 +477,12 @@ int cmdEval(const std::vector<std::string>& args) {
       ftop1 += f[0] == label;
       ftop5 += std::find(f.begin(), f.end(), label) != f.end();
       agree += f[0] == q[0];
+      if (step > 0) {
+        const std::vector<float> got = asFloats(r.outputs.at(m.outputs[0].name));
+        const std::vector<float> want = asFloats(values.at(m.outputs[0].name));
+        for (size_t k = 0; k < got.size() && k < want.size(); ++k)
+          ++stepHist[std::min<long>(std::lround(std::fabs(double(got[k]) - double(want[k])) / double(step)), 3)];
+      }
     }
     // A bar redrawn in place on a terminal; a line per tenth into a log.
     const bool tenth = (i + 1) * 10 / n != i * 10 / n;
@@ -460,6 +502,13 @@ int cmdEval(const std::vector<std::string>& args) {
     if (haveFloat)
       j[floatReference ? "host_float" : "host_file_semantics"] = {{"top1", double(ftop1) / double(n)}, {"top5", double(ftop5) / double(n)},
                          {"top1_agreement", double(agree) / double(n)}};
+    const int64_t outputs = stepHist[0] + stepHist[1] + stepHist[2] + stepHist[3];
+    if (outputs > 0)
+      j["output_steps_from_file_semantics"] = {{"step", step}, {"outputs", outputs},
+                                               {"exact", double(stepHist[0]) / double(outputs)},
+                                               {"one", double(stepHist[1]) / double(outputs)},
+                                               {"two", double(stepHist[2]) / double(outputs)},
+                                               {"three_or_more", double(stepHist[3]) / double(outputs)}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -472,6 +521,14 @@ int cmdEval(const std::vector<std::string>& args) {
                                : "  host, file's own semantics: top-1 %.2f%%  top-5 %.2f%%   (top-1 agreement %.2f%%)\n",
                 100.0 * double(ftop1) / double(n),
                 100.0 * double(ftop5) / double(n), 100.0 * double(agree) / double(n));
+  const int64_t outputs = stepHist[0] + stepHist[1] + stepHist[2] + stepHist[3];
+  if (outputs > 0) {
+    auto pct = [&](int64_t v) { return 100.0 * double(v) / double(outputs); };
+    std::printf("  outputs against the file's own semantics (%lld values, step %g): exact %.2f%%, one step %.2f%% "
+                "(within one step %.2f%%), two %.2f%%, three or more %.2f%%\n",
+                (long long)outputs, double(step), pct(stepHist[0]), pct(stepHist[1]), pct(stepHist[0] + stepHist[1]),
+                pct(stepHist[2]), pct(stepHist[3]));
+  }
   return 0;
 }
 

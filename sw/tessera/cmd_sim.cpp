@@ -1,7 +1,11 @@
 // tessera sim: a bare-metal loader and runner over simulated DRAM, on any target.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tessera/hw/asm.h"
@@ -15,8 +19,18 @@ namespace {
 struct Placement {
   std::string file;
   uint64_t addr;
-  std::vector<uint8_t> bytes;
+  uint64_t size;
 };
+
+// Large --load files are mapped from the page cache (hw::Dram::loadFile): one that shrinks while
+// the run reads it raises SIGBUS, reported as an error rather than a crash.
+void onSigbus(int) {
+  static const char msg[] =
+      "tessera sim: error: a file given to --load changed size while the run read it (SIGBUS)\n";
+  ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  (void)ignored;
+  ::_exit(1);
+}
 
 std::string hex(uint64_t v) {
   char buf[32];
@@ -71,16 +85,24 @@ int cmdSim(const std::vector<std::string>& args) {
   // Place files, refusing overlaps so one load cannot silently clobber another.
   std::vector<Placement> placed;
   uint64_t highest = hw::Dram::kPageBytes;
+  struct sigaction bus = {};
+  bus.sa_handler = onSigbus;
+  ::sigaction(SIGBUS, &bus, nullptr);
   for (const auto& spec : loads) {
     auto at = spec.rfind('@');
     if (at == std::string::npos || at == 0) throw Error("--load " + spec, "expected FILE@ADDR");
-    Placement p{spec.substr(0, at), parseNumber(spec.substr(at + 1), "--load " + spec + ": address"), {}};
-    p.bytes = hw::readBinaryFile(p.file);
+    Placement p{spec.substr(0, at), parseNumber(spec.substr(at + 1), "--load " + spec + ": address"), 0};
+    struct stat st;
+    if (::stat(p.file.c_str(), &st) != 0) throw Error(p.file, "cannot open file for reading");
+    p.size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
     for (const auto& q : placed)
-      if (p.addr < q.addr + q.bytes.size() && q.addr < p.addr + p.bytes.size())
-        throw Error("--load " + spec, "overlaps " + q.file + " at [" + hex(q.addr) + ", " + hex(q.addr + q.bytes.size()) + ")");
-    dram.write(p.addr, p.bytes.data(), p.bytes.size(), "--load " + spec);
-    highest = std::max<uint64_t>(highest, p.addr + p.bytes.size());
+      if (p.addr < q.addr + q.size && q.addr < p.addr + p.size)
+        throw Error("--load " + spec, "overlaps " + q.file + " at [" + hex(q.addr) + ", " + hex(q.addr + q.size) + ")");
+    p.size = dram.loadFile(p.addr, p.file, "--load " + spec);
+    for (const auto& q : placed)  // a pipe's size is known only once read
+      if (p.addr < q.addr + q.size && q.addr < p.addr + p.size)
+        throw Error("--load " + spec, "overlaps " + q.file + " at [" + hex(q.addr) + ", " + hex(q.addr + q.size) + ")");
+    highest = std::max<uint64_t>(highest, p.addr + p.size);
     placed.push_back(std::move(p));
   }
 
@@ -121,9 +143,7 @@ int cmdSim(const std::vector<std::string>& args) {
     uint64_t bytes = parseNumber(spec.substr(c1 + 1, c2 - c1 - 1), "--dump " + spec + ": size");
     std::string file = spec.substr(c2 + 1);
     if (file.empty()) throw Error("--dump " + spec, "missing file name");
-    std::vector<uint8_t> data(bytes);
-    dram.read(addr, data.data(), bytes, "--dump " + spec);
-    hw::writeBinaryFile(file, data, vm.count("force") != 0);
+    hw::writeBinaryFile(file, dram.at(addr, bytes, "--dump " + spec), bytes, vm.count("force") != 0);
     std::printf("dumped %llu bytes at %s to %s\n", static_cast<unsigned long long>(bytes), hex(addr).c_str(), file.c_str());
   }
   if (vm.count("stats")) std::printf("%s", device->counters().format().c_str());

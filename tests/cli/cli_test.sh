@@ -159,6 +159,41 @@ expect 1 "target 'fake': plugin $WORK/plugins/tessera-fake.so registered target 
 cp "$TESSERA" ./tessera-copy
 expect 0 "ran 6 instructions on hls" -- ./tessera-copy sim --target hls "${simargs[@]}"
 
+# --- start-up: the executable maps no protobuf, ONNX, libpng or zlib; the model commands load their module
+loaded_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'lib(protobuf|onnx_proto|png16|z)\.so[.0-9]*|tessera-cli-model\.so' | sort -u | tr '\n' ' '; }
+[ -z "$(loaded_libs "$TESSERA" --help)" ] && ok || bad "tessera --help loads: $(loaded_libs "$TESSERA" --help)"
+[ -z "$(loaded_libs "$TESSERA" sim "${simargs[@]}")" ] && ok || bad "an fsim run loads: $(loaded_libs "$TESSERA" sim "${simargs[@]}")"
+[[ "$(loaded_libs "$TESSERA" run --help)" == *tessera-cli-model.so*libprotobuf* || "$(loaded_libs "$TESSERA" run --help)" == *libprotobuf*tessera-cli-model.so* ]] \
+  && ok || bad "tessera run --help loads: $(loaded_libs "$TESSERA" run --help)"
+expect 1 "tessera run: error: nope.tsm" -- "$TESSERA" run nope.tsm
+expect 2 "see 'tessera run --help'" -- "$TESSERA" run --bogus
+# A copy of the CLI elsewhere still finds the module (the build's plugin directory ends the search path).
+mkdir -p elsewhere && cp "$TESSERA" elsewhere/tessera
+expect 1 "tessera run: error: nope.tsm: cannot open" -- elsewhere/tessera run nope.tsm
+
+# --- stream: generated streams in other toolchains' shapes, exported and replayed byte for byte
+expect 0 "pool-rows .*268,000|pool-rows" -- "$TESSERA" stream --list
+expect 1 "stream shape 'nope': unknown \(shapes: matmul, lenet" -- "$TESSERA" stream nope
+expect 2 "a SHAPE is required" -- "$TESSERA" stream
+expect 0 "15 instructions .* ran on fsim" -- bash -c "'$TESSERA' stream matmul | tr '\n' ' '"
+expect 0 "wrote s1/manifest.txt" -- "$TESSERA" stream matmul -o s1
+expect 1 "is not empty" -- "$TESSERA" stream matmul -o s1
+expect 0 "wrote s1/manifest.txt" -- "$TESSERA" stream matmul -o s1 --force
+replay() {  # replay DIR [TARGET]: the manifest's command line (on TARGET), then every dump against its expected bytes
+  local dir=$1 target=${2:-fsim} cmd f
+  cmd=$(grep '^command ' "$dir/manifest.txt" | sed -e 's/^command tessera //' -e "s/--target fsim/--target $target/")
+  (cd "$dir" && "$TESSERA" $cmd > /dev/null) || return 1
+  for f in "$dir"/segment0/expected-*.bin; do cmp -s "$f" "${f/expected-/out-}" || return 1; done
+}
+replay s1 && ok || bad "the matmul stream's replay differs from its expected bytes"
+# Inputs past 64 KiB are mapped rather than copied; the bytes are the same.
+expect 0 "wrote s2/manifest.txt" -- "$TESSERA" stream eltwise-add --scale 0.1 --seed 3 -o s2
+replay s2 && ok || bad "the eltwise-add stream's replay differs from its expected bytes"
+replay s2 && ok || bad "a second replay (dumps replaced) differs"
+# Another simulator of the instruction set leaves the same bytes (the HLS design, config small).
+expect 0 "wrote s3/manifest.txt" -- "$TESSERA" stream lenet --config small -o s3
+replay s3 hls && ok || bad "the lenet stream on hls differs from fsim's bytes"
+
 # --- sim on tsim, the RTL under Verilator (when the build has it)
 if tsim_built_for any; then
   simargs=(--load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin)

@@ -80,6 +80,10 @@ for kind in qdq qop; do
     --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); a=d['accelerator']['top1']; f=d['host_file_semantics']; assert a>0.8 and f['top1_agreement']>0.95, d" "$work/out" \
     || fail "eval $kind: accuracy or agreement with the file's semantics too low"
+  # Every output's distance from the file's semantics, in the output's quantization steps.
+  want=$([ "$kind" = qdq ] && echo 0.99 || echo 0.9)
+  python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['output_steps_from_file_semantics']; assert s['outputs']==2000 and s['exact']+s['one']>=float(sys.argv[2]), s" "$work/out" "$want" \
+    || fail "eval $kind: outputs too far from the file's semantics"
 done
 expect_ok "eval json" "$tessera" eval "$work/m.tsm" --count 50 --json \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz

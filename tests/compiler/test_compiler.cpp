@@ -198,6 +198,32 @@ std::vector<Operator> smallOperators() {
   fused.residualEpilogue.bias = false;
   fused.residualEpilogue.shift = 1;
   ops.push_back(fused);
+  // Low multiplier bits (lowbits=E): the clipped accumulator's copy times the low bits, shifted,
+  // added to the high product, the rounding as a resident row; random multipliers and bounds,
+  // so intermediates wrap as the reference wraps them; with a fused residual add; and the
+  // four-region accumulator the small tiles take.
+  Epilogue precise;
+  precise.perChannelMultiplier = true;
+  precise.perChannelClip = true;
+  precise.lowBits = 7;
+  precise.shift = 24;
+  precise.round = true;
+  precise.relu = true;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, precise));
+  precise.lowBits = 3;
+  precise.round = false;
+  precise.relu = false;
+  precise.shift = 9;
+  ops.push_back(Operator::dense(2, 48, 24, precise));
+  precise.lowBits = 5;
+  precise.round = true;
+  precise.shift = 22;
+  fused = Operator::conv2d(2, 16, 6, 5, 24, 1, 1, 0, precise);
+  fused.residual = true;
+  fused.residualA = 7;
+  fused.residualB = 3;
+  fused.residualEpilogue = sumEpilogue;
+  ops.push_back(fused);
   return ops;
 }
 
@@ -339,7 +365,11 @@ TEST(Operator, SpecRoundTripsAndBadSpecsAreNamed) {
                           "conv2d cin=4 h=4 w=4 cout=4 residual=1 res_shift=20 res_round=1",
                           "conv2d cin=4 h=4 w=4 cout=4 residual=2",
                           "conv2d cin=4 h=4 w=4 cout=4 residual=1 res_wide=1 res_mul_a=1000000000 "
-                          "res_mul_b=1000000000 res_shift=20 res_round=1"}) {
+                          "res_mul_b=1000000000 res_shift=20 res_round=1",
+                          "conv2d cin=4 h=4 w=4 cout=4 lowbits=3", "conv2d cin=4 h=4 w=4 cout=4 mul=channel lowbits=3",
+                          "conv2d cin=4 h=4 w=4 cout=4 mul=channel clip=channel lowbits=8",
+                          "conv2d cin=4 h=4 w=4 cout=4 mul=channel clip=channel bias=after lowbits=2",
+                          "add c=4 h=4 w=4 lowbits=2"}) {
     try {
       Operator::parse(bad, "spec");
       ADD_FAILURE() << "accepted: " << bad;

@@ -46,8 +46,10 @@ size_t argmax(const std::vector<float>& v) { return size_t(std::max_element(v.be
 
 // Against the file's own semantics (the host executor runs the QDQ graph as ONNX defines it: float
 // scales, round half to even) the top-1 is the same and the distribution of differences is
-// printed. Each layer alone matches the file on 99.8-100% of its outputs (the test below; the rest
-// is within the file's own float32 rounding); over 20 layers those steps compound a little.
+// printed. A one-step difference anywhere spreads: by the last stage most activations differ from
+// the file's chain. So the logits' figure depends on how few such seeds there are: with 24-bit
+// requantization shifts (each layer 99.95-100% exact) it stayed below 99% within one step; the
+// low multiplier bits (a 31-bit shift) leave one output in a million off (docs/graph.md).
 TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
@@ -63,7 +65,10 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
                              "pooling and the dense layer";
   const float step = g.tensor("logits_real_scale").floats.at(0);
   size_t hist[4] = {0, 0, 0, 0}, total = 0;
-  for (uint32_t s = 0; s < 4; ++s) {
+  // TESSERA_RESNET18_IMAGES measures on more images (the default four keep ctest short).
+  const char* more = std::getenv("TESSERA_RESNET18_IMAGES");
+  const uint32_t images = more && std::atoi(more) > 0 ? uint32_t(std::atoi(more)) : 4u;
+  for (uint32_t s = 0; s < images; ++s) {
     const std::map<std::string, Tensor> in = {{"data", image(50 + s)}};
     const auto want = tessera::compiler::evaluate(g, in).at("logits").floats;
     const auto got = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
@@ -79,11 +84,13 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
               "2 steps %.2f%%, 3+ steps %.2f%%; compiled in %.3f s\n",
               total, 100.0 * double(hist[0]) / double(total), 100.0 * double(hist[1]) / double(total),
               100.0 * double(hist[2]) / double(total), 100.0 * double(hist[3]) / double(total), compileSeconds);
-  EXPECT_GE(double(hist[0] + hist[1]), 0.985 * double(total));
+  EXPECT_GE(double(hist[0] + hist[1]), 0.99 * double(total));  // 99.88% within one step measured on 32 images
   EXPECT_EQ(hist[3], 0u);
 }
 
 // Each accelerator layer alone, fed the file's own int8 inputs: how often its output equals the file's.
+// The adds and the average pool (wide multipliers) are exact, the convolutions (24-bit multipliers,
+// exact rounding) differ only where the real value lies within their multiplier's error of a tie.
 TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
@@ -101,7 +108,7 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     if (name.size() > 2 && name.substr(name.size() - 2) == "_q") file[name.substr(0, name.size() - 2) + "_dq_q"] = t;
   }
   if (file.count("/Flatten_output_0_q")) file["/avgpool/GlobalAveragePool_output_0_q"] = file.at("/Flatten_output_0_q");
-  size_t compared = 0;
+  size_t compared = 0, convOutputs = 0, convInexact = 0;
   for (const auto& l : m.layers) {
     if (!l.onAccelerator) continue;
     std::string names;
@@ -134,11 +141,22 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
                 100.0 * h[2] / out.size(), out.size(), want.size());
     ASSERT_EQ(out.size(), want.size()) << l.name;
     EXPECT_EQ(h[2], 0u) << l.name;
-    EXPECT_GE(double(h[0]), 0.995 * double(out.size())) << l.name;
+    EXPECT_GE(double(h[0]), 0.999 * double(out.size())) << l.name;
+    if (p.op.onVectorAlu()) {
+      EXPECT_GE(double(h[0]), 0.9999 * double(out.size())) << l.name;
+    } else {
+      convOutputs += out.size();
+      convInexact += h[1];
+    }
     ++compared;
   }
   // All but the first convolution, whose input the compiler folds (tests/network checks the fold).
   EXPECT_EQ(compared, 30u);
+  // 1 output in 1.7 million measured with the low multiplier bits; a 24-bit shift (the bias after the
+  // multiply) gave 0.019%, the bias first with 16-bit multipliers 0.042%.
+  std::printf("convolutions and the dense layer: %zu of %zu outputs one step off (%.4f%%)\n", convInexact, convOutputs,
+              100.0 * double(convInexact) / double(convOutputs));
+  EXPECT_LE(double(convInexact), 0.00002 * double(convOutputs));
 }
 
 // The whole network bit-exact between the host reference and each target.

@@ -9,6 +9,7 @@
 #include "../../compiler/src/network/passes.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/network.h"
+#include "tessera/compiler/operator.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
@@ -380,6 +381,120 @@ TEST(Requantization, ChannelClipBoundsAreExactAndNeverWrap) {
   EXPECT_GT(refused, 0);
   EXPECT_LT(refused, 150);
   EXPECT_FALSE(tessera::compiler::detail::clippedRequantization({0.01, -0.02}, 1000, false).has_value());
+}
+
+// The bias after the multiply: through the reference's int32 arithmetic (applyEpilogue, which
+// wraps as the ALU does), every accumulator, saturating or not and with biases up to 2^30, gives
+// (acc + bias) * m + 2^23 >> 24 computed without overflow, saturated: products that leave int32
+// wrap back. Unsaturated results are within half a step plus the bound the compiler reports of
+// the real product, so they round correctly unless the real value lies that close to a tie.
+TEST(Requantization, BiasAfterTheMultiplyRoundsExactlyThroughWrappingInt32) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> exponent(-6.0, -1.3), spread(1.0, 16.0);
+  std::uniform_int_distribution<int64_t> biasDist(-(int64_t(1) << 30), int64_t(1) << 30);
+  int refused = 0, wrapped = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<double> real(8);
+    const double b = std::pow(10.0, exponent(rng)) * (trial % 4 == 0 ? 8 : 1);
+    for (double& r : real) r = b * spread(rng);
+    if (trial % 7 == 0) real[3] = 0;
+    const bool relu = trial % 2 == 1;
+    const int64_t maxAcc = int64_t(1) << (8 + trial % 23);
+    std::vector<int64_t> bias(real.size());
+    for (auto& v : bias) v = trial % 3 == 0 ? biasDist(rng) / (int64_t(1) << (trial % 20)) : 0;
+    const auto r = tessera::compiler::detail::productBiasRequantization(real, bias, maxAcc, relu);
+    if (!r) {
+      ++refused;
+      continue;
+    }
+    ASSERT_TRUE(r->biasAfterMultiply && r->perChannelClip);
+    ASSERT_EQ(r->shift, 24);
+    tessera::compiler::Epilogue e;
+    e.perChannelMultiplier = e.perChannelClip = e.biasAfterMultiply = true;
+    e.shift = r->shift;
+    e.relu = relu;
+    std::uniform_int_distribution<int64_t> acc(-maxAcc, maxAcc);
+    for (int k = 0; k < 400; ++k) {
+      const size_t o = size_t(k) % real.size();
+      const int64_t a = k < 8 ? maxAcc : k < 16 ? -maxAcc : acc(rng);
+      const int8_t got = tessera::compiler::applyEpilogue(e, int32_t(a), r->productBias[o], r->multipliers[o],
+                                                          r->clipLow[o], r->clipHigh[o]);
+      const int64_t v = a + bias[o];
+      const int64_t exact = v * r->multipliers[o] + (int64_t(1) << 23);
+      const int64_t want = std::clamp<int64_t>(exact >> 24, relu ? 0 : -128, 127);
+      ASSERT_EQ(int64_t(got), want) << "acc " << a << " bias " << bias[o] << " m " << r->multipliers[o];
+      const int64_t clipped = std::clamp<int64_t>(a, r->clipLow[o], r->clipHigh[o]);
+      wrapped += std::llabs(clipped * r->multipliers[o]) > INT32_MAX;
+      const double ideal = double(v) * real[o];
+      if (ideal > (relu ? 0.0 : -128.0) && ideal < 127.0) {
+        ASSERT_LE(std::fabs(double(got) - ideal), 0.5 + r->worstStepError + 1e-9) << "acc " << a << " m " << real[o];
+      }
+    }
+  }
+  EXPECT_GT(wrapped, 0) << "large biases make intermediate products wrap";
+  EXPECT_LT(refused, 100);
+  EXPECT_FALSE(tessera::compiler::detail::productBiasRequantization({0.01, -0.02}, {0, 0}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::detail::productBiasRequantization({0.01, 1.5}, {0, 0}, 1000, false).has_value());
+}
+
+// Low multiplier bits (lowbits=E): the two-word product gives exactly floor((v * M + 2^(S-1)) /
+// 2^S) for S = 24 + E, M = round(real * 2^S), over every accumulator the layer can produce, with
+// no intermediate that must not wrap leaving int32; the bounds saturate exactly.
+TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> exponent(-6.0, 0.0), spread(0.5, 1.0);
+  std::uniform_int_distribution<int64_t> biasDist(-(int64_t(1) << 20), int64_t(1) << 20);
+  int refused = 0, withSevenBits = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<double> real(8);
+    const double b = std::pow(10.0, exponent(rng));
+    for (double& r : real) r = std::min(1.0, b * spread(rng));
+    if (trial % 7 == 0) real[3] = 0;
+    const bool relu = trial % 2 == 1;
+    const int64_t maxAcc = int64_t(1) << (8 + trial % 22);
+    std::vector<int64_t> bias(real.size());
+    for (auto& v : bias) v = trial % 3 == 0 ? biasDist(rng) / (int64_t(1) << (trial % 20)) : 0;
+    int64_t worst = 0;
+    for (int64_t v : bias) worst = std::max<int64_t>(worst, maxAcc + std::llabs(v));
+    const auto r = tessera::compiler::detail::lowBitsRequantization(real, worst, relu);
+    if (!r) {
+      ++refused;
+      continue;
+    }
+    ASSERT_TRUE(r->perChannelClip && r->round);
+    ASSERT_GE(r->lowBits, 1);
+    ASSERT_LE(r->lowBits, 7);
+    withSevenBits += r->lowBits == 7;
+    const int total = r->shift + r->lowBits;
+    tessera::compiler::Epilogue e;
+    e.perChannelMultiplier = e.perChannelClip = e.round = true;
+    e.lowBits = r->lowBits;
+    e.shift = r->shift;
+    e.relu = relu;
+    std::uniform_int_distribution<int64_t> acc(-maxAcc, maxAcc);
+    for (int k = 0; k < 400; ++k) {
+      const size_t o = size_t(k) % real.size();
+      const int64_t a = k < 8 ? maxAcc : k < 16 ? -maxAcc : acc(rng);
+      const int8_t got = tessera::compiler::applyEpilogue(e, int32_t(a), int32_t(bias[o]), r->multipliers[o],
+                                                          r->clipLow[o], r->clipHigh[o], r->multipliersLow[o]);
+      const int32_t value = tessera::compiler::epilogueValue(e, int32_t(a), int32_t(bias[o]), r->multipliers[o],
+                                                             r->clipLow[o], r->clipHigh[o], r->multipliersLow[o]);
+      const int64_t v = a + bias[o];
+      const int64_t M = int64_t(r->multipliers[o]) * (int64_t(1) << r->lowBits) + r->multipliersLow[o];
+      // floor((v * M + 2^(S-1)) / 2^S) in exact (128-bit-safe) arithmetic: |v * M| < 2^62 here.
+      const __int128 exact = (__int128(v) * M + (__int128(1) << (total - 1))) >> total;
+      const int64_t want = std::clamp<int64_t>(int64_t(exact), relu ? 0 : -128, 127);
+      ASSERT_EQ(int64_t(value), want) << "acc " << a << " bias " << bias[o] << " M " << M << " bits " << r->lowBits;
+      ASSERT_EQ(int64_t(got), want);
+      // The low product is shifted: it must not have wrapped.
+      const int64_t clipped = std::clamp<int64_t>(v, r->clipLow[o], r->clipHigh[o]);
+      ASSERT_LE(std::llabs(clipped * r->multipliersLow[o]), int64_t(INT32_MAX));
+    }
+  }
+  EXPECT_GT(withSevenBits, 100);
+  EXPECT_LT(refused, 100);
+  EXPECT_FALSE(tessera::compiler::detail::lowBitsRequantization({0.01, -0.02}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::detail::lowBitsRequantization({0.01, 1.5}, 1000, false).has_value());
 }
 
 }  // namespace

@@ -413,14 +413,16 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     if (op == "Conv") {
       if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32) c.fail("Conv takes float32 (use ConvInteger or QLinearConv)");
       if (!computeData) return {shapeOnly(DType::kFloat32, ys)};
-      std::vector<float> acc = convolve<float>(
-          c, x.shape, w.shape, win, group, [&](int64_t i) { return x.floats[size_t(i)]; },
-          [&](int64_t i) { return w.floats[size_t(i)]; });
+      // Sums in double, rounded once to float32 (as Gemm and MatMul do here): the float32 result
+      // nearest the exact one, whatever order another runtime adds in.
+      std::vector<double> acc = convolve<double>(
+          c, x.shape, w.shape, win, group, [&](int64_t i) { return double(x.floats[size_t(i)]); },
+          [&](int64_t i) { return double(w.floats[size_t(i)]); });
       Tensor y = make(DType::kFloat32, ys);
       const int64_t plane = win.oh * win.ow;
       for (int64_t i = 0; i < count(ys); ++i) {
-        const float b = c.has(ins, 2) ? ins[2]->floats.at(size_t((i / plane) % ys[1])) : 0.0f;
-        y.floats[size_t(i)] = acc[size_t(i)] + b;
+        const double b = c.has(ins, 2) ? double(ins[2]->floats.at(size_t((i / plane) % ys[1]))) : 0.0;
+        y.floats[size_t(i)] = float(acc[size_t(i)] + b);
       }
       return {y};
     }

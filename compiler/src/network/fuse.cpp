@@ -59,8 +59,9 @@ int fuseResidualAdds(Graph& g) {
       f.name = f.name + "+" + add.name;
       f.attrs["spec"].s = layer.spec();
       f.outputs = add.outputs;
-      // Inputs: x, weights, bias, multipliers, clip low, clip high (empty when absent), residual.
-      f.inputs.resize(6);
+      // Inputs: x, weights, bias, multipliers, clip low, clip high, low multiplier bits (empty
+      // when absent), residual.
+      f.inputs.resize(7);
       f.inputs.push_back(b);
       g.nodes[i] = std::move(f);
       fusedAway.insert(p);

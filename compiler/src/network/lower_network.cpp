@@ -82,11 +82,11 @@ class Linker {
   static const std::string& secondOperand(const Node& n) {
     static const std::string none;
     if (n.opType == "add") return n.inputs.at(1);
-    if (readsResidual(n)) return n.inputs[6];
+    if (readsResidual(n)) return n.inputs[7];
     return none;
   }
   static bool readsResidual(const Node& n) {
-    return (n.opType == "conv2d" || n.opType == "dense") && n.inputs.size() > 6 && !n.inputs[6].empty();
+    return (n.opType == "conv2d" || n.opType == "dense") && n.inputs.size() > 7 && !n.inputs[7].empty();
   }
   // The activations a layer reads, each with the channel block of its layout.
   std::vector<std::pair<std::string, int>> activationInputs(const Node& n) const {
@@ -406,12 +406,12 @@ CompiledModel compileNetwork(const hw::Config& cfg, Graph g, const NetworkOption
   detail::foldBatchNorm(g);
   dump(options, "BatchNorm folding", g);
   std::string kind;
-  const bool quantized = detail::recognizeQuantized(g, m.quantizationNotes, kind);
+  const bool quantized = detail::recognizeQuantized(cfg, g, m.quantizationNotes, kind);
   dump(options, "QDQ recognition", g);
   if (quantized) {
     m.quantization = kind;
   } else if (options.calibration) {
-    detail::quantizeFloat(g, *options.calibration);
+    detail::quantizeFloat(cfg, g, *options.calibration);
     m.quantization = "post-training int8 (" + std::to_string(options.calibration->samples.size()) + " calibration samples)";
     dump(options, "quantization and fusion", g);
   } else {

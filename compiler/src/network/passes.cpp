@@ -87,6 +87,8 @@ OperatorData acceleratorConstants(const Graph& g, const Node& n) {
     for (int64_t v : g.tensor(n.inputs[4]).ints) d.clipLow.push_back(static_cast<int32_t>(v));
     for (int64_t v : g.tensor(n.inputs[5]).ints) d.clipHigh.push_back(static_cast<int32_t>(v));
   }
+  if (n.inputs.size() > 6 && !n.inputs[6].empty())
+    for (int64_t v : g.tensor(n.inputs[6]).ints) d.multipliersLow.push_back(static_cast<int32_t>(v));
   return d;
 }
 
@@ -361,6 +363,95 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
       best = immediate;
   }
   return best;
+}
+
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& real, const std::vector<int64_t>& bias,
+                                                        int64_t maxAbsAccumulator, bool relu) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
+  if (bias.size() != real.size() || maxAbsAccumulator < 0 || maxAbsAccumulator > int32Max) return std::nullopt;
+  // y = (v * m + 2^(s-1)) >> s for v = acc + bias clipped to [lo, hi], where the bounds saturate
+  // exactly and keep v * m + 2^(s-1) in [-128 * 2^s, 128 * 2^s): inside int32 for s = 24. The
+  // accelerator computes clip(acc, lo - bias, hi - bias) * m + (bias * m + 2^(s-1)), which is the
+  // same sum; its products may wrap, but int32 addition and multiplication wrap consistently
+  // (mod 2^32), so the final sum is exact.
+  const int shift = 24;
+  const int64_t one = int64_t(1) << shift, half = one / 2, low = relu ? 0 : -128;
+  Requantization r;
+  r.perChannelClip = true;
+  r.biasAfterMultiply = true;
+  r.shift = shift;
+  r.roundingBias.assign(real.size(), 0);
+  for (size_t o = 0; o < real.size(); ++o) {
+    const double x = real[o];
+    if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
+    const int64_t m = std::llround(x * double(one));
+    const int64_t b = bias[o];
+    r.multipliers.push_back(int32_t(m));
+    r.productBias.push_back(int32_t(uint32_t(uint64_t(b * m + half))));
+    if (m == 0) {  // (0 + 2^(s-1)) >> s is 0 whatever the accumulator
+      r.clipLow.push_back(0);
+      r.clipHigh.push_back(0);
+      continue;
+    }
+    const int64_t hi = floorDiv(128 * one - 1 - half, m), lo = ceilDiv(low * one - half, m);
+    if (floorDiv(hi * m + half, one) != 127 || floorDiv(lo * m + half, one) != low) return std::nullopt;
+    // Bounds beyond int32 are never reached by the accumulator: clamping them changes nothing.
+    r.clipHigh.push_back(int32_t(std::clamp(hi - b, int32Min, int32Max)));
+    r.clipLow.push_back(int32_t(std::clamp(lo - b, int32Min, int32Max)));
+    // Error of the multiplier at the largest |v| that is not saturated (or that can occur).
+    const double reach = std::min(double(std::max(hi, -lo)), double(maxAbsAccumulator + std::llabs(b)));
+    r.worstStepError = std::max(r.worstStepError, reach * std::fabs(double(m) - x * double(one)) / double(one));
+  }
+  if (r.worstStepError >= 1.0 / 16) return std::nullopt;
+  return r;
+}
+
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    bool relu) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
+  if (worstAccumulator < 0 || worstAccumulator >= int32Max) return std::nullopt;
+  for (double x : real)
+    if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
+  const int base = 24;
+  const int64_t low = relu ? 0 : -128;
+  // y = floor((v * M + 2^(S-1)) / 2^S) for v = acc + bias clipped to bounds that saturate exactly,
+  // S = 24 + e and M = m * 2^e + mlow. The accelerator computes v * m + ((v * mlow) >> e) =
+  // floor(v * M / 2^e), adds 2^23 and shifts by 24: the same value, as long as |v| * mlow stays
+  // in int32 (the bounds keep the final sum there).
+  for (int e = 7; e >= 1; --e) {
+    const int total = base + e;
+    const int64_t one = int64_t(1) << total, half = one / 2;
+    Requantization r;
+    r.perChannelClip = true;
+    r.lowBits = e;
+    r.shift = base;
+    r.round = true;
+    r.roundingBias.assign(real.size(), 0);
+    bool fits = true;
+    for (double x : real) {
+      const int64_t M = std::llround(x * double(one));
+      const int64_t m = M >> e, ml = M & ((int64_t(1) << e) - 1);
+      r.multipliers.push_back(int32_t(m));
+      r.multipliersLow.push_back(int32_t(ml));
+      if (M == 0) {  // (0 + 2^(S-1)) >> S is 0 whatever the accumulator
+        r.clipLow.push_back(0);
+        r.clipHigh.push_back(0);
+        continue;
+      }
+      const int64_t hi = floorDiv(128 * one - 1 - half, M), lo = ceilDiv(low * one - half, M);
+      if (floorDiv(hi * M + half, one) != 127 || floorDiv(lo * M + half, one) != low) fits = false;
+      // v never leaves [-worstAccumulator, worstAccumulator]; bounds beyond it change nothing. The
+      // low product must not wrap (it is shifted); the other terms may (the sum they wrap to is
+      // exact modulo 2^32 and, with these bounds, lies in int32).
+      const int64_t reach = std::min(std::max(hi, -lo), worstAccumulator);
+      if (reach * ml > int32Max) fits = false;
+      r.clipHigh.push_back(int32_t(std::clamp(hi, int32Min, int32Max)));
+      r.clipLow.push_back(int32_t(std::clamp(lo, int32Min, int32Max)));
+      r.worstStepError = std::max(r.worstStepError, double(reach) * std::fabs(double(M) - x * double(one)) / double(one));
+    }
+    if (fits && r.worstStepError < 1.0 / 16) return r;
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessera::compiler::detail

@@ -17,7 +17,9 @@ namespace tessera::compiler::detail {
 // Accelerator nodes the passes create carry domain kTesseraDomain (so does the host's
 // tessera.FoldInput, which isAccelerator() tells apart), op type = the operator kind
 // ("conv2d", "dense", "add", "maxpool", "avgpool"), attribute "spec" (Operator::spec()) and, for
-// conv2d/dense, constant inputs weights (int8 OIHW), bias (int32) and multipliers (int32).
+// conv2d/dense, inputs: the activation, then constant weights (int8 OIHW), bias (int32),
+// multipliers, clip low, clip high, low multiplier bits (int32; "" where absent), and a fused
+// residual add's other activation (inputs[7]).
 extern const char* const kTesseraDomain;
 
 bool isAccelerator(const graph::Node& n);
@@ -32,10 +34,11 @@ void foldConstants(graph::Graph& g);
 void foldBatchNorm(graph::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
-bool recognizeQuantized(graph::Graph& g, std::vector<QuantizationNote>& notes, std::string& kind);
+bool recognizeQuantized(const hw::Config& cfg, graph::Graph& g, std::vector<QuantizationNote>& notes,
+                        std::string& kind);
 // Float Conv/Gemm/MatMul/Add/pooling (with a following Relu fused) become accelerator nodes,
 // scales calibrated on `calibration`; Quantize/Dequantize host nodes at the float edges.
-void quantizeFloat(graph::Graph& g, const Calibration& calibration);
+void quantizeFloat(const hw::Config& cfg, graph::Graph& g, const Calibration& calibration);
 // Scales of int8 symmetric activations (real = scale * q) and per-channel weight scales.
 struct ActivationScales {
   std::map<std::string, float> activation;            // by float tensor name
@@ -45,6 +48,9 @@ struct ActivationScales {
   // Values the file's quantization clips at zero (uint8 with zero point 0): a ReLU in all but name,
   // which the producing accelerator node applies.
   std::set<std::string> clippedAtZero;
+  // The config the model compiles for: a requantization form whose resident vectors leave no room
+  // for a tile there is not chosen (null: every form may be).
+  const hw::Config* config = nullptr;
 };
 // quantizeFloat's rewriting with given scales (recognizeQuantized uses it for QDQ files).
 void quantizeWithScales(graph::Graph& g, const ActivationScales& scales);
@@ -52,7 +58,7 @@ void quantizeWithScales(graph::Graph& g, const ActivationScales& scales);
 void foldNarrowInputs(const hw::Config& cfg, graph::Graph& g);
 
 // An accelerator add of a conv2d/dense output that nothing else reads becomes that layer's fused
-// residual add (Operator::residual), run where the add ran; inputs[6] of the fused node is the
+// residual add (Operator::residual), run where the add ran; inputs[7] of the fused node is the
 // other operand. Returns how many were fused.
 int fuseResidualAdds(graph::Graph& g);
 
@@ -73,6 +79,14 @@ struct Requantization {
   bool perChannelClip = false;
   std::vector<int32_t> clipLow, clipHigh;
   double worstStepError = 0;  // bound on |result - acc * real| beyond rounding, in output steps
+  // Or the bias after the multiply (Epilogue::biasAfterMultiply): productBias[o] = bias[o] * m[o] +
+  // 2^(shift-1) replaces the bias, the clip bounds apply to the accumulator alone.
+  bool biasAfterMultiply = false;
+  std::vector<int32_t> productBias;
+  // Or multipliers with lowBits more bits (Epilogue::lowBits): the shift after the combined sum
+  // stays 24, the multiplier is multipliers[o] * 2^lowBits + multipliersLow[o].
+  int lowBits = 0;
+  std::vector<int32_t> multipliersLow;
 };
 // `worstAccumulator` bounds |acc + bias| over every input (127 * sum |w| + |bias|).
 Requantization requantization(const std::vector<double>& realMultipliers, int64_t worstAccumulator);
@@ -81,6 +95,20 @@ Requantization requantization(const std::vector<double>& realMultipliers, int64_
 // saturate exactly, or so small that its 24-bit shift leaves more than 1/16 step of error.
 // `relu` makes the low bound map to 0.
 std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, bool relu);
+// The per-channel-clip form with the bias after the multiply (docs/graph.md): exact rounding at a
+// 24-bit shift and multipliers of up to 24 bits, for the same five ALU instructions. `bias` is in
+// accumulator units; `maxAbsAccumulator` bounds |acc| without it. nullopt when a multiplier is
+// negative, not finite or above 1 (an accumulator step larger than an output step), when the
+// accumulator could leave int32, or when a multiplier so small leaves more than 1/16 step of error.
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& realMultipliers,
+                                                        const std::vector<int64_t>& bias, int64_t maxAbsAccumulator,
+                                                        bool relu);
+// The per-channel-clip form with 1 to 7 low multiplier bits (Epilogue::lowBits; docs/graph.md):
+// exact rounding at a shift of 24 + lowBits, the most bits whose products stay in int32.
+// `worstAccumulator` bounds |acc + bias|. nullopt when a multiplier is negative, not finite or
+// above 1, when acc + bias could leave int32, or when no low bits keep the bounds exact.
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& realMultipliers,
                                                     int64_t worstAccumulator, bool relu);
 
 }  // namespace tessera::compiler::detail

@@ -175,7 +175,7 @@ void removeDeadNodes(Graph& g) {
 
 }  // namespace
 
-bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::string& kind) {
+bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<QuantizationNote>& notes, std::string& kind) {
   bool qdq = false, qop = false;
   for (const Node& n : g.nodes) {
     if (!n.domain.empty()) continue;
@@ -190,6 +190,7 @@ bool recognizeQuantized(Graph& g, std::vector<QuantizationNote>& notes, std::str
   inferShapes(g);
 
   ActivationScales scales;
+  scales.config = &cfg;
   scales.fixed = true;
   auto paramsOf = [&](const Node& n, float* s, int64_t* zp) {
     if (!isConst(g, n.inputs.at(1)) || (n.inputs.size() > 2 && !n.inputs[2].empty() && !isConst(g, n.inputs[2])))

@@ -3,10 +3,12 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 
 #include "passes.h"
+#include "tessera/compiler/compile.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/hw/error.h"
 
@@ -245,21 +247,41 @@ class Quantizer {
       real[size_t(o)] = double(sx) * sw8 / double(sy);
       worst = std::max<int64_t>(worst, 128 * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
     }
-    const std::optional<Requantization> clipped = clippedRequantization(real, worst, relu);
-    const Requantization r = clipped ? *clipped : requantization(real, worst);
+    int64_t maxAbsAcc = 0;
+    for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, 128 * v);
+    // The bias after the multiply rounds exactly and keeps more multiplier bits; the older forms
+    // take over where it does not apply.
+    // Low multiplier bits first (the most exact), then the bias after the multiply.
+    std::optional<Requantization> chosen = lowBitsRequantization(real, worst, relu);
+    // Its fifth resident vector (the low bits) must leave room for a tile, as in a config with a
+    // small accumulator and a wide dense layer it may not.
+    if (chosen && scales_.config) {
+      Operator probe = dense ? Operator::dense(1, int(inC), int(outC)) : Operator::conv2d(1, int(inC), kh, kw, int(outC), 1, 1, 0);
+      probe.kernelH = kh;
+      probe.kernelW = kw;
+      probe.epilogue.perChannelMultiplier = probe.epilogue.perChannelClip = probe.epilogue.round = true;
+      probe.epilogue.lowBits = chosen->lowBits;
+      probe.epilogue.shift = chosen->shift;
+      if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) chosen.reset();
+    }
+    if (!chosen) chosen = productBiasRequantization(real, bq, maxAbsAcc, relu);
+    if (!chosen) chosen = clippedRequantization(real, worst, relu);
+    const Requantization r = chosen ? *chosen : requantization(real, worst);
     std::vector<int64_t> mults(static_cast<size_t>(outC));
     for (int64_t o = 0; o < outC; ++o) {
-      bq[size_t(o)] += r.roundingBias[size_t(o)];
+      bq[size_t(o)] = r.biasAfterMultiply ? r.productBias[size_t(o)] : bq[size_t(o)] + r.roundingBias[size_t(o)];
       mults[size_t(o)] = r.multipliers[size_t(o)];
     }
     Epilogue e;
     e.bias = true;
+    e.biasAfterMultiply = r.biasAfterMultiply;
     e.perChannelMultiplier = true;
     e.shift = r.shift;
     e.preShift = r.preShift;
     e.preClip = r.preClip;
     e.perChannelClip = r.perChannelClip;
     e.round = r.round;
+    e.lowBits = r.lowBits;
     e.relu = relu;
     const auto& xs = x.shape;
     Operator op;
@@ -286,6 +308,9 @@ class Quantizer {
       inputs.push_back(addConst(name + "_clip_high", DType::kInt32, {outC},
                                 std::vector<int64_t>(r.clipHigh.begin(), r.clipHigh.end())));
     }
+    if (r.lowBits)
+      inputs.push_back(addConst(name + "_multipliers_low", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end())));
     const std::string out = defineInt8(floatOut, sy, outShape);
     addAccelerator(name, op, inputs, out);
   }
@@ -416,17 +441,27 @@ class Quantizer {
       const std::string aq = int8Value(n.inputs[0]), bq = int8Value(n.inputs[1]);
       const double sa = g_.tensor(aq).quant.scale.at(0), sb = g_.tensor(bq).quant.scale.at(0);
       const float sy = scaleFor(y);
-      int k = 15;
-      while (k > 1 && std::llround(std::max(sa, sb) / sy * std::ldexp(1.0, k)) > 32767) --k;
+      // int32 multipliers from resident rows (wide=1): the largest shift whose worst sum
+      // 128 * (mA + mB) plus the rounding stays in int32, about 22 bits for two similar scales
+      // instead of the 15 of a 16-bit immediate.
+      const double ra = sa / double(sy), rb = sb / double(sy);
+      auto sumFits = [&](int k) {
+        const int64_t ma = std::llround(ra * std::ldexp(1.0, k)), mb = std::llround(rb * std::ldexp(1.0, k));
+        return std::max(ma, mb) <= (int64_t(1) << 30) &&
+               128 * (ma + mb) + (int64_t(1) << (k - 1)) <= int64_t(std::numeric_limits<int32_t>::max());
+      };
+      int k = 30;
+      while (k > 1 && !sumFits(k)) --k;
       Epilogue e;
       e.bias = false;
       e.multiplier = 1;
       e.shift = k;
       e.round = true;
       e.relu = relu;
+      e.wideScales = true;
       Operator op = Operator::add(int(a.shape[0]), int(a.shape[1]), int(a.shape[2]), int(a.shape[3]), e);
-      op.scaleA = int(std::llround(sa / sy * std::ldexp(1.0, k)));
-      op.scaleB = int(std::llround(sb / sy * std::ldexp(1.0, k)));
+      op.scaleA = int(std::llround(ra * std::ldexp(1.0, k)));
+      op.scaleB = int(std::llround(rb * std::ldexp(1.0, k)));
       op.name = n.name;
       op.validate();
       addAccelerator(n.name, op, {aq, bq}, defineInt8(y, sy, g_.tensor(y).shape));
@@ -461,15 +496,22 @@ class Quantizer {
       if (n.opType != "MaxPool") {
         const std::optional<float> own = averageOutputScale(out);
         if (own && *own > 0) {
+          // An int32 multiplier from a resident row (wide=1): the largest shift whose worst
+          // window sum times it, plus the rounding, stays in int32.
           const double real = double(sx) / (double(*own) * kh * kw);
-          int shift = 15;
-          while (shift > 1 && real * std::ldexp(1.0, shift) > 32767.0) --shift;
+          auto fits = [&](int shift) {
+            const int64_t m = std::llround(real * std::ldexp(1.0, shift));
+            return m <= (int64_t(1) << 30) && int64_t(128) * kh * kw * m + (int64_t(1) << (shift - 1)) <= INT32_MAX;
+          };
+          int shift = 31;
+          while (shift > 1 && !fits(shift)) --shift;
           const int64_t m = std::llround(real * std::ldexp(1.0, shift));
           // Too small a multiplier would cost precision: keep the input's scale then.
-          if (m >= 256 && m <= 32767 && int64_t(128) * kh * kw * m + (int64_t(1) << 14) <= INT32_MAX) {
+          if (m >= 256 && fits(shift)) {
             op.epilogue.multiplier = int(m);
             op.epilogue.shift = shift;
             op.epilogue.round = true;
+            op.epilogue.wideScales = true;
             sy = *own;
           }
         }
@@ -507,8 +549,9 @@ class Quantizer {
 
 }  // namespace
 
-void quantizeFloat(Graph& g, const Calibration& calibration) {
+void quantizeFloat(const hw::Config& cfg, Graph& g, const Calibration& calibration) {
   ActivationScales scales;
+  scales.config = &cfg;
   for (const auto& kv : calibrate(g, calibration)) scales.activation[kv.first] = kv.second / 127.0f;
   Quantizer(g, scales).run();
 }

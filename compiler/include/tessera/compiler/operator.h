@@ -44,6 +44,13 @@ struct Epilogue {
   // accumulator rows read by vector ALU instructions instead of signed 16-bit immediates, which
   // would leave only about 15 bits of multiplier.
   bool wideScales = false;
+  // conv2d and dense (spec `lowbits=E`, 1..7; with mul=channel, clip=channel and the bias first):
+  // each channel's multiplier gets E more low bits (OperatorData::multipliersLow, 0..2^E-1), so
+  // the requantization shift can reach 24 + E. After the bias and the clip,
+  //   acc = acc * m[o] + ((acc * mlow[o]) >> E) + 2^(shift-1) (if round), then acc >>= shift,
+  // which is exactly floor((acc * (m[o] * 2^E + mlow[o]) + 2^(shift-1+E)) / 2^(shift+E)). The low
+  // product runs on a copy of the clipped accumulator; the rounding constant is a resident row.
+  int lowBits = 0;
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
@@ -109,6 +116,7 @@ struct OperatorData {
   std::vector<int8_t> input, input2, weights;
   std::vector<int32_t> bias;
   std::vector<int32_t> multipliers;  // [O], with Epilogue::perChannelMultiplier
+  std::vector<int32_t> multipliersLow;  // [O], with Epilogue::lowBits: each in [0, 2^lowBits)
   std::vector<int32_t> clipLow, clipHigh;  // [O] each, with Epilogue::perChannelClip
   // Random int8 input and weights, and biases in [-biasRange, biasRange].
   static OperatorData random(const Operator& op, uint32_t seed, int32_t biasRange = 1 << 12);
@@ -122,11 +130,11 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data);
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias);
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier);
 int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                     int32_t clipHigh);
+                     int32_t clipHigh, int32_t multiplierLow = 0);
 // The same before STORE keeps the low byte: what the accumulator holds after the epilogue (a fused
 // residual add goes on from it).
 int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                      int32_t clipHigh);
+                      int32_t clipHigh, int32_t multiplierLow = 0);
 
 // avgpool's division of a window sum by `count` (the rule above), in the ALU's int32 arithmetic.
 int32_t averageOf(int32_t sum, int count);

@@ -40,6 +40,11 @@ class Dram {
   uint8_t* raw(uint64_t phys) { return base_ + phys; }
 
   void write(uint64_t phys, const void* src, uint64_t bytes, const std::string& what);
+  // Places the bytes of the file at `path` at `phys` (as write() would) and returns their number.
+  // The whole pages of a large file at a page-aligned address are mapped copy-on-write from the
+  // host's page cache instead of copied: no host memory of their own until the simulation writes
+  // them. A mapped file must keep its size while the Dram lives (the host raises SIGBUS otherwise).
+  uint64_t loadFile(uint64_t phys, const std::string& path, const std::string& what);
   void read(uint64_t phys, void* dst, uint64_t bytes, const std::string& what) const;
 
   // Contiguous allocator. alloc() returns 0 when no contiguous range of `bytes` is free.

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,39 @@
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw {
+
+namespace detail {
+class FastDecoder;
+
+// Zero pages the host maps on first touch (mmap), or zeroed heap memory for small arrays.
+void* allocateZeroed(size_t bytes);
+void freeZeroed(void* p, size_t bytes);
+
+// A zero-filled array of untouched zero pages: an SRAM costs host memory (and page faults) only
+// where a program uses it.
+template <typename T>
+class ZeroedArray {
+ public:
+  ZeroedArray() = default;
+  explicit ZeroedArray(size_t n) : p_(static_cast<T*>(allocateZeroed(n * sizeof(T)))), n_(n) {}
+  ZeroedArray(ZeroedArray&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  ZeroedArray& operator=(ZeroedArray&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~ZeroedArray() { freeZeroed(p_, n_ * sizeof(T)); }
+  T& operator[](size_t i) { return p_[i]; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+}
 
 namespace kernels {
 struct Loops;
@@ -42,6 +79,7 @@ class Fsim {
   // name ("generic", "avx2", "avx512bw", "avx512-vnni"); a named set this CPU or shape cannot run
   // throws tessera::Error saying why.
   Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet = "auto");
+  ~Fsim();
   // Why `kernelSet` cannot run `cfg` on this CPU (unknown name, CPU lacks it, no kernels for the
   // shape); empty if it can.
   static std::string kernelSetProblem(const Config& cfg, const std::string& kernelSet);
@@ -68,6 +106,7 @@ class Fsim {
  private:
   void execute(const Insn& insn, size_t index);
   void execLoad(const Insn& insn, size_t index);
+  void loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t count);
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
   void execAlu(const Insn& insn, size_t index);
@@ -79,6 +118,13 @@ class Fsim {
   Config cfg_;
   Isa isa_;
   Dram& dram_;
+  std::unique_ptr<detail::FastDecoder> decoder_;
+  uint64_t elemBytes_[6] = {};  // DRAM bytes of an element, by memory type
+  struct UopFields {
+    uint32_t dstShift, dstMask, srcShift, srcMask, wgtShift, wgtMask;
+  } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
+  std::vector<uint32_t> rings_;    // the three instruction queues of fetch
+  std::vector<uint8_t> ringSched_;  // what each queued instruction pops and pushes
   Counters counters_;
   uint64_t workBudget_ = 0, workDone_ = 0;
 
@@ -88,11 +134,13 @@ class Fsim {
   // also keep their DRAM bytes: they are the architectural state, and an entry reloaded with the
   // same bytes (common for weights) is not repacked.
   kernels::Backend backend_;
-  std::vector<uint8_t> inpPacked_, wgtPacked_;
-  std::vector<uint8_t> inpRaw_, wgtRaw_;
-  std::vector<int32_t> acc_;
-  std::vector<Uop> uops_;
+  detail::ZeroedArray<uint8_t> inpPacked_, wgtPacked_;
+  detail::ZeroedArray<uint8_t> inpRaw_, wgtRaw_;
+  detail::ZeroedArray<int32_t> acc_;
+  detail::ZeroedArray<Uop> uops_;
   kernels::AluFn aluKernels_[5] = {};
+  void (*widen_)(int32_t*, const int8_t*, uint64_t) = nullptr;   // ACC_8BIT loads
+  void (*narrow_)(int8_t*, const int32_t*, uint64_t) = nullptr;  // STOREs
 };
 
 }  // namespace tessera::hw

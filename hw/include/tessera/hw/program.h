@@ -27,6 +27,10 @@ DramRange dramRange(const Insn& insn, const Config& cfg);
 // the field before anything executes.
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count);
 
+// Throws the error Isa::validate or the DRAM range check words for an instruction the fast
+// validation of a simulator refused (an internal error if neither does).
+[[noreturn]] void validateOrThrow(const Isa& isa, const Dram& dram, const Insn& insn, size_t index);
+
 // Instruction-level counters of a program that ran to completion, as fsim counts them (what the
 // timed and C-simulation targets report besides their own cycle counters).
 Counters countProgram(const std::vector<Insn>& prog, const Config& cfg);

@@ -1,0 +1,79 @@
+// Pieces of the tessera CLI every verb shares (the executable and the model-command module alike):
+// option parsing, the config and target options, numbers, and how a verb's failure is reported.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+
+#include "cli.h"
+#include "tessera/hw/error.h"
+
+namespace tessera::cli {
+
+bool parse(const char* verb, const char* usage, const std::vector<std::string>& args, po::options_description& opts,
+           const po::positional_options_description* pos, po::variables_map* vm) {
+  opts.add_options()("help,h", "show this help");
+  auto parser = po::command_line_parser(args).options(opts);
+  if (pos) parser.positional(*pos);
+  po::store(parser.run(), *vm);
+  if (vm->count("help")) {
+    std::printf("usage: tessera %s %s\n\n", verb, usage);
+    std::ostringstream os;
+    os << opts;
+    std::printf("%s", os.str().c_str());
+    return false;
+  }
+  po::notify(*vm);
+  return true;
+}
+
+namespace {
+std::string envOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+}  // namespace
+
+void addConfigOption(po::options_description& opts, std::string* config) {
+  opts.add_options()("config,c", po::value<std::string>(config)->default_value(envOr("TESSERA_CONFIG", "default")),
+                     "config JSON file or shipped config name ($TESSERA_CONFIG)");
+}
+
+void addTargetOption(po::options_description& opts, std::string* target, const char* fallback) {
+  opts.add_options()("target,t", po::value<std::string>(target)->default_value(envOr("TESSERA_TARGET", fallback)),
+                     "target to run on ($TESSERA_TARGET)");
+}
+
+uint64_t parseNumber(const std::string& text, const std::string& what) {
+  if (text.empty()) throw Error(what, "empty number");
+  size_t i = 0;
+  int base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) { base = 16; i = 2; }
+  uint64_t v = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
+          : base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) throw Error(what, "'" + text + "' is not a decimal or 0x-hex number");
+    if (v > (~uint64_t(0) - d) / base) throw Error(what, "'" + text + "' is too large");
+    v = v * base + d;
+  }
+  return v;
+}
+
+int runCommand(const char* verb, int (*run)(const std::vector<std::string>&), const std::vector<std::string>& args) {
+  try {
+    return run(args);
+  } catch (const boost::program_options::error& e) {
+    std::fprintf(stderr, "tessera %s: error: %s (see 'tessera %s --help')\n", verb, e.what(), verb);
+    return 2;
+  } catch (const tessera::Error& e) {
+    std::fprintf(stderr, "tessera %s: error: %s\n", verb, e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera %s: internal error: %s\n", verb, e.what());
+    return 1;
+  }
+}
+
+}  // namespace tessera::cli
