@@ -271,6 +271,20 @@ def comb_arcs(ctype, params, ports):
     return None
 
 
+def cell_instance(cname):
+    """The instance a flattened cell lives in: '$flatten\\u_a.\\g_b[0].u_c.$auto$ff.cc:266:slice$1' -> 'u_a.g_b[0].u_c'."""
+    name = cname[len("$flatten"):] if cname.startswith("$flatten") else cname
+    name = name.replace("\\", "")
+    cut = name.find(".$")
+    if cut >= 0:
+        return re.sub(r"\.g_lane\[\d+\]$", "", name[:cut]) or "tessera_top"
+    if name.startswith("$"):
+        return "tessera_top"
+    name = re.sub(r"(\.\d+)+$", "", name)  # a memory's slices: mem_q.0.1
+    inst = name.rsplit(".", 1)[0] if "." in name else "tessera_top"
+    return re.sub(r"\.g_lane\[\d+\]$", "", inst)  # an SRAM's lanes count as the SRAM
+
+
 class Depth:
     def __init__(self, flat_json):
         design = design_modules(flat_json)
@@ -346,9 +360,13 @@ class Depth:
                 best[bit] = (lv + d[1], cl + 1, pred)
         # Endpoints: the inputs of sequential cells (named by the register they load) and the ports.
         ends = {}
+        # The deepest input of the sequential cells of each instance (from the cell's own name, which
+        # says where it lives, unlike the net it drives): instance -> (bit, endpoint label).
+        inst_end = {}
         for cname, c in cells.items():
             if comb_arcs(c["type"], c.get("parameters", {}), c.get("port_directions", {})) is not None:
                 continue
+            inst = cell_instance(cname)
             conns = c["connections"]
             if c["type"] in FF_TYPES or c["type"] in LATCH_TYPES:
                 q = conns.get("Q", [None])[0]
@@ -362,6 +380,8 @@ class Depth:
                     if isinstance(b, int) and b in best:
                         if label not in ends or best[b][:2] > best[ends[label]][:2]:
                             ends[label] = b
+                        if inst not in inst_end or best[b][:2] > best[inst_end[inst][0]][:2]:
+                            inst_end[inst] = (b, label)
         for pname, port in self.mod["ports"].items():
             if port["direction"] == "output":
                 for b in port["bits"]:
@@ -369,7 +389,8 @@ class Depth:
                         if pname not in ends or best[b][:2] > best[ends[pname]][:2]:
                             ends[pname] = b
         if not ends:
-            return {"lut_levels": 0, "cells": 0, "start": "", "end": "", "cell_types": {}, "path": [], "endpoints": []}
+            return {"lut_levels": 0, "cells": 0, "start": "", "end": "", "cell_types": {}, "path": [], "endpoints": [],
+                "by_instance": []}
 
         def trace(b):
             path = []
@@ -394,8 +415,14 @@ class Depth:
             endpoints.append({"end": label, "lut_levels": best[b][0], "cells": best[b][1], "start": sn,
                               "carry": sum(1 for p in ep if p["type"].startswith("CARRY")),
                               "dsp": sum(1 for p in ep if p["type"].startswith("DSP"))})
+        # The deepest path into each instance (the endpoint's hierarchical prefix), so a unit's own
+        # depth (the GEMM core's adder tree, the ALU) shows even when control paths rank above it.
+        by_instance = {}
+        for inst, (b, label) in inst_end.items():
+            by_instance[inst] = {"instance": inst, "lut_levels": best[b][0], "end": label, "start": trace(b)[1]}
         return {"lut_levels": best[end][0], "cells": len(path), "start": start_net, "end": end_label,
-                "cell_types": dict(kinds), "path": path, "endpoints": endpoints}
+                "cell_types": dict(kinds), "path": path, "endpoints": endpoints,
+                "by_instance": sorted(by_instance.values(), key=lambda e: -e["lut_levels"])}
 
 
 # ---------------------------------------------------------------------------- report
@@ -420,6 +447,7 @@ def main():
     ap.add_argument("--check", action="store_true", help="fail on latches, SRAMs not in block RAM, overflow")
     ap.add_argument("--max-depth", type=int, help="with --check: fail on a path deeper than this (LUT levels)")
     ap.add_argument("--endpoints", type=int, default=12, help="deepest endpoints listed")
+    ap.add_argument("--instances", type=int, default=40, help="instances listed with their deepest path")
     ap.add_argument("--reuse", action="store_true", help="analyse the netlists a previous run left in --work")
     ap.add_argument("--module-depth", type=int, default=3, help="instance levels shown in the table")
     args = ap.parse_args()
@@ -500,6 +528,11 @@ def main():
     print("Deepest endpoints (LUT levels, carry cells, DSPs on the path):")
     for e in depth["endpoints"][:args.endpoints]:
         print("  %3d  %3d  %d  %s  <-  %s" % (e["lut_levels"], e["carry"], e["dsp"], e["end"][:90], e["start"][:60]))
+    print("Deepest path into each instance's registers and memories (LUT levels; %d of %d instances):"
+          % (min(args.instances, len(depth["by_instance"])), len(depth["by_instance"])))
+    for e in depth["by_instance"][:args.instances]:
+        print("  %3d  %-60s  %s  <-  %s" % (e["lut_levels"], e["instance"][:60], e["end"].rsplit(".", 1)[-1][:40],
+                                          e["start"][:50]))
     print()
     print("%-12s %-22s %18s %18s %14s %14s" % ("board", "part", "LUT", "FF", "RAMB36", "DSP"))
     for f in fits:
