@@ -104,6 +104,20 @@ std::string envOr(const char* name, const char* fallback) {
 
 }  // namespace
 
+namespace detail {
+// Ends the C API's global session (see targets.cpp: registered with atexit after each plugin is
+// loaded, so it runs before that plugin's static objects are destroyed; a target still alive then,
+// such as tsim closing its waveform, would use them after their end).
+void releaseGlobalSession() {
+  auto& s = state();
+  std::unique_ptr<Session> doomed;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    doomed.swap(s.session);
+  }
+}
+}  // namespace detail
+
 Session& Session::global() {
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
