@@ -104,10 +104,7 @@ std::string envOr(const char* name, const char* fallback) {
 
 }  // namespace
 
-namespace detail {
-// Ends the C API's global session (see targets.cpp: registered with atexit after each plugin is
-// loaded, so it runs before that plugin's static objects are destroyed; a target still alive then,
-// such as tsim closing its waveform, would use them after their end).
+namespace {
 void releaseGlobalSession() {
   auto& s = state();
   std::unique_ptr<Session> doomed;
@@ -115,6 +112,17 @@ void releaseGlobalSession() {
     std::lock_guard<std::mutex> lock(s.mutex);
     doomed.swap(s.session);
   }
+}
+}  // namespace
+
+namespace detail {
+// Called after each plugin is loaded (targets.cpp): exit handlers and static destructors run in
+// reverse order of registration, so the session ends before the plugin's static objects, which a
+// target still in it uses when destroyed (tsim closing its waveform). The state is constructed
+// first, so its own destructor runs after the handler, never before.
+void releaseGlobalSessionBeforePluginStatics() {
+  state();
+  std::atexit(&releaseGlobalSession);
 }
 }  // namespace detail
 

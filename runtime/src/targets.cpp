@@ -19,7 +19,7 @@
 namespace tessera::runtime {
 
 namespace detail {
-void releaseGlobalSession();  // session.cpp
+void releaseGlobalSessionBeforePluginStatics();  // session.cpp
 }  // namespace detail
 
 namespace {
@@ -224,9 +224,7 @@ class Registry final : public TargetRegistrar {
       throw Error(what, "plugin " + plugin.library + " was built for plugin ABI " + std::to_string(abi()) +
                             ", this runtime has " + std::to_string(TESSERA_TARGET_PLUGIN_ABI) + " (rebuild it)");
     plugin.loaded = true;
-    // Exit handlers run in reverse order of registration: this one, registered after the plugin's
-    // static objects, ends the global session (and the plugin targets in it) while they still exist.
-    std::atexit(&detail::releaseGlobalSession);
+    detail::releaseGlobalSessionBeforePluginStatics();
     const size_t before = targets_.size();
     registerTargets(*this);
     // Listing reads manifests only, so a target the manifest does not name would be invisible there.
