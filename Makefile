@@ -49,7 +49,7 @@ fpga-report: configure
 
 # Gate-level simulation (gls/README.md): turns TESSERA_BUILD_GLS on in build/, synthesizes and
 # verilates the netlists of TESSERA_GLS_CONFIGS (default small; ~6 minutes on 2 cores), then runs the
-# runtime tests and the random regression on gls and gls-ice40 (label gls: about 6 minutes).
+# runtime tests and the random regression on gls and gls-ice40 (label gls: 100 s with 2 jobs here).
 gls: deps
 	@cmake --preset default -DTESSERA_WERROR=$(WERROR) -DTESSERA_BUILD_GLS=ON > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
 	@rm -f build-configure.log
@@ -57,7 +57,7 @@ gls: deps
 	@ctest --preset default -L gls
 
 # Whether a config fits an iCE40 part with Yosys synth_ice40 (docs/fpga.md): make ice40-fit
-# [CONFIG=default | CONFIG_JSON=path/to/config.json] [PART=up5k|up3k|hx8k]. Exit 1 if it does not fit.
+# [CONFIG=default | CONFIG_JSON=path/to/config.json] [PART=up5k|up3k|hx8k]. Fails if it does not fit.
 PART ?= up5k
 ice40-fit: configure
 	@cmake --build --preset default --target tessera-gen tessera_generated_headers > /dev/null
