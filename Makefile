@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure build demo test bench fresh-check clean
+.PHONY: all deps configure build demo test bench fresh-check clean fpga-report gls ice40-fit
 
 # Warnings are errors in CI only (.ci/run sets CI=true), never in a user's build; WERROR=ON forces it.
 WERROR ?= $(if $(filter true,$(CI)),ON,OFF)
@@ -36,6 +36,37 @@ CONFIG ?= default
 bitstream-%:
 	@FLOW=$(FLOW) CONFIG=$(CONFIG) HLS_SOURCES="$(HLS_SOURCES)" JOBS=$(JOBS) \
 	  bash scripts/fpga/build.sh $*
+
+# Resource and logic-depth report of the RTL for a Xilinx family with Yosys (no Vivado; docs/fpga.md):
+# make fpga-report [CONFIG=default] [FAMILY=xc7|xcup]; table on stdout, JSON and netlists in
+# build/fpga-report/<config>-<family>/. Fails on a latch, an SRAM not in block RAM or a part overflow.
+FAMILY ?= xc7
+fpga-report: configure
+	@cmake --build --preset default --target tessera_generated_headers > /dev/null
+	@python3 scripts/fpga/yosys_report.py --gen build/generated/$(CONFIG) --rtl rtl \
+	  --boards scripts/fpga/boards.tcl --family $(FAMILY) --work build/fpga-report/$(CONFIG)-$(FAMILY) \
+	  --json build/fpga-report/$(CONFIG)-$(FAMILY)/report.json --check
+
+# Gate-level simulation (gls/README.md): turns TESSERA_BUILD_GLS on in build/, synthesizes and
+# verilates the netlists of TESSERA_GLS_CONFIGS (default small; ~6 minutes on 2 cores), then runs the
+# runtime tests and the random regression on gls and gls-ice40 (label gls: 100 s with 2 jobs here).
+gls: deps
+	@cmake --preset default -DTESSERA_WERROR=$(WERROR) -DTESSERA_BUILD_GLS=ON > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
+	@rm -f build-configure.log
+	@cmake --build --preset default
+	@ctest --preset default -L gls
+
+# Whether a config fits an iCE40 part with Yosys synth_ice40 (docs/fpga.md): make ice40-fit
+# [CONFIG=default | CONFIG_JSON=path/to/config.json] [PART=up5k|up3k|hx8k]. Fails if it does not fit.
+PART ?= up5k
+ice40-fit: configure
+	@cmake --build --preset default --target tessera-gen tessera_generated_headers > /dev/null
+	@if [ -n "$(CONFIG_JSON)" ]; then \
+	  name=$$(basename "$(CONFIG_JSON)" .json); gen=build/ice40-fit/gen/$$name; mkdir -p $$gen; \
+	  build/hw/tessera-gen --config "$(CONFIG_JSON)" --sv $$gen/tessera_config.svh || exit 2; \
+	else name=$(CONFIG); gen=build/generated/$(CONFIG); fi; \
+	python3 scripts/fpga/ice40_fit.py --gen $$gen --rtl rtl --part $(PART) --work build/ice40-fit/$$name-$(PART) \
+	  --json build/ice40-fit/$$name-$(PART)/fit.json
 
 # The README's two commands on a bare Debian 12 (debootstrap chroot; root, ~20+ minutes):
 # scripts/fresh-check.sh, also `ctest -L fresh` (not part of `make test`).

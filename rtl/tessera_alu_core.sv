@@ -23,6 +23,22 @@ module tessera_alu_core (
   localparam logic [2:0] OpAdd = 3'(tessera_config_pkg::ALU_OPCODE_ADD);
   localparam logic [2:0] OpShr = 3'(tessera_config_pkg::ALU_OPCODE_SHR);
 
+  // a * b mod 2^32 from two DSP-sized multiplications and one small one in LUTs. With b split at
+  // bit 17 and a at bit 24: a * b = a[23:0] * b[16:0] + a[31:24] * b[16:0] * 2^24 + a * b[31:17] * 2^17,
+  // and mod 2^32 only the low 8 bits of the second product count (a[31:24] * b[7:0]) and the low 15
+  // of the third (a[14:0] * b[31:17]). The first is 24 x 17 bits and the third 15 x 15, one DSP48
+  // each (unsigned 24 x 17 is the DSP48E1's signed 25 x 18); the second, 8 x 8 bits kept to 8, is
+  // below the DSP threshold and takes a few LUTs. A straight 32 x 32 multiplication maps to three.
+  function automatic logic [31:0] mul32(input logic [31:0] a, input logic [31:0] b);
+    logic [31:0] p0;
+    logic [7:0]  p1;
+    logic [14:0] p2;
+    p0 = 32'(a[23:0] * b[16:0]);
+    p1 = 8'(a[31:24] * b[7:0]);
+    p2 = 15'(a[14:0] * b[31:17]);
+    mul32 = p0 + {p1, 24'b0} + {p2, 17'b0};
+  endfunction
+
   function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
     logic [4:0] left;
     left = 5'(-b);
@@ -31,7 +47,7 @@ module tessera_alu_core (
       OpMax: lane_op = ($signed(a) < $signed(b)) ? b : a;
       OpAdd: lane_op = a + b;
       OpShr: lane_op = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);
-      default: lane_op = a * b;
+      default: lane_op = mul32(a, b);
     endcase
   endfunction
 

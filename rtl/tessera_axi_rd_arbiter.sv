@@ -65,14 +65,16 @@ module tessera_axi_rd_arbiter #(
   );
   /* verilator lint_on PINCONNECTEMPTY */
 
-  // Round-robin grant starting after the last granted client.
+  // Round-robin grant starting after the last granted client. The candidate index wraps by a
+  // comparison, not a `%` of a variable, which synthesis would build as a divider.
   always_comb begin
     grant = '0;
     grant_valid = 1'b0;
     for (int i = Clients; i >= 1; i--) begin
-      logic [ClientWidth-1:0] c;
-      c = ClientWidth'((32'(last_grant_q) + i) % Clients);
-      if (req_valid_i[c]) begin
+      int unsigned c;
+      c = 32'(last_grant_q) + 32'(i);
+      if (c >= Clients) c = c - Clients;
+      if (req_valid_i[ClientWidth'(c)]) begin
         grant = ClientWidth'(c);
         grant_valid = 1'b1;
       end

@@ -1,7 +1,13 @@
 // Synchronous first-word-fall-through FIFO; the instruction queues between fetch and the modules.
+//
+// The head is read combinationally from the read pointer, a register, so FPGA synthesis can map the
+// array to LUT RAM or, absorbing the pointer into the read port, to block RAM. LutRam asks for LUT
+// RAM (the ram_style attribute Vivado and Yosys honour), for deep queues in configs whose SRAMs
+// need the block RAM.
 module tessera_fifo #(
   parameter int Width = 32,
   parameter int Depth = 8,
+  parameter bit LutRam = 1'b0,
   localparam int PtrWidth = (Depth > 1) ? $clog2(Depth) : 1,
   localparam int CountWidth = $clog2(Depth + 1)
 ) (
@@ -17,7 +23,6 @@ module tessera_fifo #(
   output logic [CountWidth-1:0] count_o
 );
 
-  logic [Width-1:0]      mem_q [Depth];
   logic [PtrWidth-1:0]   wr_ptr_q, rd_ptr_q;
   logic [CountWidth-1:0] count_q;
 
@@ -29,8 +34,18 @@ module tessera_fifo #(
     next_ptr = (32'(p) == Depth - 1) ? '0 : p + 1'b1;
   endfunction
 
-  always_ff @(posedge clk_i) begin
-    if (do_push) mem_q[wr_ptr_q] <= wdata_i;
+  if (LutRam) begin : g_lutram
+    (* ram_style = "distributed" *) logic [Width-1:0] mem_q [Depth];
+    always_ff @(posedge clk_i) begin
+      if (do_push) mem_q[wr_ptr_q] <= wdata_i;
+    end
+    assign rdata_o = mem_q[rd_ptr_q];
+  end else begin : g_any
+    logic [Width-1:0] mem_q [Depth];
+    always_ff @(posedge clk_i) begin
+      if (do_push) mem_q[wr_ptr_q] <= wdata_i;
+    end
+    assign rdata_o = mem_q[rd_ptr_q];
   end
 
   always_ff @(posedge clk_i) begin
@@ -46,7 +61,6 @@ module tessera_fifo #(
     end
   end
 
-  assign rdata_o = mem_q[rd_ptr_q];
   assign empty_o = (count_q == '0);
   assign full_o = (32'(count_q) == Depth);
   assign count_o = count_q;

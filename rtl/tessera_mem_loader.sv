@@ -64,7 +64,9 @@ module tessera_mem_loader #(
     logic [32:0] first, last, aligned;
     first = {1'b0, elem << leb};
     last = first + ({17'b0, x_size} << leb);
-    aligned = first & ~33'(BusBytes - 1);
+    // The cast in parentheses: Yosys 0.23 drops a ~ applied directly to a size cast (~33'(x) is x
+    // there), which made every DRAM row start at 0 in synthesized netlists (gls/README.md).
+    aligned = first & ~(33'(BusBytes - 1));
     row_span = {aligned[31:0], 32'((last - aligned + 33'(BusBytes - 1)) >> LogBusBytes)};
   endfunction
 

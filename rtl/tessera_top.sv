@@ -154,9 +154,21 @@ module tessera_top (
     .busy_o(fetch_busy), .stall_o(fetch_stall), .status_o(status[ModFetch * StatusBits +: StatusBits]), .next_insn_o(insn_idx[ModFetch * 32 +: 32])
   );
 
+  // The instruction queues (INSN_QUEUE_DEPTH entries of EntryWidth bits) fit block RAM, but where
+  // the config's SRAMs already take about 2 Mbit they go to LUT RAM: on the default config they would
+  // add 7.5 RAMB36 to the 120 of its SRAMs, 91% of an xc7z020's block RAM (docs/fpga.md).
+  localparam logic [63:0] SramBits =
+      64'(tessera_config_pkg::UOP_BUFF_DEPTH) * 64'(tessera_config_pkg::UOP_WIDTH) +
+      64'(tessera_config_pkg::INP_BUFF_DEPTH) * 64'(tessera_config_pkg::INP_MATRIX_WIDTH) +
+      64'(tessera_config_pkg::WGT_BUFF_DEPTH) * 64'(tessera_config_pkg::WGT_MATRIX_WIDTH) +
+      64'(tessera_config_pkg::ACC_BUFF_DEPTH) * 64'(tessera_config_pkg::ACC_MATRIX_WIDTH) +
+      64'(tessera_config_pkg::ACC_BUFF_DEPTH) * 64'(tessera_config_pkg::OUT_MATRIX_WIDTH);
+  localparam logic [63:0] QueueLutRamSramBits = 64'(2 * 1024 * 1024);
+  localparam bit QueueLutRam = SramBits >= QueueLutRamSramBits;
+
   for (genvar q = 0; q < NumInsnQueues; q++) begin : g_insn_queue
     logic [QueueCountWidth-1:0] count;
-    tessera_fifo #(.Width(EntryWidth), .Depth(QueueDepth)) u_queue (
+    tessera_fifo #(.Width(EntryWidth), .Depth(QueueDepth), .LutRam(QueueLutRam)) u_queue (
       .clk_i, .rst_ni, .clear_i(start),
       .push_i(q_push[q]), .wdata_i(fetch_entry),
       .pop_i(q_pop[q]), .rdata_o(q_head[q * EntryWidth +: EntryWidth]),

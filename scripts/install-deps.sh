@@ -6,8 +6,9 @@ set -euo pipefail
 # scripts/fresh-check.sh): the toolchain and generators; GoogleTest and Google Benchmark (tests/);
 # Boost.Program_options (the CLI); Boost.Asio, header-only in libboost1.74-dev (remote execution:
 # tessera serve, remote: targets); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
-# are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks); Python 3 (the HLS
-# synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
+# are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks, the Xilinx resource
+# report, gate-level netlists); nextpnr-ice40 and fpga-icestorm (the iCE40 fit check); Python 3 (the
+# HLS synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
 # export the test models; nothing at run time needs Python); pkg-config and dpkg-dev (the install test's
@@ -16,7 +17,7 @@ packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
   libboost-program-options-dev libboost1.74-dev nlohmann-json3-dev
-  verilator zlib1g-dev libsystemc-dev yosys
+  verilator zlib1g-dev libsystemc-dev yosys nextpnr-ice40 fpga-icestorm
   python3 tcl
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev
   libonnx-testdata dataset-fashion-mnist

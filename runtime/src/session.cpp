@@ -104,6 +104,28 @@ std::string envOr(const char* name, const char* fallback) {
 
 }  // namespace
 
+namespace {
+void releaseGlobalSession() {
+  auto& s = state();
+  std::unique_ptr<Session> doomed;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    doomed.swap(s.session);
+  }
+}
+}  // namespace
+
+namespace detail {
+// Called after each plugin is loaded (targets.cpp): exit handlers and static destructors run in
+// reverse order of registration, so the session ends before the plugin's static objects, which a
+// target still in it uses when destroyed (tsim closing its waveform). The state is constructed
+// first, so its own destructor runs after the handler, never before.
+void releaseGlobalSessionBeforePluginStatics() {
+  state();
+  std::atexit(&releaseGlobalSession);
+}
+}  // namespace detail
+
 Session& Session::global() {
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

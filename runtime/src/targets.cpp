@@ -19,6 +19,10 @@
 
 namespace tessera::runtime {
 
+namespace detail {
+void releaseGlobalSessionBeforePluginStatics();  // session.cpp
+}  // namespace detail
+
 namespace {
 
 // The behavioral simulator as a driver target: untimed, bit-exact reference.
@@ -232,6 +236,7 @@ class Registry final : public TargetRegistrar {
       throw Error(what, "plugin " + plugin.library + " was built for plugin ABI " + std::to_string(abi()) +
                             ", this runtime has " + std::to_string(TESSERA_TARGET_PLUGIN_ABI) + " (rebuild it)");
     plugin.loaded = true;
+    detail::releaseGlobalSessionBeforePluginStatics();
     const size_t before = targets_.size();
     registerTargets(*this);
     // Listing reads manifests only, so a target the manifest does not name would be invisible there.

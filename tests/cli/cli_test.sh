@@ -216,6 +216,10 @@ if tsim_built_for any; then
   [ -s wave2.fst ] && ok || bad "--target-option trace= wrote no waveform"
   expect 1 "writes no waveforms" -- "$TESSERA" sim "${simargs[@]}" --trace nowave.fst
   [ ! -e nowave.fst ] && ok || bad "fsim created a trace file"
+  # The C API's global session (demo) still holds tsim, with its waveform open, when the process
+  # exits: it must close before the plugin's static objects end (it once died with SIGBUS there).
+  expect 0 "all 256 outputs match" -- env TESSERA_TARGET_OPTIONS=trace=demo.fst "$TESSERA" demo --target tsim --config small --m 16 --n 16 --k 16
+  [ -s demo.fst ] && ok || bad "demo with trace= wrote no waveform"
   expect 1 "target option 'bogus': unknown for target tsim" -- "$TESSERA" sim --target tsim "${simargs[@]}" -o bogus=1
   expect 1 "target option 'mem-latency': unknown for target fsim" -- "$TESSERA" sim "${simargs[@]}" -o mem-latency=9
   expect 1 "target option mem-latency=soon: expected" -- "$TESSERA" sim --target tsim "${simargs[@]}" -o mem-latency=soon

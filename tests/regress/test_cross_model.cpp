@@ -1,4 +1,4 @@
-// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim, tsim and rtl-sc, fsim, hls and hls-sc, batch2 on two fsim kernel sets.
+// The cross-model regression: random programs on fsim and tsim (configs tsim runs), fsim, tsim and rtl-sc, fsim, tsim and the gate-level netlists, fsim, hls and hls-sc, batch2 on two fsim kernel sets.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -87,6 +87,41 @@ TEST(CrossModel, FsimTsimAndRtlSc) {
     EXPECT_EQ(s.cycles[1], s.cycles[2]) << config << ": tsim and rtl-sc simulated different cycle totals";
     std::printf("%s", text.substr(text.rfind("regress:")).c_str());
   }
+}
+
+// The gate-level netlists (gls: Yosys' generic gates; gls-ice40: its iCE40 cells) on random
+// programs: fsim's DRAM, and in total exactly tsim's cycles, from random power-up state. A short run:
+// a netlist simulates far slower than the RTL.
+TEST(CrossModel, FsimTsimAndGateLevel) {
+  const Config cfg = Config::load("small");
+  std::string targets = "fsim,tsim";
+  int gateLevel = 0;
+  for (const char* name : {"gls", "gls-ice40"})
+    for (const auto* t : tessera::runtime::availableTargets())
+      if (t->name == name && t->supports(cfg)) {
+        targets += std::string(",") + name;
+        ++gateLevel;
+      }
+  if (gateLevel == 0 || !tsimRuns(cfg)) GTEST_SKIP() << "gls, gls-ice40 or tsim is not built for config small";
+  RegressOptions o;
+  o.cfg = cfg;
+  o.seed = 9700001;
+  o.programs = programs(1000) / 20;
+  o.size = Size::kSmall;
+  o.targets = parseTargetList(targets);
+  o.keepGoing = true;
+  o.maxShrinkCandidates = 200;
+  o.reproduce = "tessera regress --config small --size small --targets " + targets;
+  std::ostringstream out;
+  const RegressSummary s = runRegression(o, out);
+  const std::string text = out.str();
+  EXPECT_EQ(s.failures, 0u) << text;
+  EXPECT_EQ(s.programs, o.programs);
+  ASSERT_EQ(s.cycles.size(), 2u + gateLevel);
+  EXPECT_GT(s.cycles[1], 0u);
+  for (int i = 0; i < gateLevel; ++i)
+    EXPECT_EQ(s.cycles[1], s.cycles[2 + i]) << o.targets[2 + i].label << " and tsim simulated different cycle totals";
+  std::printf("%s", text.substr(text.rfind("regress:")).c_str());
 }
 
 // The same programs against DRAM much faster and much slower than the default model: overlap

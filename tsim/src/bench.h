@@ -9,6 +9,7 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/insn_trace.h"
 #include "tessera/tsim/axi_memory.h"
+#include "tessera/tsim/simulator.h"
 
 namespace tessera::tsim {
 
@@ -130,6 +131,20 @@ struct BuiltModel {
 // Every config verilated into this build (tsim/CMakeLists.txt generates the list).
 extern const BuiltModel kBuiltModels[];
 extern const int kBuiltModelCount;
+
+// A gate-level netlist of the RTL (gls/), verilated like the RTL and clocked by the same harness:
+// its config, its flavour (the engine it is for) and its factory. tsim's own build has none; the gls
+// plugin's build has no RTL models.
+struct BuiltGlsModel {
+  const char* config;
+  Engine engine;  // Engine::kGateLevel or Engine::kGateLevelIce40
+  std::unique_ptr<Model> (*create)(Bench& bench, int busBytes, const std::string& tracePath);
+};
+extern const BuiltGlsModel kBuiltGlsModels[];
+extern const int kBuiltGlsModelCount;
+// The seed of the gate-level models' random power-up values (gls/src/registry.cpp.in; the gls
+// plugin's build only).
+uint64_t glsSeed();
 
 // The HLS design as a hardware model of the SystemC testbench (hls-sc), for each config the hls
 // layer compiled the design for; empty in builds without SystemC.

@@ -53,7 +53,7 @@ bool fileExists(const std::string& path) {
 // The configs each engine was built for, computed once.
 const hw::BuiltConfigs& builtFor(Engine engine) {
   static const auto kAll = [] {
-    std::vector<std::vector<std::string>> names(3);
+    std::vector<std::vector<std::string>> names(5);
     for (int i = 0; i < kBuiltModelCount; ++i) {
       names[0].push_back(kBuiltModels[i].config);
 #ifdef TESSERA_HAVE_RTL_SC
@@ -63,8 +63,11 @@ const hw::BuiltConfigs& builtFor(Engine engine) {
 #ifdef TESSERA_HAVE_RTL_SC
     for (int i = 0; i < kBuiltHlsScModelCount; ++i) names[2].push_back(kBuiltHlsScModels[i].config);
 #endif
+    for (int i = 0; i < kBuiltGlsModelCount; ++i)
+      names[static_cast<int>(kBuiltGlsModels[i].engine)].push_back(kBuiltGlsModels[i].config);
     return std::vector<hw::BuiltConfigs>{hw::BuiltConfigs(names[0]), hw::BuiltConfigs(names[1]),
-                                         hw::BuiltConfigs(names[2])};
+                                         hw::BuiltConfigs(names[2]), hw::BuiltConfigs(names[3]),
+                                         hw::BuiltConfigs(names[4])};
   }();
   return kAll[static_cast<int>(engine)];
 }
@@ -390,10 +393,14 @@ struct Simulator::Impl {
   }
 };
 
+bool isGateLevel(Engine engine) { return engine == Engine::kGateLevel || engine == Engine::kGateLevelIce40; }
+
 const char* engineTarget(Engine engine) {
   switch (engine) {
     case Engine::kSystemC: return "rtl-sc";
     case Engine::kHlsSystemC: return "hls-sc";
+    case Engine::kGateLevel: return "gls";
+    case Engine::kGateLevelIce40: return "gls-ice40";
     default: return "tsim";
   }
 }
@@ -410,6 +417,11 @@ Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& optio
   impl_ = std::make_unique<Impl>(cfg, dram, options, engine);
   const int index = builtFor(engine).indexOf(cfg);
   impl_->built = builtFor(engine).names()[index];
+  if (isGateLevel(engine)) {
+    for (int i = 0; i < kBuiltGlsModelCount; ++i)
+      if (kBuiltGlsModels[i].engine == engine && impl_->built == kBuiltGlsModels[i].config)
+        impl_->model = kBuiltGlsModels[i].create(impl_->bench, cfg.busBytes, options.trace);
+  } else
 #ifdef TESSERA_HAVE_RTL_SC
   if (engine != Engine::kVerilator)
     impl_->model = createScBenchModel(impl_->bench, engine == Engine::kSystemC ? "rtl" : "hls", impl_->built);
@@ -465,6 +477,11 @@ std::vector<std::string> Simulator::builtConfigs(Engine engine) { return builtFo
 
 std::string Simulator::unsupportedReason(const hw::Config& cfg, Engine engine) {
   const std::string target = engineTarget(engine);
+  if (isGateLevel(engine)) {
+    if (builtFor(engine).empty())
+      return target + " is not built in this library (the gls plugin has the gate-level models: gls/README.md)";
+    return builtFor(engine).unsupportedReason(cfg, target, "gate-level netlist", "TESSERA_GLS_CONFIGS");
+  }
   if (builtFor(engine).empty() && engine != Engine::kVerilator)
     return target + " is not built (it needs SystemC: apt-get install libsystemc-dev, then reconfigure)";
   const bool hls = engine == Engine::kHlsSystemC;

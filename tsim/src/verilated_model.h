@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <verilated.h>
 #include <verilated_fst_c.h>
@@ -32,15 +33,34 @@ inline void getWords(const T& port, uint64_t* out) {
   std::memcpy(out, static_cast<const void*>(&port), sizeof(T) < 16 ? sizeof(T) : 16);
 }
 
+// Whether a verilated class was built with waveform support (--trace-fst): the gate-level models
+// are not, as a netlist's every internal wire would make the trace code huge.
+template <class V, class = void>
+struct HasFstTrace : std::false_type {};
+template <class V>
+struct HasFstTrace<V, std::void_t<decltype(std::declval<V&>().trace(static_cast<VerilatedFstC*>(nullptr), 0))>>
+    : std::true_type {};
+
 template <class V>
 class VerilatedModel final : public Model {
  public:
-  VerilatedModel(Bench& bench, int busBytes, const std::string& tracePath)
+  // `randomSeed` non-zero: every register and memory bit that no reset sets starts random (drawn
+  // from that seed; the model must be verilated with --x-initial unique), as in hardware after
+  // power-up, rather than zero.
+  VerilatedModel(Bench& bench, int busBytes, const std::string& tracePath, uint64_t randomSeed = 0)
       : b_(bench), busBytes_(static_cast<size_t>(busBytes)), ctx_(std::make_unique<VerilatedContext>()) {
+    if (randomSeed != 0) {
+      ctx_->randReset(2);
+      ctx_->randSeed(static_cast<int>(randomSeed & 0x7fffffff));
+    }
+    if (!tracePath.empty() && !HasFstTrace<V>::value)
+      throw Error("trace " + tracePath, "this model was built without waveform support (trace it on tsim)");
     // Tracing must be allowed before the model exists; it costs nothing when no file is open.
     if (!tracePath.empty()) ctx_->traceEverOn(true);
     // $stop and $error end the run with a tessera::Error instead of aborting the process.
     ctx_->fatalOnError(false);
+    // The model draws its initial values from the current context's random-reset settings.
+    makeCurrent();
     m_ = std::make_unique<V>(ctx_.get(), "TOP");
     if (sizeof(m_->m_axi_rdata_i) < busBytes_ || sizeof(m_->m_axi_wdata_o) < busBytes_)
       throw Error("tsim model", "the verilated m_axi data ports are narrower than the config's " +
@@ -104,6 +124,14 @@ class VerilatedModel final : public Model {
   }
 
   void openTrace(const std::string& path) override {
+    if constexpr (!HasFstTrace<V>::value) {
+      throw Error("trace " + path, "this model was built without waveform support (trace it on tsim)");
+    } else {
+      openFst(path);
+    }
+  }
+
+  void openFst(const std::string& path) {
     trace_ = std::make_unique<VerilatedFstC>();
     m_->trace(trace_.get(), 99);
     trace_->open(path.c_str());

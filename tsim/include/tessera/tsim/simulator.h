@@ -43,9 +43,13 @@ enum class Engine {
   kHlsSystemC,  // hls-sc: the HLS design (hls/design) as clocked SystemC processes in the same
                 // testbench, with a cycle-approximate timing annotation (tsim/README.md, "Timing
                 // annotation"; the design itself: hls/README.md)
+  kGateLevel,       // gls: the Yosys-synthesized generic gate netlist of the RTL, verilated (gls/)
+  kGateLevelIce40,  // gls-ice40: the iCE40-mapped netlist with Yosys' cell models, verilated (gls/)
 };
-// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc").
+// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc", "gls", "gls-ice40").
 const char* engineTarget(Engine engine);
+// Whether an engine simulates a gate-level netlist (gls, gls-ice40).
+bool isGateLevel(Engine engine);
 
 struct Options {
   std::string trace;       // FST waveform of the whole simulation; empty: none
