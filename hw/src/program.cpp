@@ -179,7 +179,15 @@ std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnP
   const uint8_t* bytes = dram.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
                                                                      " instructions at " + hex(insnPhys));
   const detail::FastDecoder dec(isa, dram);
-  std::vector<Insn> prog(count);
+  std::vector<Insn> prog;
+  try {
+    prog.resize(count);
+  } catch (const std::bad_alloc&) {
+    // Zero pages of simulated DRAM cost nothing, so a long stream can fit there and still not here.
+    throw Error("instruction fetch of " + std::to_string(count) + " instructions at " + hex(insnPhys),
+                "decoding them needs " + std::to_string(uint64_t(count) * sizeof(Insn)) +
+                    " bytes of host memory, more than the host gives");
+  }
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t w[2];
     detail::loadWords(bytes + 16 * size_t(i), w);
