@@ -9,7 +9,8 @@ set -euo pipefail
 # synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
-# export the test models; nothing at run time needs Python).
+# export the test models; nothing at run time needs Python); clang-14 and libFuzzer (the fuzz
+# harnesses, tests/fuzz; GCC has no libFuzzer).
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
@@ -19,6 +20,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev
   libonnx-testdata dataset-fashion-mnist
   python3-numpy python3-onnx python3-torch python3-torchvision
+  clang-14 libfuzzer-14-dev
 )
 
 missing=()
