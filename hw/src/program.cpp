@@ -2,6 +2,7 @@
 #include "tessera/hw/program.h"
 
 #include <cstdio>
+#include <new>
 
 #include "fast_decode.h"
 #include "tessera/hw/error.h"
