@@ -6,6 +6,7 @@
 
 #include "fast_decode.h"
 #include "tessera/hw/error.h"
+#include "tessera/hw/run_error.h"
 
 namespace tessera::hw {
 
@@ -175,11 +176,27 @@ void validateOrThrow(const Isa& isa, const Dram& dram, const Insn& in, size_t in
   throw Error(insnName(index, in), "internal error: the fast validation refuses what validate() accepts");
 }
 
+// Streams longer than this are validated in place before being decoded into host memory.
+constexpr uint32_t kPrescanInsns = 1u << 20;
+
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count) {
   if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
   const uint8_t* bytes = dram.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
                                                                      " instructions at " + hex(insnPhys));
   const detail::FastDecoder dec(isa, dram);
+  if (count > kPrescanInsns) {
+    // A long stream is checked in place before any host memory is sized by it: a count that runs
+    // into never-written DRAM (zero words decode as valid empty LOADs) ends in the missing-FINISH
+    // error the run would give, instead of gigabytes of decoded instructions.
+    bool finish = false;
+    for (uint32_t i = 0; i < count; ++i) {
+      uint64_t w[2];
+      detail::loadWords(bytes + 16 * size_t(i), w);
+      if (!dec.validWords(w)) validateOrThrow(isa, dram, isa.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
+      finish |= detail::FastDecoder::opcode(w) == uint32_t(Opcode::kFinish);
+    }
+    if (!finish) throw run_error::missingFinish(count);
+  }
   std::vector<Insn> prog;
   try {
     prog.resize(count);
