@@ -1,6 +1,9 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure build demo test bench fresh-check clean fpga-report gls ice40-fit
+.PHONY: all deps configure build demo test test-all test-release test-sanitize test-fuzz fuzz bench fresh-check clean fpga-report gls ice40-fit
+
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES ?=
 
 # Warnings are errors in CI only (.ci/run sets CI=true), never in a user's build; WERROR=ON forces it.
 WERROR ?= $(if $(filter true,$(CI)),ON,OFF)
@@ -20,8 +23,41 @@ build: configure
 demo: build
 	@bash scripts/demo.sh build
 
-test: build
+# The whole suite of the release build (every harness's seed corpus replayed included). The same
+# suites under the sanitizers and a short fuzzing run of every harness are `make test-sanitize` and
+# `make test-fuzz` (two more builds); `make test-all` runs all three.
+test: test-release
+
+test-all: test-release test-sanitize test-fuzz
+
+test-release: build
 	@ctest --preset default
+
+# Unit, runtime, regression, compiler, network, ONNX, CLI and fuzz-corpus tests again in the debug
+# preset (build-debug/: -O1 -fsanitize=address,undefined, UBSan fatal), so a sanitizer finding fails
+# the test. The preset leaves out five labels: fresh (a debootstrapped Debian, as in the release
+# run), slow (the ResNet-18 model files, already the release run's longest tests), sanitizer-heavy
+# (the tsim run under extreme memory timings, past its 600 s timeout instrumented, and the ResNet-18
+# layer suite on every simulator but fsim), fpga (Tcl flow checks on stubbed vendor tools) and synth
+# (Yosys on the RTL); the last two run no C++ of ours, so they would only repeat the release run.
+# -O1 rather than -O0: at -O0 the instrumented RTL models ran ~30x slower than release.
+test-sanitize: deps
+	@cmake --preset debug > build-debug-configure.log 2>&1 || (cat build-debug-configure.log; exit 1)
+	@rm -f build-debug-configure.log
+	@cmake --build --preset debug
+	@ctest --preset debug
+
+# The libFuzzer harnesses (preset fuzz, build-fuzz/, clang-14) built, then each fuzzed for
+# TESSERA_FUZZ_CTEST_SECONDS (10) from its seed corpus by ctest (label fuzz).
+test-fuzz: deps
+	@cmake --preset fuzz > build-fuzz-configure.log 2>&1 || (cat build-fuzz-configure.log; exit 1)
+	@rm -f build-fuzz-configure.log
+	@cmake --build --preset fuzz
+	@ctest --preset fuzz
+
+# Longer fuzzing, one harness at a time: make fuzz [FUZZ_SECONDS=60] [FUZZ_HARNESSES="asm_text ..."]
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_HARNESSES="$(FUZZ_HARNESSES)" bash scripts/fuzz.sh
 
 bench: build
 	@./build/tests/bench/tessera_bench_fsim
@@ -74,4 +110,4 @@ fresh-check:
 	@bash scripts/fresh-check.sh
 
 clean:
-	@rm -rf build
+	@rm -rf build build-debug build-fuzz

@@ -12,7 +12,8 @@ set -euo pipefail
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
 # export the test models; nothing at run time needs Python); pkg-config and dpkg-dev (the install test's
-# pkg-config build and the .deb's shared-library dependencies).
+# pkg-config build and the .deb's shared-library dependencies); clang-14 and libFuzzer (the fuzz
+# harnesses, tests/fuzz; GCC has no libFuzzer).
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
@@ -23,6 +24,7 @@ packages=(
   libonnx-testdata dataset-fashion-mnist
   python3-numpy python3-onnx python3-torch python3-torchvision
   pkg-config dpkg-dev
+  clang-14 libfuzzer-14-dev
 )
 
 missing=()

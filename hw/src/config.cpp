@@ -62,6 +62,9 @@ Config Config::fromJson(const std::string& text, const std::string& origin) {
     }
     throw Error(origin + ":" + std::to_string(line) + ":" + std::to_string(col),
                 std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // The parser's other errors, e.g. a number too large for a double (found by fuzzing).
+    throw Error(origin, std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) throw Error(origin, "a configuration must be a JSON object");
 

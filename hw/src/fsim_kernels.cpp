@@ -150,9 +150,13 @@ struct OpShr { int32_t operator()(int32_t a, int32_t b) const { return shiftRigh
 
 #if defined(__x86_64__)
 // The vector kernels are compiled for their instruction set (lambdas included) and only selected
-// when the CPU has it.
+// when the CPU has it. Clang has no `#pragma GCC target` and takes the attribute form instead.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2")
+#endif
 template <int N>
 __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
   if constexpr (N == 1) {
@@ -220,10 +224,18 @@ void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useI
     }
   }
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vnni"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vnni")
+#endif
 // Quads layout, 16 outputs per register: one VNNI instruction does 64 multiply-accumulates.
 // With BATCH 1, consecutive micro-ops of one iteration that write the same accumulator entry (a
 // kernel walking a reduction) are summed in registers, with independent chains per quad, and the
@@ -323,10 +335,18 @@ void packWgtQuads16x16(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_
     _mm512_storeu_si512(dst + 256, _mm512_maskz_slli_epi32(0xffff, sums, 7));  // (maskz: GCC 12 warns on the plain form)
   }
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw")
+#endif
 template <int N>
 __attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
   if constexpr (N == 1) {
@@ -428,7 +448,11 @@ void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, 
     }
   }
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 // The vector extensions this CPU and its OS support, asked once. Not __builtin_cpu_supports: that
 // links libgcc's CPU model, whose constructor runs a dozen CPUID leaves at start-up in every

@@ -2,9 +2,11 @@
 #include "tessera/hw/program.h"
 
 #include <cstdio>
+#include <new>
 
 #include "fast_decode.h"
 #include "tessera/hw/error.h"
+#include "tessera/hw/run_error.h"
 
 namespace tessera::hw {
 
@@ -174,12 +176,36 @@ void validateOrThrow(const Isa& isa, const Dram& dram, const Insn& in, size_t in
   throw Error(insnName(index, in), "internal error: the fast validation refuses what validate() accepts");
 }
 
+// Streams longer than this are validated in place before being decoded into host memory.
+constexpr uint32_t kPrescanInsns = 1u << 20;
+
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count) {
   if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
   const uint8_t* bytes = dram.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
                                                                      " instructions at " + hex(insnPhys));
   const detail::FastDecoder dec(isa, dram);
-  std::vector<Insn> prog(count);
+  if (count > kPrescanInsns) {
+    // A long stream is checked in place before any host memory is sized by it: a count that runs
+    // into never-written DRAM (zero words decode as valid empty LOADs) ends in the missing-FINISH
+    // error the run would give, instead of gigabytes of decoded instructions.
+    bool finish = false;
+    for (uint32_t i = 0; i < count; ++i) {
+      uint64_t w[2];
+      detail::loadWords(bytes + 16 * size_t(i), w);
+      if (!dec.validWords(w)) validateOrThrow(isa, dram, isa.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
+      finish |= detail::FastDecoder::opcode(w) == uint32_t(Opcode::kFinish);
+    }
+    if (!finish) throw run_error::missingFinish(count);
+  }
+  std::vector<Insn> prog;
+  try {
+    prog.resize(count);
+  } catch (const std::bad_alloc&) {
+    // Zero pages of simulated DRAM cost nothing, so a long stream can fit there and still not here.
+    throw Error("instruction fetch of " + std::to_string(count) + " instructions at " + hex(insnPhys),
+                "decoding them needs " + std::to_string(uint64_t(count) * sizeof(Insn)) +
+                    " bytes of host memory, more than the host gives");
+  }
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t w[2];
     detail::loadWords(bytes + 16 * size_t(i), w);

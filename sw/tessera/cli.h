@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
+
 namespace tessera::runtime {
 class Session;
 }
@@ -32,9 +34,6 @@ bool parse(const char* verb, const char* usage, const std::vector<std::string>& 
 void addConfigOption(po::options_description& opts, std::string* config);
 // --target/-t into `target`: by default $TESSERA_TARGET when set and not empty, else `fallback`.
 void addTargetOption(po::options_description& opts, std::string* target, const char* fallback);
-
-// Unsigned integer in decimal or 0x-hex; throws tessera::Error naming `what`.
-uint64_t parseNumber(const std::string& text, const std::string& what);
 
 // Runs a verb and turns what it throws into a message on stderr and the exit code: 2 for a bad
 // command line, 1 for bad input or a failed run (cli_common.cpp).

@@ -44,23 +44,6 @@ void addTargetOption(po::options_description& opts, std::string* target, const c
                      "target to run on ($TESSERA_TARGET)");
 }
 
-uint64_t parseNumber(const std::string& text, const std::string& what) {
-  if (text.empty()) throw Error(what, "empty number");
-  size_t i = 0;
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) { base = 16; i = 2; }
-  uint64_t v = 0;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
-          : base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    if (d < 0) throw Error(what, "'" + text + "' is not a decimal or 0x-hex number");
-    if (v > (~uint64_t(0) - d) / base) throw Error(what, "'" + text + "' is too large");
-    v = v * base + d;
-  }
-  return v;
-}
-
 int runCommand(const char* verb, int (*run)(const std::vector<std::string>&), const std::vector<std::string>& args) {
   try {
     return run(args);

@@ -211,7 +211,9 @@ int cmdBench(const std::vector<std::string>& args) {
 
   runtime::Session::reset(target, config);
   auto& session = runtime::Session::global();
-  const hw::Config& cfg = session.config();
+  // A copy: --compare resets the global session, which destroys the first session's config while
+  // the second target's rows are still printed with it.
+  const hw::Config cfg = session.config();
   if (!compare.empty()) {
     // Refuse a second target that cannot run before spending minutes on the first.
     const runtime::TargetInfo& info = runtime::findTarget(compare);

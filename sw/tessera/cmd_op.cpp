@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -47,7 +48,10 @@ compiler::Tiling parseTiling(const std::string& text) {
   int n = 0;
   while (std::getline(ss, part, ',')) {
     if (n == 4) throw Error("--tiling " + text, "expected four numbers TCO,TH,TW,TCI");
-    *fields[n++] = static_cast<int>(parseNumber(part, "--tiling " + text));
+    const uint64_t blocks = parseNumber(part, "--tiling " + text);
+    if (blocks > uint64_t(std::numeric_limits<int>::max()))
+      throw Error("--tiling " + text, "'" + part + "' blocks is past any tensor's size");
+    *fields[n++] = static_cast<int>(blocks);
   }
   if (n != 4) throw Error("--tiling " + text, "expected four numbers TCO,TH,TW,TCI");
   return t;

@@ -115,9 +115,8 @@ int cmdSim(const std::vector<std::string>& args) {
   bus.sa_handler = onSigbus;
   ::sigaction(SIGBUS, &bus, nullptr);
   for (const auto& spec : loads) {
-    auto at = spec.rfind('@');
-    if (at == std::string::npos || at == 0) throw Error("--load " + spec, "expected FILE@ADDR");
-    Placement p{spec.substr(0, at), parseNumber(spec.substr(at + 1), "--load " + spec + ": address"), 0};
+    const LoadSpec load = parseLoadSpec(spec);
+    Placement p{load.file, load.addr, 0};
     struct stat st;
     if (::stat(p.file.c_str(), &st) != 0) throw Error(p.file, "cannot open file for reading");
     p.size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
@@ -134,11 +133,10 @@ int cmdSim(const std::vector<std::string>& args) {
 
   uint64_t insnAddr;
   uint64_t count;
-  auto colon = insn.find(':');
-  if (colon != std::string::npos) {
-    insnAddr = parseNumber(insn.substr(0, colon), "--insn " + insn + ": address");
-    count = parseNumber(insn.substr(colon + 1), "--insn " + insn + ": count");
-    if (count == 0 || count > 0xffffffffull) throw Error("--insn " + insn, "count must be in [1, 2^32)");
+  if (insn.find(':') != std::string::npos) {
+    const InsnRange range = parseInsnRange(insn);
+    insnAddr = range.addr;
+    count = range.count;
   } else {
     auto program = hw::readProgramFile(insn);
     auto bytes = hw::programBytes(program);
@@ -148,6 +146,13 @@ int cmdSim(const std::vector<std::string>& args) {
     count = program.size();
     std::printf("placed %llu instructions from %s at %s\n", static_cast<unsigned long long>(count), insn.c_str(),
                 hex(insnAddr).c_str());
+  }
+
+  // Malformed dumps fail before the run, not after minutes of simulation.
+  std::vector<DumpSpec> dumpSpecs;
+  for (const auto& spec : dumps) {
+    dumpSpecs.push_back(parseDumpSpec(spec));
+    dram.at(dumpSpecs.back().addr, dumpSpecs.back().bytes, "--dump " + spec);
   }
 
   auto device = session.createDevice();
@@ -165,16 +170,11 @@ int cmdSim(const std::vector<std::string>& args) {
   if (cycles && secs > 0)
     std::printf("%llu cycles simulated at %.0f cycles/s\n", static_cast<unsigned long long>(cycles), cycles / secs);
 
-  for (const auto& spec : dumps) {
-    auto c1 = spec.find(':');
-    auto c2 = c1 == std::string::npos ? std::string::npos : spec.find(':', c1 + 1);
-    if (c2 == std::string::npos) throw Error("--dump " + spec, "expected ADDR:BYTES:FILE");
-    uint64_t addr = parseNumber(spec.substr(0, c1), "--dump " + spec + ": address");
-    uint64_t bytes = parseNumber(spec.substr(c1 + 1, c2 - c1 - 1), "--dump " + spec + ": size");
-    std::string file = spec.substr(c2 + 1);
-    if (file.empty()) throw Error("--dump " + spec, "missing file name");
-    hw::writeBinaryFile(file, dram.at(addr, bytes, "--dump " + spec), bytes, vm.count("force") != 0);
-    std::printf("dumped %llu bytes at %s to %s\n", static_cast<unsigned long long>(bytes), hex(addr).c_str(), file.c_str());
+  for (size_t i = 0; i < dumps.size(); ++i) {
+    const DumpSpec& d = dumpSpecs[i];
+    hw::writeBinaryFile(d.file, dram.at(d.addr, d.bytes, "--dump " + dumps[i]), d.bytes, vm.count("force") != 0);
+    std::printf("dumped %llu bytes at %s to %s\n", static_cast<unsigned long long>(d.bytes), hex(d.addr).c_str(),
+                d.file.c_str());
   }
   if (vm.count("stats")) std::printf("%s", device->counters().format().c_str());
   return 0;

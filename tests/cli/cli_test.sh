@@ -125,6 +125,25 @@ printf 'LOAD.INP deps=- sram_base=2040 dram_base=0x100 y_size=1 x_size=16 x_stri
 "$TESSERA" asm oob.s -o oob.bin > /dev/null
 expect 1 "instruction 0 .LOAD.*sram_base.*exceeds the buffer depth 2048" -- "$TESSERA" sim --insn oob.bin
 expect 2 "--insn" -- "$TESSERA" sim
+# Address and range arguments past what any target can address: an error naming the argument and
+# the limit, before anything is sized by them (these once ended in std::bad_alloc).
+expect 1 "--insn 0x10000:4294967295: the instruction stream \[0x10000, 0x100000fff0\) reaches past 0x100000000 .*at most 268431360 instructions fit" \
+  -- "$TESSERA" sim --insn 0x10000:4294967295
+expect 1 "--insn 0x100000000:1: .*reaches past 0x100000000" -- "$TESSERA" sim --insn 0x100000000:1
+expect 1 "--insn 0xffffffffffffffff:1: .*at most 0 instructions fit" -- "$TESSERA" sim --insn 0xffffffffffffffff:1
+expect 1 "--insn 0x10000:0x100000000: count must be in \[1, 2\^32\)" -- "$TESSERA" sim --insn 0x10000:0x100000000
+expect 1 "--insn 0x10000:99999999999999999999: count: '99999999999999999999' is too large" \
+  -- "$TESSERA" sim --insn 0x10000:99999999999999999999
+expect 1 "--load acc.bin@0xffffffffffffffff: DRAM range .* lies outside" -- "$TESSERA" sim --load acc.bin@0xffffffffffffffff --insn prog.bin
+expect 1 "--dump 0xfffffffffffffff0:0x20:x.bin: the range's end lies past 2\^64" \
+  -- "$TESSERA" sim --insn prog.bin --dump 0xfffffffffffffff0:0x20:x.bin
+expect 1 "--dump 0x1000:0xffffffffffff:x.bin: DRAM range .* lies outside" -- "$TESSERA" sim --insn prog.bin --dump 0x1000:0xffffffffffff:x.bin
+[ ! -e x.bin ] && ok || bad "a refused --dump wrote its file"
+# A long stream into never-written DRAM fails as a run without FINISH, not by decoding it into host
+# memory first (the decoding targets once sized a vector by COUNT).
+if [[ ",$TSIM_CONFIGS," == *,default,* ]]; then
+  expect 1 "run of 20000000 instructions: the program ended without a FINISH" -- "$TESSERA" sim --target tsim --insn 0x10000:20000000
+fi
 printf 'GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=16383 iter_in=16383\nFINISH\n' > long.s
 "$TESSERA" asm long.s -o long.bin > /dev/null
 expect 1 "exceeds wait_cycles=5000" -- "$TESSERA" sim --insn long.bin --wait-cycles 5000
@@ -286,6 +305,10 @@ expect 0 "gemm 32x32x32 \\+requant .* ok$" -- "$TESSERA" bench gemm --config sma
 expect 1 "--compare nope: .*unknown or not built|target 'nope': unknown or not built" \
   -- "$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --compare nope
 available=$("$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --compare nope 2>&1)
+# --compare replaces the session whose config the rows are printed with (a use-after-free the
+# sanitizer build caught); the second table must still show the first config's ideal cycles.
+expect 0 "the same programs on target fsim" \
+  -- "$TESSERA" bench gemm --config small --m 32 --n 32 --k 32 --target fsim --compare fsim
 if [[ "$available" != *hls-sc* ]]; then skipped+=("hls-sc --compare rtl-sc (hls-sc not built)"); fi
 if [[ "$available" == *hls-sc* ]] && tsim_built_for small; then
   expect 0 "^gemm 32x32x32 +[0-9,]+ +[0-9,]+ +[0-9]+\.[0-9]{3}$" \

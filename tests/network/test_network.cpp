@@ -271,6 +271,22 @@ TEST(Network, CompiledModelFilesRoundTripAndRefuseCorruption) {
   }
 }
 
+// Regression test (found by the tsm_file fuzzer): a tensor's stored quantization axis was turned
+// into an int and decremented unchecked (signed overflow at 0x80000000, UBSan); now it is bounded
+// by the largest rank a file holds.
+TEST(Network, CompiledModelFileRefusesAQuantizationAxisPastAnyRank) {
+  CompiledModel m = compileSmall(tessera::hw::Config::load("small"));
+  ASSERT_FALSE(m.inputs.empty());
+  m.inputs[0].quant.axis = 9;
+  try {
+    CompiledModel::deserialize(m.serialize(), "axis.tsm");
+    FAIL() << "a quantization axis past rank 8 loaded";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("axis.tsm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("quantization axis 9"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Network, WrongInputsAreNamed) {
   const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
   std::mt19937 rng(1);

@@ -392,6 +392,15 @@ TEST(Config, InvalidJsonOnFirstLine) {
   EXPECT_TRUE(Contains(msg, "cfg.json:1:3:"));
 }
 
+// Regression test (found by the config_json fuzzer): a number too large for a double made the
+// JSON parser throw out_of_range, which is no parse_error and escaped as a non-tessera exception.
+TEST(Config, JsonNumberOutOfRangeIsAnError) {
+  std::string msg = errorOf("{\"LOG_BATCH\": 32E3333}");
+  EXPECT_TRUE(Contains(msg, "cfg.json"));
+  EXPECT_TRUE(Contains(msg, "invalid JSON"));
+  EXPECT_TRUE(Contains(msg, "number overflow"));
+}
+
 TEST(Config, NonObjectJsonIsRejected) {
   std::string msg = errorOf("[1, 2]");
   EXPECT_TRUE(Contains(msg, "JSON object"));

@@ -77,6 +77,9 @@ void writeTensor(Writer& w, const Tensor& t) {
   w.u32(uint32_t(t.quant.axis + 1));
 }
 
+// The largest tensor rank a compiled-model file holds.
+constexpr uint32_t kMaxRank = 8;
+
 Tensor readTensor(Reader& r) {
   Tensor t;
   t.name = r.str("tensor name");
@@ -86,7 +89,7 @@ Tensor readTensor(Reader& r) {
   t.hasShape = r.u32("tensor flags") != 0;
   t.isConstant = r.u32("tensor flags") != 0;
   const uint32_t rank = r.u32("tensor rank");
-  if (rank > 8) throw Error(r.origin(), "tensor '" + t.name + "' has rank " + std::to_string(rank));
+  if (rank > kMaxRank) throw Error(r.origin(), "tensor '" + t.name + "' has rank " + std::to_string(rank));
   for (uint32_t i = 0; i < rank; ++i) t.shape.push_back(int64_t(r.u64("tensor shape")));
   const uint64_t nf = r.u64("tensor floats");
   if (nf > kMaxElements) throw Error(r.origin(), "tensor '" + t.name + "' is implausibly large");
@@ -112,7 +115,13 @@ Tensor readTensor(Reader& r) {
   for (uint32_t i = 0; i < ns; ++i) t.quant.scale.push_back(float(r.f64("tensor scale")));
   const uint32_t nz = r.u32("tensor zero points");
   for (uint32_t i = 0; i < nz; ++i) t.quant.zeroPoint.push_back(int32_t(r.u32("tensor zero point")));
-  t.quant.axis = int(r.u32("tensor axis")) - 1;
+  // Stored as axis + 1 (per-tensor quantization's -1 is 0); bounded by the largest rank a file
+  // holds, so no corrupt value overflows the subtraction or indexes past a shape.
+  const uint32_t axisPlusOne = r.u32("tensor axis");
+  if (axisPlusOne > kMaxRank)
+    throw Error(r.origin(), "tensor '" + t.name + "' has quantization axis " + std::to_string(int64_t(axisPlusOne) - 1) +
+                                ", past any tensor's rank (at most " + std::to_string(kMaxRank) + ")");
+  t.quant.axis = int(axisPlusOne) - 1;
   return t;
 }
 

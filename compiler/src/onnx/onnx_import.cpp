@@ -129,8 +129,9 @@ void declare(Graph& g, const onnx::ValueInfoProto& v, bool needShape, const std:
 
 }  // namespace
 
-Graph importOnnx(const std::string& path) {
-  const std::vector<uint8_t> bytes = hw::readBinaryFile(path);
+Graph importOnnx(const std::string& path) { return importOnnxBytes(hw::readBinaryFile(path), path); }
+
+Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path) {
   if (bytes.empty()) throw Error(path, "is empty, not an ONNX model");
   onnx::ModelProto model;
   if (bytes.size() > size_t(INT32_MAX) || !model.ParseFromArray(bytes.data(), int(bytes.size())))

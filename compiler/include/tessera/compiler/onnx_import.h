@@ -1,7 +1,9 @@
 // ONNX files (read with Debian's ONNX and protobuf libraries) into the graph IR.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/compiler/graph.h"
 
@@ -12,6 +14,8 @@ namespace tessera::compiler {
 // read (truncated or corrupt files, unsupported element types, external data, dynamic shapes,
 // undefined tensors).
 graph::Graph importOnnx(const std::string& path);
+// The same for a model file's bytes already in memory; `origin` names it in errors.
+graph::Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& origin);
 
 // Reads a serialized TensorProto (the ONNX node tests' input_N.pb / output_N.pb).
 graph::Tensor readOnnxTensor(const std::string& path);
