@@ -461,7 +461,9 @@ struct ModelRunner::Impl {
       throw Error(model.source, "the model was compiled for another configuration than the session's (" + cfg.name + ")");
     constants = session.allocBuffer(std::max<uint64_t>(model.constantImage.size(), 1));
     arena = session.allocBuffer(std::max<uint64_t>(model.arenaBytes, 1));
-    std::memcpy(constants->host, model.constantImage.data(), model.constantImage.size());
+    // A model with no constants has an empty image, whose data() may be null (memcpy's UB).
+    if (!model.constantImage.empty())
+      std::memcpy(constants->host, model.constantImage.data(), model.constantImage.size());
     const hw::Isa isa(cfg);
     for (size_t si = 0; si < model.segments.size(); ++si) {
       const Segment& s = model.segments[si];
