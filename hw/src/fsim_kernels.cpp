@@ -214,6 +214,25 @@ template <int kOp>
 void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
   const Loops L = l;
   const __m256i immv = _mm256_set1_epi32(imm);
+  if (lanes == 16 && L.uopEnd - L.uopBgn == 1) {
+    // One micro-op per iteration, as in aluAvx512: a strided walk in program order.
+    const uint64_t d0 = uops[L.uopBgn].dst, s0 = uops[L.uopBgn].src;
+    const uint64_t dStep = L.dstIn * 16, sStep = L.srcIn * 16;
+    for (uint32_t i = 0; i < L.iterOut; ++i) {
+      int32_t* dp = acc + (d0 + i * L.dstOut) * 16;
+      const int32_t* sp = acc + (s0 + i * L.srcOut) * 16;
+      for (uint32_t j = 0; j < L.iterIn; ++j, dp += dStep, sp += sStep) {
+        __m256i* lo = reinterpret_cast<__m256i*>(dp);
+        const __m256i* slo = reinterpret_cast<const __m256i*>(sp);
+        const __m256i b0 = useImm ? immv : _mm256_loadu_si256(slo), b1 = useImm ? immv : _mm256_loadu_si256(slo + 1);
+        const __m256i r0 = aluVec<kOp>(_mm256_loadu_si256(lo), b0);
+        const __m256i r1 = aluVec<kOp>(_mm256_loadu_si256(lo + 1), b1);
+        _mm256_storeu_si256(lo, r0);
+        _mm256_storeu_si256(lo + 1, r1);
+      }
+    }
+    return;
+  }
   TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
     int32_t* dst = acc + d * lanes;
     const int32_t* src = acc + s * lanes;
@@ -397,6 +416,24 @@ template <int kOp>
 void aluAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
   const Loops L = l;
   const __m512i immv = _mm512_set1_epi32(imm);
+  if (lanes == 16 && L.uopEnd - L.uopBgn == 1) {
+    // One micro-op per iteration (elementwise streams): a strided walk, one entry at a time in
+    // program order, so a source that overlaps earlier destinations reads what they were given.
+    const uint64_t d0 = uops[L.uopBgn].dst, s0 = uops[L.uopBgn].src;
+    const uint64_t dStep = L.dstIn * 16, sStep = L.srcIn * 16;
+    for (uint32_t i = 0; i < L.iterOut; ++i) {
+      int32_t* dp = acc + (d0 + i * L.dstOut) * 16;
+      const int32_t* sp = acc + (s0 + i * L.srcOut) * 16;
+      if (useImm) {
+        for (uint32_t j = 0; j < L.iterIn; ++j, dp += dStep)
+          _mm512_storeu_si512(dp, aluVec512<kOp>(_mm512_loadu_si512(dp), immv));
+      } else {
+        for (uint32_t j = 0; j < L.iterIn; ++j, dp += dStep, sp += sStep)
+          _mm512_storeu_si512(dp, aluVec512<kOp>(_mm512_loadu_si512(dp), _mm512_loadu_si512(sp)));
+      }
+    }
+    return;
+  }
   if (lanes == 16) {
     for (uint32_t i = 0; i < L.iterOut; ++i)
       for (uint32_t j = 0; j < L.iterIn; ++j) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tessera/hw/config.h"
+#include "tessera/hw/fsim.h"
 #include "tessera/regress/runner.h"
 #include "tessera/runtime/target.h"
 
@@ -175,6 +176,17 @@ TEST(CrossModel, FsimAgainstHlsSc) {
 TEST(CrossModel, FsimKernelSetsOnBatch2) {
   crossRun("batch2", "fsim,fsim:kernels=generic", Size::kSmall, 5000001, programs(1000));
   crossRun("batch2", "fsim,fsim:kernels=generic", Size::kMedium, 6000001, programs(1000) / 5);
+}
+
+// default (one 16-lane accumulator entry per register) holds each vector set this CPU has
+// against the portable one: its single-micro-op ALU walk is the elementwise streams' fast path.
+TEST(CrossModel, FsimKernelSetsOnDefault) {
+  std::string targets = "fsim:kernels=generic";
+  for (const char* set : {"avx2", "avx512bw"})
+    if (tessera::hw::Fsim::kernelSetCpuProblem(set).empty()) targets += std::string(",fsim:kernels=") + set;
+  if (targets == "fsim:kernels=generic") GTEST_SKIP() << "this CPU has no vector kernel set";
+  crossRun("default", targets, Size::kSmall, 5100001, programs(1000));
+  crossRun("default", targets, Size::kMedium, 6100001, programs(1000) / 5);
 }
 
 }  // namespace
