@@ -10,7 +10,46 @@
 #include "tessera/hw/error.h"
 #include "tessera/hw/generate.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_ASAN 1
+#endif
+#endif
+#if defined(TESSERA_ASAN)
+#include <pthread.h>
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace tessera::tsim::sc {
+
+namespace {
+
+// SystemC 2.3.4 tells AddressSanitizer about each switch between its process stacks, but names
+// the stack of the thread that called sc_start as [0, 0) when it switches back to it. Until told
+// otherwise, ASan then cannot clean that stack after an exception (it warns "ignoring requested
+// __asan_handle_no_return") and later calls trip over the unwound frames' stale red zones. After
+// sc_start this thread's real stack is announced again and everything below the caller's frame,
+// which holds no live frame, is cleaned.
+void reannounceStackToAsan() {
+#if defined(TESSERA_ASAN)
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* bottom = nullptr;
+  size_t size = 0;
+  const bool known = pthread_attr_getstack(&attr, &bottom, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!known) return;
+  void* fakeStack = nullptr;
+  __sanitizer_start_switch_fiber(&fakeStack, bottom, size);
+  __sanitizer_finish_switch_fiber(fakeStack, nullptr, nullptr);
+  __asan_handle_no_return();
+#endif
+}
+
+}  // namespace
 
 std::ostream& operator<<(std::ostream& os, const BusWord& w) {
   std::ostringstream s;
@@ -204,7 +243,13 @@ uint64_t Testbench::run(uint64_t cycles, uint64_t resetCycles, bool untilIrq) {
   clock.request(cycles, resetCycles, [this, untilIrq] {
     return (untilIrq && bench_->irq) || bench_->mem.violated() || !model_->stopReason().empty();
   });
-  sc_core::sc_start();  // until the clock stops asking: nothing else has events
+  try {
+    sc_core::sc_start();  // until the clock stops asking: nothing else has events
+  } catch (...) {
+    reannounceStackToAsan();
+    throw;
+  }
+  reannounceStackToAsan();
   return clock.cyclesDone();
 }
 
