@@ -13,7 +13,9 @@ set -euo pipefail
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
 # export the test models; nothing at run time needs Python); pkg-config and dpkg-dev (the install test's
 # pkg-config build and the .deb's shared-library dependencies); clang-14 and libFuzzer (the fuzz
-# harnesses, tests/fuzz; GCC has no libFuzzer).
+# harnesses, tests/fuzz; GCC has no libFuzzer); llvm-14-dev (the host-side code generator: LLVM IR, the ORC
+# JIT, object files; docs/aot.md); Debian's armhf and arm64 cross compilers and qemu-user (the cross
+# builds of the runtime and an ahead-of-time compiled model, run under qemu by ctest label `cross`).
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
@@ -25,6 +27,7 @@ packages=(
   python3-numpy python3-onnx python3-torch python3-torchvision
   pkg-config dpkg-dev
   clang-14 libfuzzer-14-dev
+  llvm-14-dev g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user
 )
 
 missing=()

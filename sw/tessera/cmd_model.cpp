@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "sim_export.h"
+#include "tessera/compiler/codegen.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
@@ -26,6 +27,7 @@
 namespace tessera::cli {
 
 namespace fs = std::filesystem;
+namespace codegen = compiler::codegen;
 using compiler::CompiledModel;
 using compiler::graph::DType;
 using compiler::graph::Tensor;
@@ -239,14 +241,41 @@ int cmdCompileModel(const std::vector<std::string>& args) {
   po::options_description opts("options");
   ModelArgs a;
   addModelOptions(opts, a);
-  opts.add_options()("output,o", po::value<std::string>(&a.output), "write the compiled model here")
-      ("force", po::bool_switch(&a.force), "overwrite an existing output file");
+  std::string emit = "tsm", triple = "x86_64-linux-gnu", symbol;
+  opts.add_options()("output,o", po::value<std::string>(&a.output), "write the compiled model (or what --emit names) here")
+      ("force", po::bool_switch(&a.force), "overwrite an existing output file")
+      ("emit", po::value<std::string>(&emit)->default_value("tsm"),
+       "tsm: the compiled model file; ll: the host side as LLVM IR (stdout without -o); obj or shared: the host side "
+       "as native code for --triple, with a C header FILE.h beside it (docs/aot.md)")
+      ("triple", po::value<std::string>(&triple)->default_value("x86_64-linux-gnu"),
+       "--emit ll|obj|shared: x86_64-linux-gnu, armv7a-linux-gnueabihf or aarch64-linux-gnu")
+      ("name", po::value<std::string>(&symbol), "--emit ll|obj|shared: the C name prefix (default: the model file's stem)");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
-  if (!parse("compile", "MODEL.onnx [--calibrate DIR|IDX] [--config C] [--print-after-all] -o MODEL.tsm [--force]",
+  if (!parse("compile", "MODEL.onnx [--calibrate DIR|IDX] [--config C] [--print-after-all] -o MODEL.tsm [--force] "
+             "| --emit ll|obj|shared [--triple T] [--name NAME] -o FILE",
              args, opts, &pos, &vm))
     return 0;
+  codegen::Emit kind = codegen::Emit::kIr;
+  if (emit == "ll") kind = codegen::Emit::kIr;
+  else if (emit == "obj") kind = codegen::Emit::kObject;
+  else if (emit == "shared") kind = codegen::Emit::kShared;
+  else if (emit != "tsm") throw Error("--emit " + emit, "is not one of tsm, ll, obj, shared");
+  if (emit != "tsm") {
+    // Refused before compiling: a bad triple or name, or a binary with nowhere to go.
+    if (std::find(codegen::supportedTriples().begin(), codegen::supportedTriples().end(), triple) ==
+        codegen::supportedTriples().end()) {
+      std::string list;
+      for (const std::string& t : codegen::supportedTriples()) list += (list.empty() ? "" : ", ") + t;
+      throw Error("--triple " + triple, "is not a supported target triple (supported: " + list + ")");
+    }
+    if (kind != codegen::Emit::kIr && a.output.empty()) throw Error("--emit " + emit, "writes a binary file: give -o FILE");
+    if (symbol.empty()) symbol = codegen::symbolNameFor(a.model);
+    const bool identifier = !symbol.empty() && !std::isdigit(static_cast<unsigned char>(symbol[0])) &&
+                            std::all_of(symbol.begin(), symbol.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!identifier) throw Error("--name " + symbol, "is not a C identifier");
+  }
   const hw::Config cfg = hw::Config::load(a.config);
   double seconds = 0;
   const CompiledModel m = compileModelFile(a, cfg, &seconds, nullptr);
@@ -262,6 +291,25 @@ int cmdCompileModel(const std::vector<std::string>& args) {
               withCommas(m.arenaBytesWithoutReuse).c_str());
   for (const auto& q : m.quantizationNotes)
     std::printf("  quantization: %s: %s (max abs error %.3g)\n", q.tensor.c_str(), q.change.c_str(), q.maxAbsError);
+  if (emit != "tsm") {
+    codegen::EmitOptions eo;
+    eo.symbol = symbol;
+    eo.triple = triple;
+    const std::vector<uint8_t> code = codegen::emit(m, kind, eo);
+    if (a.output.empty()) {
+      std::fwrite(code.data(), 1, code.size(), stdout);
+      return 0;
+    }
+    hw::writeBinaryFile(a.output, code, a.force);
+    std::printf("wrote %s (%s, %s bytes)\n", a.output.c_str(), triple.c_str(), withCommas(code.size()).c_str());
+    if (kind != codegen::Emit::kIr) {
+      const std::string h = (fs::path(a.output).parent_path() / (fs::path(a.output).stem().string() + ".h")).string();
+      const std::string text = codegen::header(m, symbol);
+      hw::writeBinaryFile(h, std::vector<uint8_t>(text.begin(), text.end()), a.force);
+      std::printf("wrote %s: %s_model, %s_run\n", h.c_str(), symbol.c_str(), symbol.c_str());
+    }
+    return 0;
+  }
   if (!a.output.empty()) {
     m.save(a.output, a.force);
     std::printf("wrote %s\n", a.output.c_str());
@@ -277,9 +325,13 @@ int cmdRun(const std::vector<std::string>& args) {
   std::string timeline, exportSim;
   int top = 5;
   bool json = false, noLayerCycles = false;
+  std::string hostCodegen = "interp";
   addModelOptions(opts, a);
   addTargetOption(opts, &target, "fsim");
   opts.add_options()
+      ("host-codegen", po::value<std::string>(&hostCodegen)->default_value("interp"),
+       "interp: host operators by the C++ executor; jit: the model's host side compiled to native code by LLVM's ORC "
+       "JIT (whole segments only: no layer cycles, timeline or export; docs/aot.md)")
       ("input,i", po::value<std::vector<std::string>>(&inputs)->composing(), "an input: FILE or NAME=FILE (.npy, PNG or PGM); one per graph input in order")
       ("output-dir", po::value<std::string>(&outputDir), "write every graph output as NAME.npy here")
       ("force", po::bool_switch(&a.force), "overwrite existing output files")
@@ -299,6 +351,11 @@ int cmdRun(const std::vector<std::string>& args) {
   if (!parse("run", "MODEL.onnx|MODEL.tsm --input FILE ... [--target T] [--config C] [--calibrate DIR|IDX] [--output-dir DIR] [--export-sim DIR]",
              args, opts, &pos, &vm))
     return 0;
+  if (hostCodegen != "interp" && hostCodegen != "jit")
+    throw Error("--host-codegen " + hostCodegen, "is not one of interp, jit");
+  const bool jit = hostCodegen == "jit";
+  if (jit && (!timeline.empty() || !exportSim.empty()))
+    throw Error("--host-codegen jit", "runs whole segments only; --timeline and --export-sim need --host-codegen interp");
   const hw::Config cfg = hw::Config::load(a.config);
   runtime::Session session(target, cfg);
   // Before compiling: a directory that cannot be written to is refused before any work is done.
@@ -325,19 +382,30 @@ int cmdRun(const std::vector<std::string>& args) {
     if (want == m.inputs.end()) throw Error("--input " + inputs[i], "the model has no input named '" + name + "'");
     feeds[name] = readInputFile(file, *want);
   }
-  compiler::ModelRunner runner(m, session);
-  if (simExport)
-    runner.observeSegments([&](const compiler::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
-  compiler::RunOptions runOptions;
-  runOptions.layerCycles = !noLayerCycles;
-  runOptions.instructionSpans = !timeline.empty();
-  const compiler::ModelRunResult r = runner.run(feeds, runOptions);
+  compiler::ModelRunResult r;
+  if (jit) {
+    const codegen::JitModel code(m, codegen::symbolNameFor(a.model));
+    runtime::AotSession aot(code.descriptor(), session);
+    r = codegen::runGenerated(m, code.descriptor(), aot.handle(), feeds);
+    const hw::Counters c = session.threadQueue().device().counters();
+    r.counters = c;
+  } else {
+    compiler::ModelRunner runner(m, session);
+    if (simExport)
+      runner.observeSegments([&](const compiler::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
+    compiler::RunOptions runOptions;
+    runOptions.layerCycles = !noLayerCycles;
+    runOptions.instructionSpans = !timeline.empty();
+    r = runner.run(feeds, runOptions);
+  }
   std::string manifest;
   if (simExport) manifest = simExport->writeManifest();
   const std::vector<std::string> labels = labelsOf(m, labelsFile);
-  nlohmann::json report = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization}};
+  nlohmann::json report = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization},
+                           {"host_codegen", hostCodegen}};
   if (!json)
-    std::printf("model %s (%s) on %s, config %s\n", a.model.c_str(), m.quantization.c_str(), target.c_str(), cfg.name.c_str());
+    std::printf("model %s (%s) on %s, config %s%s\n", a.model.c_str(), m.quantization.c_str(), target.c_str(), cfg.name.c_str(),
+                jit ? ", host side compiled by the LLVM ORC JIT" : "");
   for (const Tensor& want : m.outputs) {
     if (json) {
       const Tensor& o = r.outputs.at(want.name);

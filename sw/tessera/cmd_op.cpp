@@ -1,4 +1,5 @@
 // tessera compile / run-op: one quantized operator compiled (and run on a target), every stage printable.
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -100,9 +101,14 @@ Compiled compileOrLoad(const OpArgs& a, const hw::Config& cfg) {
 }  // namespace
 
 int cmdCompile(const std::vector<std::string>& args) {
-  // A model file compiles as a network; anything else is an operator spec.
+  // A model file compiles as a network (a compiled .tsm to its host code with --emit); anything else
+  // is an operator spec.
+  auto endsWith = [](const std::string& a, const char* ext) {
+    const size_t n = std::strlen(ext);
+    return a.size() > n && a.compare(a.size() - n, n, ext) == 0;
+  };
   for (const std::string& a : args)
-    if (a.size() > 5 && a.compare(a.size() - 5, 5, ".onnx") == 0) return cmdCompileModel(args);
+    if (endsWith(a, ".onnx") || endsWith(a, ".tsm")) return cmdCompileModel(args);
   po::options_description opts("options");
   OpArgs a;
   addOpOptions(opts, a);
