@@ -1,0 +1,75 @@
+#!/bin/bash
+# Generated host code against the interpreter, bit for bit: the JIT on a target, or a linked AOT executable.
+# usage: aot_test.sh jit TESSERA SOURCE_DIR TARGET
+#        aot_test.sh link TESSERA SOURCE_DIR EXECUTABLE [RUNNER...]   (RUNNER: e.g. qemu-arm -L /usr/arm-linux-gnueabihf)
+set -u
+mode=$1 tessera=$2 src=$3
+shift 3
+fm=$src/models/fashion_mnist
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+run() { if ! "$@" > "$work/log" 2>&1; then fail "exit $?: $*"; sed 's/^/    /' "$work/log" | tail -15; return 1; fi; }
+expect_error() {
+  local name=$1 pattern=$2; shift 2
+  "$@" > "$work/out" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ]; then fail "$name: succeeded"; return; fi
+  if [ $rc -ge 128 ]; then fail "$name: crashed with signal $((rc - 128))"; return; fi
+  grep -q -- "$pattern" "$work/out" || { fail "$name: no '$pattern' in:"; sed 's/^/    /' "$work/out" | tail -5; }
+}
+
+if [ "$mode" = jit ]; then
+  target=$1
+  # The three shipped files (post-training int8, QDQ, QOperator: quantize, fold, dequantize and a
+  # float bias add on the host), two inputs each (the float sample and the PGM image).
+  run "$tessera" compile "$fm/fashion_cnn.onnx" --calibrate "$fm/calib" -o "$work/ptq.tsm"
+  run "$tessera" compile "$fm/fashion_cnn_qdq.onnx" -o "$work/qdq.tsm"
+  run "$tessera" compile "$fm/fashion_cnn_qop.onnx" -o "$work/qop.tsm"
+  for m in ptq qdq qop; do
+    for input in sample_0.npy sample_0.pgm; do
+      for codegen in interp jit; do
+        run "$tessera" run "$work/$m.tsm" --target "$target" --input "$fm/$input" --host-codegen "$codegen" \
+          --no-layer-cycles --output-dir "$work/$m-$input-$codegen" || continue
+      done
+      if cmp -s "$work/$m-$input-interp/logits.npy" "$work/$m-$input-jit/logits.npy"; then
+        echo "ok: $m $input on $target: JIT == interpreter"
+      else
+        fail "$m $input on $target: the JIT's logits differ from the interpreter's"
+      fi
+    done
+  done
+  grep -q "ORC JIT" "$work/log" || fail "run --host-codegen jit does not say the JIT ran"
+  # Bad input named.
+  expect_error "unknown codegen" "--host-codegen llvm" "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen llvm
+  expect_error "jit with timeline" "--timeline and --export-sim need" "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen jit --timeline "$work/t.json"
+  expect_error "unknown triple" "--triple riscv64-linux-gnu: is not a supported target triple" "$tessera" compile "$work/qdq.tsm" --emit obj --triple riscv64-linux-gnu -o "$work/x.o"
+  expect_error "unknown emit" "--emit asm" "$tessera" compile "$work/qdq.tsm" --emit asm -o "$work/x.s"
+  expect_error "obj without -o" "give -o FILE" "$tessera" compile "$work/qdq.tsm" --emit obj
+  expect_error "bad name" "--name 9lives: is not a C identifier" "$tessera" compile "$work/qdq.tsm" --emit ll --name 9lives
+  # A float model without calibration runs everything on the host, convolutions included: no lowering for Conv.
+  expect_error "unsupported host op" "Conv '.*' (opset .*): host operator Conv has no LLVM lowering" "$tessera" compile "$fm/fashion_cnn.onnx" --emit ll
+  run "$tessera" compile "$work/qdq.tsm" --emit ll -o "$work/qdq.ll"
+  grep -q "define i32 @qdq_run" "$work/qdq.ll" || fail "--emit ll: no qdq_run in the IR"
+elif [ "$mode" = link ]; then
+  exe=$1
+  shift
+  run "$tessera" run "$fm/fashion_cnn_qdq.onnx" --input "$fm/sample_0.npy" --no-layer-cycles --output-dir "$work/ref"
+  if run "$@" "$exe" fsim "$work/aot.raw" "$fm/sample_0.npy"; then
+    cat "$work/log"
+    bytes=$(stat -c %s "$work/aot.raw")
+    if [ "$bytes" -gt 0 ] && tail -c "$bytes" "$work/ref/logits.npy" | cmp -s - "$work/aot.raw"; then
+      echo "ok: ${*:+$* }$exe: logits == tessera run's (interpreter, x86)"
+    else
+      fail "$exe: logits differ from tessera run's"
+    fi
+  fi
+  expect_error "wrong input size" "the model's input takes 3136" "$@" "$exe" fsim "$work/x.raw" "$work/ref/logits.npy"
+  expect_error "unknown target" "nosuchtarget" "$@" "$exe" nosuchtarget "$work/x.raw" "$fm/sample_0.npy"
+else
+  echo "usage: aot_test.sh jit|link ..." >&2
+  exit 2
+fi
+if [ $failures -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all passed"
