@@ -1,6 +1,7 @@
 // Lazily backed physical address space and its first-fit contiguous allocator.
 #include "tessera/hw/dram.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -38,7 +39,10 @@ Dram::Dram(const Config& cfg) {
   uint64_t want = expressibleSpan(cfg);
   // NORESERVE: nothing is committed until touched, so the whole ISA-visible space costs only
   // address space. Fall back to smaller spans on hosts that refuse the reservation.
-  for (uint64_t span = want; span >= kAllocLimit; span /= 2) {
+  // A 32-bit process cannot reserve 4 GiB: it gets what it can down to 64 MiB, allocations stay
+  // inside it, and fsim checks each LOAD/STORE's range there instead of relying on the reservation.
+  const uint64_t smallest = sizeof(void*) < 8 ? uint64_t(64) << 20 : kAllocLimit;
+  for (uint64_t span = want; span >= smallest; span /= 2) {
     void* p = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p != MAP_FAILED) {
       base_ = static_cast<uint8_t*>(p);
@@ -46,8 +50,8 @@ Dram::Dram(const Config& cfg) {
       break;
     }
   }
-  if (!base_) throw Error("simulated DRAM", "cannot reserve " + hex(kAllocLimit) + " bytes of address space");
-  free_[kAllocBase] = kAllocLimit - kAllocBase;
+  if (!base_) throw Error("simulated DRAM", "cannot reserve " + hex(smallest) + " bytes of address space");
+  free_[kAllocBase] = std::min(kAllocLimit, span_) - kAllocBase;
 }
 
 Dram::~Dram() {

@@ -73,6 +73,8 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string& triple) {
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) throw Error("--triple " + triple, "LLVM has no backend for it: " + error);
   llvm::TargetOptions options;
+  // gnueabihf passes floats in VFP registers; LLVM takes that from the options, not the triple.
+  if (triple.find("gnueabihf") != std::string::npos) options.FloatABIType = llvm::FloatABI::Hard;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(triple, info.cpu, info.features, options,
                                                                       llvm::Reloc::PIC_, llvm::None, llvm::CodeGenOpt::Default));
   if (!tm) throw Error("--triple " + triple, "LLVM cannot create a target machine for it");
