@@ -14,6 +14,7 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/ADT/Triple.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/OptimizationLevel.h>
@@ -69,13 +70,16 @@ void initializeLlvm() {
 std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string& triple) {
   const TripleInfo& info = tripleInfo(triple);
   initializeLlvm();
+  // The Debian-style names leave out the vendor; unnormalized, LLVM would read "linux" as the vendor
+  // and miss the OS and the EABI environment (armhf then calls GNU libgcc helpers with the wrong ABI).
+  const std::string full = llvm::Triple::normalize(triple);
   std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(full, error);
   if (!target) throw Error("--triple " + triple, "LLVM has no backend for it: " + error);
   llvm::TargetOptions options;
   // gnueabihf passes floats in VFP registers; LLVM takes that from the options, not the triple.
   if (triple.find("gnueabihf") != std::string::npos) options.FloatABIType = llvm::FloatABI::Hard;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(triple, info.cpu, info.features, options,
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(full, info.cpu, info.features, options,
                                                                       llvm::Reloc::PIC_, llvm::None, llvm::CodeGenOpt::Default));
   if (!tm) throw Error("--triple " + triple, "LLVM cannot create a target machine for it");
   return tm;
@@ -182,7 +186,8 @@ std::string symbolNameFor(const std::string& modelPath) {
 std::vector<uint8_t> emit(const CompiledModel& model, Emit kind, const EmitOptions& options) {
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(options.triple);
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> mod = detail::lowerHost(model, options.symbol, context, options.triple, tm->createDataLayout());
+  std::unique_ptr<llvm::Module> mod =
+      detail::lowerHost(model, options.symbol, context, tm->getTargetTriple().str(), tm->createDataLayout());
   if (kind == Emit::kIr) {
     std::string text;
     llvm::raw_string_ostream os(text);
