@@ -56,14 +56,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s TARGET OUTPUT.raw INPUT.npy... (%u inputs)\n", argv[0], model->input_count);
     return 2;
   }
-  char error[512];
-  TesseraAotSession* session = tessera_aot_open(model, argv[1], error, sizeof error);
-  if (!session) { fprintf(stderr, "%s\n", error); return 1; }
   const void* inputs[16];
   void* outputs[16];
   if (model->input_count > 16 || model->output_count > 16) { fprintf(stderr, "too many tensors\n"); return 1; }
+  /* Inputs first: a bad file is refused before the session reserves its simulated DRAM (slow under qemu). */
   for (unsigned i = 0; i < model->input_count; ++i)
     if (!(inputs[i] = readNpy(argv[3 + i], tensorBytes(&model->inputs[i])))) return 1;
+  char error[512];
+  TesseraAotSession* session = tessera_aot_open(model, argv[1], error, sizeof error);
+  if (!session) { fprintf(stderr, "%s\n", error); return 1; }
   for (unsigned i = 0; i < model->output_count; ++i) outputs[i] = calloc(1, tensorBytes(&model->outputs[i]));
   if (model->run(session, inputs, outputs) != 0) { fprintf(stderr, "%s\n", tessera_aot_error(session)); return 1; }
   FILE* out = fopen(argv[2], "wb");
