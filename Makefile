@@ -63,6 +63,7 @@ fuzz: deps
 bench: build
 	@./build/tests/bench/tessera_bench_fsim
 	@if [ -x ./build/tests/bench/tessera_bench_tsim ]; then ./build/tests/bench/tessera_bench_tsim; fi
+	@./build/tests/aot/tessera_bench_host_codegen
 	@./build/sw/tessera bench gemm --target tsim
 
 # FPGA bitstreams (needs AMD Vivado, and Vitis HLS for FLOW=hls; see scripts/README.md):

@@ -390,7 +390,7 @@ int cmdRun(const std::vector<std::string>& args) {
     r = codegen::runGenerated(m, code.descriptor(), aot.handle(), feeds);
     r.counters = session.threadQueue().device().counters();
     // Everything but the segments' device runs: the host operators, packing and unpacking.
-    jitHostMicros = r.seconds * 1e6 - tessera_aot_segment_micros(aot.handle());
+    jitHostMicros = (r.seconds - r.segmentSeconds) * 1e6;
     jitCompileSeconds = code.compileSeconds();
   } else {
     compiler::ModelRunner runner(m, session);

@@ -312,6 +312,7 @@ ModelRunResult runGenerated(const CompiledModel& m, const TesseraAotModel& code,
   for (auto& v : in) inPtrs.push_back(v.data());
   std::vector<void*> outPtrs;
   for (auto& v : out) outPtrs.push_back(v.data());
+  const double segmentMicros = tessera_aot_segment_micros(session);
   if (code.run(session, inPtrs.data(), outPtrs.data()) != 0) throw Error(m.source, tessera_aot_error(session));
   ModelRunResult r;
   r.layers.resize(m.layers.size());
@@ -324,6 +325,7 @@ ModelRunResult runGenerated(const CompiledModel& m, const TesseraAotModel& code,
     r.outputs[t.name] = std::move(t);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.segmentSeconds = (tessera_aot_segment_micros(session) - segmentMicros) * 1e-6;
   return r;
 }
 

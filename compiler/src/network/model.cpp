@@ -611,7 +611,9 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
     const hw::Counters before = device.counters();
     {
       const SpanRecording recording(device, options.instructionSpans);
+      const auto runStart = std::chrono::steady_clock::now();
       device.run(impl.code[size_t(si)]->phys, static_cast<uint32_t>(seg.insns.size()), 0);
+      result.segmentSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart).count();
       if (recording.on()) {
         std::vector<hw::RunSpans> runs = device.takeInstructionSpans();
         if (runs.size() != 1)

@@ -56,7 +56,7 @@ class JitModel {
 };
 
 // Runs generated code (JIT or linked) on `session`: checks the inputs as ModelRunner does,
-// converts them to row-major buffers and the outputs back. Only outputs and seconds are filled;
+// converts them to row-major buffers and the outputs back. Only outputs, seconds and segmentSeconds are filled;
 // `layers` has one zero entry per layer.
 ModelRunResult runGenerated(const CompiledModel& model, const TesseraAotModel& code, TesseraAotSession* session,
                             const std::map<std::string, graph::Tensor>& inputs);

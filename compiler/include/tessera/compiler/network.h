@@ -141,6 +141,7 @@ struct ModelRunResult {
   std::vector<LayerTiming> layers;               // parallel to CompiledModel::layers
   hw::Counters counters;                         // all segments of this run
   double seconds = 0;                            // whole run, wall clock
+  double segmentSeconds = 0;                     // of it, inside the target's whole-segment runs
   // RunOptions::instructionSpans: whether the target reported them (timed targets do), and then
   // one entry per segment run, in execution order.
   enum class Spans { kNotAsked, kUnsupported, kRecorded } spans = Spans::kNotAsked;
