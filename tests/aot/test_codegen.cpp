@@ -1,0 +1,256 @@
+// Every lowered host operator, JIT-compiled, against the C++ executor bit for bit; unlowered operators refused by name.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "tessera/compiler/codegen.h"
+#include "tessera/compiler/network.h"
+#include "tessera/hw/error.h"
+#include "tessera/runtime/session.h"
+
+namespace {
+
+using namespace tessera;
+using compiler::CompiledModel;
+using compiler::graph::Attribute;
+using compiler::graph::DType;
+using compiler::graph::Node;
+using compiler::graph::Tensor;
+
+Tensor tensor(const std::string& name, DType t, std::vector<int64_t> shape) {
+  Tensor x;
+  x.name = name;
+  x.dtype = t;
+  x.shape = std::move(shape);
+  x.hasShape = true;
+  return x;
+}
+
+// Values across the type's range; floats include the ones whose comparisons and rounding differ
+// (signed zeros, halves, infinities, NaN).
+Tensor randomData(Tensor t, std::mt19937& rng) {
+  const int64_t n = t.elements();
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case DType::kFloat32: {
+        static const float special[] = {0.0f, -0.0f, 0.5f, -1.5f, 2.5f, std::numeric_limits<float>::infinity(),
+                                        -std::numeric_limits<float>::infinity(), std::nanf("")};
+        t.floats.push_back(i % 7 == 3 ? special[size_t(i / 7) % 8] : std::uniform_real_distribution<float>(-6, 6)(rng));
+        break;
+      }
+      case DType::kUInt8: t.ints.push_back(std::uniform_int_distribution<int>(0, 255)(rng)); break;
+      case DType::kInt8: t.ints.push_back(std::uniform_int_distribution<int>(-128, 127)(rng)); break;
+      case DType::kInt32: t.ints.push_back(std::uniform_int_distribution<int32_t>(-100000, 100000)(rng)); break;
+      case DType::kInt64: t.ints.push_back(std::uniform_int_distribution<int64_t>(-1000, 1000)(rng)); break;
+    }
+  }
+  return t;
+}
+
+Node node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
+  Node n;
+  n.name = op + "_node";
+  n.opType = op;
+  n.inputs = std::move(ins);
+  n.outputs = std::move(outs);
+  return n;
+}
+
+Attribute ints(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+Attribute integer(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+
+// A host-only model: `nodes` in order over `inputs`, with `constants`, computing `outputs`.
+CompiledModel hostModel(const std::vector<Tensor>& inputs, const std::vector<Tensor>& constants, const std::vector<Node>& nodes,
+                        const std::vector<Tensor>& outputs, int64_t opset = 13) {
+  CompiledModel m;
+  m.configJson = hw::Config::load("default").toJson();
+  m.source = "test";
+  m.opset = opset;
+  m.inputs = inputs;
+  m.outputs = outputs;
+  for (Tensor c : constants) {
+    c.isConstant = true;
+    m.constants[c.name] = c;
+  }
+  for (const Node& n : nodes) {
+    compiler::Step s;
+    s.kind = compiler::Step::Kind::kHost;
+    s.index = int(m.hostSteps.size());
+    m.hostSteps.push_back({n});
+    m.steps.push_back(s);
+  }
+  return m;
+}
+
+bool sameBits(const Tensor& a, const Tensor& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape || a.ints != b.ints || a.floats.size() != b.floats.size()) return false;
+  return a.floats.empty() || std::memcmp(a.floats.data(), b.floats.data(), a.floats.size() * sizeof(float)) == 0;
+}
+
+// Runs `m` on the executor and as JIT-compiled code on fsim; every output must match bit for bit.
+void expectSame(const CompiledModel& m, unsigned seed = 1) {
+  std::mt19937 rng(seed);
+  std::map<std::string, Tensor> feeds;
+  for (const Tensor& t : m.inputs) feeds[t.name] = randomData(t, rng);
+  const compiler::ModelRunResult want = compiler::runReference(m, feeds);
+  const compiler::codegen::JitModel code(m, "t");
+  runtime::Session session("fsim", hw::Config::load("default"));
+  runtime::AotSession aot(code.descriptor(), session);
+  const compiler::ModelRunResult got = compiler::codegen::runGenerated(m, code.descriptor(), aot.handle(), feeds);
+  for (const Tensor& o : m.outputs) {
+    const Tensor& w = want.outputs.at(o.name);
+    const Tensor& g = got.outputs.at(o.name);
+    EXPECT_TRUE(sameBits(w, g)) << o.name << ": executor " << w.describe() << " vs generated " << g.describe();
+    for (size_t i = 0; i < w.floats.size() && i < g.floats.size(); ++i)
+      if (std::memcmp(&w.floats[i], &g.floats[i], 4) != 0) {
+        ADD_FAILURE() << o.name << "[" << i << "]: executor " << w.floats[i] << ", generated " << g.floats[i];
+        break;
+      }
+    for (size_t i = 0; i < w.ints.size() && i < g.ints.size(); ++i)
+      if (w.ints[i] != g.ints[i]) {
+        ADD_FAILURE() << o.name << "[" << i << "]: executor " << w.ints[i] << ", generated " << g.ints[i];
+        break;
+      }
+  }
+}
+
+TEST(HostCodegen, SoftmaxLastAxisAndOpset11Flattening) {
+  const Tensor x = tensor("x", DType::kFloat32, {2, 3, 5});
+  // Finite inputs only: the executor and the code agree on NaN too, but a NaN row is all NaN.
+  CompiledModel m = hostModel({x}, {}, {node("Clip", {"x", "lo", "hi"}, {"c"}), node("Softmax", {"c"}, {"y"})},
+                              {tensor("y", DType::kFloat32, {2, 3, 5})});
+  Tensor lo = tensor("lo", DType::kFloat32, {}), hi = tensor("hi", DType::kFloat32, {});
+  lo.floats = {-5.0f};
+  hi.floats = {5.0f};
+  m.constants["lo"] = lo;
+  m.constants["hi"] = hi;
+  m.constants["lo"].isConstant = m.constants["hi"].isConstant = true;
+  expectSame(m);
+  m.opset = 11;
+  m.hostSteps[1].node.attrs["axis"] = integer(1);
+  expectSame(m, 2);
+}
+
+TEST(HostCodegen, TransposeFloatAndInt8) {
+  Node t = node("Transpose", {"x"}, {"y"});
+  t.attrs["perm"] = ints({0, 2, 3, 1});
+  expectSame(hostModel({tensor("x", DType::kFloat32, {1, 2, 3, 4})}, {}, {t}, {tensor("y", DType::kFloat32, {1, 3, 4, 2})}));
+  expectSame(hostModel({tensor("x", DType::kInt8, {2, 3, 4})}, {}, {node("Transpose", {"x"}, {"y"})},
+                       {tensor("y", DType::kInt8, {4, 3, 2})}));
+}
+
+TEST(HostCodegen, ReluAndClipOnFloatsWithNanAndOnIntegers) {
+  expectSame(hostModel({tensor("x", DType::kFloat32, {64})}, {}, {node("Relu", {"x"}, {"y"})}, {tensor("y", DType::kFloat32, {64})}));
+  expectSame(hostModel({tensor("x", DType::kInt8, {64})}, {}, {node("Relu", {"x"}, {"y"})}, {tensor("y", DType::kInt8, {64})}));
+  Tensor lo = tensor("lo", DType::kInt32, {}), hi = tensor("hi", DType::kInt32, {});
+  lo.ints = {-500};
+  hi.ints = {700};
+  expectSame(hostModel({tensor("x", DType::kInt32, {64})}, {lo, hi}, {node("Clip", {"x", "lo", "hi"}, {"y"})},
+                       {tensor("y", DType::kInt32, {64})}));
+}
+
+TEST(HostCodegen, ElementwiseBroadcastingAndIntegerWrapping) {
+  for (const char* op : {"Add", "Sub", "Mul"}) {
+    SCOPED_TRACE(op);
+    expectSame(hostModel({tensor("a", DType::kFloat32, {2, 3, 4}), tensor("b", DType::kFloat32, {3, 1})}, {},
+                         {node(op, {"a", "b"}, {"y"})}, {tensor("y", DType::kFloat32, {2, 3, 4})}));
+    expectSame(hostModel({tensor("a", DType::kInt8, {4, 1}), tensor("b", DType::kInt8, {1, 5})}, {}, {node(op, {"a", "b"}, {"y"})},
+                         {tensor("y", DType::kInt8, {4, 5})}));
+    expectSame(hostModel({tensor("a", DType::kUInt8, {16}), tensor("b", DType::kUInt8, {16})}, {}, {node(op, {"a", "b"}, {"y"})},
+                         {tensor("y", DType::kUInt8, {16})}));
+    expectSame(hostModel({tensor("a", DType::kInt32, {2, 8}), tensor("b", DType::kInt32, {8})}, {}, {node(op, {"a", "b"}, {"y"})},
+                         {tensor("y", DType::kInt32, {2, 8})}));
+  }
+}
+
+TEST(HostCodegen, QuantizeAndDequantizePerTensorAndPerAxis) {
+  Tensor scale = tensor("s", DType::kFloat32, {3}), zp = tensor("z", DType::kInt8, {3});
+  scale.floats = {0.05f, 0.013f, 0.5f};
+  zp.ints = {-3, 0, 17};
+  Tensor scale1 = tensor("s1", DType::kFloat32, {}), zpu = tensor("zu", DType::kUInt8, {});
+  scale1.floats = {0.02f};
+  zpu.ints = {128};
+  // Per axis 1 to int8 and back; per tensor to uint8 and back; int32 input; the default uint8 output.
+  Node q = node("QuantizeLinear", {"x", "s", "z"}, {"q"}), d = node("DequantizeLinear", {"q", "s", "z"}, {"d"});
+  Node qi = node("QuantizeLinear", {"i", "s1", "zu"}, {"qi"}), du = node("DequantizeLinear", {"qi", "s1", "zu"}, {"di"});
+  Node qd = node("QuantizeLinear", {"x", "s1"}, {"qd"});
+  // Scale 1 with zero point 0 keeps the float sample's halves (0.5, -1.5, 2.5): rounding half to even.
+  Tensor one = tensor("one", DType::kFloat32, {}), zero = tensor("zero", DType::kInt8, {});
+  one.floats = {1.0f};
+  zero.ints = {0};
+  Node qh = node("QuantizeLinear", {"x", "one", "zero"}, {"qh"});
+  expectSame(hostModel({tensor("x", DType::kFloat32, {2, 3, 2, 2}), tensor("i", DType::kInt32, {10})}, {scale, zp, scale1, zpu, one, zero},
+                       {q, d, qi, du, qd, qh},
+                       {tensor("q", DType::kInt8, {2, 3, 2, 2}), tensor("d", DType::kFloat32, {2, 3, 2, 2}),
+                        tensor("qi", DType::kUInt8, {10}), tensor("di", DType::kFloat32, {10}), tensor("qd", DType::kUInt8, {2, 3, 2, 2}),
+                        tensor("qh", DType::kInt8, {2, 3, 2, 2})}));
+}
+
+TEST(HostCodegen, ReshapesAliasAndConstantStepsFold) {
+  Tensor shape = tensor("shape", DType::kInt64, {2});
+  shape.ints = {3, -1};
+  Tensor c1 = tensor("c1", DType::kFloat32, {4}), c2 = tensor("c2", DType::kFloat32, {4});
+  c1.floats = {1, 2, 3, 4};
+  c2.floats = {0.5f, 0.25f, -1, 8};
+  Node f = node("Flatten", {"x"}, {"f"});
+  f.attrs["axis"] = integer(2);
+  expectSame(hostModel({tensor("x", DType::kFloat32, {2, 3, 2})}, {shape, c1, c2},
+                       {node("Reshape", {"x", "shape"}, {"r"}), node("Identity", {"r"}, {"y"}), f,
+                        node("Mul", {"c1", "c2"}, {"k"}), node("Add", {"f", "f"}, {"g"})},
+                       {tensor("y", DType::kFloat32, {3, 4}), tensor("k", DType::kFloat32, {4}), tensor("g", DType::kFloat32, {6, 2})}));
+}
+
+TEST(HostCodegen, UnloweredOperatorIsNamed) {
+  Node p = node("MaxPool", {"x"}, {"y"});
+  p.name = "pool7";
+  p.attrs["kernel_shape"] = ints({2, 2});
+  const CompiledModel m = hostModel({tensor("x", DType::kFloat32, {1, 1, 4, 4})}, {}, {p}, {tensor("y", DType::kFloat32, {1, 1, 2, 2})});
+  try {
+    compiler::codegen::JitModel code(m, "t");
+    FAIL() << "MaxPool was lowered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MaxPool 'pool7' (opset 13)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has no LLVM lowering"), std::string::npos) << e.what();
+  }
+  compiler::codegen::EmitOptions o;
+  o.symbol = "t";
+  o.triple = "mips-linux-gnu";
+  try {
+    compiler::codegen::emit(m, compiler::codegen::Emit::kObject, o);
+    FAIL() << "an unknown triple was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--triple mips-linux-gnu: is not a supported target triple"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostCodegen, EveryTripleEmitsIrAndObjects) {
+  const CompiledModel m = hostModel({tensor("x", DType::kFloat32, {2, 5})}, {}, {node("Softmax", {"x"}, {"y"})},
+                                    {tensor("y", DType::kFloat32, {2, 5})});
+  for (const std::string& triple : compiler::codegen::supportedTriples()) {
+    SCOPED_TRACE(triple);
+    compiler::codegen::EmitOptions o;
+    o.symbol = "softmax_model";
+    o.triple = triple;
+    const std::vector<uint8_t> ir = compiler::codegen::emit(m, compiler::codegen::Emit::kIr, o);
+    EXPECT_NE(std::string(ir.begin(), ir.end()).find("define i32 @softmax_model_run"), std::string::npos);
+    const std::vector<uint8_t> obj = compiler::codegen::emit(m, compiler::codegen::Emit::kObject, o);
+    ASSERT_GT(obj.size(), 4u);
+    EXPECT_EQ(std::string(obj.begin(), obj.begin() + 4), "\x7f" "ELF");
+  }
+}
+
+}  // namespace
