@@ -35,12 +35,13 @@ test-release: build
 
 # Unit, runtime, regression, compiler, network, ONNX, CLI and fuzz-corpus tests again in the debug
 # preset (build-debug/: -O1 -fsanitize=address,undefined, UBSan fatal), so a sanitizer finding fails
-# the test. The preset leaves out six labels: fresh (a debootstrapped Debian, as in the release
+# the test. The preset leaves out seven labels: fresh (a debootstrapped Debian, as in the release
 # run), slow (the ResNet-18 model files, already the release run's longest tests), sanitizer-heavy
 # (the tsim run under extreme memory timings, past its 600 s timeout instrumented, and the ResNet-18
 # layer suite on every simulator but fsim), fpga (Tcl flow checks on stubbed vendor tools) and synth
 # (Yosys on the RTL); the last two run no C++ of ours, so they would only repeat the release run;
-# and install (a consumer project built without the sanitizers cannot link the instrumented libraries).
+# install (a consumer project built without the sanitizers cannot link the instrumented libraries);
+# and cross (the armhf/arm64 builds use their toolchains' own flags: nothing of them is instrumented).
 # -O1 rather than -O0: at -O0 the instrumented RTL models ran ~30x slower than release.
 test-sanitize: deps
 	@cmake --preset debug > build-debug-configure.log 2>&1 || (cat build-debug-configure.log; exit 1)
