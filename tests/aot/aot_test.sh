@@ -52,6 +52,19 @@ if [ "$mode" = jit ]; then
   expect_error "unsupported host op" "Conv '.*' (opset .*): host operator Conv has no LLVM lowering" "$tessera" compile "$fm/fashion_cnn.onnx" --emit ll
   run "$tessera" compile "$work/qdq.tsm" --emit ll -o "$work/qdq.ll"
   grep -q "define i32 @qdq_run" "$work/qdq.ll" || fail "--emit ll: no qdq_run in the IR"
+  # Shared libraries per triple: linked by its compiler driver, exporting the descriptor and the run
+  # function, leaving the runtime's entry points to the program that loads them; the header beside.
+  for triple in x86_64-linux-gnu aarch64-linux-gnu armv7a-linux-gnueabihf; do
+    mkdir -p "$work/$triple"
+    run "$tessera" compile "$work/qdq.tsm" --emit shared --triple $triple --name fm -o "$work/$triple/fm.so" || continue
+    readelf -h "$work/$triple/fm.so" | grep -q "DYN" || fail "--emit shared --triple $triple: not a shared object"
+    readelf -h "$work/$triple/fm.so" | grep -q "Machine:.*$(case $triple in x86*) echo X86-64;; aarch64*) echo AArch64;; arm*) echo ARM;; esac)" ||
+      fail "--emit shared --triple $triple: wrong machine"
+    nm -D "$work/$triple/fm.so" | grep -q " [TR] fm_run$" || fail "--emit shared --triple $triple: fm_run not exported"
+    nm -D "$work/$triple/fm.so" | grep -q " [DR] fm_model$" || fail "--emit shared --triple $triple: fm_model not exported"
+    nm -D "$work/$triple/fm.so" | grep -q " U tessera_aot_run_segment$" || fail "--emit shared --triple $triple: no runtime reference"
+    grep -q "int fm_run(TesseraAotSession" "$work/$triple/fm.h" || fail "--emit shared --triple $triple: no header"
+  done
 elif [ "$mode" = link ]; then
   exe=$1
   shift
