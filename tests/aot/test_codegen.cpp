@@ -214,16 +214,112 @@ TEST(HostCodegen, ReshapesAliasAndConstantStepsFold) {
                        {tensor("y", DType::kFloat32, {3, 4}), tensor("k", DType::kFloat32, {4}), tensor("g", DType::kFloat32, {6, 2})}));
 }
 
-TEST(HostCodegen, UnloweredOperatorIsNamed) {
-  Node p = node("MaxPool", {"x"}, {"y"});
-  p.name = "pool7";
-  p.attrs["kernel_shape"] = ints({2, 2});
-  const CompiledModel m = hostModel({tensor("x", DType::kFloat32, {1, 1, 4, 4})}, {}, {p}, {tensor("y", DType::kFloat32, {1, 1, 2, 2})});
+Attribute real(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+
+Attribute text(const std::string& v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = v;
+  return a;
+}
+
+// Weights with zeros among them (the executor skips a zero weight's taps, NaN inputs included).
+Tensor weights(const std::string& name, std::vector<int64_t> shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  Tensor w = randomData(tensor(name, DType::kFloat32, std::move(shape)), rng);
+  for (size_t i = 0; i < w.floats.size(); ++i)
+    if (!std::isfinite(w.floats[i]) || i % 5 == 1) w.floats[i] = i % 10 == 1 ? -0.0f : 0.0f;
+  return w;
+}
+
+TEST(HostCodegen, ConvPaddingStridesDilationsGroupsAndBias) {
+  Node c = node("Conv", {"x", "w", "b"}, {"y"});
+  c.attrs["pads"] = ints({1, 2, 0, 1});
+  c.attrs["strides"] = ints({2, 1});
+  c.attrs["dilations"] = ints({1, 2});
+  c.attrs["group"] = integer(2);
+  Tensor b = weights("b", {4}, 3);
+  expectSame(hostModel({tensor("x", DType::kFloat32, {2, 4, 7, 6})}, {weights("w", {4, 2, 3, 2}, 4), b}, {c},
+                       {tensor("y", DType::kFloat32, {2, 4, 3, 7})}));
+  Node same = node("Conv", {"x", "w"}, {"y"});
+  same.attrs["auto_pad"] = text("SAME_LOWER");
+  same.attrs["strides"] = ints({2, 2});
+  expectSame(hostModel({tensor("x", DType::kFloat32, {1, 3, 5, 6})}, {weights("w", {2, 3, 3, 3}, 5)}, {same},
+                       {tensor("y", DType::kFloat32, {1, 2, 3, 3})}));
+}
+
+TEST(HostCodegen, GemmAndMatMul) {
+  Node g = node("Gemm", {"a", "b", "c"}, {"y"});
+  g.attrs["transA"] = integer(1);
+  g.attrs["transB"] = integer(1);
+  g.attrs["alpha"] = real(0.75f);
+  g.attrs["beta"] = real(-1.25f);
+  expectSame(hostModel({tensor("a", DType::kFloat32, {5, 3}), tensor("b", DType::kFloat32, {4, 5})}, {weights("c", {4}, 6)}, {g},
+                       {tensor("y", DType::kFloat32, {3, 4})}));
+  expectSame(hostModel({tensor("a", DType::kFloat32, {3, 7}), tensor("b", DType::kFloat32, {7, 2})}, {}, {node("MatMul", {"a", "b"}, {"y"})},
+                       {tensor("y", DType::kFloat32, {3, 2})}));
+  // Batch dimensions broadcast both ways, and 1-D operands on either side.
+  expectSame(hostModel({tensor("a", DType::kFloat32, {2, 1, 3, 4}), tensor("b", DType::kFloat32, {5, 4, 2})}, {},
+                       {node("MatMul", {"a", "b"}, {"y"})}, {tensor("y", DType::kFloat32, {2, 5, 3, 2})}));
+  expectSame(hostModel({tensor("a", DType::kFloat32, {4}), tensor("b", DType::kFloat32, {2, 4, 3})}, {},
+                       {node("MatMul", {"a", "b"}, {"y"})}, {tensor("y", DType::kFloat32, {2, 3})}));
+  expectSame(hostModel({tensor("a", DType::kFloat32, {2, 3, 4}), tensor("b", DType::kFloat32, {4})}, {},
+                       {node("MatMul", {"a", "b"}, {"y"})}, {tensor("y", DType::kFloat32, {2, 3})}));
+}
+
+TEST(HostCodegen, PoolingAndBatchNormalization) {
+  Node mp = node("MaxPool", {"x"}, {"m"});
+  mp.attrs["kernel_shape"] = ints({3, 2});
+  mp.attrs["pads"] = ints({1, 0, 1, 1});
+  mp.attrs["strides"] = ints({2, 2});
+  mp.attrs["ceil_mode"] = integer(1);
+  Node ap = node("AveragePool", {"x"}, {"a"});
+  ap.attrs = mp.attrs;
+  Node api = node("AveragePool", {"x"}, {"ai"});
+  api.attrs = mp.attrs;
+  api.attrs["count_include_pad"] = integer(1);
+  Node bn = node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"});
+  bn.attrs["epsilon"] = real(1e-3f);
+  Tensor var = weights("var", {3}, 7);
+  for (float& v : var.floats) v = std::fabs(v) + 0.1f;
+  expectSame(hostModel({tensor("x", DType::kFloat32, {2, 3, 7, 6})}, {weights("scale", {3}, 8), weights("bias", {3}, 9), weights("mean", {3}, 10), var},
+                       {mp, ap, api, node("GlobalAveragePool", {"x"}, {"g"}), bn},
+                       {tensor("m", DType::kFloat32, {2, 3, 4, 3}), tensor("a", DType::kFloat32, {2, 3, 4, 3}),
+                        tensor("ai", DType::kFloat32, {2, 3, 4, 3}), tensor("g", DType::kFloat32, {2, 3, 1, 1}),
+                        tensor("n", DType::kFloat32, {2, 3, 7, 6})}));
+  Node mi = node("MaxPool", {"x"}, {"m"});
+  mi.attrs["kernel_shape"] = ints({2, 2});
+  expectSame(hostModel({tensor("x", DType::kInt8, {1, 2, 5, 5})}, {}, {mi}, {tensor("m", DType::kInt8, {1, 2, 4, 4})}));
+}
+
+TEST(HostCodegen, OutputDescriptionDisagreeingWithTheCodeIsRefused) {
+  const CompiledModel m = hostModel({tensor("x", DType::kFloat32, {2, 3})}, {}, {node("Relu", {"x"}, {"y"})},
+                                    {tensor("y", DType::kFloat32, {3, 3})});
   try {
     compiler::codegen::JitModel code(m, "t");
-    FAIL() << "MaxPool was lowered";
+    FAIL() << "a wrong output description was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("MaxPool 'pool7' (opset 13)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("output 'y' is described as float32[3,3] but computed as float32[2,3]"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(HostCodegen, UnloweredOperatorIsNamed) {
+  Node p = node("ConvInteger", {"x", "w"}, {"y"});
+  p.name = "conv7";
+  Tensor w = tensor("w", DType::kUInt8, {1, 1, 2, 2});
+  w.ints = {1, 2, 3, 4};
+  const CompiledModel m = hostModel({tensor("x", DType::kUInt8, {1, 1, 4, 4})}, {w}, {p}, {tensor("y", DType::kInt32, {1, 1, 3, 3})});
+  try {
+    compiler::codegen::JitModel code(m, "t");
+    FAIL() << "ConvInteger was lowered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ConvInteger 'conv7' (opset 13)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("has no LLVM lowering"), std::string::npos) << e.what();
   }
   compiler::codegen::EmitOptions o;

@@ -89,6 +89,9 @@ BENCHMARK_CAPTURE(BM_HostJit, qdq, std::string("fashion_cnn_qdq.onnx"))->Unit(be
 BENCHMARK(BM_HostAot)->Name("BM_HostAot/qdq")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_HostInterpreter, qop, std::string("fashion_cnn_qop.onnx"))->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_HostJit, qop, std::string("fashion_cnn_qop.onnx"))->Unit(benchmark::kMicrosecond);
+// The float file uncalibrated: every layer on the host (convolutions, pooling, Gemm).
+BENCHMARK_CAPTURE(BM_HostInterpreter, float, std::string("fashion_cnn.onnx"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_HostJit, float, std::string("fashion_cnn.onnx"))->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

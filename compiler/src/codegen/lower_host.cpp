@@ -2,6 +2,7 @@
 #include "lower_host.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <set>
@@ -32,7 +33,8 @@ using Shape = std::vector<int64_t>;
 const std::vector<std::string>& supportedHostOps() {
   static const std::vector<std::string> ops = {"Identity", "Dropout", "Flatten", "Reshape", "Transpose", "Relu", "Clip",
                                                "Add", "Sub", "Mul", "Softmax", "QuantizeLinear", "DequantizeLinear",
-                                               "Constant", "tessera.FoldInput"};
+                                               "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                               "BatchNormalization", "Constant", "tessera.FoldInput"};
   return ops;
 }
 
@@ -328,6 +330,13 @@ class Lowering {
     for (size_t i = 0; i < m_.outputs.size(); ++i) {
       const Tensor& want = m_.outputs[i];
       const Buf v = value(want.name);
+      // The caller sizes the output buffers from the model's description: the code must agree.
+      if (v.shape != want.shape || v.dtype != want.dtype) {
+        Tensor got = want;
+        got.dtype = v.dtype;
+        got.shape = v.shape;
+        throw Error(m_.source, "output '" + want.name + "' is described as " + want.describe() + " but computed as " + got.describe());
+      }
       llvm::Value* p = b_.CreateLoad(i8p_, b_.CreateConstInBoundsGEP1_64(i8p_, outputs, i));
       const uint64_t bytes = uint64_t(count(v.shape)) * graph::elementBytes(v.dtype);
       if (bytes) b_.CreateMemCpy(p, llvm::MaybeAlign(1), b_.CreateBitCast(v.ptr, i8p_), llvm::MaybeAlign(1), bytes);
@@ -479,7 +488,275 @@ class Lowering {
     if (op == "Softmax") return lowerSoftmax(n, x, y);
     if (op == "QuantizeLinear" || op == "DequantizeLinear") return lowerQuantization(n, x, y);
     if (op == "FoldInput") return lowerFoldInput(n, x, y);
+    if (op == "Conv") return lowerConv(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
+    if (op == "Gemm" || op == "MatMul") return lowerMatrixProduct(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
+    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return lowerPool(n, x, y);
+    if (op == "BatchNormalization") return lowerBatchNorm(n, x, y);
     fail(n, "host operator " + op + " has no LLVM lowering");
+  }
+
+  // ---- float operators with double accumulators, in the executor's order --------------------
+
+  struct Window {
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0, oh = 1, ow = 1;
+  };
+
+  // The executor's window rules (strides, dilations, explicit or SAME padding); the output extent
+  // comes from shape inference, so ceil mode needs nothing more here.
+  Window windowOf(const Node& n, const Shape& x, const Shape& y, int64_t kh, int64_t kw, bool global) {
+    Window w;
+    w.kh = kh, w.kw = kw, w.oh = y.at(2), w.ow = y.at(3);
+    if (global) return w;
+    const Shape strides = n.attrInts("strides", {1, 1}), dil = n.attrInts("dilations", {1, 1});
+    if (strides.size() != 2 || dil.size() != 2) fail(n, "strides and dilations need two values");
+    w.sh = strides[0], w.sw = strides[1], w.dh = dil[0], w.dw = dil[1];
+    const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+    if (autoPad == "NOTSET") {
+      const Shape pads = n.attrInts("pads", {0, 0, 0, 0});
+      if (pads.size() != 4) fail(n, "pads needs four values");
+      w.pt = pads[0], w.pl = pads[1], w.pb = pads[2], w.pr = pads[3];
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      const int64_t ekh = (kh - 1) * w.dh + 1, ekw = (kw - 1) * w.dw + 1;
+      const int64_t oh = (x[2] + w.sh - 1) / w.sh, ow = (x[3] + w.sw - 1) / w.sw;
+      const int64_t ph = std::max<int64_t>(0, (oh - 1) * w.sh + ekh - x[2]), pw = std::max<int64_t>(0, (ow - 1) * w.sw + ekw - x[3]);
+      const bool upper = autoPad == "SAME_UPPER";
+      w.pt = upper ? ph / 2 : ph - ph / 2;
+      w.pb = ph - w.pt;
+      w.pl = upper ? pw / 2 : pw - pw / 2;
+      w.pr = pw - w.pl;
+    } else if (autoPad != "VALID") {
+      fail(n, "unknown auto_pad '" + autoPad + "'");
+    }
+    return w;
+  }
+
+  llvm::Value* inRange(llvm::Value* v, int64_t lo, int64_t hi) {
+    return b_.CreateAnd(b_.CreateICmpSGE(v, i64c(lo)), b_.CreateICmpSLT(v, i64c(hi)));
+  }
+
+  llvm::Value* entryAlloca(llvm::Type* t, const std::string& name) {
+    llvm::IRBuilder<> atEntry(entry_, entry_->getFirstInsertionPt());
+    return atEntry.CreateAlloca(t, nullptr, name);
+  }
+
+  // for (i = lo; i < hi; ++i) body(i), bounds known only at run time.
+  void loopRange(llvm::Value* lo, llvm::Value* hi, const std::string& name, const std::function<void(llvm::Value*)>& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, name, fn_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), head, exit);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* i = b_.CreatePHI(i64_, 2, name + ".i");
+    i->addIncoming(lo, pre);
+    body(i);
+    llvm::Value* next = b_.CreateAdd(i, i64c(1), name + ".next", true, true);
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, hi), head, exit);
+    b_.SetInsertPoint(exit);
+  }
+
+  void ifThen(llvm::Value* cond, const std::string& name, const std::function<void()>& body) {
+    llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, name, fn_);
+    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, name + ".end", fn_);
+    b_.CreateCondBr(cond, then, merge);
+    b_.SetInsertPoint(then);
+    body();
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(merge);
+  }
+
+  // ceil(a / d) for d > 0 and any sign of a (sdiv truncates toward zero, the ceiling for negatives).
+  llvm::Value* ceilDiv(llvm::Value* a, int64_t d) {
+    return b_.CreateSDiv(b_.CreateAdd(a, b_.CreateSelect(b_.CreateICmpSGT(a, i64c(0)), i64c(d - 1), i64c(0))), i64c(d));
+  }
+
+  llvm::Value* scratchDoubles(int64_t n, const std::string& name) {
+    const uint64_t at = (scratchBytes_ + 15) / 16 * 16;
+    scratchBytes_ = at + uint64_t(n) * 8;
+    return b_.CreateBitCast(b_.CreateInBoundsGEP(i8_, scratch_, i64c(int64_t(at))), f64_->getPointerTo(), name);
+  }
+
+  // The executor's order: per output plane, a double accumulator per element; for each (input
+  // channel, ky, kx) with a nonzero weight, every output row whose input row exists adds x * w over
+  // the columns whose input column exists. Each element thus sums its taps in (channel, ky, kx)
+  // order, as the executor does, and the column loop vectorizes (no sum is reassociated). Then the
+  // bias (0 without one) is added and the sum rounded once to float32.
+  void lowerConv(const Node& n, const Buf& x, const Buf& w, const Buf& bias, const Buf& y) {
+    if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32) fail(n, "Conv takes float32");
+    if (x.shape.size() != 4 || w.shape.size() != 4) fail(n, "only 2-D convolutions are lowered");
+    const Window win = windowOf(n, x.shape, y.shape, w.shape[2], w.shape[3], false);
+    const int64_t group = n.attrInt("group", 1), O = w.shape[0], CG = w.shape[1], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+    if (group < 1 || C != CG * group || O % group) fail(n, "channels and weights do not match the group");
+    const int64_t OG = O / group, plane = win.oh * win.ow;
+    llvm::Value* acc = scratchDoubles(plane, "conv.acc." + n.outputs[0]);
+    llvm::Value* zero = llvm::ConstantFP::get(f64_, 0.0);
+    forEach({x.shape[0], O}, "conv", [&](const std::vector<llvm::Value*>& i) {
+      b_.CreateMemSet(acc, b_.getInt8(0), uint64_t(plane) * 8, llvm::MaybeAlign(8));  // +0.0 is all zero bits
+      llvm::Value* g = b_.CreateSDiv(i[1], i64c(OG));
+      forEach({CG, win.kh, win.kw}, "conv.tap", [&](const std::vector<llvm::Value*>& t) {
+        llvm::Value* wv = b_.CreateFPExt(load(w, linear({i[1], t[0], t[1], t[2]}, stridesOf(w.shape))), f64_);
+        ifThen(b_.CreateNot(b_.CreateFCmpOEQ(wv, zero)), "conv.nonzero", [&] {
+          llvm::Value* cin = b_.CreateAdd(b_.CreateMul(g, i64c(CG)), t[0]);
+          llvm::Value* colOffset = b_.CreateSub(b_.CreateMul(t[2], i64c(win.dw)), i64c(win.pl));
+          llvm::Value* lo = ceilDiv(b_.CreateNeg(colOffset), win.sw);
+          lo = b_.CreateSelect(b_.CreateICmpSLT(lo, i64c(0)), i64c(0), lo);
+          llvm::Value* hi = ceilDiv(b_.CreateSub(i64c(W), colOffset), win.sw);
+          hi = b_.CreateSelect(b_.CreateICmpSGT(hi, i64c(win.ow)), i64c(win.ow), hi);
+          loop(win.oh, "conv.row", [&](llvm::Value* oy) {
+            llvm::Value* iy = b_.CreateSub(b_.CreateAdd(b_.CreateMul(oy, i64c(win.sh)), b_.CreateMul(t[1], i64c(win.dh))), i64c(win.pt));
+            ifThen(inRange(iy, 0, H), "conv.rowinside", [&] {
+              llvm::Value* rowBase = b_.CreateAdd(linear({i[0], cin, iy}, {C * H * W, H * W, W}), colOffset);
+              llvm::Value* accRow = b_.CreateMul(oy, i64c(win.ow));
+              loopRange(lo, hi, "conv.col", [&](llvm::Value* ox) {
+                llvm::Value* xv = b_.CreateFPExt(load(x, b_.CreateAdd(rowBase, b_.CreateMul(ox, i64c(win.sw)))), f64_);
+                llvm::Value* a = b_.CreateInBoundsGEP(f64_, acc, b_.CreateAdd(accRow, ox));
+                b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f64_, a), b_.CreateFMul(xv, wv)), a);
+              });
+            });
+          });
+        });
+      });
+      llvm::Value* bv = bias.ptr ? b_.CreateFPExt(load(bias, i[1]), f64_) : zero;
+      llvm::Value* base = b_.CreateMul(b_.CreateAdd(b_.CreateMul(i[0], i64c(O)), i[1]), i64c(plane));
+      loop(plane, "conv.out", [&](llvm::Value* p) {
+        llvm::Value* v = b_.CreateLoad(f64_, b_.CreateInBoundsGEP(f64_, acc, p));
+        store(y, b_.CreateAdd(base, p), b_.CreateFPTrunc(b_.CreateFAdd(v, bv), f32_));
+      });
+    });
+  }
+
+  // Gemm (transA, transB, alpha, beta, a broadcast C) and MatMul (numpy rules: 1-D operands, batch
+  // dimensions broadcast): double sums in k order, rounded once to float32.
+  void lowerMatrixProduct(const Node& n, const Buf& a, const Buf& bm, const Buf& c, const Buf& y) {
+    const bool gemm = n.opType == "Gemm";
+    if (a.dtype != DType::kFloat32 || bm.dtype != DType::kFloat32) fail(n, n.opType + " takes float32");
+    Shape as = a.shape, bs = bm.shape;
+    if (gemm && (as.size() != 2 || bs.size() != 2)) fail(n, "Gemm takes 2-D operands");
+    if (as.empty() || bs.empty()) fail(n, "MatMul needs at least 1-D operands");
+    if (as.size() == 1) as.insert(as.begin(), 1);
+    if (bs.size() == 1) bs.push_back(1);
+    const bool ta = gemm && n.attrInt("transA", 0), tb = gemm && n.attrInt("transB", 0);
+    const int64_t M = ta ? as[as.size() - 1] : as[as.size() - 2], K = ta ? as[as.size() - 2] : as.back();
+    const int64_t N = tb ? bs[bs.size() - 2] : bs.back();
+    // Batch dimensions: the output's, and each operand's broadcast strides over them in whole matrices.
+    const Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+    Shape batch(std::max(ab.size(), bb.size()), 1);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      const size_t fromEnd = batch.size() - k;
+      const int64_t da = fromEnd <= ab.size() ? ab[ab.size() - fromEnd] : 1, db = fromEnd <= bb.size() ? bb[bb.size() - fromEnd] : 1;
+      batch[k] = da == 1 ? db : da;
+    }
+    const std::vector<int64_t> sa = broadcastStrides(ab, batch), sb = broadcastStrides(bb, batch), so = stridesOf(batch);
+    const double alpha = gemm ? double(n.attrFloat("alpha", 1.0f)) : 1.0, beta = gemm ? double(n.attrFloat("beta", 1.0f)) : 1.0;
+    const std::vector<int64_t> cs = c.ptr ? broadcastStrides(c.shape, {M, N}) : std::vector<int64_t>{};
+    llvm::Value* acc = entryAlloca(f64_, "matmul.acc");
+    Shape loops = batch;
+    loops.push_back(M);
+    loops.push_back(N);
+    forEach(loops, n.opType, [&](const std::vector<llvm::Value*>& i) {
+      const std::vector<llvm::Value*> t(i.begin(), i.end() - 2);
+      llvm::Value* m = i[i.size() - 2];
+      llvm::Value* col = i.back();
+      llvm::Value* aBase = b_.CreateMul(linear(t, sa), i64c(M * K));
+      llvm::Value* bBase = b_.CreateMul(linear(t, sb), i64c(K * N));
+      b_.CreateStore(llvm::ConstantFP::get(f64_, 0.0), acc);
+      loop(K, n.opType + ".k", [&](llvm::Value* k) {
+        llvm::Value* av = load(a, b_.CreateAdd(aBase, ta ? linear({k, m}, {M, 1}) : linear({m, k}, {K, 1})));
+        llvm::Value* bv = load(bm, b_.CreateAdd(bBase, tb ? linear({col, k}, {K, 1}) : linear({k, col}, {N, 1})));
+        b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f64_, acc), b_.CreateFMul(b_.CreateFPExt(av, f64_), b_.CreateFPExt(bv, f64_))), acc);
+      });
+      llvm::Value* v = b_.CreateLoad(f64_, acc);
+      if (gemm) {
+        v = b_.CreateFMul(llvm::ConstantFP::get(f64_, alpha), v);
+        if (c.ptr)
+          v = b_.CreateFAdd(v, b_.CreateFMul(llvm::ConstantFP::get(f64_, beta), b_.CreateFPExt(load(c, linear({m, col}, cs)), f64_)));
+      }
+      // Row-major output [batch..., M, N] (1-D operands drop M or N, which leaves the order alone).
+      store(y, b_.CreateAdd(b_.CreateMul(linear(t, so), i64c(M * N)), linear({m, col}, {N, 1})), b_.CreateFPTrunc(v, f32_));
+    });
+  }
+
+  // Max in double from -inf (std::max), or the sum of the taps inside divided by their count (with
+  // the explicit padding's count under count_include_pad), as the executor does.
+  void lowerPool(const Node& n, const Buf& x, const Buf& y) {
+    const bool global = n.opType == "GlobalAveragePool", max = n.opType == "MaxPool";
+    if (x.shape.size() != 4) fail(n, "only 2-D (N,C,H,W) pooling is lowered");
+    if (!max && x.dtype != DType::kFloat32) fail(n, n.opType + " takes float32");
+    if (max && n.outputs.size() > 1 && !n.outputs[1].empty()) fail(n, "the Indices output is not supported");
+    int64_t kh = x.shape[2], kw = x.shape[3];
+    if (!global) {
+      const Shape ks = n.attrInts("kernel_shape", {});
+      if (ks.size() != 2) fail(n, "kernel_shape needs two values");
+      kh = ks[0], kw = ks[1];
+    }
+    const Window win = windowOf(n, x.shape, y.shape, kh, kw, global);
+    const bool includePad = n.attrInt("count_include_pad", 0) != 0;
+    const int64_t H = x.shape[2], W = x.shape[3];
+    llvm::Value* best = entryAlloca(f64_, "pool.best");
+    llvm::Value* sum = entryAlloca(f64_, "pool.sum");
+    llvm::Value* cnt = entryAlloca(i64_, "pool.count");
+    forEach({x.shape[0] * x.shape[1], win.oh, win.ow}, n.opType, [&](const std::vector<llvm::Value*>& i) {
+      b_.CreateStore(llvm::ConstantFP::getInfinity(f64_, true), best);
+      b_.CreateStore(llvm::ConstantFP::get(f64_, 0.0), sum);
+      b_.CreateStore(i64c(0), cnt);
+      forEach({win.kh, win.kw}, n.opType + ".tap", [&](const std::vector<llvm::Value*>& t) {
+        llvm::Value* iy = b_.CreateSub(b_.CreateAdd(b_.CreateMul(i[1], i64c(win.sh)), b_.CreateMul(t[0], i64c(win.dh))), i64c(win.pt));
+        llvm::Value* ix = b_.CreateSub(b_.CreateAdd(b_.CreateMul(i[2], i64c(win.sw)), b_.CreateMul(t[1], i64c(win.dw))), i64c(win.pl));
+        llvm::Value* inside = b_.CreateAnd(inRange(iy, 0, H), inRange(ix, 0, W));
+        // count_include_pad counts the explicit padding, never what ceil mode reaches beyond it.
+        llvm::Value* counted = includePad ? b_.CreateAnd(inRange(iy, -win.pt, H + win.pb), inRange(ix, -win.pl, W + win.pr)) : inside;
+        llvm::Value* at = linear({i[0], b_.CreateSelect(inside, iy, i64c(0)), b_.CreateSelect(inside, ix, i64c(0))}, {H * W, W, 1});
+        llvm::Value* v = toDouble(load(x, at), x.dtype);
+        llvm::Value* b = b_.CreateLoad(f64_, best);
+        b_.CreateStore(b_.CreateSelect(inside, stdMax(b, v), b), best);
+        llvm::Value* s0 = b_.CreateLoad(f64_, sum);
+        b_.CreateStore(b_.CreateSelect(inside, b_.CreateFAdd(s0, v), s0), sum);
+        b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, cnt), b_.CreateZExt(counted, i64_)), cnt);
+      });
+      llvm::Value* out = nullptr;
+      if (max) {
+        llvm::Value* v = b_.CreateLoad(f64_, best);
+        out = x.dtype == DType::kFloat32 ? b_.CreateFPTrunc(v, f32_) : b_.CreateTrunc(b_.CreateFPToSI(v, i64_), elemType(x.dtype));
+      } else {
+        llvm::Value* c = b_.CreateLoad(i64_, cnt);
+        c = b_.CreateSelect(b_.CreateICmpSLT(c, i64c(1)), i64c(1), c);
+        out = b_.CreateFPTrunc(b_.CreateFDiv(b_.CreateLoad(f64_, sum), b_.CreateSIToFP(c, f64_)), f32_);
+      }
+      store(y, linear(i, {win.oh * win.ow, win.ow, 1}), out);
+    });
+  }
+
+  // Inference batch normalization: the per-channel factor scale / sqrt(var + eps) computed here in
+  // double exactly as the executor does (sqrt is correctly rounded), the rest per element.
+  void lowerBatchNorm(const Node& n, const Buf& x, const Buf& y) {
+    if (x.shape.size() < 2 || x.dtype != DType::kFloat32) fail(n, "takes a float32 input of rank 2 or more");
+    if (n.attrInt("training_mode", 0)) fail(n, "training mode is not supported");
+    const int64_t C = x.shape[1];
+    std::vector<const Tensor*> p;
+    for (size_t k = 1; k < 5; ++k) {
+      const Tensor* t = k < n.inputs.size() ? constantTensor(n.inputs[k]) : nullptr;
+      if (!t || t->dtype != DType::kFloat32 || int64_t(t->floats.size()) != C)
+        fail(n, "input " + std::to_string(k) + " must be a constant float32 of " + std::to_string(C) + " values for generated code");
+      p.push_back(t);
+    }
+    const float eps = n.attrFloat("epsilon", 1e-5f);
+    std::vector<double> k(static_cast<size_t>(C)), mean(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
+    for (int64_t ch = 0; ch < C; ++ch) {
+      k[size_t(ch)] = double(p[0]->floats[size_t(ch)]) / std::sqrt(double(p[3]->floats[size_t(ch)]) + eps);
+      mean[size_t(ch)] = double(p[2]->floats[size_t(ch)]);
+      shift[size_t(ch)] = double(p[1]->floats[size_t(ch)]);
+    }
+    auto table = [&](const std::vector<double>& v, const std::string& name) {
+      return firstElement(constantArray(llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<double>(v)), name + "." + n.outputs[0]));
+    };
+    llvm::Value *kT = table(k, "bn.factor"), *mT = table(mean, "bn.mean"), *sT = table(shift, "bn.bias");
+    const int64_t inner = count(x.shape) / (x.shape[0] * C);
+    forEach({count(x.shape)}, "bn", [&](const std::vector<llvm::Value*>& i) {
+      llvm::Value* ch = b_.CreateURem(b_.CreateUDiv(i[0], i64c(inner)), i64c(C));
+      auto at = [&](llvm::Value* t) { return b_.CreateLoad(f64_, b_.CreateInBoundsGEP(f64_, t, ch)); };
+      llvm::Value* v = b_.CreateFSub(b_.CreateFPExt(load(x, i[0]), f64_), at(mT));
+      store(y, i[0], b_.CreateFPTrunc(b_.CreateFAdd(b_.CreateFMul(v, at(kT)), at(sT)), f32_));
+    });
   }
 
   // Strides of an operand broadcast to `out` (0 along its broadcast dimensions).
