@@ -1,5 +1,6 @@
 // tessera compile/run/eval for whole models: ONNX in, compiled model files, answers, accuracy and timing out.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,5 @@
 // Generated host code out of LLVM: IR text, objects and shared libraries per triple, the C header, the ORC JIT, and running it.
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
