@@ -178,7 +178,8 @@ std::vector<int> topK(const std::vector<float>& v, int k) {
   return idx;
 }
 
-void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg) {
+// `hostTimed`: whether host steps were timed one by one (generated code runs them as one function).
+void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
   std::printf("%-4s %-28s %-11s %-9s %14s %12s %8s %12s\n", "#", "layer", "ran on", "op", "MACs", "cycles", "GEMM%",
               "DRAM bytes");
@@ -189,7 +190,7 @@ void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, 
     if (l.onAccelerator && t.cycles) {
       std::snprintf(cycles, sizeof cycles, "%s", withCommas(t.cycles).c_str());
       if (l.macs) std::snprintf(util, sizeof util, "%.1f", 100.0 * double(l.macs) / (double(t.cycles) * lanes));
-    } else if (!l.onAccelerator) {
+    } else if (!l.onAccelerator && hostTimed) {
       std::snprintf(cycles, sizeof cycles, "%.0f us", t.hostMicros);
     }
     std::string name = l.name.size() > 28 ? l.name.substr(0, 25) + "..." : l.name;
@@ -212,7 +213,7 @@ void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, 
                 "above is the whole stream, one FINISH per segment)\n", withCommas(layerSum).c_str());
 }
 
-nlohmann::json layersJson(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg) {
+nlohmann::json layersJson(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
   nlohmann::json layers = nlohmann::json::array();
   for (size_t i = 0; i < m.layers.size(); ++i) {
@@ -228,7 +229,7 @@ nlohmann::json layersJson(const CompiledModel& m, const compiler::ModelRunResult
         j["cycles"] = t.cycles;
         if (l.macs) j["gemm_utilization"] = double(l.macs) / (double(t.cycles) * lanes);
       }
-    } else {
+    } else if (hostTimed) {
       j["host_microseconds"] = t.hostMicros;
     }
     layers.push_back(j);
@@ -453,12 +454,13 @@ int cmdRun(const std::vector<std::string>& args) {
     else std::printf("wrote %s: %zu segment(s) to replay with tessera sim\n", manifest.c_str(), m.segments.size());
   }
   if (json) {
-    report["layers"] = layersJson(m, r, cfg);
+    report["layers"] = layersJson(m, r, cfg, !jit);
     report["total"] = {{"cycles", r.counters.cycles}, {"instructions", r.counters.totalInsns()}, {"macs", r.counters.macs},
                     {"seconds", r.seconds}, {"segments", m.segments.size()}};
+    if (jit) report["total"]["host_side_microseconds"] = jitHostMicros;
     std::printf("%s\n", report.dump(2).c_str());
   } else {
-    printLayerTable(m, r, cfg);
+    printLayerTable(m, r, cfg, !jit);
   }
   if (jit && !json)
     std::printf("host side (JIT-compiled in %.3f s): %.1f us of the run's %.1f us outside the segments' device runs\n",
