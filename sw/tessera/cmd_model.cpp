@@ -244,6 +244,7 @@ int cmdCompileModel(const std::vector<std::string>& args) {
   ModelArgs a;
   addModelOptions(opts, a);
   std::string emit = "tsm", triple = "x86_64-linux-gnu", symbol;
+  bool optimizedIr = false;
   opts.add_options()("output,o", po::value<std::string>(&a.output), "write the compiled model (or what --emit names) here")
       ("force", po::bool_switch(&a.force), "overwrite an existing output file")
       ("emit", po::value<std::string>(&emit)->default_value("tsm"),
@@ -251,12 +252,13 @@ int cmdCompileModel(const std::vector<std::string>& args) {
        "as native code for --triple, with a C header FILE.h beside it (docs/aot.md)")
       ("triple", po::value<std::string>(&triple)->default_value("x86_64-linux-gnu"),
        "--emit ll|obj|shared: x86_64-linux-gnu, armv7a-linux-gnueabihf or aarch64-linux-gnu")
-      ("name", po::value<std::string>(&symbol), "--emit ll|obj|shared: the C name prefix (default: the model file's stem)");
+      ("name", po::value<std::string>(&symbol), "--emit ll|obj|shared: the C name prefix (default: the model file's stem)")
+      ("optimized", po::bool_switch(&optimizedIr), "--emit ll: the IR after LLVM's O2 pipeline, as objects are compiled from it");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
   if (!parse("compile", "MODEL.onnx [--calibrate DIR|IDX] [--config C] [--print-after-all] -o MODEL.tsm [--force] "
-             "| --emit ll|obj|shared [--triple T] [--name NAME] -o FILE",
+             "| --emit ll|obj|shared [--triple T] [--name NAME] [--optimized] -o FILE",
              args, opts, &pos, &vm))
     return 0;
   codegen::Emit kind = codegen::Emit::kIr;
@@ -264,6 +266,7 @@ int cmdCompileModel(const std::vector<std::string>& args) {
   else if (emit == "obj") kind = codegen::Emit::kObject;
   else if (emit == "shared") kind = codegen::Emit::kShared;
   else if (emit != "tsm") throw Error("--emit " + emit, "is not one of tsm, ll, obj, shared");
+  if (optimizedIr && emit != "ll") throw Error("--optimized", "applies to --emit ll only");
   if (emit != "tsm") {
     // Refused before compiling: a bad triple or name, or a binary with nowhere to go.
     if (std::find(codegen::supportedTriples().begin(), codegen::supportedTriples().end(), triple) ==
@@ -297,6 +300,7 @@ int cmdCompileModel(const std::vector<std::string>& args) {
     codegen::EmitOptions eo;
     eo.symbol = symbol;
     eo.triple = triple;
+    eo.optimizeIr = optimizedIr;
     const std::vector<uint8_t> code = codegen::emit(m, kind, eo);
     if (a.output.empty()) {
       std::fwrite(code.data(), 1, code.size(), stdout);

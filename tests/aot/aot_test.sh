@@ -56,6 +56,11 @@ if [ "$mode" = jit ]; then
     "$tessera" compile "$matmulinteger" --emit ll
   run "$tessera" compile "$work/qdq.tsm" --emit ll -o "$work/qdq.ll"
   grep -q "define i32 @qdq_run" "$work/qdq.ll" || fail "--emit ll: no qdq_run in the IR"
+  # Optimized: a different module (LLVM's O2 pipeline ran on it).
+  run "$tessera" compile "$work/qdq.tsm" --emit ll --optimized -o "$work/qdq-opt.ll"
+  grep -q "define i32 @qdq_run" "$work/qdq-opt.ll" || fail "--emit ll --optimized: no qdq_run in the IR"
+  cmp -s "$work/qdq.ll" "$work/qdq-opt.ll" && fail "--emit ll --optimized: the same IR as unoptimized"
+  expect_error "optimized without ll" "--optimized: applies to --emit ll only" "$tessera" compile "$work/qdq.tsm" --emit obj --optimized -o "$work/y.o"
   # Shared libraries per triple: linked by its compiler driver, exporting the descriptor and the run
   # function, leaving the runtime's entry points to the program that loads them; the header beside.
   for triple in x86_64-linux-gnu aarch64-linux-gnu armv7a-linux-gnueabihf; do

@@ -190,6 +190,7 @@ std::vector<uint8_t> emit(const CompiledModel& model, Emit kind, const EmitOptio
   std::unique_ptr<llvm::Module> mod =
       detail::lowerHost(model, options.symbol, context, tm->getTargetTriple().str(), tm->createDataLayout());
   if (kind == Emit::kIr) {
+    if (options.optimizeIr) optimize(*mod, tm.get());
     std::string text;
     llvm::raw_string_ostream os(text);
     mod->print(os, nullptr);

@@ -27,11 +27,12 @@ enum class Emit { kIr, kObject, kShared };
 struct EmitOptions {
   std::string symbol;  // <symbol>_run, <symbol>_model; a C identifier
   std::string triple;  // one of supportedTriples()
-  bool optimize = true;  // the LLVM O2 pipeline before writing an object (IR text is printed as generated)
+  bool optimize = true;     // the LLVM O2 pipeline before writing an object
+  bool optimizeIr = false;  // IR text after that pipeline too (by default it is printed as generated)
 };
 
-// The model's host side for `options.triple`: IR text (as generated, verified), or an object or
-// shared library (optimized). Throws tessera::Error naming the triple, node or file on failure.
+// The model's host side for `options.triple`: IR text (as generated and verified, or optimized), or
+// an object or shared library (optimized). Throws tessera::Error naming the triple, node or file on failure.
 std::vector<uint8_t> emit(const CompiledModel& model, Emit kind, const EmitOptions& options);
 
 // The C header declaring what an object or shared library defines: the descriptor and the run
