@@ -1,7 +1,7 @@
 #!/bin/bash
 # Generated host code against the interpreter, bit for bit: the JIT on a target, or a linked AOT executable.
 # usage: aot_test.sh jit TESSERA SOURCE_DIR TARGET
-#        aot_test.sh link TESSERA SOURCE_DIR EXECUTABLE [RUNNER...]   (RUNNER: e.g. qemu-arm -L /usr/arm-linux-gnueabihf)
+#        aot_test.sh link TESSERA SOURCE_DIR EXECUTABLE TARGET [RUNNER...]   (RUNNER: e.g. qemu-arm -L /usr/arm-linux-gnueabihf)
 set -u
 mode=$1 tessera=$2 src=$3
 shift 3
@@ -75,19 +75,20 @@ if [ "$mode" = jit ]; then
     grep -q "int fm_run(TesseraAotSession" "$work/$triple/fm.h" || fail "--emit shared --triple $triple: no header"
   done
 elif [ "$mode" = link ]; then
-  exe=$1
-  shift
+  exe=$1 target=$2
+  shift 2
+  # The reference is the x86-64 interpreter on fsim: every target and architecture must match it.
   run "$tessera" run "$fm/fashion_cnn_qdq.onnx" --input "$fm/sample_0.npy" --no-layer-cycles --output-dir "$work/ref"
-  if run "$@" "$exe" fsim "$work/aot.raw" "$fm/sample_0.npy"; then
+  if run "$@" "$exe" "$target" "$work/aot.raw" "$fm/sample_0.npy"; then
     cat "$work/log"
     bytes=$(stat -c %s "$work/aot.raw")
     if [ "$bytes" -gt 0 ] && tail -c "$bytes" "$work/ref/logits.npy" | cmp -s - "$work/aot.raw"; then
-      echo "ok: ${*:+$* }$exe: logits == tessera run's (interpreter, x86)"
+      echo "ok: ${*:+$* }$exe on $target: logits == tessera run's (interpreter, x86-64, fsim)"
     else
       fail "$exe: logits differ from tessera run's"
     fi
   fi
-  expect_error "wrong input size" "the model's input takes 3136" "$@" "$exe" fsim "$work/x.raw" "$work/ref/logits.npy"
+  expect_error "wrong input size" "the model's input takes 3136" "$@" "$exe" "$target" "$work/x.raw" "$work/ref/logits.npy"
   expect_error "unknown target" "nosuchtarget" "$@" "$exe" nosuchtarget "$work/x.raw" "$fm/sample_0.npy"
 else
   echo "usage: aot_test.sh jit|link ..." >&2

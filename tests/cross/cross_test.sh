@@ -30,7 +30,7 @@ built=$(date +%s)
 file "$dir/build/aot_model" 2>/dev/null | sed 's/^/  /'
 echo "cross build ($arch): $((built - start)) s"
 # shellcheck disable=SC2086  # $qemu is the emulator and its options
-bash "$src/tests/aot/aot_test.sh" link "$tessera" "$src" "$dir/build/aot_model" $qemu -L /usr/$prefix
+bash "$src/tests/aot/aot_test.sh" link "$tessera" "$src" "$dir/build/aot_model" fsim $qemu -L /usr/$prefix
 rc=$?
 echo "cross test ($arch): $(( $(date +%s) - start )) s in all"
 exit $rc
