@@ -52,7 +52,8 @@ void packWgtPairs(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) 
 // sum_k x*w = sum_k (x+128)*w - corr[o] with unsigned-by-signed 4-way dot products.
 // Input entry: [batch][4 * quads] uint8. Weight entry: [quads][blockOut][4] int8, int32[blockOut].
 
-void packInpQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+// [[maybe_unused]]: only x86-64's VNNI backend packs quads; other architectures build the portable set.
+[[maybe_unused]] void packInpQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
   if (4 * sh.groups == sh.blockIn) {  // no padding lanes: a straight biasing copy of all n entries
     for (uint64_t i = 0; i < n * sh.batch * sh.blockIn; ++i) dst[i] = static_cast<uint8_t>(src[i]) ^ 0x80;
     return;
@@ -78,7 +79,7 @@ void packWgtQuadsOne(const Shape& sh, uint8_t* dst, const int8_t* src) {
   std::memcpy(dst + sh.groups * sh.blockOut * 4, corr, sizeof(int32_t) * sh.blockOut);
 }
 
-void packWgtQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+[[maybe_unused]] void packWgtQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
   for (uint64_t e = 0; e < n; ++e) packWgtQuadsOne(sh, dst + e * sh.wgtEntryBytes, src + e * sh.blockIn * sh.blockOut);
 }
 
@@ -574,7 +575,7 @@ template <int G, int C> struct PickAvx2 { static constexpr GemmFn fn = gemmAvx2<
 
 // The fastest backend within `want` (auto: any) this CPU and shape allow, the portable one last.
 static Backend pickBackend(int batch, int blockIn, int blockOut, const std::string& want) {
-  auto allowed = [&](const char* name) { return want == "auto" || want == name; };
+  [[maybe_unused]] auto allowed = [&](const char* name) { return want == "auto" || want == name; };  // x86-64 sets only
   Backend be;
   Shape& sh = be.shape;
   sh.batch = batch;
@@ -660,21 +661,21 @@ void narrowGeneric(int8_t* __restrict d, const int32_t* __restrict s, uint64_t n
 }
 }  // namespace
 
-WidenFn selectWiden(const std::string& want) {
+WidenFn selectWiden([[maybe_unused]] const std::string& want) {
 #if defined(__x86_64__)
   if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return widenAvx512;
 #endif
   return widenGeneric;
 }
 
-NarrowFn selectNarrow(const std::string& want) {
+NarrowFn selectNarrow([[maybe_unused]] const std::string& want) {
 #if defined(__x86_64__)
   if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return narrowAvx512;
 #endif
   return narrowGeneric;
 }
 
-AluFn selectAlu(uint32_t op, int lanes, const std::string& want) {
+AluFn selectAlu(uint32_t op, [[maybe_unused]] int lanes, [[maybe_unused]] const std::string& want) {
 #if defined(__x86_64__)
   // AVX-512 for the sets that have it (auto, avx512bw, avx512-vnni), AVX2 for avx2 and as the
   // fallback; a forced set never runs ALU code of a wider set.
