@@ -247,23 +247,22 @@ class ZynqTarget : public Target {
       throw hw::run_error::missingFinish(count);
     const std::string runWhat = "run of " + std::to_string(count) + " instructions on " + device_;
 
-    // The buffer mirrors the session's DRAM at the same offsets (session address p lives at
-    // buffer offset p, device address bufferPhys + p), so only instructions need relocating. The
-    // instructions go to the first page after the data this run touches.
+    // The buffer holds the session pages this run touches at the same distances from each other
+    // (the lowest one at offset 0), so moving every DRAM address by one delta relocates the
+    // program; its instructions follow in the next page.
     std::vector<uint64_t> readPages, writtenPages;
     pagesOfRun(prog, insnPhys, count, &readPages, &writtenPages);
-    const uint64_t dataEnd = (readPages.back() + 1) * kPage;  // readPages includes the instructions
-    const uint64_t insnOffset = dataEnd;
+    const uint64_t base = readPages.front() * kPage;  // readPages includes the instructions
+    const uint64_t insnOffset = (readPages.back() + 1) * kPage - base;
     const uint64_t insnEnd = insnOffset + uint64_t(count) * 16;
     if (insnEnd > buffer_.size())
       throw Error(runWhat, "the run needs " + std::to_string(insnEnd) + " bytes of the DMA buffer " + settings_.buffer +
-                               " (its data reaches session address " + hex(dataEnd) + ", then " +
+                               " (its data spans [" + hex(base) + ", " + hex(base + insnOffset) + "), then " +
                                std::to_string(uint64_t(count) * 16) + " bytes of instructions) but the buffer holds " +
                                std::to_string(buffer_.size()) + " bytes; give u-dma-buf a larger size (docs/deploy.md)");
-    for (uint64_t page : readPages) std::memcpy(buffer_.data() + page * kPage, dram_.raw(page * kPage), kPage);
-    writeRelocated(prog, insnOffset);
-    const uint64_t syncFirst = readPages.front() * kPage;
-    sync("sync_for_device", syncFirst, roundUpToPage(insnEnd) - syncFirst, kSyncToDevice);
+    for (uint64_t page : readPages) std::memcpy(buffer_.data() + (page * kPage - base), dram_.raw(page * kPage), kPage);
+    writeRelocated(prog, insnOffset, static_cast<int64_t>(bufferPhys_) - static_cast<int64_t>(base));
+    sync("sync_for_device", 0, roundUpToPage(insnEnd), kSyncToDevice);
 
     const uint32_t before = reg(host::kRegCtrl);
     if (before & host::kCtrlRunning)
@@ -281,9 +280,10 @@ class ZynqTarget : public Target {
     checkBalanced(prog);
 
     if (!writtenPages.empty()) {
-      const uint64_t first = writtenPages.front() * kPage, end = (writtenPages.back() + 1) * kPage;
+      const uint64_t first = writtenPages.front() * kPage - base, end = (writtenPages.back() + 1) * kPage - base;
       sync("sync_for_cpu", first, end - first, kSyncFromDevice);
-      for (uint64_t page : writtenPages) std::memcpy(dram_.raw(page * kPage), buffer_.data() + page * kPage, kPage);
+      for (uint64_t page : writtenPages)
+        std::memcpy(dram_.raw(page * kPage), buffer_.data() + (page * kPage - base), kPage);
     }
     accountRun(prog, count);
   }
@@ -408,13 +408,20 @@ class ZynqTarget : public Target {
     pagesOf(writeRanges, writes);
   }
 
-  // The program with every LOAD/STORE's dram_base moved by the buffer's physical base, in the
-  // instructions' own units (elements of their memory type).
-  void writeRelocated(const std::vector<hw::Insn>& prog, uint64_t offset) {
+  // The program with every LOAD/STORE's dram_base moved by `delta` bytes, in the instructions'
+  // own units (elements of their memory type).
+  void writeRelocated(const std::vector<hw::Insn>& prog, uint64_t offset, int64_t delta) {
     for (size_t i = 0; i < prog.size(); ++i) {
       hw::Insn moved = prog[i];
-      if (moved.isMem() && !moved.isNop() && moved.ySize != 0)
-        moved.dramBase += static_cast<uint32_t>(bufferPhys_ / cfg_.dramElemBytes(static_cast<hw::MemId>(moved.memType)));
+      if (moved.isMem() && !moved.isNop() && moved.ySize != 0) {
+        const int64_t eb = cfg_.dramElemBytes(static_cast<hw::MemId>(moved.memType));
+        if (delta % eb)
+          throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
+                      "cannot move it by " + std::to_string(delta) + " bytes, not a whole number of " +
+                          std::to_string(eb) + "-byte elements");
+        // In range: the moved bytes lie inside the buffer, below 4 GiB.
+        moved.dramBase = static_cast<uint32_t>(static_cast<int64_t>(moved.dramBase) + delta / eb);
+      }
       hw::Isa::rawToBytes(isa_.encode(moved, hw::insnName(i, prog[i])), buffer_.data() + offset + 16 * i);
     }
   }
