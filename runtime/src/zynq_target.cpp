@@ -560,7 +560,9 @@ class ZynqTarget : public Target {
       case host::kFaultDramWriteError: {
         const bool read = cause == host::kFaultDramReadError;
         const std::string reader = read && (info & 3) < 3 ? std::string(" by ") + host::kModuleNames[info & 3] : "";
-        throw Error(insn, std::string("DRAM ") + (read ? "read" : "write") + " error response" + reader + when +
+        // FAULT_INSN is the reading module's instruction index; for fetch, the one it was reading.
+        const std::string where = read && (info & 3) == host::kModuleFetch ? "instruction fetch of " + insn : insn;
+        throw Error(where, std::string("DRAM ") + (read ? "read" : "write") + " error response" + reader + when +
                               ": the interconnect refused an address inside the DMA buffer [" + hex(bufferPhys_) +
                               ", " + hex(bufferPhys_ + buffer_.size()) + ")");
       }
