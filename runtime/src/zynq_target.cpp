@@ -231,6 +231,7 @@ class ZynqTarget : public Target {
   ZynqTarget(const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options)
       : cfg_(cfg), isa_(cfg), dram_(dram), settings_(settingsOf(options)) {
     openRegisters();
+    checkHostInterface();
     openBuffer();
   }
 
@@ -334,6 +335,20 @@ class ZynqTarget : public Target {
         break;
       }
     }
+  }
+
+  // The RTL's CTRL never reads bits above fault, nor fault without a cause. A Vitis HLS block's
+  // ap_ctrl (the HLS bitstream's stages) reads ap_idle, bit 2, when idle: refused here rather than
+  // driven into a timeout.
+  void checkHostInterface() const {
+    const uint32_t ctrl = reg(host::kRegCtrl);
+    const uint32_t known = host::kCtrlRunning | host::kCtrlDone | host::kCtrlFault;
+    const bool faultWithoutCause = (ctrl & host::kCtrlFault) && reg(host::kRegFaultCause) == host::kFaultNone;
+    if ((ctrl & ~known) || faultWithoutCause || ((ctrl & host::kCtrlDone) && (ctrl & host::kCtrlFault)))
+      throw Error(device_, "CTRL reads " + hex(ctrl) + " with FAULT_CAUSE " + hex(reg(host::kRegFaultCause)) +
+                               ", which the accelerator's host interface never shows (docs/rtl.md, \"Host registers\"): "
+                               "not the RTL bitstream's register window (an HLS bitstream's stage reads ap_idle = 0x4 "
+                               "there; the zynq target drives the RTL bitstream, docs/deploy.md)");
   }
 
   void openBuffer() {

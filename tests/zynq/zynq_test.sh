@@ -137,6 +137,12 @@ start_fake tiny --size 8192 || exit 1
 expect 1 "the run needs [0-9]+ bytes of the DMA buffer .*tiny/buffer .* but the buffer holds 8192 bytes; give u-dma-buf a larger size" \
   -- env TESSERA_TARGET_OPTIONS="$(opts tiny)" "$TESSERA" sim --target zynq "${simargs[@]}"
 kill "$FAKE_PID"
+# A register window that is not the RTL's: an idle Vitis HLS block reads ap_idle (0x4) at 0x00.
+start_fake hlsmap || exit 1
+printf '\x04\x00\x00\x00' | dd of="$WORK/hlsmap/regs" bs=1 seek=0 conv=notrunc status=none
+expect 1 "hlsmap/regs: CTRL reads 0x4 with FAULT_CAUSE 0x0, which the accelerator's host interface never shows .*HLS bitstream" \
+  -- env TESSERA_TARGET_OPTIONS="$(opts hlsmap)" "$TESSERA" sim --target zynq "${simargs[@]}"
+kill "$FAKE_PID"
 expect 1 "uio=nosuch: no UIO device of that name in /sys/class/uio" -- "$TESSERA" sim --target zynq -o uio=nosuch "${simargs[@]}"
 expect 1 "/nonexistent: cannot open the fake device's register file" \
   -- "$TESSERA" sim --target zynq -o regs-file="$WORK/nonexistent" "${simargs[@]}"
