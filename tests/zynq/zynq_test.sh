@@ -159,6 +159,18 @@ expect 1 "the bitstream runs config default \(target option config=\), not small
   -- env TESSERA_TARGET_OPTIONS="$(opts board),config=default" "$TESSERA" sim --target zynq --config small "${simargs[@]}"
 expect 1 "target option 'colour': unknown for target zynq" -- "$TESSERA" sim --target zynq -o colour=red "${simargs[@]}"
 
+# --- tessera serve offering the board to remote:HOST:PORT/zynq clients
+"$TESSERA" serve --port 0 --port-file port --target zynq --config default -q --target-option config=default \
+  --target-option "regs-file=$WORK/board/regs" --target-option "buffer=$WORK/board/buffer" \
+  --target-option "buffer-sysfs=$WORK/board/sysfs" > serve.log 2>&1 &
+serve_pid=$!
+fakes+=("$serve_pid")
+for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.1; done
+expect 0 "all 1024 outputs match the host reference" -- "$TESSERA" demo --target "remote:127.0.0.1:$(cat port)/zynq" --m 32 --n 32 --k 32
+expect 1 "this server's device runs config default only" -- "$TESSERA" demo --target "remote:127.0.0.1:$(cat port)/zynq" --config small
+kill "$serve_pid"
+wait "$serve_pid" 2>/dev/null
+
 # --- cache maintenance: every run of the session synced its buffer for the device before the
 # start and its results for the CPU after done, or the fake names the slip and exits 3.
 stop_fake "$board_pid" board
