@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,12 +120,36 @@ class MappedFile {
   }
   uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
 
  private:
   int fd_ = -1;
   std::string path_;
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+};
+
+// An exclusive flock(2) on the register device or file for one run, waited for up to the timeout.
+class DeviceLock {
+ public:
+  DeviceLock(const MappedFile& device, std::chrono::milliseconds timeout, const std::string& runWhat) : fd_(device.fd()) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        throw Error(runWhat, "cannot lock " + device.path() + ": " + errnoText());
+      if (std::chrono::steady_clock::now() > deadline)
+        throw Error(runWhat, "the device is busy: another run holds " + device.path() +
+                                 " (another thread or process) past the timeout");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~DeviceLock() { ::flock(fd_, LOCK_UN); }
+  DeviceLock(const DeviceLock&) = delete;
+  DeviceLock& operator=(const DeviceLock&) = delete;
+
+ private:
+  int fd_;
 };
 
 // Where the registers and the buffer come from, from the target options.
@@ -261,6 +286,9 @@ class ZynqTarget : public Target {
                                " (its data spans [" + hex(base) + ", " + hex(base + insnOffset) + "), then " +
                                std::to_string(uint64_t(count) * 16) + " bytes of instructions) but the buffer holds " +
                                std::to_string(buffer_.size()) + " bytes; give u-dma-buf a larger size (docs/deploy.md)");
+    // One run at a time per device: other threads' targets and other processes share the
+    // registers and the buffer.
+    const DeviceLock lock(registers_, settings_.timeout, runWhat);
     for (uint64_t page : readPages) std::memcpy(buffer_.data() + (page * kPage - base), dram_.raw(page * kPage), kPage);
     writeRelocated(prog, insnOffset, static_cast<int64_t>(bufferPhys_) - static_cast<int64_t>(base));
     sync("sync_for_device", 0, roundUpToPage(insnEnd), kSyncToDevice);
