@@ -73,6 +73,15 @@ tsim_cycles=$(sed -nE 's/.*; tsim simulated ([0-9]+) cycles.*/\1/p' <<<"$summary
 zynq_cycles=$(sed -nE 's/.*; zynq:[^ ]* simulated ([0-9]+) cycles.*/\1/p' <<<"$summary")
 if [ -n "$tsim_cycles" ] && [ "$tsim_cycles" = "$zynq_cycles" ]; then ok; else bad "cycles: tsim $tsim_cycles, zynq $zynq_cycles"; fi
 
+# Two processes on one board: their runs take turns (a lock on the register file), or they would
+# overwrite each other's buffer bytes and registers.
+"$TESSERA" regress --config default --programs 30 --seed 100 --targets "fsim,$Z" --no-reproducers --quiet > conc1.txt 2>&1 &
+conc_pid=$!
+out2=$("$TESSERA" regress --config default --programs 30 --seed 300 --targets "fsim,$Z" --no-reproducers --quiet 2>&1)
+wait "$conc_pid"
+if grep -qE "30 programs.* 0 mismatches$" <<<"$(tail -1 <<<"$out2")" && grep -qE "30 programs.* 0 mismatches$" <<<"$(tail -1 conc1.txt)"; then ok; else
+  bad "two processes on one board: $(tail -1 conc1.txt) / $(tail -1 <<<"$out2")"; fi
+
 # --- tessera sim: the same dump as fsim
 cat > prog.s <<'PROG'
 LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
