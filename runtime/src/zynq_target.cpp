@@ -242,7 +242,7 @@ std::pair<std::string, std::string> findUio(const std::string& uio) {
     }
     ::closedir(d);
   }
-  throw Error(std::string("target option uio=") + uio,
+  throw Error(uio == "tessera" ? "UIO device 'tessera' (the default of target option uio=)" : "target option uio=" + uio,
               "no UIO device of that name in " + classDir + " (" + (found.empty() ? "none there" : "found " + found) +
                   "); is the overlay loaded and uio_pdrv_genirq bound with of_id=generic-uio? (docs/deploy.md)");
 }

@@ -152,6 +152,12 @@ printf '\x04\x00\x00\x00' | dd of="$WORK/hlsmap/regs" bs=1 seek=0 conv=notrunc s
 expect 1 "hlsmap/regs: CTRL reads 0x4 with FAULT_CAUSE 0x0, which the accelerator's host interface never shows .*HLS bitstream" \
   -- env TESSERA_TARGET_OPTIONS="$(opts hlsmap)" "$TESSERA" sim --target zynq "${simargs[@]}"
 kill "$FAKE_PID"
+expect 1 "UIO device 'tessera' \(the default of target option uio=\): no UIO device of that name in /sys/class/uio" \
+  -- "$TESSERA" sim --target zynq "${simargs[@]}"
+expect 1 "--bogus: unknown argument" -- "$FAKE" --bogus
+expect 1 "--dir: required" -- "$FAKE"
+expect 1 "--size: must be a non-zero multiple of 4096" -- "$FAKE" --dir "$WORK/odd" --size 1000
+expect 0 "usage: tessera-fake-zynq" -- "$FAKE" --help
 expect 1 "uio=nosuch: no UIO device of that name in /sys/class/uio" -- "$TESSERA" sim --target zynq -o uio=nosuch "${simargs[@]}"
 expect 1 "/nonexistent: cannot open the fake device's register file" \
   -- "$TESSERA" sim --target zynq -o regs-file="$WORK/nonexistent" "${simargs[@]}"
