@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The zynq target against fake boards (tessera-fake-zynq: files for the registers and the DMA buffer, tsim's RTL in another process): runtime suite, regression, CLI, cache maintenance, timeouts, faults and bad devices.
-# Usage: zynq_test.sh PATH/TO/tessera PATH/TO/tessera-fake-zynq PATH/TO/tessera_runtime_tests
+# Usage: zynq_test.sh PATH/TO/tessera PATH/TO/tessera-fake-zynq PATH/TO/tessera_runtime_tests [TSIM_CONFIGS]
+# (TSIM_CONFIGS: the configs tsim's RTL was built for, comma-separated; default "default")
 set -u
 TESSERA=$(realpath "${1:?usage: zynq_test.sh TESSERA FAKE RUNTIME_TESTS}")
 FAKE=$(realpath "${2:?}")
 RUNTIME_TESTS=$(realpath "${3:?}")
+TSIM_CONFIGS=${4:-default}
+if [[ ",$TSIM_CONFIGS," != *,default,* ]]; then
+  echo "zynq_test: skipped: tsim is not built for config default, which the fake boards here simulate"
+  exit 77
+fi
 WORK=$(mktemp -d)
 fakes=()
 cleanup() {
@@ -63,6 +69,19 @@ out=$(TESSERA_TEST_TARGETS=zynq TESSERA_TARGET_OPTIONS="$(opts board),config=def
   --gtest_filter='AllTargetsAndConfigs/*/zynq_default:-*InstructionSpansOnTimedTargets*' --gtest_brief=1 2>&1)
 rc=$?
 if [ $rc -eq 0 ] && grep -qE "PASSED.* 6 tests" <<<"$out"; then ok; else bad "runtime suite on zynq: $out"; fi
+
+# The other configs tsim was built for, each on a board of its own (other element sizes and buses).
+for c in ${TSIM_CONFIGS//,/ }; do
+  [ "$c" = default ] && continue
+  start_fake "board_$c" --config "$c" || exit 1
+  pid=$FAKE_PID
+  out=$(TESSERA_TEST_TARGETS=zynq TESSERA_TARGET_OPTIONS="$(opts "board_$c"),config=$c" "$RUNTIME_TESTS" \
+    --gtest_filter="AllTargetsAndConfigs/*/zynq_$c:-*InstructionSpansOnTimedTargets*" --gtest_brief=1 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && grep -qE "PASSED.* 6 tests" <<<"$out"; then ok; else bad "runtime suite on zynq, config $c: $out"; fi
+  stop_fake "$pid" "board_$c"
+  [ "$FAKE_STATUS" -eq 0 ] && ok || bad "fake board of $c: exit $FAKE_STATUS, $FAKE_SUMMARY"
+done
 
 # --- random programs: every DRAM byte equal to fsim's, every cycle count equal to tsim's
 Z="zynq:$(opts board | tr , :)"
