@@ -108,13 +108,17 @@ std::string readFile(const std::string& path) {
   return std::string(buf, n);
 }
 
+// Made whole under another name and renamed into place: a driver still mapping an earlier board's
+// file keeps that file, never one truncated under it (which would be SIGBUS there).
 uint8_t* mapFile(const std::string& path, uint64_t bytes) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error(path, std::string("cannot create: ") + std::strerror(errno));
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) throw Error(path, std::string("cannot size: ") + std::strerror(errno));
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error(tmp, std::string("cannot create: ") + std::strerror(errno));
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) throw Error(tmp, std::string("cannot size: ") + std::strerror(errno));
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) throw Error(path, std::string("cannot map: ") + std::strerror(errno));
+  if (p == MAP_FAILED) throw Error(tmp, std::string("cannot map: ") + std::strerror(errno));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) throw Error(path, std::string("cannot rename ") + tmp + " to it");
   return static_cast<uint8_t*>(p);
 }
 
