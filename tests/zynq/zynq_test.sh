@@ -3,6 +3,7 @@
 # Usage: zynq_test.sh PATH/TO/tessera PATH/TO/tessera-fake-zynq PATH/TO/tessera_runtime_tests [TSIM_CONFIGS]
 # (TSIM_CONFIGS: the configs tsim's RTL was built for, comma-separated; default "default")
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/checks.sh"
 TESSERA=$(realpath "${1:?usage: zynq_test.sh TESSERA FAKE RUNTIME_TESTS}")
 FAKE=$(realpath "${2:?}")
 RUNTIME_TESTS=$(realpath "${3:?}")
@@ -19,22 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$WORK"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# expect CODE PATTERN -- CMD...: runs CMD, checks its exit code and that PATTERN is in its output.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; output: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then bad "'$*' output lacks /$pattern/: $out"; return; fi
-  ok
-}
 
 # start_fake NAME ARGS...: a fake board in $WORK/NAME, its pid in FAKE_PID once its files exist.
 start_fake() {
