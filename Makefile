@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure build demo test test-all test-release test-sanitize test-fuzz fuzz bench fresh-check clean fpga-report gls ice40-fit
+.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz fuzz bench fresh-check clean fpga-report gls ice40-fit
 
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
@@ -23,10 +23,12 @@ build: configure
 demo: build
 	@bash scripts/demo.sh build
 
-# The whole suite of the release build (every harness's seed corpus replayed included). The same
-# suites under the sanitizers and a short fuzzing run of every harness are `make test-sanitize` and
-# `make test-fuzz` (two more builds); `make test-all` runs all three.
-test: test-release
+# The whole suite (CI runs this): the release build's every test (each harness's seed corpus
+# replayed included), then the unit, runtime, kernel, regression and simulator suites again under
+# ASan and UBSan (test-sanitize-core), then every libFuzzer harness fuzzed briefly from its corpus
+# (test-fuzz): three builds. `make test-release` is the first alone; `make test-all` runs the
+# sanitizers on every suite (test-sanitize) instead of the core ones.
+test: test-release test-sanitize-core test-fuzz
 
 test-all: test-release test-sanitize test-fuzz
 
@@ -43,11 +45,22 @@ test-release: build
 # install (a consumer project built without the sanitizers cannot link the instrumented libraries);
 # and cross (the armhf/arm64 builds use their toolchains' own flags: nothing of them is instrumented).
 # -O1 rather than -O0: at -O0 the instrumented RTL models ran ~30x slower than release.
-test-sanitize: deps
-	@cmake --preset debug > build-debug-configure.log 2>&1 || (cat build-debug-configure.log; exit 1)
-	@rm -f build-debug-configure.log
+test-sanitize: configure-debug
 	@cmake --build --preset debug
 	@ctest --preset debug
+
+# The same preset on the unit, runtime, kernel, regression and simulator (tsim, hls, hls-sc,
+# rtl-sc) suites only, building only what they run: part of `make test`, so of CI, where the whole
+# preset would take another ten minutes. The fuzz corpora run instrumented in test-fuzz. Labels aot
+# and cross are left out although their tests also carry a target's label: they need the CLI and
+# the code generator, which this preset does not build.
+test-sanitize-core: configure-debug
+	@cmake --build --preset debug-core
+	@ctest --preset debug-core
+
+configure-debug: deps
+	@cmake --preset debug > build-debug-configure.log 2>&1 || (cat build-debug-configure.log; exit 1)
+	@rm -f build-debug-configure.log
 
 # The libFuzzer harnesses (preset fuzz, build-fuzz/, clang-14) built, then each fuzzed for
 # TESSERA_FUZZ_CTEST_SECONDS (10) from its seed corpus by ctest (label fuzz).

@@ -11,7 +11,14 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #if __has_include(<sys/platform/x86.h>)
+// glibc's header declares its functions with C's _Bool, which clang's C++ mode does not know.
+#if defined(__clang__)
+#define _Bool bool
 #include <sys/platform/x86.h>
+#undef _Bool
+#else
+#include <sys/platform/x86.h>
+#endif
 #endif
 #endif
 

@@ -2,16 +2,13 @@
 # End-to-end tests of the tessera CLI: every verb, its outputs, and its errors on bad input.
 # Usage: cli_test.sh PATH/TO/tessera [TSIM_CONFIGS]   (configs tsim was built for, comma-separated)
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 TESSERA=$(realpath "${1:?usage: cli_test.sh PATH/TO/tessera [TSIM_CONFIGS]}")
 TSIM_CONFIGS=${2:-}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-passed=0
-failed=0
 
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 # Checks that need a model the build left out are counted and make the whole test a skip (exit
 # 77, ctest SKIP_RETURN_CODE) rather than a pass that silently ran less.
 skipped=()
@@ -22,17 +19,6 @@ tsim_built_for() {  # tsim_built_for CONFIG|any
   return 1
 }
 
-# expect CODE PATTERN -- CMD...: runs CMD, checks its exit code and that PATTERN is in its output.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; output: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then bad "'$*' output lacks /$pattern/: $out"; return; fi
-  ok
-}
 
 # --- dispatch and help
 expect 0 "commands:" -- "$TESSERA" --help

@@ -2,6 +2,7 @@
 # End-to-end tests of tessera regress at scale: shards, JUnit reports, reproducer files and their replay, progress.
 # Usage: regress_cli_test.sh PATH/TO/tessera PATH/TO/scripts/regress-slurm.sh [TSIM_CONFIGS]
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 TESSERA=$(realpath "${1:?usage: regress_cli_test.sh PATH/TO/tessera PATH/TO/regress-slurm.sh}")
 SLURM_SCRIPT=$(realpath "${2:?usage: regress_cli_test.sh PATH/TO/tessera PATH/TO/regress-slurm.sh}")
 TSIM_CONFIGS=${3:-}
@@ -9,25 +10,10 @@ PYTHON=/usr/bin/python3
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-passed=0
-failed=0
 # Checks that need a model the build left out make the whole test a skip (exit 77, ctest
 # SKIP_RETURN_CODE) rather than a pass that silently ran less.
 skipped=()
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# expect CODE PATTERN -- CMD...: runs CMD, checks its exit code and that PATTERN is in its output.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; output: ${out:0:3000}"; return; fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then bad "'$*' output lacks /$pattern/: ${out:0:3000}"; return; fi
-  ok
-}
 
 # Per-program outcome without the position and the timings: "seed S: I insns (W work), ~C cycles ok".
 outcomes() { sed -nE 's/^\[ *[0-9]+\/[0-9]+\] (seed [0-9]+: [0-9]+ insns \([0-9]+ work\), ~[0-9]+ cycles).*\| (ok|MISMATCH)$/\1 \2/p' "$@" | sort; }

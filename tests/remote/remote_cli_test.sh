@@ -2,6 +2,7 @@
 # Remote execution end to end on 127.0.0.1: tessera serve, then sim, demo, run, eval, regress and the runtime tests through remote: targets, bit-exact with local runs; killed clients, secrets, bad flags.
 # Usage: remote_cli_test.sh PATH/TO/tessera PATH/TO/tessera_runtime_tests SOURCE_DIR [TSIM_CONFIGS]
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/checks.sh"
 TESSERA=$(realpath "${1:?usage: remote_cli_test.sh TESSERA RUNTIME_TESTS SOURCE_DIR [TSIM_CONFIGS]}")
 RUNTIME_TESTS=$(realpath "${2:?}")
 SRC=$(realpath "${3:?}")
@@ -17,22 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$WORK"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# expect CODE PATTERN -- CMD...: runs CMD, checks its exit code and that PATTERN is in its output.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; output: $out"; return; fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then bad "'$*' output lacks /$pattern/: $out"; return; fi
-  ok
-}
 
 # poll SECONDS CMD...: true as soon as CMD succeeds, false if it never does within SECONDS.
 poll() {

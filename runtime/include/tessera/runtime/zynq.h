@@ -1,0 +1,28 @@
+// The zynq target: the RTL accelerator on a Zynq board (registers through UIO or /dev/mem, DRAM from u-dma-buf), or a fake device standing in for one (docs/deploy.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tessera/runtime/target.h"
+
+namespace tessera::runtime::zynq {
+
+constexpr const char* kName = "zynq";
+
+// Bytes of the AXI4-Lite register window the RTL decodes (1 << host::kAddrWidth); a UIO map, a
+// /dev/mem window or a fake register file smaller than this is refused.
+uint64_t registerWindowBytes();
+
+// u-dma-buf's sync_direction values (the kernel's enum dma_data_direction).
+constexpr int kSyncBidirectional = 0, kSyncToDevice = 1, kSyncFromDevice = 2;
+
+// The registry entry of `zynq`: made on first use and kept out of the target listings, as a
+// board target needs a device to exist (options: docs/deploy.md, "Target options").
+TargetInfo zynqTargetInfo();
+
+// Parses "0x1f000000" (hex with 0x) or "520093696" (decimal) as sysfs and the options write
+// addresses; throws tessera::Error naming `what` otherwise.
+uint64_t parseAddress(const std::string& text, const std::string& what);
+
+}  // namespace tessera::runtime::zynq
