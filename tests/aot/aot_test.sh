@@ -8,17 +8,11 @@ shift 3
 fm=$src/models/fashion_mnist
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { if ! "$@" > "$work/log" 2>&1; then fail "exit $?: $*"; sed 's/^/    /' "$work/log" | tail -15; return 1; fi; }
-expect_error() {
-  local name=$1 pattern=$2; shift 2
-  "$@" > "$work/out" 2>&1
-  local rc=$?
-  if [ $rc -eq 0 ]; then fail "$name: succeeded"; return; fi
-  if [ $rc -ge 128 ]; then fail "$name: crashed with signal $((rc - 128))"; return; fi
-  grep -q -- "$pattern" "$work/out" || { fail "$name: no '$pattern' in:"; sed 's/^/    /' "$work/out" | tail -5; }
-}
+source "$src/tests/cli/checks.sh"
+# run CMD...: the command succeeds (its output in $work/log, shown on failure).
+run() { if "$@" > "$work/log" 2>&1; then ok; return 0; fi; bad "exit $?: $*"; sed 's/^/    /' "$work/log" | tail -15; return 1; }
+fail() { bad "$@"; }
+pass() { ok; echo "ok: $*"; }
 
 if [ "$mode" = jit ]; then
   target=$1
@@ -36,7 +30,7 @@ if [ "$mode" = jit ]; then
           --no-layer-cycles --output-dir "$work/$m-$input-$codegen" || continue
       done
       if cmp -s "$work/$m-$input-interp/logits.npy" "$work/$m-$input-jit/logits.npy"; then
-        echo "ok: $m $input on $target: JIT == interpreter"
+        pass "$m $input on $target: JIT == interpreter"
       else
         fail "$m $input on $target: the JIT's logits differ from the interpreter's"
       fi
@@ -44,15 +38,15 @@ if [ "$mode" = jit ]; then
   done
   grep -q "ORC JIT" "$work/log" || fail "run --host-codegen jit does not say the JIT ran"
   # Bad input named.
-  expect_error "unknown codegen" "--host-codegen llvm" "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen llvm
-  expect_error "jit with timeline" "--timeline and --export-sim need" "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen jit --timeline "$work/t.json"
-  expect_error "unknown triple" "--triple riscv64-linux-gnu: is not a supported target triple" "$tessera" compile "$work/qdq.tsm" --emit obj --triple riscv64-linux-gnu -o "$work/x.o"
-  expect_error "unknown emit" "--emit asm" "$tessera" compile "$work/qdq.tsm" --emit asm -o "$work/x.s"
-  expect_error "obj without -o" "give -o FILE" "$tessera" compile "$work/qdq.tsm" --emit obj
-  expect_error "bad name" "--name 9lives: is not a C identifier" "$tessera" compile "$work/qdq.tsm" --emit ll --name 9lives
+  expect 1 "--host-codegen llvm" -- "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen llvm
+  expect 1 "--timeline and --export-sim need" -- "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen jit --timeline "$work/t.json"
+  expect 1 "--triple riscv64-linux-gnu: is not a supported target triple" -- "$tessera" compile "$work/qdq.tsm" --emit obj --triple riscv64-linux-gnu -o "$work/x.o"
+  expect 1 "--emit asm" -- "$tessera" compile "$work/qdq.tsm" --emit asm -o "$work/x.s"
+  expect 1 "give -o FILE" -- "$tessera" compile "$work/qdq.tsm" --emit obj
+  expect 1 "--name 9lives: is not a C identifier" -- "$tessera" compile "$work/qdq.tsm" --emit ll --name 9lives
   # An integer MatMul (an ONNX node test's model) stays on the host, where nothing lowers it.
   matmulinteger=/usr/share/libonnx-testdata/data/node/test_matmulinteger/model.onnx
-  expect_error "unsupported host op" "MatMulInteger 'MatMulInteger_0' (opset 11): host operator MatMulInteger has no LLVM lowering" \
+  expect 1 "MatMulInteger 'MatMulInteger_0' \\(opset 11\\): host operator MatMulInteger has no LLVM lowering" -- \
     "$tessera" compile "$matmulinteger" --emit ll
   run "$tessera" compile "$work/qdq.tsm" --emit ll -o "$work/qdq.ll"
   grep -q "define i32 @qdq_run" "$work/qdq.ll" || fail "--emit ll: no qdq_run in the IR"
@@ -60,7 +54,7 @@ if [ "$mode" = jit ]; then
   run "$tessera" compile "$work/qdq.tsm" --emit ll --optimized -o "$work/qdq-opt.ll"
   grep -q "define i32 @qdq_run" "$work/qdq-opt.ll" || fail "--emit ll --optimized: no qdq_run in the IR"
   cmp -s "$work/qdq.ll" "$work/qdq-opt.ll" && fail "--emit ll --optimized: the same IR as unoptimized"
-  expect_error "optimized without ll" "--optimized: applies to --emit ll only" "$tessera" compile "$work/qdq.tsm" --emit obj --optimized -o "$work/y.o"
+  expect 1 "--optimized: applies to --emit ll only" -- "$tessera" compile "$work/qdq.tsm" --emit obj --optimized -o "$work/y.o"
   # Shared libraries per triple: linked by its compiler driver, exporting the descriptor and the run
   # function, leaving the runtime's entry points to the program that loads them; the header beside.
   for triple in x86_64-linux-gnu aarch64-linux-gnu armv7a-linux-gnueabihf; do
@@ -83,16 +77,16 @@ elif [ "$mode" = link ]; then
     cat "$work/log"
     bytes=$(stat -c %s "$work/aot.raw")
     if [ "$bytes" -gt 0 ] && tail -c "$bytes" "$work/ref/logits.npy" | cmp -s - "$work/aot.raw"; then
-      echo "ok: ${*:+$* }$exe on $target: logits == tessera run's (interpreter, x86-64, fsim)"
+      pass "${*:+$* }$exe on $target: logits == tessera run's (interpreter, x86-64, fsim)"
     else
       fail "$exe: logits differ from tessera run's"
     fi
   fi
-  expect_error "wrong input size" "the model's input takes 3136" "$@" "$exe" "$target" "$work/x.raw" "$work/ref/logits.npy"
-  expect_error "unknown target" "nosuchtarget" "$@" "$exe" nosuchtarget "$work/x.raw" "$fm/sample_0.npy"
+  expect 1 "the model's input takes 3136" -- "$@" "$exe" "$target" "$work/x.raw" "$work/ref/logits.npy"
+  expect 1 "nosuchtarget" -- "$@" "$exe" nosuchtarget "$work/x.raw" "$fm/sample_0.npy"
 else
   echo "usage: aot_test.sh jit|link ..." >&2
   exit 2
 fi
-if [ $failures -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all passed"
+echo "aot_test $mode: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
