@@ -121,8 +121,21 @@ class Lowering {
   }
   llvm::Constant* i64c(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v), true); }
 
+  // A constant global under a name no other value has. The module creates it (getOrInsertGlobal):
+  // GCC 12 at -O1 takes `new GlobalVariable` for a mismatched new/delete pair (LLVM's User
+  // allocates with a placement operator new), a false positive -Werror would stop on.
+  llvm::GlobalVariable* global(llvm::Constant* data, const std::string& name, llvm::GlobalValue::LinkageTypes linkage) {
+    std::string unique = name;
+    for (int k = 1; mod_->getNamedValue(unique); ++k) unique = name + "." + std::to_string(k);
+    mod_->getOrInsertGlobal(unique, data->getType());
+    llvm::GlobalVariable* g = mod_->getNamedGlobal(unique);
+    g->setInitializer(data);
+    g->setConstant(true);
+    g->setLinkage(linkage);
+    return g;
+  }
   llvm::GlobalVariable* constantArray(llvm::Constant* data, const std::string& name) {
-    return new llvm::GlobalVariable(*mod_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, name);
+    return global(data, name, llvm::GlobalValue::PrivateLinkage);
   }
   llvm::Constant* firstElement(llvm::GlobalVariable* g) {
     llvm::Constant* zero = llvm::ConstantInt::get(i64_, 0);
@@ -939,7 +952,8 @@ class Lowering {
                   llvm::ConstantInt::get(i64_, m_.arenaBytes), llvm::ConstantInt::get(i64_, scratchBytes_),
                   llvm::ConstantInt::get(i32_, m_.segments.size()), segArray, llvm::ConstantInt::get(i32_, m_.inputs.size()),
                   llvm::ConstantInt::get(i32_, m_.outputs.size()), tensors(m_.inputs, "input"), tensors(m_.outputs, "output"), fn_});
-    new llvm::GlobalVariable(*mod_, modelTy, true, llvm::GlobalValue::ExternalLinkage, desc, symbol_ + "_model");
+    if (mod_->getNamedValue(symbol_ + "_model")) throw Error(m_.source, "the name " + symbol_ + "_model is taken in the module");
+    global(desc, symbol_ + "_model", llvm::GlobalValue::ExternalLinkage);
   }
 };
 
