@@ -294,20 +294,9 @@ ModelRunResult runGenerated(const CompiledModel& m, const TesseraAotModel& code,
     throw Error(m.source, "the generated code has " + std::to_string(code.input_count) + " inputs and " +
                               std::to_string(code.output_count) + " outputs, the model " + std::to_string(m.inputs.size()) +
                               " and " + std::to_string(m.outputs.size()));
+  checkModelInputs(m, inputs);
   std::vector<std::vector<uint8_t>> in;
-  for (const Tensor& want : m.inputs) {
-    auto it = inputs.find(want.name);
-    if (it == inputs.end()) throw Error(m.source, "input '" + want.name + "' (" + want.describe() + ") is not given");
-    const Tensor& got = it->second;
-    if (got.shape != want.shape || got.dtype != want.dtype)
-      throw Error(m.source, "input '" + want.name + "' is " + got.describe() + ", the model takes " + want.describe());
-    if ((graph::isInteger(got.dtype) ? got.ints.size() : got.floats.size()) != size_t(want.elements()))
-      throw Error(m.source, "input '" + want.name + "' holds a different number of values than its shape says");
-    in.push_back(got.elementBytes());
-  }
-  for (const auto& kv : inputs)
-    if (std::none_of(m.inputs.begin(), m.inputs.end(), [&](const Tensor& t) { return t.name == kv.first; }))
-      throw Error(m.source, "the model has no input named '" + kv.first + "'");
+  for (const Tensor& want : m.inputs) in.push_back(inputs.at(want.name).elementBytes());
   std::vector<std::vector<uint8_t>> out;
   for (const Tensor& want : m.outputs) out.emplace_back(size_t(want.elements()) * graph::elementBytes(want.dtype));
   std::vector<const void*> inPtrs;

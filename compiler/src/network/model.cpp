@@ -512,10 +512,9 @@ Tensor int8Tensor(const std::string& name, const std::vector<int64_t>& shape, co
   return t;
 }
 
-// Checks the inputs, runs every step in order (host steps here, segments by `segment`), returns the outputs.
-ModelRunResult executeSteps(const CompiledModel& m, const std::map<std::string, Tensor>& inputs, const SegmentFn& segment) {
-  const auto start = std::chrono::steady_clock::now();
-  std::map<std::string, Tensor> values;
+}  // namespace
+
+void checkModelInputs(const CompiledModel& m, const std::map<std::string, Tensor>& inputs) {
   for (const Tensor& want : m.inputs) {
     auto it = inputs.find(want.name);
     if (it == inputs.end()) throw Error(m.source, "input '" + want.name + "' (" + want.describe() + ") is not given");
@@ -524,10 +523,20 @@ ModelRunResult executeSteps(const CompiledModel& m, const std::map<std::string, 
       throw Error(m.source, "input '" + want.name + "' is " + got.describe() + ", the model takes " + want.describe());
     if ((graph::isInteger(got.dtype) ? got.ints.size() : got.floats.size()) != size_t(want.elements()))
       throw Error(m.source, "input '" + want.name + "' holds a different number of values than its shape says");
-    values[want.name] = got;
   }
   for (const auto& kv : inputs)
-    if (!values.count(kv.first)) throw Error(m.source, "the model has no input named '" + kv.first + "'");
+    if (std::none_of(m.inputs.begin(), m.inputs.end(), [&](const Tensor& t) { return t.name == kv.first; }))
+      throw Error(m.source, "the model has no input named '" + kv.first + "'");
+}
+
+namespace {
+
+// Checks the inputs, runs every step in order (host steps here, segments by `segment`), returns the outputs.
+ModelRunResult executeSteps(const CompiledModel& m, const std::map<std::string, Tensor>& inputs, const SegmentFn& segment) {
+  const auto start = std::chrono::steady_clock::now();
+  checkModelInputs(m, inputs);
+  std::map<std::string, Tensor> values;
+  for (const Tensor& want : m.inputs) values[want.name] = inputs.at(want.name);
   ModelRunResult result;
   result.layers.resize(m.layers.size());
   for (const Step& step : m.steps) {

@@ -158,6 +158,10 @@ struct RunOptions {
   bool instructionSpans = false;
 };
 
+// Checks that `inputs` are exactly the model's inputs, each with its shape, type and number of
+// values; throws tessera::Error naming the model and the input otherwise.
+void checkModelInputs(const CompiledModel& model, const std::map<std::string, graph::Tensor>& inputs);
+
 // Runs the model on the host only: every accelerator layer by compiler::reference() (exactly the
 // accelerator's integer arithmetic), host steps as on a target. Every target must match it bit for bit.
 ModelRunResult runReference(const CompiledModel& model, const std::map<std::string, graph::Tensor>& inputs);
