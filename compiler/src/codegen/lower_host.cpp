@@ -523,23 +523,9 @@ class Lowering {
     const Shape strides = n.attrInts("strides", {1, 1}), dil = n.attrInts("dilations", {1, 1});
     if (strides.size() != 2 || dil.size() != 2) fail(n, "strides and dilations need two values");
     w.sh = strides[0], w.sw = strides[1], w.dh = dil[0], w.dw = dil[1];
-    const std::string autoPad = n.attrString("auto_pad", "NOTSET");
-    if (autoPad == "NOTSET") {
-      const Shape pads = n.attrInts("pads", {0, 0, 0, 0});
-      if (pads.size() != 4) fail(n, "pads needs four values");
-      w.pt = pads[0], w.pl = pads[1], w.pb = pads[2], w.pr = pads[3];
-    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      const int64_t ekh = (kh - 1) * w.dh + 1, ekw = (kw - 1) * w.dw + 1;
-      const int64_t oh = (x[2] + w.sh - 1) / w.sh, ow = (x[3] + w.sw - 1) / w.sw;
-      const int64_t ph = std::max<int64_t>(0, (oh - 1) * w.sh + ekh - x[2]), pw = std::max<int64_t>(0, (ow - 1) * w.sw + ekw - x[3]);
-      const bool upper = autoPad == "SAME_UPPER";
-      w.pt = upper ? ph / 2 : ph - ph / 2;
-      w.pb = ph - w.pt;
-      w.pl = upper ? pw / 2 : pw - pw / 2;
-      w.pr = pw - w.pl;
-    } else if (autoPad != "VALID") {
-      fail(n, "unknown auto_pad '" + autoPad + "'");
-    }
+    const int64_t ekh = (kh - 1) * w.dh + 1, ekw = (kw - 1) * w.dw + 1;
+    const WindowPads pads = windowPads(n, x[2], x[3], ekh, ekw, w.sh, w.sw, [&](const std::string& why) { fail(n, why); });
+    w.pt = pads.top, w.pl = pads.left, w.pb = pads.bottom, w.pr = pads.right;
     return w;
   }
 

@@ -134,23 +134,9 @@ Window window(const Ctx& c, const Shape& x, int64_t kh, int64_t kw, bool ceilMod
   if (strides.size() != 2 || dil.size() != 2) c.fail("strides and dilations need two values");
   w.sh = strides[0], w.sw = strides[1], w.dh = dil[0], w.dw = dil[1];
   if (w.sh < 1 || w.sw < 1 || w.dh < 1 || w.dw < 1 || kh < 1 || kw < 1) c.fail("kernel, strides and dilations must be positive");
-  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
   const int64_t ekh = (kh - 1) * w.dh + 1, ekw = (kw - 1) * w.dw + 1;
-  if (autoPad == "NOTSET") {
-    const Shape pads = n.attrInts("pads", {0, 0, 0, 0});
-    if (pads.size() != 4) c.fail("pads needs four values");
-    w.pt = pads[0], w.pl = pads[1], w.pb = pads[2], w.pr = pads[3];
-  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    const int64_t oh = (x[2] + w.sh - 1) / w.sh, ow = (x[3] + w.sw - 1) / w.sw;
-    const int64_t ph = std::max<int64_t>(0, (oh - 1) * w.sh + ekh - x[2]), pw = std::max<int64_t>(0, (ow - 1) * w.sw + ekw - x[3]);
-    const bool upper = autoPad == "SAME_UPPER";
-    w.pt = upper ? ph / 2 : ph - ph / 2;
-    w.pb = ph - w.pt;
-    w.pl = upper ? pw / 2 : pw - pw / 2;
-    w.pr = pw - w.pl;
-  } else if (autoPad != "VALID") {
-    c.fail("unknown auto_pad '" + autoPad + "'");
-  }
+  const WindowPads pads = windowPads(n, x[2], x[3], ekh, ekw, w.sh, w.sw, [&](const std::string& why) { c.fail(why); });
+  w.pt = pads.top, w.pl = pads.left, w.pb = pads.bottom, w.pr = pads.right;
   auto outSize = [&](int64_t in, int64_t pad, int64_t ek, int64_t s) {
     const int64_t span = in + pad - ek;
     if (span < 0) c.fail("the kernel is larger than the padded input " + shapeText(x));
@@ -753,6 +739,31 @@ std::map<std::string, Tensor> evaluate(const Graph& g, const std::map<std::strin
       }
   }
   return values;
+}
+
+WindowPads windowPads(const Node& n, int64_t inH, int64_t inW, int64_t extentH, int64_t extentW, int64_t strideH,
+                      int64_t strideW, const std::function<void(const std::string&)>& fail) {
+  WindowPads p;
+  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    const Shape pads = n.attrInts("pads", {0, 0, 0, 0});
+    if (pads.size() != 4) fail("pads needs four values");
+    p.top = pads[0], p.left = pads[1], p.bottom = pads[2], p.right = pads[3];
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    // SAME: as many outputs as ceil(input / stride); an odd padding puts the extra row and column
+    // at the end (UPPER) or the start (LOWER).
+    const int64_t oh = (inH + strideH - 1) / strideH, ow = (inW + strideW - 1) / strideW;
+    const int64_t ph = std::max<int64_t>(0, (oh - 1) * strideH + extentH - inH);
+    const int64_t pw = std::max<int64_t>(0, (ow - 1) * strideW + extentW - inW);
+    const bool upper = autoPad == "SAME_UPPER";
+    p.top = upper ? ph / 2 : ph - ph / 2;
+    p.bottom = ph - p.top;
+    p.left = upper ? pw / 2 : pw - pw / 2;
+    p.right = pw - p.left;
+  } else if (autoPad != "VALID") {
+    fail("unknown auto_pad '" + autoPad + "'");
+  }
+  return p;
 }
 
 }  // namespace tessera::compiler
