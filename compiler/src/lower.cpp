@@ -28,7 +28,7 @@ namespace {
 class GemmLowering : public detail::OperatorLowering {
  public:
   GemmLowering(const hw::Config& cfg, const Operator& op, const Tiling& t)
-      : cfg_(cfg), op_(op), t_(t), g_(detail::geometry(cfg, op)), s_(detail::tileShape(g_, t)) {}
+      : op_(op), t_(t), g_(detail::geometry(cfg, op)), s_(detail::tileShape(g_, t)) {}
 
   void run(Program& prog) override {
     buildKernels();
@@ -540,7 +540,6 @@ class GemmLowering : public detail::OperatorLowering {
     }
   }
 
-  const hw::Config& cfg_;
   const Operator& op_;
   Tiling t_;
   Geometry g_;

@@ -21,7 +21,8 @@ constexpr int kLoad = 0, kCompute = 1, kStore = 2;
 struct QueueDesc {
   int from, to;
 };
-constexpr int kL2G = 0, kG2L = 1, kG2S = 2, kS2G = 3;
+// Indices into kQueues; g2l (1) and s2g (3) flow backwards, the two not named here.
+constexpr int kL2G = 0, kG2S = 2;
 constexpr QueueDesc kQueues[4] = {{kLoad, kCompute}, {kCompute, kLoad}, {kCompute, kStore}, {kStore, kCompute}};
 
 void setPush(hw::Insn& in, int q) {
