@@ -382,10 +382,17 @@ void Fsim::execLoad(const Insn& in, size_t) {
   uint64_t sram = in.sramBase;
   zeroElems(sram, width * in.yPad0);
   sram += width * in.yPad0;
+  const uint64_t rowBytes = uint64_t(in.xSize) * eb;
   for (uint32_t y = 0; y < in.ySize; ++y) {
     zeroElems(sram, in.xPad0);
     sram += in.xPad0;
-    copyElems(sram, dram_.raw((uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb), in.xSize);
+    const uint64_t rowPhys = (uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb;
+    // Streams from other toolchains load small tiles that walk DRAM forward, so the hardware
+    // prefetcher, which stops at page boundaries, leaves most of their first touches cold. Ask
+    // for the next row (after the last row, the bytes that follow it) while this one is copied.
+    const uint64_t nextPhys = y + 1 < in.ySize ? rowPhys + uint64_t(in.xStride) * eb : rowPhys + rowBytes;
+    prefetchDram(nextPhys, rowBytes);
+    copyElems(sram, dram_.raw(rowPhys), in.xSize);
     sram += in.xSize;
     zeroElems(sram, in.xPad1);
     sram += in.xPad1;
@@ -393,8 +400,18 @@ void Fsim::execLoad(const Insn& in, size_t) {
   zeroElems(sram, width * in.yPad1);
 }
 
+void Fsim::prefetchDram(uint64_t phys, uint64_t bytes) const {
+  // A hint, never a fault: x86 and Arm prefetches of unmapped addresses are dropped. The span is
+  // capped so a huge row costs no more than a page's worth of hints.
+  const uintptr_t base = reinterpret_cast<uintptr_t>(dram_.raw(0));
+  const uint64_t end = phys + std::min<uint64_t>(bytes, 4096);
+  for (uint64_t a = phys; a < end; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(base + a));
+}
+
 void Fsim::loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t n) {
-  const uint8_t* src = dram_.raw(uint64_t(dramBase) * elemBytes_[uint32_t(MemId::kUop)]);
+  const uint64_t phys = uint64_t(dramBase) * elemBytes_[uint32_t(MemId::kUop)];
+  const uint8_t* src = dram_.raw(phys);
+  prefetchDram(phys + uint64_t(n) * 4, uint64_t(n) * 4);
   Uop* dst = &uops_[sramBase];
   const UopFields f = uopFields_;
   for (uint32_t x = 0; x < n; ++x) {

@@ -107,6 +107,7 @@ class Fsim {
   void execute(const Insn& insn, size_t index);
   void execLoad(const Insn& insn, size_t index);
   void loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t count);
+  void prefetchDram(uint64_t phys, uint64_t bytes) const;
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
   void execAlu(const Insn& insn, size_t index);
