@@ -83,8 +83,9 @@ struct Plugin {
   bool loaded = false;
 };
 
-// The one registry of the process. Built on first use: registers fsim and reads the manifests of
-// the plugins on the search path, loading none. Thread-safe; TargetInfos never move once added.
+// The one registry of the process. Built on first use with fsim registered; the manifests of the
+// plugins on the search path are read, loading none, only when a name is not built in or a listing
+// is asked for, so a run on fsim touches no directory. Thread-safe; TargetInfos never move once added.
 class Registry final : public TargetRegistrar {
  public:
   static Registry& get() {
@@ -115,6 +116,7 @@ class Registry final : public TargetRegistrar {
       if (boards_.empty()) boards_.push_back(zynq::zynqTargetInfo());
       return boards_.front();
     }
+    scanOnce();
     for (Plugin& p : plugins_) {
       if (std::find(p.targets.begin(), p.targets.end(), name) == p.targets.end()) continue;
       load(p, name);
@@ -142,11 +144,18 @@ class Registry final : public TargetRegistrar {
     return s;
   }
 
-  const std::vector<std::string>& searchPath() const { return searchPath_; }
+  std::vector<std::string> searchPath() {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    scanOnce();
+    return searchPath_;
+  }
 
  private:
-  Registry() {
-    targets_.push_back(fsimTarget());
+  Registry() { targets_.push_back(fsimTarget()); }
+
+  void scanOnce() {
+    if (scanned_) return;
+    scanned_ = true;
     if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
       const std::string path = env;
       for (size_t pos = 0; pos <= path.size();) {
@@ -184,6 +193,7 @@ class Registry final : public TargetRegistrar {
   // Registered targets first (fsim), then those the manifests promise, each name once.
   std::vector<std::string> nameList() {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    scanOnce();
     std::vector<std::string> list;
     auto addName = [&](const std::string& n) {
       if (std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
@@ -259,6 +269,7 @@ class Registry final : public TargetRegistrar {
   std::deque<TargetInfo> boards_;
   std::vector<Plugin> plugins_;
   std::vector<std::string> searchPath_;
+  bool scanned_ = false;
 };
 
 }  // namespace
