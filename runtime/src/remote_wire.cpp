@@ -66,26 +66,16 @@ uint8_t Reader::u8(const char* field) {
   need(1, field);
   return p_[pos_++];
 }
-uint16_t Reader::u16(const char* field) {
-  need(2, field);
-  uint16_t v = static_cast<uint16_t>(p_[pos_] | (p_[pos_ + 1] << 8));
-  pos_ += 2;
-  return v;
-}
-uint32_t Reader::u32(const char* field) {
-  need(4, field);
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p_[pos_ + i];
-  pos_ += 4;
-  return v;
-}
-uint64_t Reader::u64(const char* field) {
-  need(8, field);
+uint64_t Reader::littleEndian(int bytes, const char* field) {
+  need(size_t(bytes), field);
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p_[pos_ + i];
-  pos_ += 8;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p_[pos_ + size_t(i)];
+  pos_ += size_t(bytes);
   return v;
 }
+uint16_t Reader::u16(const char* field) { return static_cast<uint16_t>(littleEndian(2, field)); }
+uint32_t Reader::u32(const char* field) { return static_cast<uint32_t>(littleEndian(4, field)); }
+uint64_t Reader::u64(const char* field) { return littleEndian(8, field); }
 const uint8_t* Reader::bytes(size_t n, const char* field) {
   need(n, field);
   const uint8_t* p = p_.data() + pos_;

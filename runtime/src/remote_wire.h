@@ -96,6 +96,8 @@ class Reader {
 
  private:
   void need(size_t n, const char* field);
+  // The next `bytes` bytes as an unsigned little-endian number.
+  uint64_t littleEndian(int bytes, const char* field);
   const std::vector<uint8_t>& p_;
   size_t pos_ = 0;
   std::string msg_;
