@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ bool parse(const char* verb, const char* usage, const std::vector<std::string>& 
 void addConfigOption(po::options_description& opts, std::string* config);
 // --target/-t into `target`: by default $TESSERA_TARGET when set and not empty, else `fallback`.
 void addTargetOption(po::options_description& opts, std::string* target, const char* fallback);
+// The values of a repeatable --target-option KEY=VALUE, as the options a target is created with.
+std::map<std::string, std::string> parseTargetOptionSpecs(const std::vector<std::string>& specs);
 
 // Runs a verb and turns what it throws into a message on stderr and the exit code: 2 for a bad
 // command line, 1 for bad input or a failed run (cli_common.cpp).

@@ -44,6 +44,16 @@ void addTargetOption(po::options_description& opts, std::string* target, const c
                      "target to run on ($TESSERA_TARGET)");
 }
 
+std::map<std::string, std::string> parseTargetOptionSpecs(const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> options;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--target-option " + spec, "expected KEY=VALUE");
+    options[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  return options;
+}
+
 int runCommand(const char* verb, int (*run)(const std::vector<std::string>&), const std::vector<std::string>& args) {
   try {
     return run(args);

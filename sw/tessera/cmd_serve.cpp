@@ -65,11 +65,7 @@ int cmdServe(const std::vector<std::string>& args) {
   so.port = static_cast<uint16_t>(port);
   if (maxBytes > 0xffffffffull) throw Error("--max-bytes " + std::to_string(maxBytes), "at most 4294967295");
   so.maxMessageBytes = static_cast<uint32_t>(maxBytes);
-  for (const auto& spec : targetOptions) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error("--target-option " + spec, "expected KEY=VALUE");
-    so.targetOptions[spec.substr(0, eq)] = spec.substr(eq + 1);
-  }
+  so.targetOptions = parseTargetOptionSpecs(targetOptions);
   so.clientOptionKeys = clientOptions;
   if (!vm.count("quiet")) so.log = &std::cerr;
   so.logRuns = vm.count("verbose") != 0;

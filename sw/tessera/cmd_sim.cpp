@@ -92,12 +92,7 @@ int cmdSim(const std::vector<std::string>& args) {
   if (!repro.empty()) return replayRepro(repro, vm, target);
   if (insn.empty()) throw po::error("the option '--insn' is required but missing (or give --repro FILE)");
 
-  runtime::TargetOptions options;
-  for (const auto& spec : targetOptions) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error("--target-option " + spec, "expected KEY=VALUE");
-    options[spec.substr(0, eq)] = spec.substr(eq + 1);
-  }
+  runtime::TargetOptions options = parseTargetOptionSpecs(targetOptions);
   if (!trace.empty()) {
     bool traces = false;
     for (const auto& o : runtime::findTarget(target).options) traces |= o.first == "trace";
