@@ -389,7 +389,7 @@ class ZynqTarget : public Target {
   // Returns the stage_status_e the call returned.
   struct StageRegs {
     int ip;
-    uint32_t stIn, stOut, stValid, apReturn;
+    uint32_t stIn, stOut, stValid, apReturn, stBits;
   };
   int callStage(const StageRegs& regs, StateWords& state, std::chrono::steady_clock::time_point deadline,
                 const std::string& runWhat) {
@@ -423,13 +423,29 @@ class ZynqTarget : public Target {
   // tessera_hls_top does in C simulation, handing each call's st_o to its next call's st_i. A
   // round calls fetch, load, store, compute; FINISH is enabled once a round moves nothing.
   static constexpr StageRegs kFetchRegs{hls_map::kFetch, hls_map::fetch::kStI, hls_map::fetch::kStO,
-                                        hls_map::fetch::kStOValid, hls_map::fetch::kApReturn};
+                                        hls_map::fetch::kStOValid, hls_map::fetch::kApReturn, hls_map::fetch::kStIBits};
   static constexpr StageRegs kLoadRegs{hls_map::kLoad, hls_map::load::kStI, hls_map::load::kStO,
-                                       hls_map::load::kStOValid, hls_map::load::kApReturn};
+                                       hls_map::load::kStOValid, hls_map::load::kApReturn, hls_map::load::kStIBits};
   static constexpr StageRegs kComputeRegs{hls_map::kCompute, hls_map::compute::kStI, hls_map::compute::kStO,
-                                          hls_map::compute::kStOValid, hls_map::compute::kApReturn};
+                                          hls_map::compute::kStOValid, hls_map::compute::kApReturn,
+                                          hls_map::compute::kStIBits};
   static constexpr StageRegs kStoreRegs{hls_map::kStore, hls_map::store::kStI, hls_map::store::kStO,
-                                        hls_map::store::kStOValid, hls_map::store::kApReturn};
+                                        hls_map::store::kStOValid, hls_map::store::kApReturn, hls_map::store::kStIBits};
+
+  // The stream FIFOs outlive a run: a run that faulted or deadlocked (here or in a process that
+  // died) leaves instructions and tokens in them, which the next run would execute. One drain
+  // call of each reader empties them all (fetch only writes).
+  void drainQueues(std::chrono::steady_clock::time_point deadline, const std::string& runWhat) {
+    namespace m = hls_map;
+    const std::pair<const StageRegs*, uint32_t> readers[] = {
+        {&kLoadRegs, m::load::kDrain}, {&kComputeRegs, m::compute::kDrain}, {&kStoreRegs, m::store::kDrain}};
+    for (const auto& [regs, drain] : readers) {
+      StateWords none = stateWords(regs->stBits);
+      setIpReg(regs->ip, drain, 1);
+      callStage(*regs, none, deadline, runWhat);
+      setIpReg(regs->ip, drain, 0);
+    }
+  }
 
   hw::HlsRunOutcome runHls(const std::vector<hw::Insn>& prog, uint64_t insnAddr, uint32_t count, uint32_t waitCycles,
                            const std::string& runWhat) {
@@ -441,6 +457,8 @@ class ZynqTarget : public Target {
                                  ipRegName(ip, m::kApCtrl, "AP_CTRL") + " reads " + hex(ctrl) +
                                  "); an earlier run timed out: reload the bitstream (docs/deploy.md)");
     }
+    const auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
+    drainQueues(deadline, runWhat);
     setIpReg(m::kFetch, m::fetch::kInsnCount, count);
     setIpReg64(m::kFetch, m::fetch::kInsnAddr, insnAddr);
     // Instructions carry physical addresses (relocated into the buffer): every m_axi base is 0.
@@ -451,12 +469,11 @@ class ZynqTarget : public Target {
     setIpReg(m::kCompute, m::compute::kFinishEnable, 0);
     setIpReg64(m::kCompute, m::compute::kWorkBudget, waitCycles);  // the hls target's micro-op budget
 
-    StateWords fetchSt = stateWords(m::fetch::kStIBits), loadSt = stateWords(m::load::kStIBits),
-               computeSt = stateWords(m::compute::kStIBits), storeSt = stateWords(m::store::kStIBits);
+    StateWords fetchSt = stateWords(kFetchRegs.stBits), loadSt = stateWords(kLoadRegs.stBits),
+               computeSt = stateWords(kComputeRegs.stBits), storeSt = stateWords(kStoreRegs.stBits);
     namespace ss = m::stage_state;
     namespace cs = m::compute_state;
     auto retired = [](const StateWords& w, uint32_t base) { return field(w, base + ss::kRetiredLsb, ss::kRetiredBits); };
-    const auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
     constexpr int kDone = 5, kFault = 6, kAtFinish = 4;  // stage_status_e
     bool finishEnabled = false;
     hw::HlsRunOutcome r;

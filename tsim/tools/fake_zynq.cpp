@@ -105,6 +105,9 @@ Args parseArgs(int argc, char** argv) {
                                             tessera::fake_zynq::hlsBitstreamConfig() + " only");
   if (a.size == 0 || a.size % hw::Dram::kPageBytes) throw Error("--size", "must be a non-zero multiple of 4096");
   if (a.window < 64 || a.window % 4) throw Error("--window", "must be a multiple of 4, at least 64");
+  if (a.hls && a.window < zynq::hlsRegisterWindowBytes())
+    throw Error("--window " + std::to_string(a.window), "too small for the HLS bitstream's four stage IPs (" +
+                                                          std::to_string(zynq::hlsRegisterWindowBytes()) + " bytes)");
   return a;
 }
 
@@ -322,7 +325,8 @@ class FakeBoard {
     wroteLastRun_ = false;
     syncForDevice(name);
     if (const uint64_t left = hls_->leftInQueues())
-      log(name + ": " + std::to_string(left) + " instructions and tokens of an earlier run are still in the stream FIFOs");
+      violation(name + " started with " + std::to_string(left) + " instructions and tokens of an earlier run in the "
+                       "stream FIFOs: the driver did not drain them");
     hlsCount_ = reg(ipBase(m::kFetch) + m::fetch::kInsnCount);
     hlsAddr_ = reg(ipBase(m::kFetch) + m::fetch::kInsnAddr) | uint64_t(reg(ipBase(m::kFetch) + m::fetch::kInsnAddr + 4)) << 32;
     hlsStores_.clear();

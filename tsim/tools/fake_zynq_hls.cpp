@@ -84,7 +84,8 @@ class Bitstream : public HlsBitstream {
       case m::kLoad: {
         d::stage_state_t st;
         getStage(w, m::load::kStI, 0, st);
-        rc = d::load(bus(dramBase, w, m::load::kDram), st, a.load_q, a.c2l, a.l2c, a.inp_mem, a.wgt_mem);
+        rc = d::load(bus(dramBase, w, m::load::kDram), st, a.load_q, a.c2l, a.l2c, a.inp_mem, a.wgt_mem,
+                     flag(w, m::load::kDrain));
         putStage(w, m::load::kStO, 0, st);
         finish(w, m::load::kApReturn, m::load::kStOValid, rc);
         break;
@@ -92,10 +93,10 @@ class Bitstream : public HlsBitstream {
       case m::kCompute: {
         d::compute_state_t st;
         getCompute(w, m::compute::kStI, st);
-        ap_uint<1> finishEnable;
-        finishEnable[0] = word(w, m::compute::kFinishEnable) & 1;
+        const ap_uint<1> finishEnable = flag(w, m::compute::kFinishEnable);
         rc = d::compute(bus(dramBase, w, m::compute::kDram), st, a.compute_q, a.l2c, a.c2l, a.c2s, a.s2c, finishEnable,
-                        u64(w, m::compute::kWorkBudget), a.uop_mem, a.inp_mem, a.wgt_mem, a.acc_mem, a.out_mem);
+                        u64(w, m::compute::kWorkBudget), a.uop_mem, a.inp_mem, a.wgt_mem, a.acc_mem, a.out_mem,
+                        flag(w, m::compute::kDrain));
         putCompute(w, m::compute::kStO, st);
         finish(w, m::compute::kApReturn, m::compute::kStOValid, rc);
         break;
@@ -103,7 +104,8 @@ class Bitstream : public HlsBitstream {
       case m::kStore: {
         d::stage_state_t st;
         getStage(w, m::store::kStI, 0, st);
-        rc = d::store(bus(dramBase, w, m::store::kDram), st, a.store_q, a.c2s, a.s2c, a.out_mem);
+        rc = d::store(bus(dramBase, w, m::store::kDram), st, a.store_q, a.c2s, a.s2c, a.out_mem,
+                      flag(w, m::store::kDrain));
         putStage(w, m::store::kStO, 0, st);
         finish(w, m::store::kApReturn, m::store::kStOValid, rc);
         break;
@@ -123,6 +125,11 @@ class Bitstream : public HlsBitstream {
   // The m_axi port's base address register offsets every DRAM address of the call.
   static d::bus_t* bus(uint8_t* dramBase, const uint8_t* w, uint32_t offset) {
     return reinterpret_cast<d::bus_t*>(dramBase + word(w, offset));
+  }
+  static ap_uint<1> flag(const uint8_t* w, uint32_t offset) {
+    ap_uint<1> v;
+    v[0] = word(w, offset) & 1;
+    return v;
   }
   static void finish(uint8_t* w, uint32_t apReturn, uint32_t valid, int rc) {
     setWord(w, apReturn, static_cast<uint32_t>(rc));
