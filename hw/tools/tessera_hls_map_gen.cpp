@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -148,6 +149,9 @@ std::vector<Param> params(const std::string& sig, const std::string& where) {
     std::smatch m;
     if (!std::regex_match(p, m, arg)) throw Error(where, "cannot read the parameter '" + p + "'");
     q.type = trim(m[1]);
+    // volatile changes how C simulation reads the argument, not its register.
+    for (size_t v; (v = q.type.find("volatile ")) != std::string::npos;) q.type.erase(v, 9);
+    q.type = trim(q.type);
     q.name = m[3];
     q.pointer = m[2] == "*" || m[4].matched;
     q.reference = m[2] == "&";
@@ -174,18 +178,20 @@ std::vector<Param> params(const std::string& sig, const std::string& where) {
 
 struct Ip {
   std::string stage;
+  std::set<std::string> structs;  // struct types crossing the bus, whose field positions the header gives
   std::vector<Group> groups;
   uint32_t end = 0;
 };
 
 Ip layout(const std::string& stage, const std::string& source, const std::string& sourcePath, const Types& types,
           long pointerBits) {
-  const std::regex head("(^|\\n)int\\s+" + stage + "\\s*\\(([^)]*)\\)\\s*\\{");
+  const std::regex head("(^|\\n)(int|void)\\s+" + stage + "\\s*\\(([^)]*)\\)\\s*\\{");
   std::smatch m;
   if (!std::regex_search(source, m, head))
-    throw Error(sourcePath, "no definition 'int " + stage + "(...) {' of the HLS top " + stage);
+    throw Error(sourcePath, "no definition 'int " + stage + "(...) {' or 'void " + stage + "(...) {' of the HLS top " + stage);
   const std::string where = sourcePath + ", function " + stage;
-  const std::vector<Param> ps = params(m[2], where);
+  const bool returnsValue = m[2] == "int";
+  const std::vector<Param> ps = params(m[3], where);
   // The pragmas right after the opening brace.
   std::map<std::string, std::vector<std::map<std::string, std::string>>> pragmas;  // port -> each pragma's keys
   std::istringstream rest(source.substr(m.position(0) + m.length(0)));
@@ -228,9 +234,13 @@ Ip layout(const std::string& stage, const std::string& source, const std::string
     ip.groups.push_back(Group{name, next, bits, output, what, output && name != "ap_return"});
     next += static_cast<uint32_t>(4 * ((bits + 31) / 32 + 1));
   };
-  if (axilite("return")) add("ap_return", 32, true, "the stage_status_e the call returned");
+  // ap_ctrl_hs's own bundle: where the return value and, unless placed elsewhere, the m_axi offsets go.
+  const bool controlHere = axilite("return");
+  if (controlHere && returnsValue) add("ap_return", 32, true, "the value the call returned");
   for (const Param& p : ps) {
-    if (!axilite(p.name)) continue;
+    const bool offsetHere = p.pointer && controlHere && has(p.name, "m_axi", "offset", "slave") &&
+                            !has(p.name, "s_axilite", "", "");
+    if (!axilite(p.name) && !offsetHere) continue;
     if (p.pointer) {
       if (!has(p.name, "m_axi", "offset", "slave"))
         throw Error(where, "pointer " + p.name + " is on " + kBundle + " but its m_axi pragma lacks offset = slave");
@@ -239,9 +249,11 @@ Ip layout(const std::string& stage, const std::string& source, const std::string
     }
     const long bits = types.bits(p.type);
     if (p.reference && !p.isConst) {
+      if (types.structs.count(p.type)) ip.structs.insert(p.type);
       add(p.name + "_i", bits, false, p.type + " " + p.name + " as the call reads it");
       add(p.name + "_o", bits, true, p.type + " " + p.name + " as the call left it");
     } else {
+      if (types.structs.count(p.type)) ip.structs.insert(p.type);
       add(p.name, bits, false, p.type + " " + p.name);
     }
   }
@@ -279,10 +291,11 @@ std::string header(const std::vector<Ip>& ips, const Types& types) {
     o << "inline constexpr uint32_t kEnd = " << hex(ip.end) << ";  // first offset past the arguments\n";
     o << "}  // namespace " << ip.stage << "\n\n";
   }
-  // Field positions inside the aggregated state structs.
-  for (const char* s : {"stage_state_t", "compute_state_t"}) {
+  // Field positions inside the aggregated structs that cross the bus.
+  std::set<std::string> structs;
+  for (const Ip& ip : ips) structs.insert(ip.structs.begin(), ip.structs.end());
+  for (const std::string& s : structs) {
     const auto it = types.structs.find(s);
-    if (it == types.structs.end()) throw Error(types.where, std::string("no struct ") + s);
     std::string ns = s;
     ns = ns.substr(0, ns.size() - 2);
     o << "// " << s << " aggregated: each member's lowest bit and width.\nnamespace " << ns << " {\n";
