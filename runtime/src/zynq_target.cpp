@@ -555,6 +555,8 @@ class ZynqTarget : public Target {
 
   void openRegisters() {
     const uint64_t window = hls() ? hlsRegisterWindowBytes() : registerWindowBytes();
+    const std::string windowName = hls() ? "the HLS bitstream's register window (its four stage IPs, bitstream=hls)"
+                                         : "the accelerator's register window";
     switch (settings_.registers) {
       case Settings::Registers::kUio: {
         const auto [sysfs, node] = findUio(settings_.uio);
@@ -562,7 +564,7 @@ class ZynqTarget : public Target {
         const uint64_t mapBytes = parseAddress(readText(sizeFile, "the UIO register map's size"), sizeFile);
         if (mapBytes < window)
           throw Error(node, "its register map 0 is " + std::to_string(mapBytes) + " bytes (" + sizeFile +
-                                "), smaller than the accelerator's register window of " + std::to_string(window) +
+                                "), smaller than " + windowName + " of " + std::to_string(window) +
                                 " bytes: the device tree node's reg size is wrong (docs/deploy.md)");
         registers_.open(node, true, "the UIO device");
         registers_.map(window, 0, "the UIO register map 0");
@@ -580,7 +582,7 @@ class ZynqTarget : public Target {
         if (bytes < 0) throw Error(settings_.regsFile, "regs-file must be a regular file (a fake device's registers)");
         if (static_cast<uint64_t>(bytes) != window)
           throw Error(settings_.regsFile, "the register file holds " + std::to_string(bytes) +
-                                              " bytes; the accelerator's register window is " + std::to_string(window) +
+                                              " bytes; " + windowName + " is " + std::to_string(window) +
                                               " bytes (is it a register file made by tessera-fake-zynq?)");
         registers_.map(window, 0, "the fake device's register file");
         device_ = "fake device " + settings_.regsFile;

@@ -225,7 +225,7 @@ kill "$FAKE_PID"
 # Bad options and mismatched bitstreams, each named.
 expect 1 "target option bitstream=vhdl: expected rtl \(the RTL bitstream, the default\) or hls" \
   -- "$TESSERA" sim --target zynq "${board_flags[@]}" -o bitstream=vhdl "${simargs[@]}"
-expect 1 "board/regs: the register file holds 4096 bytes; the accelerator's register window is 262144 bytes" \
+expect 1 "board/regs: the register file holds 4096 bytes; the HLS bitstream's register window \(its four stage IPs, bitstream=hls\) is 262144 bytes" \
   -- "$TESSERA" sim --target zynq "${board_flags[@]}" -o bitstream=hls "${simargs[@]}"
 expect 1 "hlsboard/regs: the register file holds 262144 bytes; the accelerator's register window is 4096 bytes" \
   -- env TESSERA_TARGET_OPTIONS="$(opts hlsboard)" "$TESSERA" sim --target zynq "${simargs[@]}"
