@@ -176,7 +176,7 @@ FETCH:
 }
 
 int load(const bus_t* dram, stage_state_t& st, insn_queue_t& load_q, token_queue_t& c2l, token_queue_t& l2c,
-         inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH], wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH]) {
+         inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH], wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH], ap_uint<1> drain) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = data_port
 #pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
@@ -185,7 +185,15 @@ int load(const bus_t* dram, stage_state_t& st, insn_queue_t& load_q, token_queue
 #pragma HLS INTERFACE axis port = l2c
 #pragma HLS INTERFACE bram port = inp_mem
 #pragma HLS INTERFACE bram port = wgt_mem
+#pragma HLS INTERFACE s_axilite port = drain bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = return bundle = CONTROL_BUS
+  if (drain == 1) {
+  LOAD_DRAIN:
+    while (!load_q.empty()) load_q.read();
+  LOAD_DRAIN_C2L:
+    while (!c2l.empty()) c2l.read();
+    return STAGE_IDLE;
+  }
 LOAD:
   while (take(st, load_q)) {
     const deps_t d = deps_of(st.insn);
@@ -409,7 +417,7 @@ int compute(const bus_t* dram, compute_state_t& st, insn_queue_t& compute_q, tok
             token_queue_t& c2s, token_queue_t& s2c, ap_uint<1> finish_enable, ap_uint<64> work_budget,
             uop_t uop_mem[VTA_UOP_BUFF_DEPTH], const inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH],
             const wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH], acc_vec_t acc_mem[VTA_ACC_BUFF_DEPTH],
-            out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]) {
+            out_vec_t out_mem[VTA_ACC_BUFF_DEPTH], ap_uint<1> drain) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = uop_port
 #pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = finish_enable bundle = CONTROL_BUS
@@ -425,7 +433,17 @@ int compute(const bus_t* dram, compute_state_t& st, insn_queue_t& compute_q, tok
 #pragma HLS INTERFACE bram port = wgt_mem
 #pragma HLS INTERFACE bram port = acc_mem
 #pragma HLS INTERFACE bram port = out_mem
+#pragma HLS INTERFACE s_axilite port = drain bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = return bundle = CONTROL_BUS
+  if (drain == 1) {
+  COMPUTE_DRAIN:
+    while (!compute_q.empty()) compute_q.read();
+  COMPUTE_DRAIN_L2C:
+    while (!l2c.empty()) l2c.read();
+  COMPUTE_DRAIN_S2C:
+    while (!s2c.empty()) s2c.read();
+    return STAGE_IDLE;
+  }
   if (st.fault != FAULT_NONE) return STAGE_FAULT;
 COMPUTE:
   while (take(st.s, compute_q)) {
@@ -469,7 +487,7 @@ COMPUTE:
 }
 
 int store(bus_t* dram, stage_state_t& st, insn_queue_t& store_q, token_queue_t& c2s, token_queue_t& s2c,
-          const out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]) {
+          const out_vec_t out_mem[VTA_ACC_BUFF_DEPTH], ap_uint<1> drain) {
 #pragma HLS INTERFACE m_axi port = dram offset = slave bundle = data_port
 #pragma HLS INTERFACE s_axilite port = dram bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = st bundle = CONTROL_BUS
@@ -477,7 +495,15 @@ int store(bus_t* dram, stage_state_t& st, insn_queue_t& store_q, token_queue_t& 
 #pragma HLS INTERFACE axis port = c2s
 #pragma HLS INTERFACE axis port = s2c
 #pragma HLS INTERFACE bram port = out_mem
+#pragma HLS INTERFACE s_axilite port = drain bundle = CONTROL_BUS
 #pragma HLS INTERFACE s_axilite port = return bundle = CONTROL_BUS
+  if (drain == 1) {
+  STORE_DRAIN:
+    while (!store_q.empty()) store_q.read();
+  STORE_DRAIN_C2S:
+    while (!c2s.empty()) c2s.read();
+    return STAGE_IDLE;
+  }
 STORE:
   while (take(st, store_q)) {
     const deps_t d = deps_of(st.insn);
@@ -522,10 +548,10 @@ RUN:
     const uint32_t before = a.fetch_st.retired.to_uint() + a.load_st.retired.to_uint() + a.store_st.retired.to_uint() +
                             a.compute_st.s.retired.to_uint();
     fetch(insn_count, insn_addr, dram, a.fetch_st, a.load_q, a.compute_q, a.store_q);
-    load(dram, a.load_st, a.load_q, a.c2l, a.l2c, a.inp_mem, a.wgt_mem);
-    store(dram, a.store_st, a.store_q, a.c2s, a.s2c, a.out_mem);
+    load(dram, a.load_st, a.load_q, a.c2l, a.l2c, a.inp_mem, a.wgt_mem, 0);
+    store(dram, a.store_st, a.store_q, a.c2s, a.s2c, a.out_mem, 0);
     const int c = compute(dram, a.compute_st, a.compute_q, a.l2c, a.c2l, a.c2s, a.s2c, finish_enable, work_budget,
-                          a.uop_mem, a.inp_mem, a.wgt_mem, a.acc_mem, a.out_mem);
+                          a.uop_mem, a.inp_mem, a.wgt_mem, a.acc_mem, a.out_mem, 0);
     if (c == STAGE_DONE) return TOP_DONE;
     if (c == STAGE_FAULT) return TOP_FAULT;
     const uint32_t after = a.fetch_st.retired.to_uint() + a.load_st.retired.to_uint() + a.store_st.retired.to_uint() +

@@ -83,8 +83,11 @@ int fetch(ap_uint<32> insn_count, ap_uint<64> insn_addr, const bus_t* dram, stag
           insn_queue_t& load_q, insn_queue_t& compute_q, insn_queue_t& store_q);
 
 // load: LOAD INP/WGT into the input and weight SRAMs; pops c2l (pop_next), pushes l2c (push_next).
+// With drain = 1 (here and for compute and store) a call executes nothing: it empties the queues
+// the stage reads and returns STAGE_IDLE. On the FPGA the queues are stream FIFOs that outlive a
+// run, so the host drains what a faulted or deadlocked run left before the next run.
 int load(const bus_t* dram, stage_state_t& st, insn_queue_t& load_q, token_queue_t& c2l, token_queue_t& l2c,
-         inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH], wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH]);
+         inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH], wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH], ap_uint<1> drain);
 
 // compute: LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH; owns the micro-op cache, accumulator and
 // output SRAMs. Pops l2c (pop_prev) and s2c (pop_next), pushes c2l (push_prev) and c2s (push_next).
@@ -95,11 +98,11 @@ int compute(const bus_t* dram, compute_state_t& st, insn_queue_t& compute_q, tok
             token_queue_t& c2s, token_queue_t& s2c, ap_uint<1> finish_enable, ap_uint<64> work_budget,
             uop_t uop_mem[VTA_UOP_BUFF_DEPTH], const inp_vec_t inp_mem[VTA_INP_BUFF_DEPTH],
             const wgt_vec_t wgt_mem[VTA_WGT_BUFF_DEPTH], acc_vec_t acc_mem[VTA_ACC_BUFF_DEPTH],
-            out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]);
+            out_vec_t out_mem[VTA_ACC_BUFF_DEPTH], ap_uint<1> drain);
 
 // store: STORE from the output SRAM to DRAM; pops c2s (pop_prev), pushes s2c (push_prev).
 int store(bus_t* dram, stage_state_t& st, insn_queue_t& store_q, token_queue_t& c2s, token_queue_t& s2c,
-          const out_vec_t out_mem[VTA_ACC_BUFF_DEPTH]);
+          const out_vec_t out_mem[VTA_ACC_BUFF_DEPTH], ap_uint<1> drain);
 
 // Everything one accelerator instance holds: queues, module state, SRAMs.
 struct accel_t {

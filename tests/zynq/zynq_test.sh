@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The zynq target against fake boards (tessera-fake-zynq: files for the registers and the DMA buffer, tsim's RTL in another process): runtime suite, regression, CLI, cache maintenance, timeouts, faults and bad devices.
+# The HLS bitstream (bitstream=hls) likewise against tessera-fake-zynq --bitstream hls.
 # Usage: zynq_test.sh PATH/TO/tessera PATH/TO/tessera-fake-zynq PATH/TO/tessera_runtime_tests [TSIM_CONFIGS]
 # (TSIM_CONFIGS: the configs tsim's RTL was built for, comma-separated; default "default")
 set -u
@@ -154,7 +155,7 @@ kill "$FAKE_PID"
 # A register window that is not the RTL's: an idle Vitis HLS block reads ap_idle (0x4) at 0x00.
 start_fake hlsmap || exit 1
 printf '\x04\x00\x00\x00' | dd of="$WORK/hlsmap/regs" bs=1 seek=0 conv=notrunc status=none
-expect 1 "hlsmap/regs: CTRL reads 0x4 with FAULT_CAUSE 0x0, which the accelerator's host interface never shows .*HLS bitstream" \
+expect 1 "hlsmap/regs: CTRL reads 0x4 with FAULT_CAUSE 0x0, which the accelerator's host interface never shows .*HLS bitstream.*give the target option bitstream=hls" \
   -- env TESSERA_TARGET_OPTIONS="$(opts hlsmap)" "$TESSERA" sim --target zynq "${simargs[@]}"
 kill "$FAKE_PID"
 expect 1 "UIO device 'tessera' \(the default of target option uio=\): no UIO device of that name in /sys/class/uio" \
@@ -178,6 +179,59 @@ expect 1 "timeout=soon: expected a number of seconds" -- env TESSERA_TARGET_OPTI
 expect 1 "the bitstream runs config default \(target option config=\), not small" \
   -- env TESSERA_TARGET_OPTIONS="$(opts board),config=default" "$TESSERA" sim --target zynq --config small "${simargs[@]}"
 expect 1 "target option 'colour': unknown for target zynq" -- "$TESSERA" sim --target zynq -o colour=red "${simargs[@]}"
+
+# --- the HLS bitstream (bitstream=hls): the four stage IPs by the generated register map, served
+# by the HLS design's stage functions (tessera-fake-zynq --bitstream hls).
+hopts() { echo "$(opts "$1"),bitstream=hls"; }
+start_fake hlsboard --bitstream hls || exit 1
+hls_pid=$FAKE_PID
+out=$(TESSERA_TEST_TARGETS=zynq TESSERA_TARGET_OPTIONS="$(hopts hlsboard),config=default" "$RUNTIME_TESTS" \
+  --gtest_filter='AllTargetsAndConfigs/*/zynq_default:-*InstructionSpansOnTimedTargets*' --gtest_brief=1 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -qE "PASSED.* 6 tests" <<<"$out"; then ok; else bad "runtime suite on zynq bitstream=hls: $out"; fi
+ZH="zynq:$(hopts hlsboard | tr , :)"
+out=$("$TESSERA" regress --config default --programs 40 --seed 91 --targets "fsim,hls,$ZH" 2>&1)
+if grep -qE "40 programs.* 0 mismatches$" <<<"$(tail -1 <<<"$out")"; then ok; else bad "regress fsim,hls,zynq bitstream=hls: $(tail -3 <<<"$out")"; fi
+hls_flags=(-o "regs-file=$WORK/hlsboard/regs" -o "buffer=$WORK/hlsboard/buffer" -o "buffer-sysfs=$WORK/hlsboard/sysfs" -o bitstream=hls)
+expect 0 "ran 6 instructions on zynq" -- "$TESSERA" sim --target zynq "${hls_flags[@]}" "${simargs[@]}" --dump 0x30000:16:zynq_hls.out
+cmp -s zynq_hls.out fsim.out && ok || bad "tessera sim --target zynq -o bitstream=hls dumped other bytes than fsim"
+# A fault, then a deadlock, each in the hls target's words; the stream FIFOs they leave are drained
+# before the next run, which completes (the fake counts undrained leftovers as violations).
+hls_err=$("$TESSERA" sim --target hls "${faultargs[@]}" 2>&1 >/dev/null)
+zynq_err=$("$TESSERA" sim --target zynq "${hls_flags[@]}" "${faultargs[@]}" 2>&1 >/dev/null)
+if grep -q "accumulator (dst) index reaches" <<<"$hls_err" && [ "$hls_err" = "$zynq_err" ]; then ok; else
+  bad "bitstream=hls fault report differs: hls '$hls_err', zynq '$zynq_err'"; fi
+hls_err=$("$TESSERA" sim --target hls --insn dead.bin 2>&1 >/dev/null)
+zynq_err=$("$TESSERA" sim --target zynq "${hls_flags[@]}" --insn dead.bin 2>&1 >/dev/null)
+if grep -q "deadlock at instruction 0" <<<"$hls_err" && [ "$hls_err" = "$zynq_err" ]; then ok; else
+  bad "bitstream=hls deadlock report differs: hls '$hls_err', zynq '$zynq_err'"; fi
+expect 0 "ran 6 instructions on zynq" -- "$TESSERA" sim --target zynq "${hls_flags[@]}" "${simargs[@]}" --dump 0x30000:16:zynq_hls2.out
+cmp -s zynq_hls2.out fsim.out && ok || bad "bitstream=hls after a fault and a deadlock: other bytes than fsim"
+stop_fake "$hls_pid" hlsboard
+if [ "$FAKE_STATUS" -eq 0 ] && [[ "$FAKE_SUMMARY" =~ ([0-9]+)\ runs,\ ([0-9]+)\ syncs\ for\ the\ device,\ ([0-9]+)\ for\ the\ CPU,\ 0\ violations ]] &&
+  [ "${BASH_REMATCH[1]}" -gt 40 ] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[3]}" -gt 0 ]; then ok; else
+  bad "fake HLS board: exit $FAKE_STATUS, '$FAKE_SUMMARY' $(grep violation "$WORK/hlsboard.log" | head -3)"; fi
+# A block that never raises ap_done: the timeout names the block and its register.
+start_fake hlsdeaf --bitstream hls --ignore-start || exit 1
+start=$(date +%s%N)
+expect 1 "run of 6 instructions on fake device .*hlsdeaf/regs: the HLS bitstream's block load never raised ap_done: load's AP_CTRL \(offset 0x0 of its window at 0x10000\) reads 0x1 after 0.3 s \(target option timeout=\)" \
+  -- env TESSERA_TARGET_OPTIONS="$(hopts hlsdeaf),timeout=0.3" "$TESSERA" sim --target zynq "${simargs[@]}"
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+[ "$elapsed_ms" -lt 5000 ] && ok || bad "a 0.3 s timeout on bitstream=hls took $elapsed_ms ms"
+# The block is left started: the next run refuses it rather than hanging.
+expect 1 "hlsdeaf/regs: load's AP_CTRL \(offset 0x0 of its window at 0x10000\) reads 0x1, not an idle Vitis HLS block" \
+  -- env TESSERA_TARGET_OPTIONS="$(hopts hlsdeaf),timeout=0.3" "$TESSERA" sim --target zynq "${simargs[@]}"
+kill "$FAKE_PID"
+# Bad options and mismatched bitstreams, each named.
+expect 1 "target option bitstream=vhdl: expected rtl \(the RTL bitstream, the default\) or hls" \
+  -- "$TESSERA" sim --target zynq "${board_flags[@]}" -o bitstream=vhdl "${simargs[@]}"
+expect 1 "board/regs: the register file holds 4096 bytes; the HLS bitstream's register window \(its four stage IPs, bitstream=hls\) is 262144 bytes" \
+  -- "$TESSERA" sim --target zynq "${board_flags[@]}" -o bitstream=hls "${simargs[@]}"
+expect 1 "hlsboard/regs: the register file holds 262144 bytes; the accelerator's register window is 4096 bytes" \
+  -- env TESSERA_TARGET_OPTIONS="$(opts hlsboard)" "$TESSERA" sim --target zynq "${simargs[@]}"
+expect 1 "--window 4096: too small for the HLS bitstream's four stage IPs \(262144 bytes\)" -- "$FAKE" --dir "$WORK/odd" --bitstream hls --window 4096
+expect 1 "--bitstream verilog: expected rtl or hls" -- "$FAKE" --dir "$WORK/odd" --bitstream verilog
+expect 1 "--config small: the fake HLS bitstream is compiled for config default only" -- "$FAKE" --dir "$WORK/odd" --bitstream hls --config small
 
 # --- tessera serve offering the board to remote:HOST:PORT/zynq clients
 "$TESSERA" serve --port 0 --port-file port --target zynq --config default -q --target-option config=default \

@@ -619,7 +619,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       }
       one_.write(insn);
       const uint32_t before = a_->load_st.retired.to_uint();
-      const int rc = d::load(shadow_.words(), a_->load_st, one_, a_->c2l, pending_[d::Q_L2C], a_->inp_mem, a_->wgt_mem);
+      const int rc = d::load(shadow_.words(), a_->load_st, one_, a_->c2l, pending_[d::Q_L2C], a_->inp_mem, a_->wgt_mem, 0);
       if (!retiredOne("load", rc, a_->load_st, before, index)) continue;
       if (!waitUntil(end)) continue;
       complete(kLoadM);
@@ -674,7 +674,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       one_.write(insn);
       const uint32_t before = a_->compute_st.s.retired.to_uint();
       const int rc = d::compute(shadow_.words(), a_->compute_st, one_, a_->l2c, pending_[d::Q_C2L], pending_[d::Q_C2S],
-                                a_->s2c, 1, 0, a_->uop_mem, a_->inp_mem, a_->wgt_mem, a_->acc_mem, a_->out_mem);
+                                a_->s2c, 1, 0, a_->uop_mem, a_->inp_mem, a_->wgt_mem, a_->acc_mem, a_->out_mem, 0);
       if (rc == d::STAGE_FAULT) {
         one_.clear();
         const d::compute_state_t& st = a_->compute_st;
@@ -728,7 +728,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
       // The design reads the output SRAM into the DRAM image; the port then writes it out.
       one_.write(insn);
       const uint32_t before = a_->store_st.retired.to_uint();
-      const int rc = d::store(shadow_.words(), a_->store_st, one_, a_->c2s, pending_[d::Q_S2C], a_->out_mem);
+      const int rc = d::store(shadow_.words(), a_->store_st, one_, a_->c2s, pending_[d::Q_S2C], a_->out_mem, 0);
       if (!retiredOne("store", rc, a_->store_st, before, index)) continue;
       uint64_t end = edge_;
       if (i.xSize != 0) {

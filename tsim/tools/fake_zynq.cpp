@@ -1,4 +1,8 @@
-// tessera-fake-zynq: a fake Zynq board for the zynq target: files standing in for the UIO registers, the u-dma-buf buffer and its sysfs attributes, served by tsim's RTL.
+// tessera-fake-zynq: a fake Zynq board for the zynq target: files standing in for the UIO registers, the u-dma-buf buffer and its sysfs attributes, served by tsim's RTL or by the HLS design's stage functions.
+//
+// With --bitstream hls the register file holds the HLS bitstream's four stage IPs (hls_map's
+// windows and offsets) and each ap_start calls that stage function of hls/design, as the
+// synthesized block would; the design's queues and SRAMs persist as the board's FIFOs and BRAMs.
 //
 // The register file mirrors the RTL's registers as tsim clocks them; the buffer file plays the
 // CPU's view of the DMA buffer and this process's DRAM the device's: bytes cross from one to the
@@ -17,10 +21,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fake_zynq_hls.h"
+#include "tessera/gen/hls_register_map.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
@@ -42,13 +49,15 @@ void onSignal(int) { gStop = true; }
 
 const char* kUsage =
     "usage: tessera-fake-zynq --dir DIR [--config C] [--phys-base ADDR] [--size BYTES] [--window BYTES]\n"
-    "                         [--ignore-start] [--quiet]\n"
+    "                         [--bitstream rtl|hls] [--ignore-start] [--quiet]\n"
     "Creates DIR/regs, DIR/buffer and DIR/sysfs/ (phys_addr, size, sync_*) and serves them with tsim until\n"
     "SIGTERM or SIGINT. The zynq target's options: regs-file=DIR/regs,buffer=DIR/buffer,buffer-sysfs=DIR/sysfs.\n"
     "  --config C        config of the simulated bitstream (default: default)\n"
     "  --phys-base ADDR  physical address of the buffer (default 0x10000000)\n"
     "  --size BYTES      bytes of the buffer (default 33554432)\n"
-    "  --window BYTES    bytes of the register file (default: the register window, 4096)\n"
+    "  --window BYTES    bytes of the register file (default: the register window, 4096; hls: 262144)\n"
+    "  --bitstream B     rtl (default): the RTL's registers served by tsim; hls: the HLS bitstream's four\n"
+    "                    stage IPs served by the HLS design's stage functions (config default only)\n"
     "  --ignore-start    never start a run (a device that does not respond)\n"
     "  --quiet           no log line per run and sync\n"
     "Exit status: 0, 1 on bad arguments or files, 2 when the simulation failed, 3 when the driver broke\n"
@@ -57,12 +66,12 @@ const char* kUsage =
 struct Args {
   std::string dir, config = "default";
   uint64_t physBase = 0x10000000, size = 32ull << 20, window = 0;
-  bool ignoreStart = false, quiet = false;
+  bool ignoreStart = false, quiet = false, hls = false;
 };
 
 Args parseArgs(int argc, char** argv) {
   Args a;
-  a.window = zynq::registerWindowBytes();
+  bool windowGiven = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -73,7 +82,14 @@ Args parseArgs(int argc, char** argv) {
     else if (arg == "--config") a.config = value();
     else if (arg == "--phys-base") a.physBase = zynq::parseAddress(value(), "--phys-base");
     else if (arg == "--size") a.size = zynq::parseAddress(value(), "--size");
-    else if (arg == "--window") a.window = zynq::parseAddress(value(), "--window");
+    else if (arg == "--window") {
+      a.window = zynq::parseAddress(value(), "--window");
+      windowGiven = true;
+    } else if (arg == "--bitstream") {
+      const std::string b = value();
+      if (b != "rtl" && b != "hls") throw Error("--bitstream " + b, "expected rtl or hls");
+      a.hls = b == "hls";
+    }
     else if (arg == "--ignore-start") a.ignoreStart = true;
     else if (arg == "--quiet") a.quiet = true;
     else if (arg == "--help" || arg == "-h") {
@@ -83,8 +99,15 @@ Args parseArgs(int argc, char** argv) {
       throw Error(arg, "unknown argument (--help lists them)");
   }
   if (a.dir.empty()) throw Error("--dir", "required");
+  if (!windowGiven) a.window = a.hls ? zynq::hlsRegisterWindowBytes() : zynq::registerWindowBytes();
+  if (a.hls && a.config != tessera::fake_zynq::hlsBitstreamConfig())
+    throw Error("--config " + a.config, std::string("the fake HLS bitstream is compiled for config ") +
+                                            tessera::fake_zynq::hlsBitstreamConfig() + " only");
   if (a.size == 0 || a.size % hw::Dram::kPageBytes) throw Error("--size", "must be a non-zero multiple of 4096");
   if (a.window < 64 || a.window % 4) throw Error("--window", "must be a multiple of 4, at least 64");
+  if (a.hls && a.window < zynq::hlsRegisterWindowBytes())
+    throw Error("--window " + std::to_string(a.window), "too small for the HLS bitstream's four stage IPs (" +
+                                                          std::to_string(zynq::hlsRegisterWindowBytes()) + " bytes)");
   return a;
 }
 
@@ -138,6 +161,10 @@ class FakeBoard {
     writeFile(sysfs_ + "/size", std::to_string(a.size) + "\n");
     for (const char* f : {"sync_offset", "sync_size", "sync_direction", "sync_for_cpu", "sync_for_device"})
       writeFile(sysfs_ + "/" + f, "0\n");
+    if (a.hls) {
+      hls_ = tessera::fake_zynq::makeHlsBitstream();
+      for (int ip = 0; ip < tessera::hls_map::kNumIps; ++ip) setReg(ipBase(ip) + tessera::hls_map::kApCtrl, tessera::hls_map::kApIdle);
+    }
   }
 
   // Serves until a signal; returns the exit status.
@@ -150,6 +177,11 @@ class FakeBoard {
     writeFile(args_.dir + "/ready", std::to_string(::getpid()) + "\n");
     try {
       while (!gStop) {
+        if (hls_) {
+          if (!args_.ignoreStart && serveHlsStarts()) continue;
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+          continue;
+        }
         if (!(reg(host::kRegCtrl) & host::kCtrlStart) || args_.ignoreStart) {
           std::this_thread::sleep_for(std::chrono::microseconds(100));
           continue;
@@ -245,6 +277,94 @@ class FakeBoard {
            state(host::kModuleStore) == host::kStateIdle && empty;
   }
 
+  static uint32_t ipBase(int ip) { return static_cast<uint32_t>(ip) * tessera::hls_map::kIpStride; }
+
+  // Every stage IP whose ap_start is set runs one call, as its block would; true if any did.
+  bool serveHlsStarts() {
+    namespace m = tessera::hls_map;
+    bool any = false;
+    for (int ip = 0; ip < m::kNumIps; ++ip) {
+      uint8_t* w = regs_ + ipBase(ip);
+      if (!(reg(ipBase(ip) + m::kApCtrl) & m::kApStart)) continue;
+      any = true;
+      setReg(ipBase(ip) + m::kApCtrl, 0);  // started: neither idle nor done
+      // fetch from a fresh state (nothing dispatched, nothing held) begins a run.
+      bool fresh = true;
+      for (uint32_t i = 0; i < (m::fetch::kStIBits + 31) / 32; ++i) fresh &= reg(ipBase(ip) + m::fetch::kStI + 4 * i) == 0;
+      if (ip == m::kFetch && fresh) beginHlsRun();
+      const uint32_t storedBefore = ip == m::kStore ? storeRetired(w, m::store::kStI) : 0;
+      const int rc = hls_->call(ip, w, dram_.raw(0));
+      if (ip == m::kStore) copyStores(storedBefore, storeRetired(w, m::store::kStO));
+      if (ip == m::kCompute && (rc == 5 || rc == 6))  // STAGE_DONE, STAGE_FAULT
+        log("run " + std::to_string(runs_) + ": " + std::to_string(hlsCount_) + " instructions at " + hex(hlsAddr_) +
+            (rc == 5 ? ", FINISH executed" : ", compute faulted"));
+      __atomic_thread_fence(__ATOMIC_SEQ_CST);
+      setReg(ipBase(ip) + m::kApCtrl, m::kApDone | m::kApIdle);
+    }
+    return any;
+  }
+
+  static uint32_t storeRetired(const uint8_t* w, uint32_t offset) {
+    namespace ss = tessera::hls_map::stage_state;
+    uint32_t v = 0;
+    for (uint32_t b = 0; b < ss::kRetiredBits; ++b) {
+      const uint32_t at = ss::kRetiredLsb + b;
+      v |= ((*reinterpret_cast<const volatile uint32_t*>(w + offset + 4 * (at / 32)) >> (at % 32)) & 1u) << b;
+    }
+    return v;
+  }
+
+  // A run's start on the HLS bitstream: the same cache-maintenance checks as the RTL's start,
+  // and its STOREs, which the store calls then write back into the buffer as they execute.
+  void beginHlsRun() {
+    namespace m = tessera::hls_map;
+    ++runs_;
+    const std::string name = "run " + std::to_string(runs_);
+    if (!takeCpuSync() && wroteLastRun_)
+      violation(name + " started, but the results of run " + std::to_string(runs_ - 1) + " were never synced for the CPU");
+    wroteLastRun_ = false;
+    syncForDevice(name);
+    if (const uint64_t left = hls_->leftInQueues())
+      violation(name + " started with " + std::to_string(left) + " instructions and tokens of an earlier run in the "
+                       "stream FIFOs: the driver did not drain them");
+    hlsCount_ = reg(ipBase(m::kFetch) + m::fetch::kInsnCount);
+    hlsAddr_ = reg(ipBase(m::kFetch) + m::fetch::kInsnAddr) | uint64_t(reg(ipBase(m::kFetch) + m::fetch::kInsnAddr + 4)) << 32;
+    hlsStores_.clear();
+    try {
+      for (const hw::Insn& in : hw::decodeProgram(isa_, dram_, hlsAddr_, hlsCount_))
+        if (in.stage() == hw::Stage::kStore) hlsStores_.push_back(in);
+    } catch (const Error&) {
+      // An invalid program: the design still runs what it dispatches, but stores nothing the driver may read.
+    }
+  }
+
+  // The DMA writes of the store stage's instructions [first, end) of this run land in the buffer.
+  void copyStores(uint32_t first, uint32_t end) {
+    for (uint32_t i = first; i < end && i < hlsStores_.size(); ++i) {
+      const hw::Insn& in = hlsStores_[i];
+      if (in.opcode != hw::Opcode::kStore) continue;
+      const hw::DramRange r = hw::dramRange(in, cfg_);
+      const uint64_t lo = std::max(r.first, args_.physBase), hi = std::min(r.end, args_.physBase + args_.size);
+      if (hi <= lo) continue;
+      std::memcpy(buffer_ + (lo - args_.physBase), dram_.raw(lo), hi - lo);
+      wroteLastRun_ = true;
+    }
+  }
+
+  void syncForDevice(const std::string& name) {
+    if (readFile(sysfs_ + "/sync_for_device").rfind("1", 0) != 0) {
+      violation(name + " started without sync_for_device: the device reads DRAM as the CPU's caches left it");
+      return;
+    }
+    const Range r = request();
+    writeFile(sysfs_ + "/sync_for_device", "0\n");
+    ++deviceSyncs_;
+    if (r.direction != zynq::kSyncToDevice && r.direction != zynq::kSyncBidirectional)
+      violation(name + ": sync_for_device with sync_direction " + std::to_string(r.direction) + " (expected 1)");
+    std::memcpy(dram_.raw(args_.physBase + r.offset), buffer_ + r.offset, r.bytes);
+    log("sync_for_device [" + hex(r.offset) + ", " + hex(r.offset + r.bytes) + ")");
+  }
+
   void runOnce() {
     ++runs_;
     const uint32_t addr = reg(host::kRegInsnAddr), count = reg(host::kRegInsnCount);
@@ -252,17 +372,7 @@ class FakeBoard {
     if (!takeCpuSync() && wroteLastRun_)
       violation(name + " started, but the results of run " + std::to_string(runs_ - 1) + " were never synced for the CPU");
     wroteLastRun_ = false;
-    if (readFile(sysfs_ + "/sync_for_device").rfind("1", 0) != 0) {
-      violation(name + " started without sync_for_device: the device reads DRAM as the CPU's caches left it");
-    } else {
-      const Range r = request();
-      writeFile(sysfs_ + "/sync_for_device", "0\n");
-      ++deviceSyncs_;
-      if (r.direction != zynq::kSyncToDevice && r.direction != zynq::kSyncBidirectional)
-        violation(name + ": sync_for_device with sync_direction " + std::to_string(r.direction) + " (expected 1)");
-      std::memcpy(dram_.raw(args_.physBase + r.offset), buffer_ + r.offset, r.bytes);
-      log("sync_for_device [" + hex(r.offset) + ", " + hex(r.offset + r.bytes) + ")");
-    }
+    syncForDevice(name);
     sim_.writeRegister(host::kRegInsnAddr, addr);
     sim_.writeRegister(host::kRegInsnCount, count);
     sim_.writeRegister(host::kRegCtrl, host::kCtrlStart);
@@ -313,6 +423,10 @@ class FakeBoard {
   uint8_t* buffer_ = nullptr;
   uint64_t runs_ = 0, deviceSyncs_ = 0, cpuSyncs_ = 0, violations_ = 0;
   bool wroteLastRun_ = false;
+  std::unique_ptr<tessera::fake_zynq::HlsBitstream> hls_;
+  uint32_t hlsCount_ = 0;
+  uint64_t hlsAddr_ = 0;
+  std::vector<hw::Insn> hlsStores_;  // this run's store-stage instructions, in program order
 };
 
 }  // namespace

@@ -13,6 +13,8 @@ constexpr const char* kName = "zynq";
 // Bytes of the AXI4-Lite register window the RTL decodes (1 << host::kAddrWidth); a UIO map, a
 // /dev/mem window or a fake register file smaller than this is refused.
 uint64_t registerWindowBytes();
+// Bytes of the HLS bitstream's register window: its four stage IPs, each hls_map::kIpStride apart.
+uint64_t hlsRegisterWindowBytes();
 
 // u-dma-buf's sync_direction values (the kernel's enum dma_data_direction).
 constexpr int kSyncBidirectional = 0, kSyncToDevice = 1, kSyncFromDevice = 2;
