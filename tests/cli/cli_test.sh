@@ -57,16 +57,7 @@ for verb in sim demo run-op bench run eval; do
 done
 
 # --- asm / disasm round trip
-cat > prog.s <<'PROG'
-# add -3 to one accumulator entry and store it narrowed
-LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
-LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
-ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
-STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
-LOAD.UOP deps=pop_next
-FINISH
-UOP dst=0 src=0 wgt=0
-PROG
+cp "$(dirname "${BASH_SOURCE[0]}")/add_imm.s" prog.s  # the small program the shell tests share
 expect 0 "assembled 6 instructions and 1 micro-ops" -- "$TESSERA" asm prog.s -o prog.bin -u prog.uops
 [ "$(stat -c %s prog.bin)" = 96 ] && ok || bad "prog.bin is not 96 bytes"
 expect 0 "2: ALU.ADD deps=push_next" -- "$TESSERA" disasm prog.bin

@@ -89,15 +89,7 @@ if grep -qE "30 programs.* 0 mismatches$" <<<"$(tail -1 <<<"$out2")" && grep -qE
   bad "two processes on one board: $(tail -1 conc1.txt) / $(tail -1 <<<"$out2")"; fi
 
 # --- tessera sim: the same dump as fsim
-cat > prog.s <<'PROG'
-LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1
-LOAD.ACC deps=- sram_base=0 dram_base=0x400 y_size=1 x_size=1 x_stride=1
-ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=1 iter_in=1 use_imm=1 imm=-3
-STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1
-LOAD.UOP deps=pop_next
-FINISH
-UOP dst=0 src=0 wgt=0
-PROG
+cp "$(dirname "${BASH_SOURCE[0]}")/../cli/add_imm.s" prog.s  # the small program the shell tests share
 "$TESSERA" asm prog.s -o prog.bin -u prog.uops > /dev/null
 head -c 64 /dev/urandom > acc.bin
 simargs=(--load acc.bin@0x10000 --load prog.uops@0x20000 --insn prog.bin)
