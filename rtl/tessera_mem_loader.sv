@@ -57,6 +57,7 @@ module tessera_mem_loader #(
   localparam int LogBusBytes = $clog2(BusBytes);
   localparam int MaxBurstBeats = 256;
   localparam int PageBytes = 4096;
+  localparam int BurstWidth = $clog2(MaxBurstBeats + 1);
   localparam int JobWidth = SramAddrWidth + 32 + 3 * 16 + 4 * 4 + 4 + TagWidth;
 
   // Beat-aligned start address and beat count of one DRAM row.
@@ -91,9 +92,14 @@ module tessera_mem_loader #(
     if (burst_beats > page_beats) burst_beats = page_beats;
   end
 
-  assign req_valid_o = rq_active_q;
+  // The burst is sized into a register in the cycle after the address and beat count move, and
+  // requested from the next: sizing, the read arbiter and the update on its ready in one cycle
+  // would be too deep a path.
+  logic                  rq_sized_q, rq_row_end_q;
+  logic [BurstWidth-1:0] rq_burst_q;
+  assign req_valid_o = rq_active_q && rq_sized_q;
   assign req_addr_o = rq_addr_q;
-  assign req_len_o = 8'(burst_beats - 1);
+  assign req_len_o = 8'(rq_burst_q - 1'b1);
 
   logic [63:0] first_row, next_row;
   assign first_row = row_span(dram_base_i, log_elem_bytes_i, x_size_i);
@@ -109,7 +115,11 @@ module tessera_mem_loader #(
       rq_next_elem_q  <= '0;
       rq_addr_q       <= '0;
       rq_beats_left_q <= '0;
+      rq_sized_q      <= 1'b0;
+      rq_row_end_q    <= 1'b0;
+      rq_burst_q      <= '0;
     end else if (jobs_push) begin
+      rq_sized_q      <= 1'b0;
       rq_active_q     <= (y_size_i != '0) && (x_size_i != '0);
       rq_rows_left_q  <= y_size_i - 1'b1;
       rq_x_size_q     <= x_size_i;
@@ -118,10 +128,16 @@ module tessera_mem_loader #(
       rq_next_elem_q  <= dram_base_i + {16'b0, x_stride_i};
       rq_addr_q       <= first_row[63:32];
       rq_beats_left_q <= first_row[31:0];
-    end else if (rq_active_q && req_ready_i) begin
-      if (rq_beats_left_q != burst_beats) begin
-        rq_addr_q       <= rq_addr_q + (burst_beats << LogBusBytes);
-        rq_beats_left_q <= rq_beats_left_q - burst_beats;
+    end else if (rq_active_q && !rq_sized_q) begin
+      rq_sized_q   <= 1'b1;
+      rq_burst_q   <= BurstWidth'(burst_beats);
+      // The row's last burst: what is left fits both caps (compared side by side, not after the min).
+      rq_row_end_q <= rq_beats_left_q <= MaxBurstBeats && rq_beats_left_q <= page_beats;
+    end else if (req_valid_o && req_ready_i) begin
+      rq_sized_q <= 1'b0;
+      if (!rq_row_end_q) begin
+        rq_addr_q       <= rq_addr_q + (32'(rq_burst_q) << LogBusBytes);
+        rq_beats_left_q <= rq_beats_left_q - 32'(rq_burst_q);
       end else if (rq_rows_left_q == '0) begin
         rq_active_q <= 1'b0;
       end else begin
