@@ -24,6 +24,9 @@ module tessera_fifo #(
 );
 
   logic [PtrWidth-1:0]   wr_ptr_q, rd_ptr_q;
+  // The read pointer's successor, kept ready: the next read address (which block RAM takes into
+  // its own address register) is then one choice after a pop, not an increment and a wrap.
+  logic [PtrWidth-1:0]   rd_ptr_next_q;
   logic [CountWidth-1:0] count_q;
 
   // Empty and full are registers, set from the count before the change, so the producers' and
@@ -55,12 +58,16 @@ module tessera_fifo #(
     if (!rst_ni || clear_i) begin
       wr_ptr_q <= '0;
       rd_ptr_q <= '0;
+      rd_ptr_next_q <= next_ptr('0);
       count_q  <= '0;
       empty_q  <= 1'b1;
       full_q   <= 1'b0;
     end else begin
       if (do_push) wr_ptr_q <= next_ptr(wr_ptr_q);
-      if (do_pop) rd_ptr_q <= next_ptr(rd_ptr_q);
+      if (do_pop) begin
+        rd_ptr_q <= rd_ptr_next_q;
+        rd_ptr_next_q <= next_ptr(rd_ptr_next_q);
+      end
       if (do_push && !do_pop) begin
         count_q <= count_q + 1'b1;
         empty_q <= 1'b0;
