@@ -173,9 +173,11 @@ module tessera_mem_loader #(
 
   logic                     wr_active_q, done_q;
   logic [TagWidth-1:0]      wr_tag_q, done_tag_q;
-  logic [15:0]              y_size_q, x_size_q, x_stride_q;
+  logic [15:0]              x_stride_q;
   logic [3:0]               y_pad0_q, x_pad0_q, leb_q;
-  logic [16:0]              rows_total_q, cols_total_q;
+  // The tile's bounds as the write side compares them, computed when the job starts rather than
+  // in front of every comparison (the ready to the read channel depends on them).
+  logic [16:0]              rows_last_q, cols_last_q, row_data_end_q, col_data_end_q, col_data_last_q;
   logic [16:0]              wr_row_q, wr_col_q;
   logic [SramAddrWidth-1:0] wr_addr_q;
   logic [BeatIdxWidth-1:0]  wr_beat_q;
@@ -192,12 +194,12 @@ module tessera_mem_loader #(
   always_comb begin
     narrow = (32'(leb_q) < LogBusBytes);
     last_beat = narrow ? '0 : BeatIdxWidth'((1 << (32'(leb_q) - LogBusBytes)) - 1);
-    row_is_data = (wr_row_q >= {13'b0, y_pad0_q}) && (wr_row_q < {13'b0, y_pad0_q} + {1'b0, y_size_q});
-    col_is_data = (wr_col_q >= {13'b0, x_pad0_q}) && (wr_col_q < {13'b0, x_pad0_q} + {1'b0, x_size_q});
+    row_is_data = (wr_row_q >= {13'b0, y_pad0_q}) && (wr_row_q < row_data_end_q);
+    col_is_data = (wr_col_q >= {13'b0, x_pad0_q}) && (wr_col_q < col_data_end_q);
     is_data = row_is_data && col_is_data;
-    last_col = (wr_col_q == cols_total_q - 1'b1);
-    last_row = (wr_row_q == rows_total_q - 1'b1);
-    elem_last_in_row = (wr_col_q == {13'b0, x_pad0_q} + {1'b0, x_size_q} - 1'b1);
+    last_col = (wr_col_q == cols_last_q);
+    last_row = (wr_row_q == rows_last_q);
+    elem_last_in_row = (wr_col_q == col_data_last_q);
     // A row's first data element starts wherever its DRAM address falls inside the first beat.
     boff = (wr_col_q == {13'b0, x_pad0_q}) ? LogBusBytes'(wr_row_elem_q << leb_q) : wr_boff_q;
     elem_bytes_in_beat = narrow ? LogBusBytes'(1 << leb_q) : '0;
@@ -236,14 +238,15 @@ module tessera_mem_loader #(
       wr_beat_q     <= '0;
       wr_boff_q     <= '0;
       wr_row_elem_q <= '0;
-      y_size_q      <= '0;
-      x_size_q      <= '0;
       x_stride_q    <= '0;
       y_pad0_q      <= '0;
       x_pad0_q      <= '0;
       leb_q         <= '0;
-      rows_total_q  <= '0;
-      cols_total_q  <= '0;
+      rows_last_q   <= '0;
+      cols_last_q   <= '0;
+      row_data_end_q  <= '0;
+      col_data_end_q  <= '0;
+      col_data_last_q <= '0;
     end else begin
       done_q <= 1'b0;
       if (job_finished) begin
@@ -265,14 +268,15 @@ module tessera_mem_loader #(
         end
       end
       if (jobs_pop) begin
-        y_size_q      <= job_y_size;
-        x_size_q      <= job_x_size;
         x_stride_q    <= job_x_stride;
         y_pad0_q      <= job_y_pad0;
         x_pad0_q      <= job_x_pad0;
         leb_q         <= job_leb;
-        rows_total_q  <= job_rows;
-        cols_total_q  <= job_cols;
+        rows_last_q   <= job_rows - 1'b1;
+        cols_last_q   <= job_cols - 1'b1;
+        row_data_end_q  <= {13'b0, job_y_pad0} + {1'b0, job_y_size};
+        col_data_end_q  <= {13'b0, job_x_pad0} + {1'b0, job_x_size};
+        col_data_last_q <= {13'b0, job_x_pad0} + {1'b0, job_x_size} - 1'b1;
         wr_row_q      <= '0;
         wr_col_q      <= '0;
         wr_addr_q     <= job_sram_base;
