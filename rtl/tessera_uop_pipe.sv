@@ -115,6 +115,8 @@ module tessera_uop_pipe #(
   // Where the pipe is: idle; scanning the kernel; scanned, waiting to run; running; done.
   typedef enum logic [2:0] {PIdle, PScan, PWait, PRun, PDone} pipe_state_e;
   pipe_state_e pstate_q, pstate_d;
+  // pstate_q != PIdle as a register of its own: the compute module's dispatch and grants read it.
+  logic busy_q;
 
   // Fields of the instruction held.
   logic        gemm_q, reset_q, use_imm_q;
@@ -235,8 +237,10 @@ module tessera_uop_pipe #(
   // This cycle S1 reads the vector source (its first of two cycles).
   assign s1_src_phase = alu_vector && !s1_phase_q && !s1_reuse_src;
 
-  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later.
-  assign slot_req_o = s1_run && !s1_fault;
+  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later. A stopping
+  // pipe may still ask (nothing it reads is written any more: S2 and S3 are cleared), so the
+  // request does not wait for the other pipe's fault.
+  assign slot_req_o = s1_run && !(!s1_phase_q && (s1_bad_dst_q || s1_bad_src_q || s1_bad_wgt_q));
   assign slot_bank_o = s1_src_phase ? s1_idx_src_q[AccAw-1] : s1_idx_dst_q[AccAw-1];
 
   // S1 finishes its micro-op this cycle: granted, and not the source-read cycle of a vector one.
@@ -344,7 +348,7 @@ module tessera_uop_pipe #(
   logic drained;
   assign drained = !s0_active_q && !d_valid_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
 
-  assign busy_o = pstate_q != PIdle;
+  assign busy_o = busy_q;
   assign waiting_o = pstate_q == PWait;
   assign started_o = pstate_q == PRun || pstate_q == PDone;
   assign done_o = pstate_q == PDone;
@@ -589,6 +593,7 @@ module tessera_uop_pipe #(
   always_ff @(posedge clk_i) begin
     if (!rst_ni || clear_i) begin
       pstate_q      <= PIdle;
+      busy_q        <= 1'b0;
       s0_active_q   <= 1'b0;
       s0_scan_q     <= 1'b0;
       s0_uop_q      <= '0;
@@ -645,6 +650,9 @@ module tessera_uop_pipe #(
       fault_info_q  <= '0;
     end else begin
       pstate_q <= pstate_d;
+      // Taken on start, given up on retire: not after the other transitions, which depend on more.
+      if (pstate_q == PIdle) busy_q <= start_i;
+      else if (pstate_q == PDone && retire_i) busy_q <= 1'b0;
       s0_active_q <= s0_active_d;
       s0_scan_q <= s0_scan_d;
       s0_uop_q <= s0_uop_d;
