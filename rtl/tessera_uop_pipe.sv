@@ -322,27 +322,50 @@ module tessera_uop_pipe #(
     .done_o(reach_done_wgt), .reach_o(reach_wgt)
   );
 
+  // The footprint leaves the pipe through registers, a cycle after it is complete: the highest
+  // rows' sums and range checks would otherwise precede the compute module's go decision and this
+  // pipe's start. While it is valid its inputs no longer change (the kernel's extremes and the
+  // loops' reach are final), and it only becomes invalid when the pipe goes idle, when the
+  // compute module no longer reads it.
   logic [31:0] fp_dst_hi, fp_src_hi, fp_wgt_hi;
   logic        fp_empty_q, fp_empty_d;
+  logic        fp_valid, fp_in_range;
+  logic        fp_valid_q, fp_in_range_q;
+  logic [31:0] fp_dst_hi_q, fp_src_hi_q;
   assign fp_dst_hi = k_dst_max_q + reach_dst;
   assign fp_src_hi = k_src_max_q + reach_src;
   assign fp_wgt_hi = k_wgt_max_q + reach_wgt;
+  assign fp_valid = (pstate_q != PIdle) && (fp_empty_q || (k_done_q && reach_done_dst && reach_done_src && reach_done_wgt));
+  always_comb begin
+    fp_in_range = fp_dst_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    if (gemm_q && !reset_q)
+      fp_in_range = fp_in_range && fp_src_hi < tessera_config_pkg::INP_BUFF_DEPTH &&
+                    fp_wgt_hi < tessera_config_pkg::WGT_BUFF_DEPTH;
+    else if (alu_vector)
+      fp_in_range = fp_in_range && fp_src_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    if (fp_empty_q) fp_in_range = 1'b1;
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      fp_valid_q    <= 1'b0;
+      fp_in_range_q <= 1'b0;
+      fp_dst_hi_q   <= '0;
+      fp_src_hi_q   <= '0;
+    end else begin
+      fp_valid_q    <= fp_valid;
+      fp_in_range_q <= fp_in_range;
+      fp_dst_hi_q   <= fp_dst_hi;
+      fp_src_hi_q   <= fp_src_hi;
+    end
+  end
   assign fp_empty_o = fp_empty_q;
-  assign fp_valid_o = (pstate_q != PIdle) && (fp_empty_q || (k_done_q && reach_done_dst && reach_done_src && reach_done_wgt));
+  assign fp_valid_o = fp_valid_q;
+  assign fp_in_range_o = fp_in_range_q;
   assign fp_src_acc_o = alu_vector;
   assign fp_dst_lo_o = k_dst_min_q;
-  assign fp_dst_hi_o = fp_dst_hi;
+  assign fp_dst_hi_o = fp_dst_hi_q;
   assign fp_src_lo_o = k_src_min_q;
-  assign fp_src_hi_o = fp_src_hi;
-  always_comb begin
-    fp_in_range_o = fp_dst_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
-    if (gemm_q && !reset_q)
-      fp_in_range_o = fp_in_range_o && fp_src_hi < tessera_config_pkg::INP_BUFF_DEPTH &&
-                      fp_wgt_hi < tessera_config_pkg::WGT_BUFF_DEPTH;
-    else if (alu_vector)
-      fp_in_range_o = fp_in_range_o && fp_src_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
-    if (fp_empty_q) fp_in_range_o = 1'b1;
-  end
+  assign fp_src_hi_o = fp_src_hi_q;
 
   // ------------------------------------------------------------ sequencing
   logic drained;
