@@ -191,17 +191,23 @@ module tessera_mem_loader #(
   logic        beat_consumed, elem_done, job_finished;
   logic [16:0] job_rows, job_cols;
 
+  // Where the write side stands in the tile (a data row, a data column, the row's first or last
+  // data column) is kept in registers, compared on the next row and column rather than in front
+  // of the ready to the read channel.
+  logic row_in_data_q, col_in_data_q, col_first_data_q, col_last_data_q;
+  logic [16:0] wr_row_d, wr_col_d;
+
   always_comb begin
     narrow = (32'(leb_q) < LogBusBytes);
     last_beat = narrow ? '0 : BeatIdxWidth'((1 << (32'(leb_q) - LogBusBytes)) - 1);
-    row_is_data = (wr_row_q >= {13'b0, y_pad0_q}) && (wr_row_q < row_data_end_q);
-    col_is_data = (wr_col_q >= {13'b0, x_pad0_q}) && (wr_col_q < col_data_end_q);
+    row_is_data = row_in_data_q;
+    col_is_data = col_in_data_q;
     is_data = row_is_data && col_is_data;
     last_col = (wr_col_q == cols_last_q);
     last_row = (wr_row_q == rows_last_q);
-    elem_last_in_row = (wr_col_q == col_data_last_q);
+    elem_last_in_row = col_last_data_q;
     // A row's first data element starts wherever its DRAM address falls inside the first beat.
-    boff = (wr_col_q == {13'b0, x_pad0_q}) ? LogBusBytes'(wr_row_elem_q << leb_q) : wr_boff_q;
+    boff = col_first_data_q ? LogBusBytes'(wr_row_elem_q << leb_q) : wr_boff_q;
     elem_bytes_in_beat = narrow ? LogBusBytes'(1 << leb_q) : '0;
     beat_consumed = !narrow || elem_last_in_row || (boff + elem_bytes_in_beat == '0);
     elem_done = !is_data || (rsp_valid_i && (narrow || wr_beat_q == last_beat));
@@ -210,6 +216,40 @@ module tessera_mem_loader #(
   end
 
   assign job_finished = wr_valid_o && elem_done && last_col && last_row;
+
+  // The next row and column while the job goes on, compared with the job's bounds; a new job
+  // starts at row and column 0, where the comparisons reduce to its padding and size alone.
+  always_comb begin
+    wr_row_d = wr_row_q;
+    wr_col_d = wr_col_q;
+    if (!job_finished && wr_valid_o && elem_done) begin
+      if (last_col) begin
+        wr_col_d = '0;
+        wr_row_d = wr_row_q + 1'b1;
+      end else begin
+        wr_col_d = wr_col_q + 1'b1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      row_in_data_q    <= 1'b0;
+      col_in_data_q    <= 1'b0;
+      col_first_data_q <= 1'b1;  // column 0 is the first data column of a tile without padding
+      col_last_data_q  <= 1'b1;
+    end else if (jobs_pop) begin
+      row_in_data_q    <= job_y_pad0 == '0 && job_y_size != '0;
+      col_in_data_q    <= job_x_pad0 == '0 && job_x_size != '0;
+      col_first_data_q <= job_x_pad0 == '0;
+      col_last_data_q  <= {13'b0, job_x_pad0} + {1'b0, job_x_size} == 17'd1;
+    end else begin
+      row_in_data_q    <= wr_row_d >= {13'b0, y_pad0_q} && wr_row_d < row_data_end_q;
+      col_in_data_q    <= wr_col_d >= {13'b0, x_pad0_q} && wr_col_d < col_data_end_q;
+      col_first_data_q <= wr_col_d == {13'b0, x_pad0_q};
+      col_last_data_q  <= wr_col_d == col_data_last_q;
+    end
+  end
 
   // The next job starts when the write side is idle or finishing its current job; an empty job
   // completes when it starts, so it waits for an idle cycle rather than complete together with
