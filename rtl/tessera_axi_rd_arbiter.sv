@@ -72,9 +72,9 @@ module tessera_axi_rd_arbiter #(
   assign can_issue = (!ar_valid_q || m_axi_arready_i) && !order_full;
   assign order_push = can_issue && grant_valid_q && req_valid_i[grant_q];
 
-  always_comb begin
-    req_ready_o = '0;
-    if (order_push) req_ready_o[grant_q] = 1'b1;
+  // Client by client rather than indexed by a variable, which synthesis built as integer arithmetic.
+  for (genvar c = 0; c < Clients; c++) begin : g_ready
+    assign req_ready_o[c] = order_push && grant_q == ClientWidth'(c);
   end
 
   // The next grant: kept while its client waits, otherwise round robin starting after the client
@@ -152,9 +152,8 @@ module tessera_axi_rd_arbiter #(
   assign slice_push = m_axi_rvalid_i && m_axi_rready_o;
   assign {beat_last, beat_resp, beat_data} = slice_head;
 
-  always_comb begin
-    rsp_valid_o = '0;
-    if (!order_empty) rsp_valid_o[order_head] = !slice_empty;
+  for (genvar c = 0; c < Clients; c++) begin : g_rsp_valid
+    assign rsp_valid_o[c] = !order_empty && !slice_empty && order_head == ClientWidth'(c);
   end
   assign rsp_data_o = beat_data;
   assign rsp_last_o = beat_last;
