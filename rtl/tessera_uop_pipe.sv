@@ -232,15 +232,15 @@ module tessera_uop_pipe #(
 
   // A vector micro-op whose source is the held row skips the source read.
   logic s1_reuse_src, s1_src_phase;
-  assign s1_reuse_src = alu_vector && !s1_phase_q && src_hold_valid_q && !s1_bad_src_q &&
+  assign s1_reuse_src = alu_vector && !s1_phase_q && src_hold_valid_q &&
                         s1_idx_src_q[AccAw-1:0] == src_hold_idx_q;
   // This cycle S1 reads the vector source (its first of two cycles).
   assign s1_src_phase = alu_vector && !s1_phase_q && !s1_reuse_src;
 
-  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later. A stopping
-  // pipe may still ask (nothing it reads is written any more: S2 and S3 are cleared), so the
-  // request does not wait for the other pipe's fault.
-  assign slot_req_o = s1_run && !(!s1_phase_q && (s1_bad_dst_q || s1_bad_src_q || s1_bad_wgt_q));
+  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later. A faulting
+  // or stopping pipe may still ask (S2 and S3 are cleared, so nothing it reads is written, and
+  // the run ends), so the request waits neither for the checks nor for the other pipe's fault.
+  assign slot_req_o = s1_run;
   assign slot_bank_o = s1_src_phase ? s1_idx_src_q[AccAw-1] : s1_idx_dst_q[AccAw-1];
 
   // S1 finishes its micro-op this cycle: granted, and not the source-read cycle of a vector one.
@@ -265,16 +265,22 @@ module tessera_uop_pipe #(
 
   // ------------------------------------------------------------ S2: compute
   // The row read last cycle (from the bank it was read in), with any write since the read applied.
-  logic [AccWidth-1:0] acc_read, acc_fresh, core_out, s3_result;
-  assign acc_read = acc_rd_addr_q[AccAw-1] ? acc_rdata_i[AccWidth +: AccWidth] : acc_rdata_i[0 +: AccWidth];
-  // Which write the row read last cycle must take is decided in the cycle of the read, from the
-  // writes coming (S2's destination becomes S3's, S3's the previous write) and registered, so the
-  // address comparisons do not precede the cores' arithmetic.
-  logic fresh_from_s3_q, fresh_from_fwd_q;
+  logic [AccWidth-1:0] acc_fresh, core_out, s3_result;
+  // Where the row read last cycle comes from (either bank's read data, or a write since the read:
+  // S3's result, zeros for a reset GEMM, or the previous write) is decided in the cycle of the
+  // read, from the writes coming (S2's destination becomes S3's, S3's the previous write), and
+  // registered: the cores' arithmetic then follows one multiplexer, not address comparisons.
+  typedef enum logic [1:0] {FreshBank0, FreshBank1, FreshS3, FreshPrev} fresh_e;
+  fresh_e fresh_q, fresh_d;
+  logic   fresh_zero_q, fresh_zero_d;
   always_comb begin
-    if (fresh_from_s3_q) acc_fresh = s3_result;
-    else if (fresh_from_fwd_q) acc_fresh = fwd_data_q;
-    else acc_fresh = acc_read;
+    unique case (fresh_q)
+      FreshBank0: acc_fresh = acc_rdata_i[0 +: AccWidth];
+      FreshBank1: acc_fresh = acc_rdata_i[AccWidth +: AccWidth];
+      FreshS3:    acc_fresh = core_out;
+      default:    acc_fresh = fwd_data_q;
+    endcase
+    if (fresh_zero_q) acc_fresh = '0;
   end
 
   logic s3_zero_q, s3_zero_d;  // S3 holds a reset GEMM's micro-op: it writes zeros
@@ -302,9 +308,12 @@ module tessera_uop_pipe #(
   assign uop_o = s3_valid_q;
   assign uop_gemm_o = s3_valid_q && gemm_q;
 
-  logic fresh_from_s3_d, fresh_from_fwd_d;
-  assign fresh_from_s3_d = s3_valid_d && s2_dst_q == acc_raddr_o;
-  assign fresh_from_fwd_d = s3_valid_q && s3_dst_q == acc_raddr_o;
+  always_comb begin
+    if (s3_valid_d && s2_dst_q == acc_raddr_o) fresh_d = FreshS3;
+    else if (s3_valid_q && s3_dst_q == acc_raddr_o) fresh_d = FreshPrev;
+    else fresh_d = acc_raddr_o[AccAw-1] ? FreshBank1 : FreshBank0;
+    fresh_zero_d = fresh_d == FreshS3 && s3_zero_d;
+  end
 
   // ------------------------------------------------------------ footprint
   logic reach_done_dst, reach_done_src, reach_done_wgt;
@@ -657,8 +666,8 @@ module tessera_uop_pipe #(
       s3_zero_q     <= 1'b0;
       fwd_data_q    <= '0;
       acc_rd_addr_q <= '0;
-      fresh_from_s3_q  <= 1'b0;
-      fresh_from_fwd_q <= 1'b0;
+      fresh_q       <= FreshBank0;
+      fresh_zero_q  <= 1'b0;
       src_read_q    <= 1'b0;
       src_hold_valid_q <= 1'b0;
       src_hold_idx_q <= '0;
@@ -716,8 +725,8 @@ module tessera_uop_pipe #(
       s3_zero_q <= s3_zero_d;
       fwd_data_q <= fwd_data_d;
       acc_rd_addr_q <= acc_rd_addr_d;
-      fresh_from_s3_q <= fresh_from_s3_d;
-      fresh_from_fwd_q <= fresh_from_fwd_d;
+      fresh_q <= fresh_d;
+      fresh_zero_q <= fresh_zero_d;
       src_read_q <= src_read_d;
       src_hold_valid_q <= src_hold_valid_d;
       src_hold_idx_q <= src_hold_idx_d;
