@@ -2,7 +2,8 @@
 //
 // Two halves run decoupled, so one instruction's DRAM latency hides behind the previous one's
 // data: the request side takes a job as soon as it has issued the previous job's bursts, walks
-// the DRAM rows and issues one burst per cycle (several may be outstanding); the write side takes
+// the DRAM rows and issues a burst every other cycle at most, each sized in a register the cycle
+// before (several may be outstanding); the write side takes
 // jobs in order from a small queue and walks the SRAM tile (pad rows, then per row: left pad,
 // data, right pad, then bottom pad rows), turning each returning beat, or each pad element, into
 // one SRAM write command. Elements at least a bus beat wide take one write per beat (the beat's
