@@ -46,62 +46,79 @@ module tessera_axi_rd_arbiter #(
   logic                   ar_valid_q;
   logic [31:0]            ar_addr_q;
   logic [7:0]             ar_len_q;
-  logic [ClientWidth-1:0] last_grant_q;
+
+  // The grant is a register: the client it names is accepted the next cycle the address channel
+  // and the order queue have room, so no client's request logic feeds another's through the arbiter
+  // in one cycle (the request handshake was the design's longest path). A grant whose client
+  // withdrew its request (a restart) is dropped.
+  logic                   grant_valid_q, grant_valid_d;
+  logic [ClientWidth-1:0] grant_q, grant_d;
 
   // Order queue of the clients whose bursts are outstanding.
   logic                   order_push, order_pop, order_empty, order_full;
   logic [ClientWidth-1:0] order_head;
-  logic [ClientWidth-1:0] grant;
-
-  logic                   grant_valid;
 
   // Only full/empty matter for the order queue; its occupancy output is left open.
   /* verilator lint_off PINCONNECTEMPTY */
   tessera_fifo #(.Width(ClientWidth), .Depth(MaxOutstanding)) u_order (
     .clk_i, .rst_ni, .clear_i(1'b0),
-    .push_i(order_push), .wdata_i(grant),
+    .push_i(order_push), .wdata_i(grant_q),
     .pop_i(order_pop), .rdata_o(order_head),
     .empty_o(order_empty), .full_o(order_full), .count_o()
   );
   /* verilator lint_on PINCONNECTEMPTY */
 
-  // Round-robin grant starting after the last granted client. The candidate index wraps by a
-  // comparison, not a `%` of a variable, which synthesis would build as a divider.
+  logic can_issue;
+  assign can_issue = (!ar_valid_q || m_axi_arready_i) && !order_full;
+  assign order_push = can_issue && grant_valid_q && req_valid_i[grant_q];
+
+  // Client by client rather than indexed by a variable, which synthesis built as integer arithmetic.
+  for (genvar c = 0; c < Clients; c++) begin : g_ready
+    assign req_ready_o[c] = order_push && grant_q == ClientWidth'(c);
+  end
+
+  // The next grant: kept while its client waits, otherwise round robin starting after the client
+  // granted last, among the requests other than the one accepted this cycle (that client's next
+  // request, if any, is not up yet). The candidate index wraps by a comparison, not a `%`, which
+  // synthesis would build as a divider.
+  function automatic logic [ClientWidth-1:0] after(input logic [ClientWidth-1:0] client,
+                                                    input logic [ClientWidth:0] step);
+    logic [ClientWidth:0] c;
+    c = {1'b0, client} + step;
+    if (c >= (ClientWidth + 1)'(Clients)) c = c - (ClientWidth + 1)'(Clients);
+    after = ClientWidth'(c);
+  endfunction
+
+  logic [Clients-1:0] contenders;
   always_comb begin
-    grant = '0;
-    grant_valid = 1'b0;
-    for (int i = Clients; i >= 1; i--) begin
-      int unsigned c;
-      c = 32'(last_grant_q) + 32'(i);
-      if (c >= Clients) c = c - Clients;
-      if (req_valid_i[ClientWidth'(c)]) begin
-        grant = ClientWidth'(c);
-        grant_valid = 1'b1;
+    contenders = req_valid_i;
+    if (order_push) contenders[grant_q] = 1'b0;
+    grant_d = grant_q;
+    grant_valid_d = grant_valid_q && req_valid_i[grant_q] && !order_push;
+    if (!grant_valid_d) begin
+      for (int i = Clients; i >= 1; i--) begin
+        if (contenders[after(grant_q, (ClientWidth + 1)'(i))]) begin
+          grant_d = after(grant_q, (ClientWidth + 1)'(i));
+          grant_valid_d = 1'b1;
+        end
       end
     end
   end
 
-  logic can_issue;
-  assign can_issue = (!ar_valid_q || m_axi_arready_i) && !order_full;
-  assign order_push = can_issue && grant_valid;
-
-  always_comb begin
-    req_ready_o = '0;
-    if (order_push) req_ready_o[grant] = 1'b1;
-  end
-
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
-      ar_valid_q   <= 1'b0;
-      ar_addr_q    <= '0;
-      ar_len_q     <= '0;
-      last_grant_q <= '0;
+      ar_valid_q    <= 1'b0;
+      ar_addr_q     <= '0;
+      ar_len_q      <= '0;
+      grant_valid_q <= 1'b0;
+      grant_q       <= '0;
     end else begin
+      grant_valid_q <= grant_valid_d;
+      grant_q       <= grant_d;
       if (order_push) begin
-        ar_valid_q   <= 1'b1;
-        ar_addr_q    <= req_addr_i[grant*32 +: 32];
-        ar_len_q     <= req_len_i[grant*8 +: 8];
-        last_grant_q <= grant;
+        ar_valid_q <= 1'b1;
+        ar_addr_q  <= req_addr_i[grant_q*32 +: 32];
+        ar_len_q   <= req_len_i[grant_q*8 +: 8];
       end else if (m_axi_arready_i) begin
         ar_valid_q <= 1'b0;
       end
@@ -135,9 +152,8 @@ module tessera_axi_rd_arbiter #(
   assign slice_push = m_axi_rvalid_i && m_axi_rready_o;
   assign {beat_last, beat_resp, beat_data} = slice_head;
 
-  always_comb begin
-    rsp_valid_o = '0;
-    if (!order_empty) rsp_valid_o[order_head] = !slice_empty;
+  for (genvar c = 0; c < Clients; c++) begin : g_rsp_valid
+    assign rsp_valid_o[c] = !order_empty && !slice_empty && order_head == ClientWidth'(c);
   end
   assign rsp_data_o = beat_data;
   assign rsp_last_o = beat_last;

@@ -346,14 +346,11 @@ module tessera_compute #(
   logic denied_q, denied_d;
   logic favoured;
   assign favoured = denied_q ? !oldest : oldest;
-  always_comb begin
-    slot_grant = 2'b11;
-    denied_d = 1'b0;
-    if (slot_req == 2'b11 && slot_bank[0] == slot_bank[1]) begin
-      slot_grant[!favoured] = 1'b0;
-      denied_d = !favoured == !oldest;
-    end
-  end
+  logic bank_conflict;
+  assign bank_conflict = slot_req == 2'b11 && slot_bank[0] == slot_bank[1];
+  // Bit by bit rather than indexed by !favoured, which synthesis built as an integer subtraction.
+  assign slot_grant = {!(bank_conflict && !favoured), !(bank_conflict && favoured)};
+  assign denied_d = bank_conflict && favoured == oldest;
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) denied_q <= 1'b0;
     else denied_q <= denied_d;

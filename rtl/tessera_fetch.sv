@@ -74,22 +74,35 @@ module tessera_fetch #(
     .empty_o(buf_empty), .full_o(buf_full), .count_o(buf_count)
   );
 
-  // Request sizing: what the buffer can take, what is left, and the 4 KiB page boundary.
-  logic [31:0] free_slots, remaining, page_insns, burst_insns, req_byte_addr;
+  // Request sizing: what the buffer can take, what is left, and the 4 KiB page boundary. The
+  // request is registered, sized only while none is pending and in two registered steps (the caps
+  // in pairs, then their minimum), from a state that has not moved since the last request: while
+  // it waits, the buffer only frees slots and nothing else it depends on moves, so it stays within
+  // bounds. Sizing, the read arbiter's grant and the state the grant updates in one cycle were the
+  // design's longest path.
+  localparam int PageInsns = 4096 / InsnBytes;
+  localparam int BurstWidth = $clog2(((MaxBurstInsns > PageInsns) ? MaxBurstInsns : PageInsns) + 1);
+  logic [BufCountWidth-1:0] free_slots;
+  logic [31:0] remaining, req_byte_addr;
+  logic [BurstWidth-1:0] page_insns, room_insns, left_insns, burst_insns;
+  logic [BurstWidth-1:0] room_q, left_q;  // min(free slots, burst cap) and min(page, remaining)
+  logic                  caps_fresh_q;    // they were taken from the current state
   always_comb begin
-    free_slots = 32'(BufferDepth) - 32'(buf_count) - 32'(inflight_q);
+    // The buffer's entries plus those in flight never exceed its depth.
+    free_slots = BufCountWidth'(BufferDepth) - buf_count - inflight_q;
     remaining = count_q - req_idx_q;
     req_byte_addr = base_q + (req_idx_q << $clog2(InsnBytes));
-    page_insns = (32'd4096 - {20'b0, req_byte_addr[11:0]}) >> $clog2(InsnBytes);
-    burst_insns = remaining;
-    if (burst_insns > free_slots) burst_insns = free_slots;
-    if (burst_insns > page_insns) burst_insns = page_insns;
-    if (burst_insns > MaxBurstInsns) burst_insns = MaxBurstInsns;
+    page_insns = BurstWidth'((13'd4096 - {1'b0, req_byte_addr[11:0]}) >> $clog2(InsnBytes));
+    room_insns = (32'(free_slots) < MaxBurstInsns) ? BurstWidth'(free_slots) : BurstWidth'(MaxBurstInsns);
+    left_insns = (remaining < 32'(page_insns)) ? BurstWidth'(remaining) : page_insns;
+    burst_insns = (room_q < left_q) ? room_q : left_q;
   end
-
-  assign req_valid_o = active_q && (burst_insns != '0);
-  assign req_addr_o = req_byte_addr;
-  assign req_len_o = 8'(burst_insns * InsnBeats - 1);
+  logic                  req_valid_q;
+  logic [31:0]           req_addr_q;
+  logic [BurstWidth-1:0] req_insns_q;
+  assign req_valid_o = req_valid_q;
+  assign req_addr_o = req_addr_q;
+  assign req_len_o = 8'(32'(req_insns_q) * InsnBeats - 1);
   assign rsp_ready_o = 1'b1;
 
   // Little-endian assembly: the first beat holds the low bits.
@@ -127,6 +140,12 @@ module tessera_fetch #(
       inflight_q <= '0;
       beat_q     <= '0;
       shift_q    <= '0;
+      req_valid_q <= 1'b0;
+      req_addr_q  <= '0;
+      req_insns_q <= '0;
+      room_q      <= '0;
+      left_q      <= '0;
+      caps_fresh_q <= 1'b0;
     end else if (start_i) begin
       active_q   <= 1'b1;
       base_q     <= insn_addr_i;
@@ -136,12 +155,23 @@ module tessera_fetch #(
       disp_idx_q <= '0;
       inflight_q <= '0;
       beat_q     <= '0;
+      req_valid_q <= 1'b0;
+      caps_fresh_q <= 1'b0;
     end else begin
       logic [BufCountWidth-1:0] inflight_d;
       inflight_d = inflight_q;
-      if (req_valid_o && req_ready_i) begin
-        req_idx_q <= req_idx_q + burst_insns;
-        inflight_d = inflight_d + BufCountWidth'(burst_insns);
+      room_q <= room_insns;
+      left_q <= left_insns;
+      caps_fresh_q <= 1'b1;
+      if (req_valid_q && req_ready_i) begin
+        caps_fresh_q <= 1'b0;
+        req_valid_q <= 1'b0;
+        req_idx_q <= req_idx_q + 32'(req_insns_q);
+        inflight_d = inflight_d + BufCountWidth'(req_insns_q);
+      end else if (!req_valid_q && caps_fresh_q && active_q && burst_insns != '0) begin
+        req_valid_q <= 1'b1;
+        req_addr_q  <= req_byte_addr;
+        req_insns_q <= burst_insns;
       end
       if (rsp_valid_i) begin
         shift_q <= {rsp_data_i, shift_q[InsnWidth-1:BusWidth]};

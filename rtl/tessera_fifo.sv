@@ -24,11 +24,17 @@ module tessera_fifo #(
 );
 
   logic [PtrWidth-1:0]   wr_ptr_q, rd_ptr_q;
+  // The read pointer's successor, kept ready: the next read address (which block RAM takes into
+  // its own address register) is then one choice after a pop, not an increment and a wrap.
+  logic [PtrWidth-1:0]   rd_ptr_next_q;
   logic [CountWidth-1:0] count_q;
 
+  // Empty and full are registers, set from the count before the change, so the producers' and
+  // consumers' handshakes do not also go through the count's comparison.
+  logic empty_q, full_q;
   logic do_push, do_pop;
-  assign do_push = push_i && !full_o;
-  assign do_pop = pop_i && !empty_o;
+  assign do_push = push_i && !full_q;
+  assign do_pop = pop_i && !empty_q;
 
   function automatic logic [PtrWidth-1:0] next_ptr(input logic [PtrWidth-1:0] p);
     next_ptr = (32'(p) == Depth - 1) ? '0 : p + 1'b1;
@@ -52,17 +58,30 @@ module tessera_fifo #(
     if (!rst_ni || clear_i) begin
       wr_ptr_q <= '0;
       rd_ptr_q <= '0;
+      rd_ptr_next_q <= next_ptr('0);
       count_q  <= '0;
+      empty_q  <= 1'b1;
+      full_q   <= 1'b0;
     end else begin
       if (do_push) wr_ptr_q <= next_ptr(wr_ptr_q);
-      if (do_pop) rd_ptr_q <= next_ptr(rd_ptr_q);
-      if (do_push && !do_pop) count_q <= count_q + 1'b1;
-      else if (do_pop && !do_push) count_q <= count_q - 1'b1;
+      if (do_pop) begin
+        rd_ptr_q <= rd_ptr_next_q;
+        rd_ptr_next_q <= next_ptr(rd_ptr_next_q);
+      end
+      if (do_push && !do_pop) begin
+        count_q <= count_q + 1'b1;
+        empty_q <= 1'b0;
+        full_q  <= 32'(count_q) == Depth - 1;
+      end else if (do_pop && !do_push) begin
+        count_q <= count_q - 1'b1;
+        empty_q <= count_q == CountWidth'(1);
+        full_q  <= 1'b0;
+      end
     end
   end
 
-  assign empty_o = (count_q == '0);
-  assign full_o = (32'(count_q) == Depth);
+  assign empty_o = empty_q;
+  assign full_o = full_q;
   assign count_o = count_q;
 
 `ifndef SYNTHESIS

@@ -2,7 +2,8 @@
 //
 // Two halves run decoupled, so one instruction's DRAM latency hides behind the previous one's
 // data: the request side takes a job as soon as it has issued the previous job's bursts, walks
-// the DRAM rows and issues one burst per cycle (several may be outstanding); the write side takes
+// the DRAM rows and issues a burst every other cycle at most, each sized in a register the cycle
+// before (several may be outstanding); the write side takes
 // jobs in order from a small queue and walks the SRAM tile (pad rows, then per row: left pad,
 // data, right pad, then bottom pad rows), turning each returning beat, or each pad element, into
 // one SRAM write command. Elements at least a bus beat wide take one write per beat (the beat's
@@ -57,6 +58,7 @@ module tessera_mem_loader #(
   localparam int LogBusBytes = $clog2(BusBytes);
   localparam int MaxBurstBeats = 256;
   localparam int PageBytes = 4096;
+  localparam int BurstWidth = $clog2(MaxBurstBeats + 1);
   localparam int JobWidth = SramAddrWidth + 32 + 3 * 16 + 4 * 4 + 4 + TagWidth;
 
   // Beat-aligned start address and beat count of one DRAM row.
@@ -91,9 +93,14 @@ module tessera_mem_loader #(
     if (burst_beats > page_beats) burst_beats = page_beats;
   end
 
-  assign req_valid_o = rq_active_q;
+  // The burst is sized into a register in the cycle after the address and beat count move, and
+  // requested from the next: sizing, the read arbiter and the update on its ready in one cycle
+  // would be too deep a path.
+  logic                  rq_sized_q, rq_row_end_q;
+  logic [BurstWidth-1:0] rq_burst_q;
+  assign req_valid_o = rq_active_q && rq_sized_q;
   assign req_addr_o = rq_addr_q;
-  assign req_len_o = 8'(burst_beats - 1);
+  assign req_len_o = 8'(rq_burst_q - 1'b1);
 
   logic [63:0] first_row, next_row;
   assign first_row = row_span(dram_base_i, log_elem_bytes_i, x_size_i);
@@ -109,7 +116,11 @@ module tessera_mem_loader #(
       rq_next_elem_q  <= '0;
       rq_addr_q       <= '0;
       rq_beats_left_q <= '0;
+      rq_sized_q      <= 1'b0;
+      rq_row_end_q    <= 1'b0;
+      rq_burst_q      <= '0;
     end else if (jobs_push) begin
+      rq_sized_q      <= 1'b0;
       rq_active_q     <= (y_size_i != '0) && (x_size_i != '0);
       rq_rows_left_q  <= y_size_i - 1'b1;
       rq_x_size_q     <= x_size_i;
@@ -118,10 +129,16 @@ module tessera_mem_loader #(
       rq_next_elem_q  <= dram_base_i + {16'b0, x_stride_i};
       rq_addr_q       <= first_row[63:32];
       rq_beats_left_q <= first_row[31:0];
-    end else if (rq_active_q && req_ready_i) begin
-      if (rq_beats_left_q != burst_beats) begin
-        rq_addr_q       <= rq_addr_q + (burst_beats << LogBusBytes);
-        rq_beats_left_q <= rq_beats_left_q - burst_beats;
+    end else if (rq_active_q && !rq_sized_q) begin
+      rq_sized_q   <= 1'b1;
+      rq_burst_q   <= BurstWidth'(burst_beats);
+      // The row's last burst: what is left fits both caps (compared side by side, not after the min).
+      rq_row_end_q <= rq_beats_left_q <= MaxBurstBeats && rq_beats_left_q <= page_beats;
+    end else if (req_valid_o && req_ready_i) begin
+      rq_sized_q <= 1'b0;
+      if (!rq_row_end_q) begin
+        rq_addr_q       <= rq_addr_q + (32'(rq_burst_q) << LogBusBytes);
+        rq_beats_left_q <= rq_beats_left_q - 32'(rq_burst_q);
       end else if (rq_rows_left_q == '0) begin
         rq_active_q <= 1'b0;
       end else begin
@@ -157,9 +174,11 @@ module tessera_mem_loader #(
 
   logic                     wr_active_q, done_q;
   logic [TagWidth-1:0]      wr_tag_q, done_tag_q;
-  logic [15:0]              y_size_q, x_size_q, x_stride_q;
+  logic [15:0]              x_stride_q;
   logic [3:0]               y_pad0_q, x_pad0_q, leb_q;
-  logic [16:0]              rows_total_q, cols_total_q;
+  // The tile's bounds as the write side compares them, computed when the job starts rather than
+  // in front of every comparison (the ready to the read channel depends on them).
+  logic [16:0]              rows_last_q, cols_last_q, row_data_end_q, col_data_end_q, col_data_last_q;
   logic [16:0]              wr_row_q, wr_col_q;
   logic [SramAddrWidth-1:0] wr_addr_q;
   logic [BeatIdxWidth-1:0]  wr_beat_q;
@@ -173,17 +192,23 @@ module tessera_mem_loader #(
   logic        beat_consumed, elem_done, job_finished;
   logic [16:0] job_rows, job_cols;
 
+  // Where the write side stands in the tile (a data row, a data column, the row's first or last
+  // data column) is kept in registers, compared on the next row and column rather than in front
+  // of the ready to the read channel.
+  logic row_in_data_q, col_in_data_q, col_first_data_q, col_last_data_q;
+  logic [16:0] wr_row_d, wr_col_d;
+
   always_comb begin
     narrow = (32'(leb_q) < LogBusBytes);
     last_beat = narrow ? '0 : BeatIdxWidth'((1 << (32'(leb_q) - LogBusBytes)) - 1);
-    row_is_data = (wr_row_q >= {13'b0, y_pad0_q}) && (wr_row_q < {13'b0, y_pad0_q} + {1'b0, y_size_q});
-    col_is_data = (wr_col_q >= {13'b0, x_pad0_q}) && (wr_col_q < {13'b0, x_pad0_q} + {1'b0, x_size_q});
+    row_is_data = row_in_data_q;
+    col_is_data = col_in_data_q;
     is_data = row_is_data && col_is_data;
-    last_col = (wr_col_q == cols_total_q - 1'b1);
-    last_row = (wr_row_q == rows_total_q - 1'b1);
-    elem_last_in_row = (wr_col_q == {13'b0, x_pad0_q} + {1'b0, x_size_q} - 1'b1);
+    last_col = (wr_col_q == cols_last_q);
+    last_row = (wr_row_q == rows_last_q);
+    elem_last_in_row = col_last_data_q;
     // A row's first data element starts wherever its DRAM address falls inside the first beat.
-    boff = (wr_col_q == {13'b0, x_pad0_q}) ? LogBusBytes'(wr_row_elem_q << leb_q) : wr_boff_q;
+    boff = col_first_data_q ? LogBusBytes'(wr_row_elem_q << leb_q) : wr_boff_q;
     elem_bytes_in_beat = narrow ? LogBusBytes'(1 << leb_q) : '0;
     beat_consumed = !narrow || elem_last_in_row || (boff + elem_bytes_in_beat == '0);
     elem_done = !is_data || (rsp_valid_i && (narrow || wr_beat_q == last_beat));
@@ -192,6 +217,40 @@ module tessera_mem_loader #(
   end
 
   assign job_finished = wr_valid_o && elem_done && last_col && last_row;
+
+  // The next row and column while the job goes on, compared with the job's bounds; a new job
+  // starts at row and column 0, where the comparisons reduce to its padding and size alone.
+  always_comb begin
+    wr_row_d = wr_row_q;
+    wr_col_d = wr_col_q;
+    if (!job_finished && wr_valid_o && elem_done) begin
+      if (last_col) begin
+        wr_col_d = '0;
+        wr_row_d = wr_row_q + 1'b1;
+      end else begin
+        wr_col_d = wr_col_q + 1'b1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      row_in_data_q    <= 1'b0;
+      col_in_data_q    <= 1'b0;
+      col_first_data_q <= 1'b1;  // column 0 is the first data column of a tile without padding
+      col_last_data_q  <= 1'b1;
+    end else if (jobs_pop) begin
+      row_in_data_q    <= job_y_pad0 == '0 && job_y_size != '0;
+      col_in_data_q    <= job_x_pad0 == '0 && job_x_size != '0;
+      col_first_data_q <= job_x_pad0 == '0;
+      col_last_data_q  <= {13'b0, job_x_pad0} + {1'b0, job_x_size} == 17'd1;
+    end else begin
+      row_in_data_q    <= wr_row_d >= {13'b0, y_pad0_q} && wr_row_d < row_data_end_q;
+      col_in_data_q    <= wr_col_d >= {13'b0, x_pad0_q} && wr_col_d < col_data_end_q;
+      col_first_data_q <= wr_col_d == {13'b0, x_pad0_q};
+      col_last_data_q  <= wr_col_d == col_data_last_q;
+    end
+  end
 
   // The next job starts when the write side is idle or finishing its current job; an empty job
   // completes when it starts, so it waits for an idle cycle rather than complete together with
@@ -220,14 +279,15 @@ module tessera_mem_loader #(
       wr_beat_q     <= '0;
       wr_boff_q     <= '0;
       wr_row_elem_q <= '0;
-      y_size_q      <= '0;
-      x_size_q      <= '0;
       x_stride_q    <= '0;
       y_pad0_q      <= '0;
       x_pad0_q      <= '0;
       leb_q         <= '0;
-      rows_total_q  <= '0;
-      cols_total_q  <= '0;
+      rows_last_q   <= '0;
+      cols_last_q   <= '0;
+      row_data_end_q  <= '0;
+      col_data_end_q  <= '0;
+      col_data_last_q <= '0;
     end else begin
       done_q <= 1'b0;
       if (job_finished) begin
@@ -249,14 +309,15 @@ module tessera_mem_loader #(
         end
       end
       if (jobs_pop) begin
-        y_size_q      <= job_y_size;
-        x_size_q      <= job_x_size;
         x_stride_q    <= job_x_stride;
         y_pad0_q      <= job_y_pad0;
         x_pad0_q      <= job_x_pad0;
         leb_q         <= job_leb;
-        rows_total_q  <= job_rows;
-        cols_total_q  <= job_cols;
+        rows_last_q   <= job_rows - 1'b1;
+        cols_last_q   <= job_cols - 1'b1;
+        row_data_end_q  <= {13'b0, job_y_pad0} + {1'b0, job_y_size};
+        col_data_end_q  <= {13'b0, job_x_pad0} + {1'b0, job_x_size};
+        col_data_last_q <= {13'b0, job_x_pad0} + {1'b0, job_x_size} - 1'b1;
         wr_row_q      <= '0;
         wr_col_q      <= '0;
         wr_addr_q     <= job_sram_base;

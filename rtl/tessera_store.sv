@@ -99,11 +99,17 @@ module tessera_store #(
   logic [15:0] aw_rows_left_q, x_size_q, x_stride_q;
   logic [31:0] aw_row_elem_q, aw_addr_q, aw_beats_left_q;
   logic [31:0] page_beats, burst_beats;
+  // The burst is sized into a register in the cycle after the address and beat count move, and
+  // sent from the next, so sizing and the update on AWREADY are not one path.
+  localparam int MaxBurstBeats = 256;
+  localparam int BurstWidth = $clog2(MaxBurstBeats + 1);
+  logic                  aw_sized_q, aw_row_end_q;
+  logic [BurstWidth-1:0] aw_burst_q;
 
   always_comb begin
     page_beats = (32'd4096 - {20'b0, aw_addr_q[11:0]}) >> LogBusBytes;
     burst_beats = aw_beats_left_q;
-    if (burst_beats > 256) burst_beats = 256;
+    if (burst_beats > MaxBurstBeats) burst_beats = MaxBurstBeats;
     if (burst_beats > page_beats) burst_beats = page_beats;
   end
 
@@ -114,15 +120,15 @@ module tessera_store #(
   /* verilator lint_off PINCONNECTEMPTY */
   tessera_fifo #(.Width(8), .Depth(8)) u_lens (
     .clk_i, .rst_ni, .clear_i(start_i),
-    .push_i(len_push), .wdata_i(8'(burst_beats - 1)),
+    .push_i(len_push), .wdata_i(8'(aw_burst_q - 1'b1)),
     .pop_i(len_pop), .rdata_o(len_head),
     .empty_o(len_empty), .full_o(len_full), .count_o()
   );
   /* verilator lint_on PINCONNECTEMPTY */
 
-  assign m_axi_awvalid_o = (aw_state_q == AwBurst) && !len_full;
+  assign m_axi_awvalid_o = (aw_state_q == AwBurst) && aw_sized_q && !len_full;
   assign m_axi_awaddr_o = aw_addr_q;
-  assign m_axi_awlen_o = 8'(burst_beats - 1);
+  assign m_axi_awlen_o = 8'(aw_burst_q - 1'b1);
   assign m_axi_awsize_o = 3'(LogBusBytes);
   assign m_axi_awburst_o = 2'b01;
   assign len_push = m_axi_awvalid_o && m_axi_awready_i;
@@ -136,6 +142,9 @@ module tessera_store #(
       aw_beats_left_q <= '0;
       x_size_q        <= '0;
       x_stride_q      <= '0;
+      aw_sized_q      <= 1'b0;
+      aw_row_end_q    <= 1'b0;
+      aw_burst_q      <= '0;
     end else begin
       case (aw_state_q)
         AwIdle: begin
@@ -159,10 +168,16 @@ module tessera_store #(
           end
         end
         AwBurst: begin
-          if (len_push) begin
-            aw_addr_q       <= aw_addr_q + (burst_beats << LogBusBytes);
-            aw_beats_left_q <= aw_beats_left_q - burst_beats;
-            if (aw_beats_left_q == burst_beats) aw_state_q <= AwRow;
+          if (!aw_sized_q) begin
+            aw_sized_q   <= 1'b1;
+            aw_burst_q   <= BurstWidth'(burst_beats);
+            // The row's last burst: what is left fits both caps (compared side by side, not after the min).
+      aw_row_end_q <= aw_beats_left_q <= MaxBurstBeats && aw_beats_left_q <= page_beats;
+          end else if (len_push) begin
+            aw_sized_q      <= 1'b0;
+            aw_addr_q       <= aw_addr_q + (32'(aw_burst_q) << LogBusBytes);
+            aw_beats_left_q <= aw_beats_left_q - 32'(aw_burst_q);
+            if (aw_row_end_q) aw_state_q <= AwRow;
           end
         end
         default: aw_state_q <= AwIdle;

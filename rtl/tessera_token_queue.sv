@@ -14,19 +14,31 @@ module tessera_token_queue #(
 );
 
   logic [CountWidth-1:0] count_q;
+  // Empty and full are registers, set from the count before the change, so a dependency check
+  // reading them does not also go through the count's comparison.
+  logic empty_q, full_q;
+  logic do_push, do_pop;
+  assign do_push = push_i && !full_q;
+  assign do_pop = pop_i && !empty_q;
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || clear_i) begin
       count_q <= '0;
-    end else if (push_i && !full_o && !(pop_i && !empty_o)) begin
+      empty_q <= 1'b1;
+      full_q  <= 1'b0;
+    end else if (do_push && !do_pop) begin
       count_q <= count_q + 1'b1;
-    end else if (pop_i && !empty_o && !(push_i && !full_o)) begin
+      empty_q <= 1'b0;
+      full_q  <= 32'(count_q) == Depth - 1;
+    end else if (do_pop && !do_push) begin
       count_q <= count_q - 1'b1;
+      empty_q <= count_q == CountWidth'(1);
+      full_q  <= 1'b0;
     end
   end
 
-  assign empty_o = (count_q == '0);
-  assign full_o = (32'(count_q) == Depth);
+  assign empty_o = empty_q;
+  assign full_o = full_q;
   assign count_o = count_q;
 
 `ifndef SYNTHESIS

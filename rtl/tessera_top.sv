@@ -316,6 +316,24 @@ module tessera_top (
   );
 
   // ------------------------------------------------------------ faults and counters
+  // A read error reaches the host registers a cycle after its beat is consumed, with the
+  // instruction its client was on then: the consuming client's ready and the run's end would
+  // otherwise be one path.
+  logic        rd_error_q;
+  logic [1:0]  rd_error_client_q;
+  logic [31:0] rd_error_insn_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start) begin
+      rd_error_q        <= 1'b0;
+      rd_error_client_q <= '0;
+      rd_error_insn_q   <= '0;
+    end else begin
+      rd_error_q        <= rd_error;
+      rd_error_client_q <= rd_error_client;
+      rd_error_insn_q   <= insn_idx[rd_error_client * 32 +: 32];
+    end
+  end
+
   always_comb begin
     fault = 1'b0;
     fault_cause = '0;
@@ -326,11 +344,11 @@ module tessera_top (
       fault_cause = tessera_host_pkg::FaultSramIndex;
       fault_insn = insn_idx[ModCompute * 32 +: 32];
       fault_info = compute_fault_info;
-    end else if (rd_error) begin
+    end else if (rd_error_q) begin
       fault = 1'b1;
       fault_cause = tessera_host_pkg::FaultDramReadError;
-      fault_insn = insn_idx[rd_error_client * 32 +: 32];
-      fault_info = {30'b0, rd_error_client};
+      fault_insn = rd_error_insn_q;
+      fault_info = {30'b0, rd_error_client_q};
     end else if (write_error) begin
       fault = 1'b1;
       fault_cause = tessera_host_pkg::FaultDramWriteError;

@@ -1,10 +1,12 @@
 // One micro-op pipeline of the compute module: the GEMM pipe (GEMMs on the GEMM core) or the ALU
 // pipe (ALU instructions and reset GEMMs); it also learns the footprint of its instruction.
 //
-// Four stages: S0 walks `iter_out`, `iter_in` and `uop_bgn..uop_end` and reads the micro-op; S1
-// adds the loop offsets, checks every index against its buffer depth and reads the SRAMs; S2
-// computes into the GEMM or ALU core's result register; S3 writes the accumulator row (the
-// compute module narrows it into the output SRAM). The accumulator is two banks (the index's top
+// Five stages: S0 walks `iter_out`, `iter_in` and `uop_bgn..uop_end` and reads the micro-op; D
+// adds the loop offsets to its fields and checks every index against its buffer depth, into
+// registers (decoding in S1 made the micro-op SRAM's output, the bank grant and S0's issue one
+// long path); S1 asks for the bank and reads the SRAMs; S2 computes into the GEMM or ALU core's
+// result register; S3 writes the accumulator row (the compute module narrows it into the output
+// SRAM). The accumulator is two banks (the index's top
 // bit), each with one read and one write port shared by both pipes, so S1 asks the compute module
 // for its bank every cycle it reads or will write, and waits a cycle when the other pipe gets it.
 // A granted S1 writes its bank in S3 two cycles later, so the grant also keeps the two pipes'
@@ -106,12 +108,15 @@ module tessera_uop_pipe #(
   localparam int AccAw = tessera_config_pkg::LOG_ACC_BUFF_DEPTH;
   localparam int InpAw = tessera_config_pkg::LOG_INP_BUFF_DEPTH;
   localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
+  localparam int SrcAw = (InpAw > AccAw) ? InpAw : AccAw;  // a source indexes inputs or accumulators
   // FAULT_INFO of an SRAM index fault: the field code in the low bits, the micro-op index above.
   localparam int FaultFieldBits = 2;
 
   // Where the pipe is: idle; scanning the kernel; scanned, waiting to run; running; done.
   typedef enum logic [2:0] {PIdle, PScan, PWait, PRun, PDone} pipe_state_e;
   pipe_state_e pstate_q, pstate_d;
+  // pstate_q != PIdle as a register of its own: the compute module's dispatch and grants read it.
+  logic busy_q;
 
   // Fields of the instruction held.
   logic        gemm_q, reset_q, use_imm_q;
@@ -133,13 +138,20 @@ module tessera_uop_pipe #(
   logic [31:0] s0_uop_q, s0_i_q, s0_j_q;
   logic [31:0] s0_dst_out_q, s0_src_out_q, s0_wgt_out_q;  // offsets of the outer iteration
   logic [31:0] s0_dst_q, s0_src_q, s0_wgt_q;              // offsets of the current iteration
-  // S1: index computation, checks and SRAM reads.
+  // D: the micro-op arrives from its SRAM; its indices are computed and checked.
+  logic        d_valid_q, d_first_q, d_scan_q;
+  logic [31:0] d_uop_q, d_dst_off_q, d_src_off_q, d_wgt_off_q;
+  // S1: bank request and SRAM reads.
   logic        s1_valid_q, s1_phase_q, s1_first_q, s1_scan_q;
-  logic [31:0] s1_dst_off_q, s1_src_off_q, s1_wgt_off_q;
   // Micro-op indices are below the micro-op buffer depth; FAULT_INFO keeps 30 bits of them.
   /* verilator lint_off UNUSEDSIGNAL */
   logic [31:0] s1_uop_q;
   /* verilator lint_on UNUSEDSIGNAL */
+  logic [31:0]      s1_uop_dst_q, s1_uop_src_q, s1_uop_wgt_q;  // the micro-op's fields, for the footprint
+  logic [AccAw-1:0] s1_idx_dst_q;
+  logic [SrcAw-1:0] s1_idx_src_q;
+  logic [WgtAw-1:0] s1_idx_wgt_q;
+  logic             s1_bad_dst_q, s1_bad_src_q, s1_bad_wgt_q;
   // S2: operands arrive and the cores compute.
   logic        s2_valid_q;
   logic [AccAw-1:0] s2_dst_q;
@@ -148,8 +160,6 @@ module tessera_uop_pipe #(
   logic        s3_valid_q;
   logic [AccAw-1:0] s3_dst_q;
   // The write of the previous cycle, and the row read in the previous cycle.
-  logic             fwd_valid_q;
-  logic [AccAw-1:0] fwd_addr_q;
   logic [AccWidth-1:0] fwd_data_q;
   logic [AccAw-1:0] acc_rd_addr_q;
   // A vector source row was read last cycle (it is in the bank's read register now).
@@ -167,15 +177,19 @@ module tessera_uop_pipe #(
   logic [31:0] s0_uop_d, s0_i_d, s0_j_d;
   logic [31:0] s0_dst_out_d, s0_src_out_d, s0_wgt_out_d;
   logic [31:0] s0_dst_d, s0_src_d, s0_wgt_d;
+  logic        d_valid_d, d_first_d, d_scan_d;
+  logic [31:0] d_uop_d, d_dst_off_d, d_src_off_d, d_wgt_off_d;
   logic        s1_valid_d, s1_phase_d, s1_first_d, s1_scan_d;
-  logic [31:0] s1_dst_off_d, s1_src_off_d, s1_wgt_off_d, s1_uop_d;
+  logic [31:0] s1_uop_d, s1_uop_dst_d, s1_uop_src_d, s1_uop_wgt_d;
+  logic [AccAw-1:0] s1_idx_dst_d;
+  logic [SrcAw-1:0] s1_idx_src_d;
+  logic [WgtAw-1:0] s1_idx_wgt_d;
+  logic             s1_bad_dst_d, s1_bad_src_d, s1_bad_wgt_d;
   logic        s2_valid_d;
   logic [AccAw-1:0] s2_dst_d;
   logic [AccWidth-1:0] s2_src_val_d;
   logic        s3_valid_d;
   logic [AccAw-1:0] s3_dst_d;
-  logic             fwd_valid_d;
-  logic [AccAw-1:0] fwd_addr_d;
   logic [AccWidth-1:0] fwd_data_d;
   logic [AccAw-1:0] acc_rd_addr_d;
   logic             src_read_d;
@@ -186,7 +200,7 @@ module tessera_uop_pipe #(
   logic        fault_d;
   logic [31:0] fault_info_d;
 
-  // ------------------------------------------------------------ S1: indices, checks, bank request
+  // ------------------------------------------------------------ D: indices and checks
   logic [31:0] uop_dst, uop_src, uop_wgt;
   logic [31:0] idx_dst, idx_src, idx_wgt;
   logic        bad_dst, bad_src, bad_wgt, s1_run, s1_fault;
@@ -199,37 +213,43 @@ module tessera_uop_pipe #(
     uop_dst = 32'(uop.dst);
     uop_src = 32'(uop.src);
     uop_wgt = 32'(uop.wgt);
-    idx_dst = uop_dst + s1_dst_off_q;
-    idx_src = uop_src + s1_src_off_q;
-    idx_wgt = uop_wgt + s1_wgt_off_q;
+    idx_dst = uop_dst + d_dst_off_q;
+    idx_src = uop_src + d_src_off_q;
+    idx_wgt = uop_wgt + d_wgt_off_q;
     // The same checks as the behavioral simulator: a reset GEMM only writes the accumulator.
     bad_dst = idx_dst >= tessera_config_pkg::ACC_BUFF_DEPTH;
     bad_src = !(gemm_q && reset_q) && (gemm_q || !use_imm_q) &&
               (idx_src >= (gemm_q ? tessera_config_pkg::INP_BUFF_DEPTH : tessera_config_pkg::ACC_BUFF_DEPTH));
     bad_wgt = gemm_q && !reset_q && (idx_wgt >= tessera_config_pkg::WGT_BUFF_DEPTH);
   end
+
+  // ------------------------------------------------------------ S1: bank request
   // After a fault (this pipe's or the other's) nothing more is written.
   logic stop;
   assign stop = fault_q || halt_i;
   assign s1_run = s1_valid_q && !s1_scan_q;
-  assign s1_fault = s1_run && !s1_phase_q && (bad_dst || bad_src || bad_wgt) && !stop;
+  assign s1_fault = s1_run && !s1_phase_q && (s1_bad_dst_q || s1_bad_src_q || s1_bad_wgt_q) && !stop;
 
   // A vector micro-op whose source is the held row skips the source read.
   logic s1_reuse_src, s1_src_phase;
-  assign s1_reuse_src = alu_vector && !s1_phase_q && src_hold_valid_q && !bad_src &&
-                        idx_src[AccAw-1:0] == src_hold_idx_q;
+  assign s1_reuse_src = alu_vector && !s1_phase_q && src_hold_valid_q &&
+                        s1_idx_src_q[AccAw-1:0] == src_hold_idx_q;
   // This cycle S1 reads the vector source (its first of two cycles).
   assign s1_src_phase = alu_vector && !s1_phase_q && !s1_reuse_src;
 
-  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later.
-  assign slot_req_o = s1_run && !s1_fault;
-  assign slot_bank_o = s1_src_phase ? idx_src[AccAw-1] : idx_dst[AccAw-1];
+  // Every running S1 cycle reads a bank or reserves it for S3's write two cycles later. A faulting
+  // or stopping pipe may still ask (S2 and S3 are cleared, so nothing it reads is written, and
+  // the run ends), so the request waits neither for the checks nor for the other pipe's fault.
+  assign slot_req_o = s1_run;
+  assign slot_bank_o = s1_src_phase ? s1_idx_src_q[AccAw-1] : s1_idx_dst_q[AccAw-1];
 
   // S1 finishes its micro-op this cycle: granted, and not the source-read cycle of a vector one.
-  logic s1_advance, s0_issue;
+  logic s1_advance, s1_free, s0_issue;
   assign s1_advance = slot_req_o && slot_grant_i && !s1_src_phase;
-  // S0 issues into an S1 that is free, or frees this cycle (in a scan, S1 never waits).
-  assign s0_issue = s0_active_q && !stop && (!s1_valid_q || s1_scan_q || s1_advance);
+  // S1 takes D's micro-op when it is free or frees this cycle (in a scan, S1 never waits).
+  assign s1_free = !s1_valid_q || s1_scan_q || s1_advance;
+  // S0 issues into a D that is free or moves on; D holds the SRAM's output by reading nothing new.
+  assign s0_issue = s0_active_q && !stop && (!d_valid_q || s1_free);
   assign uop_re_o = s0_issue;
   assign uop_raddr_o = s0_uop_q[UopAw-1:0];
 
@@ -237,20 +257,30 @@ module tessera_uop_pipe #(
   logic s1_read_ok;
   assign s1_read_ok = slot_req_o && slot_grant_i;
   assign inp_re_o = GemmPipe && s1_read_ok && gemm_q && !reset_q;
-  assign inp_raddr_o = idx_src[InpAw-1:0];
+  assign inp_raddr_o = s1_idx_src_q[InpAw-1:0];
   assign wgt_re_o = inp_re_o;
-  assign wgt_raddr_o = idx_wgt[WgtAw-1:0];
+  assign wgt_raddr_o = s1_idx_wgt_q;
   assign acc_re_o = s1_read_ok && !(gemm_q && reset_q);
-  assign acc_raddr_o = s1_src_phase ? idx_src[AccAw-1:0] : idx_dst[AccAw-1:0];
+  assign acc_raddr_o = s1_src_phase ? s1_idx_src_q[AccAw-1:0] : s1_idx_dst_q;
 
   // ------------------------------------------------------------ S2: compute
   // The row read last cycle (from the bank it was read in), with any write since the read applied.
-  logic [AccWidth-1:0] acc_read, acc_fresh, core_out, s3_result;
-  assign acc_read = acc_rd_addr_q[AccAw-1] ? acc_rdata_i[AccWidth +: AccWidth] : acc_rdata_i[0 +: AccWidth];
+  logic [AccWidth-1:0] acc_fresh, core_out, s3_result;
+  // Where the row read last cycle comes from (either bank's read data, or a write since the read:
+  // S3's result, zeros for a reset GEMM, or the previous write) is decided in the cycle of the
+  // read, from the writes coming (S2's destination becomes S3's, S3's the previous write), and
+  // registered: the cores' arithmetic then follows one multiplexer, not address comparisons.
+  typedef enum logic [1:0] {FreshBank0, FreshBank1, FreshS3, FreshPrev} fresh_e;
+  fresh_e fresh_q, fresh_d;
+  logic   fresh_zero_q, fresh_zero_d;
   always_comb begin
-    if (s3_valid_q && s3_dst_q == acc_rd_addr_q) acc_fresh = s3_result;
-    else if (fwd_valid_q && fwd_addr_q == acc_rd_addr_q) acc_fresh = fwd_data_q;
-    else acc_fresh = acc_read;
+    unique case (fresh_q)
+      FreshBank0: acc_fresh = acc_rdata_i[0 +: AccWidth];
+      FreshBank1: acc_fresh = acc_rdata_i[AccWidth +: AccWidth];
+      FreshS3:    acc_fresh = core_out;
+      default:    acc_fresh = fwd_data_q;
+    endcase
+    if (fresh_zero_q) acc_fresh = '0;
   end
 
   logic s3_zero_q, s3_zero_d;  // S3 holds a reset GEMM's micro-op: it writes zeros
@@ -278,6 +308,13 @@ module tessera_uop_pipe #(
   assign uop_o = s3_valid_q;
   assign uop_gemm_o = s3_valid_q && gemm_q;
 
+  always_comb begin
+    if (s3_valid_d && s2_dst_q == acc_raddr_o) fresh_d = FreshS3;
+    else if (s3_valid_q && s3_dst_q == acc_raddr_o) fresh_d = FreshPrev;
+    else fresh_d = acc_raddr_o[AccAw-1] ? FreshBank1 : FreshBank0;
+    fresh_zero_d = fresh_d == FreshS3 && s3_zero_d;
+  end
+
   // ------------------------------------------------------------ footprint
   logic reach_done_dst, reach_done_src, reach_done_wgt;
   logic [31:0] reach_dst, reach_src, reach_wgt;
@@ -294,33 +331,56 @@ module tessera_uop_pipe #(
     .done_o(reach_done_wgt), .reach_o(reach_wgt)
   );
 
+  // The footprint leaves the pipe through registers, a cycle after it is complete: the highest
+  // rows' sums and range checks would otherwise precede the compute module's go decision and this
+  // pipe's start. While it is valid its inputs no longer change (the kernel's extremes and the
+  // loops' reach are final), and it only becomes invalid when the pipe goes idle, when the
+  // compute module no longer reads it.
   logic [31:0] fp_dst_hi, fp_src_hi, fp_wgt_hi;
   logic        fp_empty_q, fp_empty_d;
+  logic        fp_valid, fp_in_range;
+  logic        fp_valid_q, fp_in_range_q;
+  logic [31:0] fp_dst_hi_q, fp_src_hi_q;
   assign fp_dst_hi = k_dst_max_q + reach_dst;
   assign fp_src_hi = k_src_max_q + reach_src;
   assign fp_wgt_hi = k_wgt_max_q + reach_wgt;
+  assign fp_valid = (pstate_q != PIdle) && (fp_empty_q || (k_done_q && reach_done_dst && reach_done_src && reach_done_wgt));
+  always_comb begin
+    fp_in_range = fp_dst_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    if (gemm_q && !reset_q)
+      fp_in_range = fp_in_range && fp_src_hi < tessera_config_pkg::INP_BUFF_DEPTH &&
+                    fp_wgt_hi < tessera_config_pkg::WGT_BUFF_DEPTH;
+    else if (alu_vector)
+      fp_in_range = fp_in_range && fp_src_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    if (fp_empty_q) fp_in_range = 1'b1;
+  end
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) begin
+      fp_valid_q    <= 1'b0;
+      fp_in_range_q <= 1'b0;
+      fp_dst_hi_q   <= '0;
+      fp_src_hi_q   <= '0;
+    end else begin
+      fp_valid_q    <= fp_valid;
+      fp_in_range_q <= fp_in_range;
+      fp_dst_hi_q   <= fp_dst_hi;
+      fp_src_hi_q   <= fp_src_hi;
+    end
+  end
   assign fp_empty_o = fp_empty_q;
-  assign fp_valid_o = (pstate_q != PIdle) && (fp_empty_q || (k_done_q && reach_done_dst && reach_done_src && reach_done_wgt));
+  assign fp_valid_o = fp_valid_q;
+  assign fp_in_range_o = fp_in_range_q;
   assign fp_src_acc_o = alu_vector;
   assign fp_dst_lo_o = k_dst_min_q;
-  assign fp_dst_hi_o = fp_dst_hi;
+  assign fp_dst_hi_o = fp_dst_hi_q;
   assign fp_src_lo_o = k_src_min_q;
-  assign fp_src_hi_o = fp_src_hi;
-  always_comb begin
-    fp_in_range_o = fp_dst_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
-    if (gemm_q && !reset_q)
-      fp_in_range_o = fp_in_range_o && fp_src_hi < tessera_config_pkg::INP_BUFF_DEPTH &&
-                      fp_wgt_hi < tessera_config_pkg::WGT_BUFF_DEPTH;
-    else if (alu_vector)
-      fp_in_range_o = fp_in_range_o && fp_src_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
-    if (fp_empty_q) fp_in_range_o = 1'b1;
-  end
+  assign fp_src_hi_o = fp_src_hi_q;
 
   // ------------------------------------------------------------ sequencing
   logic drained;
-  assign drained = !s0_active_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
+  assign drained = !s0_active_q && !d_valid_q && !s1_valid_q && !s2_valid_q && !s3_valid_q;
 
-  assign busy_o = pstate_q != PIdle;
+  assign busy_o = busy_q;
   assign waiting_o = pstate_q == PWait;
   assign started_o = pstate_q == PRun || pstate_q == PDone;
   assign done_o = pstate_q == PDone;
@@ -346,22 +406,33 @@ module tessera_uop_pipe #(
     s0_dst_d = s0_dst_q;
     s0_src_d = s0_src_q;
     s0_wgt_d = s0_wgt_q;
+    d_valid_d = d_valid_q;
+    d_first_d = d_first_q;
+    d_scan_d = d_scan_q;
+    d_uop_d = d_uop_q;
+    d_dst_off_d = d_dst_off_q;
+    d_src_off_d = d_src_off_q;
+    d_wgt_off_d = d_wgt_off_q;
     s1_valid_d = s1_valid_q;
     s1_phase_d = s1_phase_q;
     s1_first_d = s1_first_q;
     s1_scan_d = s1_scan_q;
     s1_uop_d = s1_uop_q;
-    s1_dst_off_d = s1_dst_off_q;
-    s1_src_off_d = s1_src_off_q;
-    s1_wgt_off_d = s1_wgt_off_q;
+    s1_uop_dst_d = s1_uop_dst_q;
+    s1_uop_src_d = s1_uop_src_q;
+    s1_uop_wgt_d = s1_uop_wgt_q;
+    s1_idx_dst_d = s1_idx_dst_q;
+    s1_idx_src_d = s1_idx_src_q;
+    s1_idx_wgt_d = s1_idx_wgt_q;
+    s1_bad_dst_d = s1_bad_dst_q;
+    s1_bad_src_d = s1_bad_src_q;
+    s1_bad_wgt_d = s1_bad_wgt_q;
     s2_valid_d = 1'b0;
     s2_dst_d = s2_dst_q;
     s2_src_val_d = s2_src_val_q;
     s3_valid_d = s2_valid_q;
     s3_dst_d = s2_dst_q;
     s3_zero_d = gemm_q && reset_q;
-    fwd_valid_d = s3_valid_q;
-    fwd_addr_d = s3_dst_q;
     fwd_data_d = fwd_data_q;
     acc_rd_addr_d = acc_raddr_o;
     src_read_d = 1'b0;
@@ -381,7 +452,7 @@ module tessera_uop_pipe #(
     // ---- the instruction's course
     case (pstate_q)
       PIdle: if (start_i) pstate_d = start_empty ? PDone : (scan_i ? PScan : PRun);
-      PScan: if (!s0_active_q && !s1_valid_q) pstate_d = PWait;
+      PScan: if (!s0_active_q && !d_valid_q && !s1_valid_q) pstate_d = PWait;
       PWait: if (go_i) pstate_d = PRun;
       PRun: if (drained && !fault_q) pstate_d = PDone;
       PDone: if (retire_i) pstate_d = PIdle;
@@ -429,43 +500,60 @@ module tessera_uop_pipe #(
       s0_active_d = 1'b0;
     end
 
-    // ---- S1: takes the issued micro-op when free or finishing; a vector micro-op stays a second cycle
-    if (s1_valid_q && !s1_scan_q && !s1_advance) begin
+    // ---- D: takes the issued micro-op when free or moving on
+    if (!d_valid_q || s1_free) begin
+      d_valid_d   = s0_issue;
+      d_first_d   = s0_i_q == '0 && s0_j_q == '0;
+      d_scan_d    = s0_scan_q;
+      d_uop_d     = s0_uop_q;
+      d_dst_off_d = s0_dst_q;
+      d_src_off_d = s0_src_q;
+      d_wgt_off_d = s0_wgt_q;
+    end
+
+    // ---- S1: takes D's micro-op when free or finishing; a vector micro-op stays a second cycle
+    if (!s1_free) begin
       if (slot_req_o && slot_grant_i && s1_src_phase) begin
         s1_phase_d = 1'b1;
         src_read_d = 1'b1;
       end
     end else begin
-      s1_valid_d   = s0_issue;
+      s1_valid_d   = d_valid_q;
       s1_phase_d   = 1'b0;
-      s1_first_d   = s0_i_q == '0 && s0_j_q == '0;
-      s1_scan_d    = s0_scan_q;
-      s1_uop_d     = s0_uop_q;
-      s1_dst_off_d = s0_dst_q;
-      s1_src_off_d = s0_src_q;
-      s1_wgt_off_d = s0_wgt_q;
+      s1_first_d   = d_first_q;
+      s1_scan_d    = d_scan_q;
+      s1_uop_d     = d_uop_q;
+      s1_uop_dst_d = uop_dst;
+      s1_uop_src_d = uop_src;
+      s1_uop_wgt_d = uop_wgt;
+      s1_idx_dst_d = idx_dst[AccAw-1:0];
+      s1_idx_src_d = idx_src[SrcAw-1:0];
+      s1_idx_wgt_d = idx_wgt[WgtAw-1:0];
+      s1_bad_dst_d = bad_dst;
+      s1_bad_src_d = bad_src;
+      s1_bad_wgt_d = bad_wgt;
     end
     if (s1_fault) begin
       s1_valid_d = 1'b0;
       fault_d = 1'b1;
       fault_info_d = {s1_uop_q[31-FaultFieldBits:0],
-                      bad_dst ? tessera_host_pkg::FaultFieldDst
-                              : (bad_src ? tessera_host_pkg::FaultFieldSrc : tessera_host_pkg::FaultFieldWgt)};
+                      s1_bad_dst_q ? tessera_host_pkg::FaultFieldDst
+                                   : (s1_bad_src_q ? tessera_host_pkg::FaultFieldSrc : tessera_host_pkg::FaultFieldWgt)};
     end
 
     // ---- the kernel's footprint, from the micro-ops of the first pass (or the scan)
     if (s1_valid_q && s1_first_q && !k_done_q) begin
-      if (uop_dst < k_dst_min_q) k_dst_min_d = uop_dst;
-      if (uop_dst > k_dst_max_q) k_dst_max_d = uop_dst;
-      if (uop_src < k_src_min_q) k_src_min_d = uop_src;
-      if (uop_src > k_src_max_q) k_src_max_d = uop_src;
-      if (uop_wgt > k_wgt_max_q) k_wgt_max_d = uop_wgt;
+      if (s1_uop_dst_q < k_dst_min_q) k_dst_min_d = s1_uop_dst_q;
+      if (s1_uop_dst_q > k_dst_max_q) k_dst_max_d = s1_uop_dst_q;
+      if (s1_uop_src_q < k_src_min_q) k_src_min_d = s1_uop_src_q;
+      if (s1_uop_src_q > k_src_max_q) k_src_max_d = s1_uop_src_q;
+      if (s1_uop_wgt_q > k_wgt_max_q) k_wgt_max_d = s1_uop_wgt_q;
       if (s1_uop_q + 1 == uop_end_q && (s1_scan_q || s1_advance || s1_fault)) k_done_d = 1'b1;
     end
 
     // ---- S2 takes the micro-op S1 finishes
     s2_valid_d = s1_advance && !s1_fault;
-    s2_dst_d = idx_dst[AccAw-1:0];
+    s2_dst_d = s1_idx_dst_q;
     // The vector source read in S1's first cycle arrives now; it stays held for the next micro-ops
     // with the same source until one of them writes that row.
     if (src_read_q) begin
@@ -473,7 +561,7 @@ module tessera_uop_pipe #(
       src_hold_idx_d = acc_rd_addr_q;
       src_hold_valid_d = 1'b1;
     end
-    if (s2_valid_d && idx_dst[AccAw-1:0] == (src_read_q ? acc_rd_addr_q : src_hold_idx_q)) src_hold_valid_d = 1'b0;
+    if (s2_valid_d && s1_idx_dst_q == (src_read_q ? acc_rd_addr_q : src_hold_idx_q)) src_hold_valid_d = 1'b0;
 
     // ---- a new instruction: nothing held from the last one (loads and GEMMs may change the rows),
     // and its footprint still to learn
@@ -490,6 +578,7 @@ module tessera_uop_pipe #(
 
     // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
     if (stop) begin
+      d_valid_d = 1'b0;
       s1_valid_d = 1'b0;
       s2_valid_d = 1'b0;
       s3_valid_d = 1'b0;
@@ -536,6 +625,7 @@ module tessera_uop_pipe #(
   always_ff @(posedge clk_i) begin
     if (!rst_ni || clear_i) begin
       pstate_q      <= PIdle;
+      busy_q        <= 1'b0;
       s0_active_q   <= 1'b0;
       s0_scan_q     <= 1'b0;
       s0_uop_q      <= '0;
@@ -547,24 +637,37 @@ module tessera_uop_pipe #(
       s0_dst_q      <= '0;
       s0_src_q      <= '0;
       s0_wgt_q      <= '0;
+      d_valid_q     <= 1'b0;
+      d_first_q     <= 1'b0;
+      d_scan_q      <= 1'b0;
+      d_uop_q       <= '0;
+      d_dst_off_q   <= '0;
+      d_src_off_q   <= '0;
+      d_wgt_off_q   <= '0;
       s1_valid_q    <= 1'b0;
       s1_phase_q    <= 1'b0;
       s1_first_q    <= 1'b0;
       s1_scan_q     <= 1'b0;
       s1_uop_q      <= '0;
-      s1_dst_off_q  <= '0;
-      s1_src_off_q  <= '0;
-      s1_wgt_off_q  <= '0;
+      s1_uop_dst_q  <= '0;
+      s1_uop_src_q  <= '0;
+      s1_uop_wgt_q  <= '0;
+      s1_idx_dst_q  <= '0;
+      s1_idx_src_q  <= '0;
+      s1_idx_wgt_q  <= '0;
+      s1_bad_dst_q  <= 1'b0;
+      s1_bad_src_q  <= 1'b0;
+      s1_bad_wgt_q  <= 1'b0;
       s2_valid_q    <= 1'b0;
       s2_dst_q      <= '0;
       s2_src_val_q  <= '0;
       s3_valid_q    <= 1'b0;
       s3_dst_q      <= '0;
       s3_zero_q     <= 1'b0;
-      fwd_valid_q   <= 1'b0;
-      fwd_addr_q    <= '0;
       fwd_data_q    <= '0;
       acc_rd_addr_q <= '0;
+      fresh_q       <= FreshBank0;
+      fresh_zero_q  <= 1'b0;
       src_read_q    <= 1'b0;
       src_hold_valid_q <= 1'b0;
       src_hold_idx_q <= '0;
@@ -579,6 +682,9 @@ module tessera_uop_pipe #(
       fault_info_q  <= '0;
     end else begin
       pstate_q <= pstate_d;
+      // Taken on start, given up on retire: not after the other transitions, which depend on more.
+      if (pstate_q == PIdle) busy_q <= start_i;
+      else if (pstate_q == PDone && retire_i) busy_q <= 1'b0;
       s0_active_q <= s0_active_d;
       s0_scan_q <= s0_scan_d;
       s0_uop_q <= s0_uop_d;
@@ -590,24 +696,37 @@ module tessera_uop_pipe #(
       s0_dst_q <= s0_dst_d;
       s0_src_q <= s0_src_d;
       s0_wgt_q <= s0_wgt_d;
+      d_valid_q <= d_valid_d;
+      d_first_q <= d_first_d;
+      d_scan_q <= d_scan_d;
+      d_uop_q <= d_uop_d;
+      d_dst_off_q <= d_dst_off_d;
+      d_src_off_q <= d_src_off_d;
+      d_wgt_off_q <= d_wgt_off_d;
       s1_valid_q <= s1_valid_d;
       s1_phase_q <= s1_phase_d;
       s1_first_q <= s1_first_d;
       s1_scan_q <= s1_scan_d;
       s1_uop_q <= s1_uop_d;
-      s1_dst_off_q <= s1_dst_off_d;
-      s1_src_off_q <= s1_src_off_d;
-      s1_wgt_off_q <= s1_wgt_off_d;
+      s1_uop_dst_q <= s1_uop_dst_d;
+      s1_uop_src_q <= s1_uop_src_d;
+      s1_uop_wgt_q <= s1_uop_wgt_d;
+      s1_idx_dst_q <= s1_idx_dst_d;
+      s1_idx_src_q <= s1_idx_src_d;
+      s1_idx_wgt_q <= s1_idx_wgt_d;
+      s1_bad_dst_q <= s1_bad_dst_d;
+      s1_bad_src_q <= s1_bad_src_d;
+      s1_bad_wgt_q <= s1_bad_wgt_d;
       s2_valid_q <= s2_valid_d;
       s2_dst_q <= s2_dst_d;
       s2_src_val_q <= s2_src_val_d;
       s3_valid_q <= s3_valid_d;
       s3_dst_q <= s3_dst_d;
       s3_zero_q <= s3_zero_d;
-      fwd_valid_q <= fwd_valid_d;
-      fwd_addr_q <= fwd_addr_d;
       fwd_data_q <= fwd_data_d;
       acc_rd_addr_q <= acc_rd_addr_d;
+      fresh_q <= fresh_d;
+      fresh_zero_q <= fresh_zero_d;
       src_read_q <= src_read_d;
       src_hold_valid_q <= src_hold_valid_d;
       src_hold_idx_q <= src_hold_idx_d;
