@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <thread>
 
 #include "tessera/gen/host_interface.h"
@@ -290,6 +291,8 @@ std::vector<Range> merged(std::vector<Range> ranges) {
   return out;
 }
 
+constexpr uint64_t kPage = hw::Dram::kPageBytes;
+
 uint32_t stateOf(uint32_t status) { return status & ((1u << host::kStatusStateBits) - 1); }
 
 class BoardTarget : public Target {
@@ -320,25 +323,70 @@ class BoardTarget : public Target {
       throw hw::run_error::missingFinish(count);
     const std::string runWhat = "run of " + std::to_string(count) + " instructions on " + channel_->describe();
 
-    // The board memory is the accelerator's whole DRAM, at the session's physical addresses.
-    std::vector<Range> reads{{insnPhys, insnPhys + uint64_t(count) * 16}}, writes;
-    checkInWindow(reads.front(), "the run's instructions");
+    // The session's buffers lie anywhere below 4 GiB, the board memory is 128 KiB: the pages the
+    // run touches are packed into it, each run of touching pages kept whole (so every
+    // instruction's range stays contiguous and keeps its alignment), and every LOAD/STORE is
+    // moved by its block's distance. The instructions follow in the next page.
+    std::vector<Range> reads, writes;
+    std::vector<size_t> rangeOf(prog.size(), SIZE_MAX);
+    std::vector<Range> used;
     for (size_t i = 0; i < prog.size(); ++i) {
       const hw::DramRange r = hw::dramRange(prog[i], cfg_);
       if (r.end <= r.first) continue;
-      checkInWindow({r.first, r.end}, hw::insnName(i, prog[i]));
+      dram_.at(r.first, r.end - r.first, hw::insnName(i, prog[i]));  // inside the session's address space
       (prog[i].opcode == hw::Opcode::kStore ? writes : reads).push_back({r.first, r.end});
+      used.push_back({r.first / kPage * kPage, (r.end + kPage - 1) / kPage * kPage});
     }
     // Written ranges go in too: a STORE that writes part of a block leaves the rest as it was.
     reads.insert(reads.end(), writes.begin(), writes.end());
+    const std::vector<Range> blocks = merged(used);
+    std::vector<uint64_t> blockAt;
+    uint64_t next = kPage;  // page 0 stays unused, as in the session's DRAM
+    for (const Range& b : blocks) {
+      blockAt.push_back(next);
+      next += b.end - b.first;
+    }
+    const uint64_t insnAt = next;
+    const uint64_t needed = insnAt + uint64_t(count) * 16;
+    if (needed > board_.memBytes) {
+      std::string where;
+      for (const Range& b : blocks) where += (where.empty() ? "" : ", ") + ("[" + hex(b.first) + ", " + hex(b.end) + ")");
+      throw Error(runWhat, "the run needs " + std::to_string(needed) + " bytes of board memory (its DRAM pages " +
+                               (where.empty() ? std::string("none") : where) + " packed from " + hex(kPage) +
+                               ", then " + std::to_string(uint64_t(count) * 16) +
+                               " bytes of instructions) but the board memory window is [0x0, " +
+                               hex(board_.memBytes) + "), " + std::to_string(board_.memBytes / 1024) +
+                               " KiB: split the work into smaller runs");
+    }
+    auto boardAddress = [&](uint64_t phys) {
+      for (size_t k = 0; k < blocks.size(); ++k)
+        if (phys >= blocks[k].first && phys < blocks[k].end) return blockAt[k] + (phys - blocks[k].first);
+      throw Error(runWhat, "internal error: " + hex(phys) + " lies in no packed block");
+    };
     for (const Range& r : merged(reads))
-      link_.writeMem(static_cast<uint32_t>(r.first), dram_.raw(r.first), r.end - r.first);
+      link_.writeMem(static_cast<uint32_t>(boardAddress(r.first)), dram_.raw(r.first), r.end - r.first);
+    std::vector<uint8_t> code(uint64_t(count) * 16);
+    for (size_t i = 0; i < prog.size(); ++i) {
+      hw::Insn moved = prog[i];
+      const hw::DramRange r = hw::dramRange(prog[i], cfg_);
+      if (r.end > r.first) {
+        const int64_t delta = static_cast<int64_t>(boardAddress(r.first)) - static_cast<int64_t>(r.first);
+        const int64_t eb = cfg_.dramElemBytes(static_cast<hw::MemId>(moved.memType));
+        if (delta % eb)
+          throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
+                      "cannot move it by " + std::to_string(delta) + " bytes, not a whole number of " +
+                          std::to_string(eb) + "-byte elements");
+        moved.dramBase = static_cast<uint32_t>(static_cast<int64_t>(moved.dramBase) + delta / eb);
+      }
+      hw::Isa::rawToBytes(isa_.encode(moved, hw::insnName(i, prog[i])), code.data() + 16 * i);
+    }
+    link_.writeMem(static_cast<uint32_t>(insnAt), code.data(), code.size());
 
     const uint32_t before = link_.readReg(host::kRegCtrl);
     if (before & host::kCtrlRunning)
       throw Error(runWhat, "the accelerator is still running an earlier run (CTRL reads " + hex(before) +
                                "); reset the board");
-    link_.writeReg(host::kRegInsnAddr, static_cast<uint32_t>(insnPhys));
+    link_.writeReg(host::kRegInsnAddr, static_cast<uint32_t>(insnAt));
     link_.writeReg(host::kRegInsnCount, count);
     link_.writeReg(host::kRegCtrl, host::kCtrlStart);
 
@@ -360,18 +408,11 @@ class BoardTarget : public Target {
     settle(deadline);
     checkBalanced(prog);
     for (const Range& r : merged(writes))
-      link_.readMem(static_cast<uint32_t>(r.first), dram_.raw(r.first), r.end - r.first);
+      link_.readMem(static_cast<uint32_t>(boardAddress(r.first)), dram_.raw(r.first), r.end - r.first);
     accountRun(prog, count);
   }
 
  private:
-  void checkInWindow(const Range& r, const std::string& what) const {
-    if (r.first >= board_.memBytes || r.end > board_.memBytes)
-      throw Error(what, "DRAM range [" + hex(r.first) + ", " + hex(r.end) + ") lies outside the board memory window [0x0, " +
-                            hex(board_.memBytes) + ") of " + channel_->describe() + " (" +
-                            std::to_string(board_.memBytes / 1024) + " KiB): the program's data must fit in it");
-  }
-
   uint64_t counter(host::Counter c) {
     const uint32_t at = host::kCountersBase + 8 * static_cast<uint32_t>(c);
     return link_.readReg(at) | uint64_t(link_.readReg(at + 4)) << 32;
@@ -457,14 +498,10 @@ class BoardTarget : public Target {
   }
 
   void accountRun(const std::vector<hw::Insn>& prog, uint32_t count) {
+    // Untimed, as fsim: the board has no instruction-trace pins, and the runtime's contract is that
+    // a target reports cycles exactly when it traces instructions (the CYCLES register is still
+    // read for the timeout and wait_cycles checks).
     hw::Counters c = hw::countProgram(prog, cfg_);
-    c.cycles = counter(host::kCounterCycles);
-    for (int m = 0; m < host::kNumModules; ++m) {
-      c.busyCycles[m] = counter(static_cast<host::Counter>(host::kCounterFetchBusy + 2 * m));
-      c.stallCycles[m] = counter(static_cast<host::Counter>(host::kCounterFetchStall + 2 * m));
-    }
-    c.dramReadBeats = counter(host::kCounterDramReadBeats);
-    c.dramWriteBeats = counter(host::kCounterDramWriteBeats);
     // The board's own count must agree with the program: registers read from the wrong place or a
     // board that ran something else would not.
     const uint64_t retired = counter(host::kCounterRetired);
