@@ -113,27 +113,29 @@ module tessera_board_link #(
   assign len = header_q[55:40];
   assign mem_end = {1'b0, addr} + 33'(len);
   assign lane = BusBytes'(1) << ptr_q[ByteOffsetBits-1:0];
-  assign rx_expected = state_q inside {StHunt, StHeader, StRecvReg, StRecvMem, StDrain};
+  assign rx_expected = state_q == StHunt || state_q == StHeader || state_q == StRecvReg ||
+                       state_q == StRecvMem || state_q == StDrain;
 
-  function automatic logic [7:0] saturating_inc(logic [7:0] v);
-    return v == 8'hFF ? v : v + 8'd1;
-  endfunction
+  // The error count saturates rather than wrapping to zero.
+  logic [7:0] errors_inc;
+  assign errors_inc = errors_q == 8'hFF ? errors_q : errors_q + 8'd1;
 
   // What a header asks for is refused: command, then length, then address.
-  function automatic logic [7:0] check_header(logic [7:0] c, logic [31:0] a, logic [15:0] n, logic [32:0] e);
-    unique case (c)
-      CmdHello, CmdStatus: return n == '0 ? StatusOk : StatusBadLength;
-      CmdReadReg, CmdWriteReg: begin
-        if (n != 16'(RegBytes)) return StatusBadLength;
-        return (a < RegLimit && a[1:0] == 2'b00) ? StatusOk : StatusBadAddress;
-      end
-      CmdReadMem, CmdWriteMem: begin
-        if (n == '0 || 32'(n) > 32'(MaxBlock)) return StatusBadLength;
-        return e <= MemLimit ? StatusOk : StatusBadAddress;
-      end
-      default: return StatusBadCommand;
-    endcase
-  endfunction
+  logic [7:0] header_status;
+  always_comb begin
+    header_status = StatusBadCommand;
+    if (cmd == CmdHello || cmd == CmdStatus) begin
+      header_status = len == '0 ? StatusOk : StatusBadLength;
+    end else if (cmd == CmdReadReg || cmd == CmdWriteReg) begin
+      if (len != 16'(RegBytes)) header_status = StatusBadLength;
+      else if (addr < RegLimit && addr[1:0] == 2'b00) header_status = StatusOk;
+      else header_status = StatusBadAddress;
+    end else if (cmd == CmdReadMem || cmd == CmdWriteMem) begin
+      if (len == '0 || 32'(len) > 32'(MaxBlock)) header_status = StatusBadLength;
+      else if (mem_end <= MemLimit) header_status = StatusOk;
+      else header_status = StatusBadAddress;
+    end
+  end
 
   always_comb begin
     state_d = state_q;
@@ -173,12 +175,12 @@ module tessera_board_link #(
           header_count_d = header_count_q + 1'b1;
           if (header_count_q == 3'(HeaderBytes - 1)) state_d = StCheck;
         end else if (idle_q == IdleLimit) begin
-          errors_d = saturating_inc(errors_q);
+          errors_d = errors_inc;
           state_d = StHunt;
         end
       end
       StCheck: begin
-        status_d = check_header(cmd, addr, len, mem_end);
+        status_d = header_status;
         ptr_d = addr;
         reply_idx_d = '0;
         short_idx_d = '0;
@@ -188,7 +190,7 @@ module tessera_board_link #(
         state_d = StReplyLoad;
         if (status_d != StatusOk) begin
           // The rest of a refused frame (a write's payload) must not be read as requests.
-          errors_d = saturating_inc(errors_q);
+          errors_d = errors_inc;
           drain_after_d = 1'b1;
         end else begin
           unique case (cmd)
@@ -231,7 +233,7 @@ module tessera_board_link #(
             state_d = StAxiWrite;
           end
         end else if (idle_q == IdleLimit) begin
-          errors_d = saturating_inc(errors_q);
+          errors_d = errors_inc;
           state_d = StHunt;
         end
       end
@@ -268,7 +270,7 @@ module tessera_board_link #(
           tx_byte_d = rx_data_i;  // held for the write; no reply is being sent now
           state_d = StMemWrite;
         end else if (idle_q == IdleLimit) begin
-          errors_d = saturating_inc(errors_q);
+          errors_d = errors_inc;
           state_d = StHunt;
         end
       end
@@ -363,7 +365,7 @@ module tessera_board_link #(
 
   // From the state alone, outside the block that reads the grant: the memory's grant depends on
   // the request combinationally.
-  assign mem_req_o = state_q inside {StMemWrite, StMemRead};
+  assign mem_req_o = state_q == StMemWrite || state_q == StMemRead;
   assign mem_we_o = state_q == StMemWrite;
   assign tx_data_o = tx_byte_q;
   assign m_axil_awaddr_o = ptr_q[RegAddrWidth-1:0];
