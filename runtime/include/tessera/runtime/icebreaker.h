@@ -104,9 +104,9 @@ class Link {
 // The serial port at `device` in raw mode, 8N1 at `baud`; throws tessera::Error naming the device.
 std::unique_ptr<ByteChannel> openSerial(const std::string& device, uint32_t baud);
 
-// A driver target over `channel`: each run copies the DRAM ranges the program uses into the board
-// memory, starts the accelerator through its registers, polls for done and copies the stored
-// ranges back. `name` is the registered target name.
+// A driver target over `channel`: each run packs the DRAM pages the program uses into the board
+// memory (moving its LOAD/STOREs to match), starts the accelerator through its registers, polls for
+// done and copies the stored ranges back. `name` is the registered target name.
 std::unique_ptr<Target> makeTarget(const std::string& name, const hw::Config& cfg, hw::Dram& dram,
                                    std::unique_ptr<ByteChannel> channel, std::chrono::milliseconds timeout);
 
