@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The icebreaker target's serial path: tessera-fake-icebreaker serves the simulated board on a pseudo-terminal; the CLI runs programs through it and its errors are checked.
-# Usage: icebreaker_test.sh PATH/TO/tessera PATH/TO/tessera-fake-icebreaker
+# Usage: icebreaker_test.sh PATH/TO/tessera PATH/TO/tessera-fake-icebreaker PATH/TO/tessera_runtime_tests
 set -u
 TESSERA=$1
 FAKE=$2
+RUNTIME_TESTS=$3
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=$(mktemp -d)
 fails=0
@@ -46,6 +47,12 @@ cmp -s sim.out fsim.out && ok || bad "tessera sim --target icebreaker-sim dumped
 # --- a short regression over the serial port, bit-exact against fsim
 out=$("$TESSERA" regress --config small --programs 4 --seed 9 --targets "fsim,icebreaker:device=$PTY:baud=115200" 2>&1)
 grep -qE "4 programs.* 0 mismatches" <<<"$(tail -1 <<<"$out")" && ok || bad "regress over the pty: $out"
+
+# --- the runtime suite over the serial port (TESSERA_TEST_TARGETS names a target the listings leave out)
+out=$(TESSERA_TEST_TARGETS=icebreaker TESSERA_TARGET_OPTIONS="device=$PTY" "$RUNTIME_TESTS" \
+  --gtest_filter='AllTargetsAndConfigs/*/icebreaker_small' --gtest_brief=1 2>&1)
+rc=$?
+if [[ $rc -eq 0 ]] && grep -qE "PASSED.* 7 tests" <<<"$out"; then ok; else bad "runtime suite over the pty: $out"; fi
 
 # --- errors name what is wrong
 expect 1 "give the board's serial port with --target-option device=" -- "$TESSERA" sim --target icebreaker "${simargs[@]}"
