@@ -246,8 +246,9 @@ class SerialChannel : public ByteChannel {
 
   void quiet(uint32_t bits) override {
     ::tcdrain(fd_);
-    // Twice the line time plus scheduling slack: the board counts from the last byte it received.
-    const auto micros = std::chrono::microseconds(2000000ull * bits / baud_ + 2000);
+    // Twice the line time, and never under 20 ms: the board counts from the last byte it received,
+    // and a stand-in board behind a pty (tessera-fake-icebreaker) may wait for the scheduler.
+    const auto micros = std::chrono::microseconds(std::max<uint64_t>(2000000ull * bits / baud_, 20000));
     std::this_thread::sleep_for(micros);
     ::tcflush(fd_, TCIFLUSH);
   }
