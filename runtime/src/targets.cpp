@@ -16,6 +16,7 @@
 #include "tessera/hw/fsim.h"
 #include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"
+#include "tessera/runtime/icebreaker.h"
 #include "tessera/runtime/zynq.h"
 
 namespace tessera::runtime {
@@ -110,11 +111,13 @@ class Registry final : public TargetRegistrar {
       remotes_.push_back(remote::remoteTargetInfo(name));
       return remotes_.back();
     }
-    // zynq drives a board: it needs a device to exist, so the listings (which tests and regressions
+    // zynq and icebreaker drive a board: they need a device to exist, so the listings (which tests and regressions
     // run every target of) leave it out, as they leave out remote servers.
-    if (name == zynq::kName) {
-      if (boards_.empty()) boards_.push_back(zynq::zynqTargetInfo());
-      return boards_.front();
+    if (name == zynq::kName || name == icebreaker::kName) {
+      for (const auto& t : boards_)
+        if (t.name == name) return t;
+      boards_.push_back(name == zynq::kName ? zynq::zynqTargetInfo() : icebreaker::serialTargetInfo());
+      return boards_.back();
     }
     scanOnce();
     for (Plugin& p : plugins_) {
