@@ -198,8 +198,8 @@ expect 2 "contiguous with step 1" -- env SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_
 "$TESSERA" regress --config small --targets fsim,fsim --programs 300 --quiet > quiet.txt 2> quiet.err
 [ ! -s quiet.err ] && ok || bad "progress written to a non-terminal stderr: $(head -c 200 quiet.err | od -c | head -3)"
 [ "$(wc -l < quiet.txt)" -eq 1 ] && ok || bad "--quiet printed $(wc -l < quiet.txt) lines"
-TERM=xterm script -qec "'$TESSERA' regress --config small --targets fsim,fsim --programs 4000 --quiet" /dev/null > tty.txt 2>&1
-grep -qaE $'\r'"regress: [0-9]+/4000 programs, [0-9.]+/s, 0 mismatches, ETA [0-9:?]+, [0-9]+:[0-9]{2}:[0-9]{2} elapsed" tty.txt && ok \
+TERM=xterm script -qec "'$TESSERA' regress --config small --targets fsim,fsim --programs 20000 --quiet" /dev/null > tty.txt 2>&1
+grep -qaE $'\r'"regress: [0-9]+/20000 programs, [0-9.]+/s, 0 mismatches, ETA [0-9:?]+, [0-9]+:[0-9]{2}:[0-9]{2} elapsed" tty.txt && ok \
   || bad "no progress line on a terminal: $(tail -c 300 tty.txt | od -c | tail -5)"
 
 echo "regress cli: $passed passed, $failed failed"
