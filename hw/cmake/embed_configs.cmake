@@ -1,13 +1,18 @@
-# Writes a C++ source embedding every hw/configs/*.json, so shipped configs resolve by name.
-# Invoked with -DCONFIG_DIR=... -DOUTPUT=...
-file(GLOB CONFIG_FILES "${CONFIG_DIR}/*.json")
-list(SORT CONFIG_FILES)
-set(BODY "")
-foreach(f ${CONFIG_FILES})
-  get_filename_component(name "${f}" NAME_WE)
-  file(READ "${f}" text)
-  string(APPEND BODY "    {\"${name}\", R\"tessera_json(${text})tessera_json\"},\n")
-endforeach()
+# Writes a C++ source embedding every hw/configs/*.json and hw/configs/boards/*.json, so shipped and
+# board configs resolve by name. Invoked with -DCONFIG_DIR=... -DOUTPUT=...
+function(embed_table dir out_var)
+  file(GLOB files "${dir}/*.json")
+  list(SORT files)
+  set(body "")
+  foreach(f ${files})
+    get_filename_component(name "${f}" NAME_WE)
+    file(READ "${f}" text)
+    string(APPEND body "    {\"${name}\", R\"tessera_json(${text})tessera_json\"},\n")
+  endforeach()
+  set(${out_var} "${body}" PARENT_SCOPE)
+endfunction()
+embed_table("${CONFIG_DIR}" BODY)
+embed_table("${CONFIG_DIR}/boards" BOARD_BODY)
 set(CONTENT "// Generated from hw/configs/*.json by hw/cmake/embed_configs.cmake; do not edit.
 #include <string>
 #include <utility>
@@ -22,6 +27,11 @@ const std::vector<std::pair<std::string, std::string>>& table() {
 ${BODY}  };
   return kConfigs;
 }
+const std::vector<std::pair<std::string, std::string>>& boardTable() {
+  static const std::vector<std::pair<std::string, std::string>> kConfigs = {
+${BOARD_BODY}  };
+  return kConfigs;
+}
 }  // namespace
 
 std::vector<std::string> shippedConfigNames() {
@@ -32,6 +42,18 @@ std::vector<std::string> shippedConfigNames() {
 
 std::string shippedConfigJson(const std::string& name) {
   for (const auto& e : table())
+    if (e.first == name) return e.second;
+  return std::string();
+}
+
+std::vector<std::string> boardConfigNames() {
+  std::vector<std::string> names;
+  for (const auto& e : boardTable()) names.push_back(e.first);
+  return names;
+}
+
+std::string boardConfigJson(const std::string& name) {
+  for (const auto& e : boardTable())
     if (e.first == name) return e.second;
   return std::string();
 }

@@ -122,12 +122,16 @@ Config Config::fromJson(const std::string& text, const std::string& origin) {
 Config Config::load(const std::string& pathOrName) {
   std::string shipped = shippedConfigJson(pathOrName);
   if (!shipped.empty()) return fromJson(shipped, "hw/configs/" + pathOrName + ".json");
+  const std::string board = boardConfigJson(pathOrName);
+  if (!board.empty()) return fromJson(board, "hw/configs/boards/" + pathOrName + ".json");
   std::ifstream in(pathOrName, std::ios::binary);
   if (!in) {
     std::string names;
     for (const auto& n : shippedConfigNames()) names += (names.empty() ? "" : ", ") + n;
+    std::string boards;
+    for (const auto& n : boardConfigNames()) boards += (boards.empty() ? "" : ", ") + n;
     throw Error(pathOrName, "no such config file, and no shipped config of that name (shipped: " +
-                                names + ")");
+                                names + "; board configs: " + boards + ")");
   }
   std::stringstream ss;
   ss << in.rdbuf();

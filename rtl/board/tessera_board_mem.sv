@@ -59,7 +59,7 @@ module tessera_board_mem #(
 
   logic ram_re, ram_in_range;
   logic [BusBytes-1:0] ram_we;
-  logic [WordAddrWidth-1:0] ram_waddr, ram_raddr;
+  logic [WordAddrWidth-1:0] ram_addr;
   logic [BusWidth-1:0] ram_wdata, ram_rdata;
 
   assign ram_in_range = addr_q < AddrLimit;
@@ -78,8 +78,7 @@ module tessera_board_mem #(
     gnt_o = 1'b0;
     ram_re = 1'b0;
     ram_we = '0;
-    ram_raddr = addr_q[ByteOffsetBits +: WordAddrWidth];
-    ram_waddr = addr_q[ByteOffsetBits +: WordAddrWidth];
+    ram_addr = addr_q[ByteOffsetBits +: WordAddrWidth];
     ram_wdata = s_axi_wdata_i;
     unique case (state_q)
       StIdle: begin
@@ -97,8 +96,7 @@ module tessera_board_mem #(
           state_d = StWriteBeat;
         end else if (req_i) begin
           gnt_o = 1'b1;
-          ram_raddr = addr_i;
-          ram_waddr = addr_i;
+          ram_addr = addr_i;
           ram_wdata = wdata_i;
           ram_we = we_i ? be_i : '0;
           ram_re = !we_i;
@@ -142,9 +140,9 @@ module tessera_board_mem #(
   assign rvalid_o = rvalid_q;
   assign rdata_o = ram_rdata;
 
-  tessera_sram #(.Depth(Words), .Lanes(BusBytes), .LaneWidth(8)) u_ram (
-    .clk_i, .we_i(ram_we), .waddr_i(ram_waddr), .wdata_i(ram_wdata), .re_i(ram_re), .raddr_i(ram_raddr),
-    .rdata_o(ram_rdata)
+  // Reads and writes share the address (never both in a cycle): the RAM has one port, as SPRAM.
+  tessera_board_spram #(.Words(Words), .BusWidth(BusWidth)) u_ram (
+    .clk_i, .we_i(ram_we), .re_i(ram_re), .addr_i(ram_addr), .wdata_i(ram_wdata), .rdata_o(ram_rdata)
   );
 
   always_ff @(posedge clk_i) begin

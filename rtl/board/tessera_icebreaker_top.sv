@@ -1,5 +1,6 @@
-// iCEBreaker board top: the accelerator, a board memory behind its AXI master standing in for
-// DRAM, and the UART host link that reaches its registers and that memory (docs/fpga.md).
+// iCEBreaker board top: the pico accelerator (rtl/pico), a board memory in the UP5K's SPRAMs behind
+// its AXI master standing in for DRAM, and the UART host link that reaches its registers and that
+// memory (docs/fpga.md). The bitstream and icebreaker-sim are built from this top.
 `include "tessera_config.svh"
 
 module tessera_icebreaker_top #(
@@ -73,10 +74,9 @@ module tessera_icebreaker_top #(
   logic [BusBytes-1:0] dram_wstrb;
   logic [1:0] dram_rresp, dram_bresp;
 
-  // The board memory serves full-width INCR bursts, the only kind the accelerator issues; the
-  // instruction trace is a simulation aid with no pins on the board.
+  // The board memory serves the single-beat, full-width INCR bursts the pico core issues.
   /* verilator lint_off PINCONNECTEMPTY */
-  tessera_top u_accel (
+  tessera_pico #(.DramAddrWidth($clog2(MemBytes))) u_accel (
     .clk_i, .rst_ni,
     .s_axil_awaddr_i(axil_awaddr), .s_axil_awvalid_i(axil_awvalid), .s_axil_awready_o(axil_awready),
     .s_axil_wdata_i(axil_wdata), .s_axil_wstrb_i(axil_wstrb), .s_axil_wvalid_i(axil_wvalid),
@@ -91,8 +91,7 @@ module tessera_icebreaker_top #(
     .m_axi_awsize_o(), .m_axi_awburst_o(), .m_axi_awvalid_o(dram_awvalid), .m_axi_awready_i(dram_awready),
     .m_axi_wdata_o(dram_wdata), .m_axi_wstrb_o(dram_wstrb), .m_axi_wlast_o(dram_wlast),
     .m_axi_wvalid_o(dram_wvalid), .m_axi_wready_i(dram_wready), .m_axi_bresp_i(dram_bresp),
-    .m_axi_bvalid_i(dram_bvalid), .m_axi_bready_o(dram_bready), .irq_o,
-    .trace_begin_o(), .trace_begin_insn_o(), .trace_end_o(), .trace_end_insn_o(), .trace_cycle_o()
+    .m_axi_bvalid_i(dram_bvalid), .m_axi_bready_o(dram_bready), .irq_o
   );
   /* verilator lint_on PINCONNECTEMPTY */
 

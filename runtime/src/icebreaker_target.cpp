@@ -559,8 +559,8 @@ std::chrono::milliseconds timeoutOption(const TargetOptions& options) {
 TargetInfo serialTargetInfo() {
   TargetInfo info;
   info.name = kName;
-  info.description = "the RTL accelerator on an iCEBreaker board top, through its UART host link on a serial port "
-                     "(docs/fpga.md; no UP5K bitstream fits a VTA config)";
+  info.description = "the pico accelerator on an iCEBreaker (iCE40 UP5K bitstream), through its UART host link on a "
+                     "serial port (config pico; docs/fpga.md)";
   info.options = {{kDeviceKey, "the serial port of the board (required), e.g. /dev/ttyUSB1"},
                   {kBaudKey, "the UART's baud rate (default 115200)"},
                   {kTimeoutKey, "seconds a run may take before it is reported as hung (default 60)"}};

@@ -34,9 +34,9 @@ PTY=$(head -1 board.txt)
 [[ -e $PTY ]] || { echo "FAIL: tessera-fake-icebreaker printed no pseudo-terminal: $(cat board.txt board.err)"; exit 1; }
 
 # --- a program through the serial port, dumped as fsim dumps it
-"$TESSERA" asm --config small "$HERE/add_imm_small.s" -o prog.bin -u prog.uops > /dev/null
+"$TESSERA" asm --config pico "$HERE/add_imm_pico.s" -o prog.bin -u prog.uops > /dev/null
 head -c 64 /dev/urandom > acc.bin
-simargs=(--config small --load acc.bin@0x2000 --load prog.uops@0x4000 --insn prog.bin)
+simargs=(--config pico --load acc.bin@0x2000 --load prog.uops@0x4000 --insn prog.bin)
 expect 0 "ran 6 instructions on icebreaker" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" "${simargs[@]}" --dump 0x8000:16:board.out
 "$TESSERA" sim "${simargs[@]}" --dump 0x8000:16:fsim.out > /dev/null
 cmp -s board.out fsim.out && ok || bad "tessera sim --target icebreaker dumped other bytes than fsim"
@@ -45,12 +45,12 @@ expect 0 "ran 6 instructions on icebreaker-sim" -- "$TESSERA" sim --target icebr
 cmp -s sim.out fsim.out && ok || bad "tessera sim --target icebreaker-sim dumped other bytes than fsim"
 
 # --- a short regression over the serial port, bit-exact against fsim
-out=$("$TESSERA" regress --config small --programs 4 --seed 9 --targets "fsim,icebreaker:device=$PTY:baud=115200" 2>&1)
+out=$("$TESSERA" regress --config pico --programs 4 --seed 9 --targets "fsim,icebreaker:device=$PTY:baud=115200" 2>&1)
 grep -qE "4 programs.* 0 mismatches" <<<"$(tail -1 <<<"$out")" && ok || bad "regress over the pty: $out"
 
 # --- the runtime suite over the serial port (TESSERA_TEST_TARGETS names a target the listings leave out)
 out=$(TESSERA_TEST_TARGETS=icebreaker TESSERA_TARGET_OPTIONS="device=$PTY" "$RUNTIME_TESTS" \
-  --gtest_filter='AllTargetsAndConfigs/*/icebreaker_small' --gtest_brief=1 2>&1)
+  --gtest_filter='AllTargetsAndConfigs/*/icebreaker_pico' --gtest_brief=1 2>&1)
 rc=$?
 if [[ $rc -eq 0 ]] && grep -qE "PASSED.* 7 tests" <<<"$out"; then ok; else bad "runtime suite over the pty: $out"; fi
 
@@ -59,15 +59,15 @@ expect 1 "give the board's serial port with --target-option device=" -- "$TESSER
 expect 1 "$WORK/nope: cannot open the serial port" -- "$TESSERA" sim --target icebreaker -o "device=$WORK/nope" "${simargs[@]}"
 expect 1 "not a serial port" -- "$TESSERA" sim --target icebreaker -o "device=$WORK/acc.bin" "${simargs[@]}"
 expect 1 "target option baud=12345" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" -o baud=12345 "${simargs[@]}"
-expect 1 "built for config small only, not default" -- "$TESSERA" sim --target icebreaker-sim --load acc.bin@0x2000 --insn prog.bin
+expect 1 "built for config pico only, not default" -- "$TESSERA" sim --target icebreaker-sim --load acc.bin@0x2000 --insn prog.bin
 # A LOAD spanning 256 KiB cannot be packed into the 128 KiB board memory.
 cat > big.s <<'ASM'
 LOAD.ACC deps=- sram_base=0 dram_base=0x100 y_size=64 x_size=1 x_stride=256
 FINISH
 ASM
-"$TESSERA" asm --config small big.s -o big.bin > /dev/null
-expect 1 "but the board memory window is [0x0, 0x20000), 128 KiB" -- "$TESSERA" sim --target icebreaker-sim --config small --insn big.bin
-expect 1 "but the board memory window is [0x0, 0x20000), 128 KiB" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" --config small --insn big.bin
+"$TESSERA" asm --config pico big.s -o big.bin > /dev/null
+expect 1 "but the board memory window is [0x0, 0x20000), 128 KiB" -- "$TESSERA" sim --target icebreaker-sim --config pico --insn big.bin
+expect 1 "but the board memory window is [0x0, 0x20000), 128 KiB" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" --config pico --insn big.bin
 
 kill -0 "$board_pid" 2>/dev/null || bad "tessera-fake-icebreaker died: $(cat board.err)"
 if [[ $fails -ne 0 ]]; then echo "$fails check(s) failed"; exit 1; fi

@@ -1,4 +1,4 @@
-// VTA's hardware tests through the runtime API, on every built-in target for every shipped config it supports.
+// VTA's hardware tests through the runtime API, on every built-in target for every shipped or board config it supports.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -55,8 +55,8 @@ class OnTarget : public ::testing::TestWithParam<std::tuple<std::string, std::st
   tessera::hw::Config cfg_;
 };
 
-// Every (target, shipped config) pair the target supports: fsim runs every config, tsim those its
-// RTL model was built for.
+// Every (target, shipped or board config) pair the target supports: fsim runs every config, tsim
+// those its RTL model was built for, the iCEBreaker targets only their board config (pico).
 // $TESSERA_TEST_TARGETS (comma-separated names) replaces the built targets, so the suite runs on
 // targets no registry lists, such as remote:HOST:PORT/T (tests/remote).
 std::vector<std::tuple<std::string, std::string>> targetsAndConfigs() {
@@ -74,8 +74,9 @@ std::vector<std::tuple<std::string, std::string>> targetsAndConfigs() {
     targets = tessera::runtime::availableTargets();
   }
   for (const auto* t : targets)
-    for (const auto& c : tessera::hw::shippedConfigNames())
-      if (t->supports(tessera::hw::Config::load(c))) pairs.emplace_back(t->name, c);
+    for (const auto& names : {tessera::hw::shippedConfigNames(), tessera::hw::boardConfigNames()})
+      for (const auto& c : names)
+        if (t->supports(tessera::hw::Config::load(c))) pairs.emplace_back(t->name, c);
   return pairs;
 }
 

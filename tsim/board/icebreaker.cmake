@@ -1,10 +1,12 @@
-# icebreaker-sim (included by tsim/CMakeLists.txt): the iCEBreaker board top (rtl/board) verilated
-# for config small, its UART harness, the icebreaker-sim target plugin and the pty stand-in board.
-set(TESSERA_ICEBREAKER_CONFIG small)  # the board top's config: the runtime side checks the same (icebreaker.h)
+# icebreaker-sim (included by tsim/CMakeLists.txt): the iCEBreaker board top (rtl/board with the pico
+# core of rtl/pico, the sources the bitstream is built from) verilated for board config pico, its UART
+# harness, the icebreaker-sim target plugin and the pty stand-in board.
+set(TESSERA_ICEBREAKER_CONFIG pico)  # the board top's config: the runtime side checks the same (icebreaker.h)
 set(ib_dir "${CMAKE_CURRENT_BINARY_DIR}/icebreaker")
 set(ib_mdir "${ib_dir}/verilated")
 set(ib_prefix Vtessera_icebreaker_top)
-file(GLOB TESSERA_BOARD_RTL_SOURCES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/rtl/board/*.sv")
+file(GLOB TESSERA_BOARD_RTL_SOURCES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/rtl/pico/*.sv"
+     "${CMAKE_SOURCE_DIR}/rtl/board/*.sv")
 list(SORT TESSERA_BOARD_RTL_SOURCES)
 set(ib_svh "${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}/tessera_config.svh")
 # The simulated UART runs at 4 cycles a bit (sim_board.h, kClksPerBit); no waveform support, which
@@ -15,10 +17,10 @@ add_custom_command(
           --top-module tessera_icebreaker_top -GClksPerBit=4 ${TESSERA_TSIM_VERILATOR_FLAGS}
           --prefix ${ib_prefix} --Mdir "${ib_mdir}"
           "-I${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}" "-I${TESSERA_RTL_DIR}"
-          ${TESSERA_RTL_SOURCES} ${TESSERA_BOARD_RTL_SOURCES}
+          ${TESSERA_BOARD_RTL_SOURCES}
   COMMAND "${CMAKE_COMMAND}" "-DMDIR=${ib_mdir}" "-DPREFIX=${ib_prefix}" "-DOUT_DIR=${ib_dir}"
           -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-  DEPENDS ${TESSERA_RTL_SOURCES} ${TESSERA_BOARD_RTL_SOURCES} ${TESSERA_RTL_INCLUDES} "${ib_svh}"
+  DEPENDS ${TESSERA_BOARD_RTL_SOURCES} "${ib_svh}"
           "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
   COMMENT "Verilating tessera_icebreaker_top for config ${TESSERA_ICEBREAKER_CONFIG}"
   VERBATIM)

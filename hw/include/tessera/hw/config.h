@@ -61,5 +61,11 @@ struct Config {
 std::vector<std::string> shippedConfigNames();
 // JSON text of a shipped config, or empty if there is none of that name.
 std::string shippedConfigJson(const std::string& name);
+// Names of the board configs (hw/configs/boards: a board bitstream's config, such as the
+// iCEBreaker's pico), embedded like the shipped ones and loadable by name, but not in the
+// shipped list that tests and models iterate.
+std::vector<std::string> boardConfigNames();
+// JSON text of a board config, or empty if there is none of that name.
+std::string boardConfigJson(const std::string& name);
 
 }  // namespace tessera::hw

@@ -15,8 +15,9 @@ namespace tessera::runtime::icebreaker {
 
 constexpr const char* kName = "icebreaker";
 constexpr const char* kSimName = "icebreaker-sim";
-// The config the board top is built for (hw/configs/small.json): the only one either target runs.
-constexpr const char* kBoardConfig = "small";
+// The config the board top is built for (hw/configs/boards/pico.json, the pico core's): the only one
+// either target runs.
+constexpr const char* kBoardConfig = "pico";
 
 // Protocol version 1 (docs/fpga.md, "iCEBreaker host link"). A request is the sync byte, a command,
 // a 32-bit address and a 16-bit length (little-endian), then `length` payload bytes for writes; a
