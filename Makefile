@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz fuzz bench fresh-check clean fpga-report gls ice40-fit
+.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker
 
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
@@ -79,6 +79,13 @@ bench: build
 	@if [ -x ./build/tests/bench/tessera_bench_tsim ]; then ./build/tests/bench/tessera_bench_tsim; fi
 	@./build/tests/aot/tessera_bench_host_codegen
 	@./build/sw/tessera bench gemm --target tsim
+
+# The iCEBreaker bitstream (pico core, board config pico; docs/fpga.md): Yosys synth_ice40,
+# nextpnr-ice40 for the UP5K at 12 MHz and icepack to build/icebreaker/tessera_icebreaker.bin.
+# Fails if placement, routing or timing fails; prints the utilisation and Fmax. Open tools only.
+bitstream-icebreaker: configure
+	@cmake --build --preset default --target tessera_generated_headers > /dev/null
+	@bash scripts/fpga/icebreaker_bitstream.sh . build/generated/pico build/icebreaker
 
 # FPGA bitstreams (needs AMD Vivado, and Vitis HLS for FLOW=hls; see scripts/README.md):
 # make bitstream-<board> [FLOW=rtl|hls] [CONFIG=default] [JOBS=2]

@@ -26,7 +26,7 @@ module tessera_board_spram #(
   logic [BankBits-1:0] bank, read_bank_q;
   assign bank = (Banks > 1) ? BankBits'(addr_i >> $clog2(SpramWords)) : '0;
   always_ff @(posedge clk_i) if (re_i) read_bank_q <= bank;
-  logic [BusWidth-1:0] bank_rdata [Banks];
+  logic [Banks*BusWidth-1:0] bank_rdata;
   for (genvar k = 0; k < Banks; k++) begin : g_bank
     logic selected;
     assign selected = bank == BankBits'(k) && (re_i || we_i != '0);
@@ -35,11 +35,15 @@ module tessera_board_spram #(
         .ADDRESS(addr_i[$clog2(SpramWords)-1:0]), .DATAIN(wdata_i[h * 16 +: 16]),
         .MASKWREN({we_i[2 * h + 1], we_i[2 * h + 1], we_i[2 * h], we_i[2 * h]}),
         .WREN(we_i != '0), .CHIPSELECT(selected), .CLOCK(clk_i), .STANDBY(1'b0), .SLEEP(1'b0),
-        .POWEROFF(1'b1), .DATAOUT(bank_rdata[k][h * 16 +: 16])
+        .POWEROFF(1'b1), .DATAOUT(bank_rdata[k * BusWidth + h * 16 +: 16])
       );
     end
   end
-  assign rdata_o = bank_rdata[read_bank_q];
+  always_comb begin
+    rdata_o = '0;
+    for (int k = 0; k < Banks; k++)
+      if (read_bank_q == BankBits'(k)) rdata_o = bank_rdata[k * BusWidth +: BusWidth];
+  end
 `else
   logic [BusWidth-1:0] mem_q [Words];
 

@@ -21,6 +21,15 @@ module tessera_icebreaker_top #(
 );
 
   localparam int Bus = tessera_config_pkg::BUS_WIDTH;
+
+  // ------------------------------------------------------------ reset
+  // The button (rst_ni) is released at power-up, so the design also resets itself: the iCE40
+  // clears every flip-flop at configuration, and this counter holds reset until it has counted
+  // up to all ones (7 cycles from zero, fewer from any other start).
+  logic [2:0] por_q;
+  logic rst_n;
+  always_ff @(posedge clk_i) if (por_q != '1) por_q <= por_q + 1'b1;
+  assign rst_n = rst_ni && por_q == '1;
   localparam int BusBytes = Bus / 8;
   localparam int RegAddrWidth = tessera_host_pkg::RegAddrWidth;
   localparam int WordAddrWidth = $clog2(MemBytes / BusBytes);
@@ -30,10 +39,10 @@ module tessera_icebreaker_top #(
   logic rx_valid, rx_frame_error, tx_valid, tx_ready;
 
   tessera_uart_rx #(.ClksPerBit(ClksPerBit)) u_uart_rx (
-    .clk_i, .rst_ni, .rx_i(uart_rx_i), .data_o(rx_data), .valid_o(rx_valid), .frame_error_o(rx_frame_error)
+    .clk_i, .rst_ni(rst_n), .rx_i(uart_rx_i), .data_o(rx_data), .valid_o(rx_valid), .frame_error_o(rx_frame_error)
   );
   tessera_uart_tx #(.ClksPerBit(ClksPerBit)) u_uart_tx (
-    .clk_i, .rst_ni, .data_i(tx_data), .valid_i(tx_valid), .ready_o(tx_ready), .tx_o(uart_tx_o)
+    .clk_i, .rst_ni(rst_n), .data_i(tx_data), .valid_i(tx_valid), .ready_o(tx_ready), .tx_o(uart_tx_o)
   );
 
   // ------------------------------------------------------------ host link
@@ -52,7 +61,7 @@ module tessera_icebreaker_top #(
     .MemBytes(MemBytes), .BusWidth(Bus), .RegAddrWidth(RegAddrWidth), .MaxBlock(MaxBlock),
     .IdleTimeoutCycles(IdleTimeoutBits * ClksPerBit)
   ) u_link (
-    .clk_i, .rst_ni,
+    .clk_i, .rst_ni(rst_n),
     .rx_data_i(rx_data), .rx_valid_i(rx_valid), .rx_frame_error_i(rx_frame_error),
     .tx_data_o(tx_data), .tx_valid_o(tx_valid), .tx_ready_i(tx_ready), .irq_i(irq_o),
     .m_axil_awaddr_o(axil_awaddr), .m_axil_awvalid_o(axil_awvalid), .m_axil_awready_i(axil_awready),
@@ -77,7 +86,7 @@ module tessera_icebreaker_top #(
   // The board memory serves the single-beat, full-width INCR bursts the pico core issues.
   /* verilator lint_off PINCONNECTEMPTY */
   tessera_pico #(.DramAddrWidth($clog2(MemBytes))) u_accel (
-    .clk_i, .rst_ni,
+    .clk_i, .rst_ni(rst_n),
     .s_axil_awaddr_i(axil_awaddr), .s_axil_awvalid_i(axil_awvalid), .s_axil_awready_o(axil_awready),
     .s_axil_wdata_i(axil_wdata), .s_axil_wstrb_i(axil_wstrb), .s_axil_wvalid_i(axil_wvalid),
     .s_axil_wready_o(axil_wready), .s_axil_bresp_o(axil_bresp), .s_axil_bvalid_o(axil_bvalid),
@@ -96,7 +105,7 @@ module tessera_icebreaker_top #(
   /* verilator lint_on PINCONNECTEMPTY */
 
   tessera_board_mem #(.MemBytes(MemBytes), .BusWidth(Bus)) u_mem (
-    .clk_i, .rst_ni,
+    .clk_i, .rst_ni(rst_n),
     .s_axi_araddr_i(dram_araddr), .s_axi_arlen_i(dram_arlen), .s_axi_arvalid_i(dram_arvalid),
     .s_axi_arready_o(dram_arready), .s_axi_rdata_o(dram_rdata), .s_axi_rresp_o(dram_rresp),
     .s_axi_rlast_o(dram_rlast), .s_axi_rvalid_o(dram_rvalid), .s_axi_rready_i(dram_rready),

@@ -75,14 +75,15 @@ module tessera_pico #(
   end
 `endif
 
-  logic start, running, finish, fault;
+  logic start, finish, fault;
   logic [tessera_host_pkg::FaultCauseBits-1:0] fault_cause;
   logic [31:0] fault_insn, fault_info, insn_addr, insn_count;
   logic [NumModules*StatusBits-1:0] status;
   logic [NumModules*32-1:0] insn_idx;
   logic [NumTokenQueues*16-1:0] tokens;
   logic [NumInsnQueues*16-1:0] queues;
-  logic [NumCounters-1:0] core_inc, count_inc;
+  // The core counts its own events (tessera_pico_regs keeps micro-ops and retired instructions).
+  logic [NumCounters-1:0] count_inc;
 
   tessera_pico_regs u_regs (
     .clk_i, .rst_ni,
@@ -94,7 +95,7 @@ module tessera_pico #(
     .finish_i(finish), .fault_i(fault), .fault_cause_i(fault_cause), .fault_insn_i(fault_insn),
     .fault_info_i(fault_info),
     .status_i(status), .insn_i(insn_idx), .tokens_i(tokens), .queues_i(queues),
-    .count_inc_i(count_inc), .running_o(running), .irq_o
+    .count_inc_i(count_inc), .irq_o
   );
 
   logic mem_req, mem_we, mem_done, mem_error;
@@ -106,7 +107,7 @@ module tessera_pico #(
     .start_i(start), .insn_addr_i(insn_addr), .insn_count_i(insn_count),
     .finish_o(finish), .fault_o(fault), .fault_cause_o(fault_cause), .fault_insn_o(fault_insn),
     .fault_info_o(fault_info),
-    .status_o(status), .insn_o(insn_idx), .tokens_o(tokens), .queues_o(queues), .count_inc_o(core_inc),
+    .status_o(status), .insn_o(insn_idx), .tokens_o(tokens), .queues_o(queues), .count_inc_o(count_inc),
     .mem_req_o(mem_req), .mem_we_o(mem_we), .mem_addr_o(mem_addr), .mem_wdata_o(mem_wdata),
     .mem_done_i(mem_done), .mem_error_i(mem_error), .mem_rdata_i(mem_rdata)
   );
@@ -122,12 +123,5 @@ module tessera_pico #(
     .m_axi_bresp_i, .m_axi_bvalid_i, .m_axi_bready_o
   );
 
-  // The core counts its own events; the cycle and bus-beat counters come from here.
-  always_comb begin
-    count_inc = core_inc;
-    count_inc[tessera_host_pkg::CounterCycles] = running;
-    count_inc[tessera_host_pkg::CounterDramReadBeats] = m_axi_rvalid_i && m_axi_rready_o;
-    count_inc[tessera_host_pkg::CounterDramWriteBeats] = m_axi_wvalid_o && m_axi_wready_i;
-  end
 
 endmodule

@@ -245,11 +245,16 @@ module tessera_pico_core #(
   // The largest loop offset, CheckW bits and a sticky bit above set when it reaches past them
   // (then every entry is past its buffer).
   logic [CheckW:0] loop_max_q, loop_max_d;
-  logic [IterW-1:0] i_q, i_d, j_q, j_d;
-  logic [UopAddrW:0] u_q, u_d;
-  logic [AccIdxW-1:0] dst_off_i_q, dst_off_i_d, dst_off_q, dst_off_d, dst_q, dst_d;
-  logic [InpIdxW-1:0] src_off_i_q, src_off_i_d, src_off_q, src_off_d, src_q, src_d;
-  logic [WgtIdxW-1:0] wgt_off_i_q, wgt_off_i_d, wgt_off_q, wgt_off_d, wgt_q, wgt_d;
+  // (The loop position has its own register block below, driven by a few events, so each
+  // register sees one adder and a reset rather than a multiplexer per state that touches it.)
+  logic [IterW-1:0] i_q, j_q;
+  logic [UopAddrW:0] u_q;
+  logic [AccIdxW-1:0] dst_off_i_q, dst_off_q, dst_q, dst_d;
+  logic [InpIdxW-1:0] src_off_i_q, src_off_q, src_q, src_d;
+  logic [WgtIdxW-1:0] wgt_off_i_q, wgt_off_q, wgt_q, wgt_d;
+  // Loop events: restart the micro-ops (check or execution), the next micro-op of the check, the
+  // whole loop from the start, a micro-op done (its lanes all written).
+  logic uops_from_bgn, uop_check_next, loop_start, uop_done, last_uop, last_j, last_i;
   logic [LaneW-1:0] lane_q, lane_d;
   logic [$clog2(tessera_config_pkg::BLOCK_IN)+1-1:0] k_q, k_d;
   logic [31:0] sum_q, sum_d;
@@ -270,6 +275,7 @@ module tessera_pico_core #(
 `endif
   // Updates of the drained queue's slices (and of fetch's queue), applied after the state case.
   logic fetch_size_inc, cur_size_dec, cur_pos_inc, cur_status_we;
+  logic [NumTokenQueues-1:0] tok_pop, tok_push;
   status_t cur_status;
 
   // Views of the executing instruction in its three formats; each format leaves bits unused, and
@@ -434,7 +440,7 @@ module tessera_pico_core #(
   // instruction is 16 bytes), and the queue of the instruction fetch reads.
   // (Selected by comparison with each constant index: Yosys builds a shifter for a computed one.)
   logic [IdxW-1:0] cur_pos;
-  logic [QueueW-1:0] cur_size, fetch_size;
+  logic [QueueW-1:0] cur_size, fetch_size;  // fetch_size: of the queue fetch's instruction goes to
   always_comb begin
     cur_pos = '0;
     cur_size = '0;
@@ -473,15 +479,9 @@ module tessera_pico_core #(
     data_d = data_q;
     field_d = field_q;
     loop_max_d = loop_max_q;
-    i_d = i_q;
-    j_d = j_q;
-    u_d = u_q;
-    dst_off_i_d = dst_off_i_q;
-    dst_off_d = dst_off_q;
-    src_off_i_d = src_off_i_q;
-    src_off_d = src_off_q;
-    wgt_off_i_d = wgt_off_i_q;
-    wgt_off_d = wgt_off_q;
+    uops_from_bgn = 1'b0;
+    uop_check_next = 1'b0;
+    loop_start = 1'b0;
     dst_d = dst_q;
     src_d = src_q;
     wgt_d = wgt_q;
@@ -497,6 +497,8 @@ module tessera_pico_core #(
     alu_uop = 1'b0;
     retire = 1'b0;
     fetch_size_inc = 1'b0;
+    tok_pop = '0;
+    tok_push = '0;
     cur_size_dec = 1'b0;
     cur_pos_inc = 1'b0;
     cur_status_we = 1'b0;
@@ -550,9 +552,6 @@ module tessera_pico_core #(
           if (mem_done_i) begin
             if (mem_error_i) begin
               fault_d = 1'b1;
-              fault_cause_d = tessera_host_pkg::FaultDramReadError;
-              fault_insn_d = fetch_pc_q;
-              fault_info_d = (UopAddrW + 3)'(ModFetch);
               state_d = StIdle;
             end else if (32'(fetch_size) < InsnCap) begin
               fetch_size_inc = 1'b1;
@@ -587,9 +586,6 @@ module tessera_pico_core #(
         if (mem_done_i) begin
           if (mem_error_i) begin
             fault_d = 1'b1;
-            fault_cause_d = tessera_host_pkg::FaultDramReadError;
-            fault_insn_d = cur_pos;
-            fault_info_d = (UopAddrW + 3)'(ModFetch);
             state_d = StIdle;
           end else if (queue_of(mem_rdata_i) != queue_q) begin
             cur_pos_inc = 1'b1;
@@ -610,7 +606,7 @@ module tessera_pico_core #(
               state_d = StNext;
             end else begin
               for (int t = 0; t < NumTokenQueues; t++)
-                if (head_pops[t]) tokens_d[(t) * TokenW +: TokenW] = tokens_q[(t) * TokenW +: TokenW] - 1'b1;
+                tok_pop[t] = head_pops[t];
               pushes_d = head_pushes;
               cur_status_we = 1'b1;
               cur_status = status(tessera_host_pkg::StateBusy, 0);
@@ -627,9 +623,6 @@ module tessera_pico_core #(
         if (mem_done_i) begin
           if (mem_error_i) begin
             fault_d = 1'b1;
-            fault_cause_d = tessera_host_pkg::FaultDramReadError;
-            fault_insn_d = cur_pos;
-            fault_info_d = (UopAddrW + 3)'(ModFetch);
             state_d = StIdle;
           end else begin
             // Words arrive in order and shift in from the top: after the fourth, word 0 is lowest.
@@ -676,9 +669,6 @@ module tessera_pico_core #(
           data_d = mem_rdata_i;
           if (mem_error_i) begin
             fault_d = 1'b1;
-            fault_cause_d = tessera_host_pkg::FaultDramReadError;
-            fault_insn_d = cur_pos;
-            fault_info_d = (UopAddrW + 3)'(queue_q) + 1'b1;
             state_d = StIdle;
           end else begin
             state_d = StLoadWrite;
@@ -735,9 +725,6 @@ module tessera_pico_core #(
         if (mem_done_i) begin
           if (mem_error_i) begin
             fault_d = 1'b1;
-            fault_cause_d = tessera_host_pkg::FaultDramWriteError;
-            fault_insn_d = cur_pos;
-            fault_info_d = '0;
             state_d = StIdle;
           end else begin
             state_d = StStoreRead;
@@ -778,7 +765,7 @@ module tessera_pico_core #(
       StCheckIn: begin
         if (!ser_busy) begin
           loop_max_d = {loop_max_q[CheckW] || ser_result[31:CheckW] != '0 || sum_max[CheckW], sum_max[CheckW-1:0]};
-          u_d = (UopAddrW + 1)'(uop_bgn);
+          uops_from_bgn = 1'b1;
           state_d = StCheckUop;
         end
       end
@@ -789,12 +776,9 @@ module tessera_pico_core #(
       StCheckCmp: begin
         if (loop_max_q[CheckW] || 32'(check_field) + 32'(loop_max_q[CheckW-1:0]) >= check_depth) begin
           fault_d = 1'b1;
-          fault_cause_d = tessera_host_pkg::FaultSramIndex;
-          fault_insn_d = cur_pos;
-          fault_info_d = {u_q, field_q};
           state_d = StIdle;
-        end else if (u_q + 1'b1 != uop_end) begin
-          u_d = u_q + 1'b1;
+        end else if (!last_uop) begin
+          uop_check_next = 1'b1;
           state_d = StCheckUop;
         end else if (field_q == FieldDst && !gemm_reset) begin
           field_d = FieldSrc;
@@ -803,15 +787,8 @@ module tessera_pico_core #(
           field_d = FieldWgt;
           state_d = StCheckStart;
         end else begin
-          i_d = '0;
-          j_d = '0;
-          u_d = (UopAddrW + 1)'(uop_bgn);
-          dst_off_i_d = '0;
-          dst_off_d = '0;
-          src_off_i_d = '0;
-          src_off_d = '0;
-          wgt_off_i_d = '0;
-          wgt_off_d = '0;
+          uops_from_bgn = 1'b1;
+          loop_start = 1'b1;
           state_d = StUop;
         end
       end
@@ -897,7 +874,7 @@ module tessera_pico_core #(
       StRetire: begin
         // An executed instruction: its pushes, its queue slot and its position.
         for (int t = 0; t < NumTokenQueues; t++)
-          if (pushes_q[t]) tokens_d[(t) * TokenW +: TokenW] = tokens_q[(t) * TokenW +: TokenW] + 1'b1;
+          tok_push[t] = pushes_q[t];
         cur_size_dec = 1'b1;
         cur_pos_inc = 1'b1;
         retire = 1'b1;
@@ -926,10 +903,9 @@ module tessera_pico_core #(
       end
 
       StFinish: begin
-        for (int t = 0; t < NumTokenQueues; t++)
-          if (pops_q[t] && !pushes_q[t]) tokens_d[t * TokenW +: TokenW] = tokens_q[t * TokenW +: TokenW] - 1'b1;
-          else if (pushes_q[t] && !pops_q[t]) tokens_d[t * TokenW +: TokenW] = tokens_q[t * TokenW +: TokenW] + 1'b1;
-        size_d[(QCompute) * QueueW +: QueueW] = size_q[(QCompute) * QueueW +: QueueW] - 1'b1;
+        tok_pop = pops_q;
+        tok_push = pushes_q;
+        cur_size_dec = 1'b1;  // compute's queue: StNext reaches StFinish from it
         mod_status_d[(tessera_host_pkg::ModuleCompute) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateHaltedAtFinish, 0);
         retire = 1'b1;
         finish_d = 1'b1;
@@ -940,37 +916,86 @@ module tessera_pico_core #(
     endcase
 
     // A lane loop ends with the micro-op: the next one, or the next inner or outer iteration.
-    if ((state_q == StGemmReset || state_q == StGemmWrite || (state_q == StAluOp && !alu_serial) ||
-         (state_q == StAluWait && !ser_busy)) && 32'(lane_q) == Lanes - 1) begin
-      state_d = StUop;
-      u_d = u_q + 1'b1;
-      if (u_q + 1'b1 == uop_end) begin
-        u_d = (UopAddrW + 1)'(uop_bgn);
-        j_d = j_q + 1'b1;
-        dst_off_d = dst_off_q + AccIdxW'(is_gemm ? 32'(gemm_insn.dst_factor_in) : 32'(alu_insn.dst_factor_in));
-        src_off_d = src_off_q + InpIdxW'(is_gemm ? 32'(gemm_insn.src_factor_in) : 32'(alu_insn.src_factor_in));
-        wgt_off_d = wgt_off_q + WgtIdxW'(gemm_insn.wgt_factor_in);
-        if (j_q == iter_in - 1'b1) begin
-          j_d = '0;
-          i_d = i_q + 1'b1;
-          dst_off_i_d = dst_off_i_q + AccIdxW'(is_gemm ? 32'(gemm_insn.dst_factor_out) : 32'(alu_insn.dst_factor_out));
-          src_off_i_d = src_off_i_q + InpIdxW'(is_gemm ? 32'(gemm_insn.src_factor_out) : 32'(alu_insn.src_factor_out));
-          wgt_off_i_d = wgt_off_i_q + WgtIdxW'(gemm_insn.wgt_factor_out);
-          dst_off_d = dst_off_i_d;
-          src_off_d = src_off_i_d;
-          wgt_off_d = wgt_off_i_d;
-          if (i_q == iter_out - 1'b1) state_d = StRetire;
-        end
-      end
-    end
+    if (uop_done) state_d = (last_uop && last_j && last_i) ? StRetire : StUop;
 
+    // Counts move by one: an adder per count, fed by its own up and down flags.
     for (int q = 0; q < NumInsnQueues; q++) begin
       if (queue_q == 2'(q)) begin
         if (cur_pos_inc) pos_d[q * IdxW +: IdxW] = cur_pos + 1'b1;
-        if (cur_size_dec) size_d[q * QueueW +: QueueW] = cur_size - 1'b1;
         if (cur_status_we) mod_status_d[(q + 1) * StatusBits +: StatusBits] = cur_status;
       end
-      if (fetch_queue == 2'(q) && fetch_size_inc) size_d[q * QueueW +: QueueW] = fetch_size + 1'b1;
+      if (fetch_queue == 2'(q) && fetch_size_inc)
+        size_d[q * QueueW +: QueueW] = size_q[q * QueueW +: QueueW] + 1'b1;
+      else if (queue_q == 2'(q) && cur_size_dec)
+        size_d[q * QueueW +: QueueW] = size_q[q * QueueW +: QueueW] - 1'b1;
+    end
+    for (int t = 0; t < NumTokenQueues; t++) begin
+      if (tok_push[t] && !tok_pop[t]) tokens_d[t * TokenW +: TokenW] = tokens_q[t * TokenW +: TokenW] + 1'b1;
+      else if (tok_pop[t] && !tok_push[t]) tokens_d[t * TokenW +: TokenW] = tokens_q[t * TokenW +: TokenW] - 1'b1;
+    end
+    // A fault's cause and details follow from the state that raised it.
+    if (fault_d) begin
+      fault_insn_d = state_q == StFetch ? fetch_pc_q : cur_pos;
+      fault_info_d = (UopAddrW + 3)'(ModFetch);
+      fault_cause_d = tessera_host_pkg::FaultDramReadError;
+      if (state_q == StLoadRead) fault_info_d = (UopAddrW + 3)'(queue_q) + 1'b1;
+      if (state_q == StStoreWrite) begin
+        fault_cause_d = tessera_host_pkg::FaultDramWriteError;
+        fault_info_d = '0;
+      end
+      if (state_q == StCheckCmp) begin
+        fault_cause_d = tessera_host_pkg::FaultSramIndex;
+        fault_info_d = {u_q, field_q};
+      end
+    end
+  end
+
+  // ------------------------------------------------------------ GEMM and ALU loop position
+  assign uop_done = (state_q == StGemmReset || state_q == StGemmWrite || (state_q == StAluOp && !alu_serial) ||
+                     (state_q == StAluWait && !ser_busy)) && 32'(lane_q) == Lanes - 1;
+  assign last_uop = u_q + 1'b1 == uop_end;
+  assign last_j = j_q == iter_in - 1'b1;
+  assign last_i = i_q == iter_out - 1'b1;
+  // The offsets of each operand: outer (i * factor_out) and current (that plus j * factor_in),
+  // kept to the operand's index width (a checked index fits it, so the sums are exact).
+  logic [AccIdxW-1:0] dst_fo, dst_fi;
+  logic [InpIdxW-1:0] src_fo, src_fi;
+  logic [WgtIdxW-1:0] wgt_fo, wgt_fi;
+  always_comb begin
+    dst_fo = AccIdxW'(is_gemm ? 32'(gemm_insn.dst_factor_out) : 32'(alu_insn.dst_factor_out));
+    dst_fi = AccIdxW'(is_gemm ? 32'(gemm_insn.dst_factor_in) : 32'(alu_insn.dst_factor_in));
+    src_fo = InpIdxW'(is_gemm ? 32'(gemm_insn.src_factor_out) : 32'(alu_insn.src_factor_out));
+    src_fi = InpIdxW'(is_gemm ? 32'(gemm_insn.src_factor_in) : 32'(alu_insn.src_factor_in));
+    wgt_fo = WgtIdxW'(gemm_insn.wgt_factor_out);
+    wgt_fi = WgtIdxW'(gemm_insn.wgt_factor_in);
+  end
+  always_ff @(posedge clk_i) begin
+    if (uops_from_bgn) u_q <= (UopAddrW + 1)'(uop_bgn);
+    else if (uop_check_next || (uop_done && !last_uop)) u_q <= u_q + 1'b1;
+    else if (uop_done) u_q <= (UopAddrW + 1)'(uop_bgn);
+    if (loop_start) begin
+      i_q <= '0;
+      j_q <= '0;
+      dst_off_i_q <= '0;
+      dst_off_q <= '0;
+      src_off_i_q <= '0;
+      src_off_q <= '0;
+      wgt_off_i_q <= '0;
+      wgt_off_q <= '0;
+    end else if (uop_done && last_uop && last_j) begin
+      i_q <= i_q + 1'b1;
+      j_q <= '0;
+      dst_off_i_q <= dst_off_i_q + dst_fo;
+      dst_off_q <= dst_off_i_q + dst_fo;
+      src_off_i_q <= src_off_i_q + src_fo;
+      src_off_q <= src_off_i_q + src_fo;
+      wgt_off_i_q <= wgt_off_i_q + wgt_fo;
+      wgt_off_q <= wgt_off_i_q + wgt_fo;
+    end else if (uop_done && last_uop) begin
+      j_q <= j_q + 1'b1;
+      dst_off_q <= dst_off_q + dst_fi;
+      src_off_q <= src_off_q + src_fi;
+      wgt_off_q <= wgt_off_q + wgt_fi;
     end
   end
 
@@ -1028,15 +1053,6 @@ module tessera_pico_core #(
     data_q <= data_d;
     field_q <= field_d;
     loop_max_q <= loop_max_d;
-    i_q <= i_d;
-    j_q <= j_d;
-    u_q <= u_d;
-    dst_off_i_q <= dst_off_i_d;
-    dst_off_q <= dst_off_d;
-    src_off_i_q <= src_off_i_d;
-    src_off_q <= src_off_d;
-    wgt_off_i_q <= wgt_off_i_d;
-    wgt_off_q <= wgt_off_d;
     dst_q <= dst_d;
     src_q <= src_d;
     wgt_q <= wgt_d;

@@ -54,7 +54,6 @@ module tessera_pico_regs #(
   /* verilator lint_off UNUSEDSIGNAL */
   input  logic [NumCounters-1:0]    count_inc_i,
   /* verilator lint_on UNUSEDSIGNAL */
-  output logic                      running_o,
   output logic                      irq_o
 );
 
@@ -72,13 +71,12 @@ module tessera_pico_regs #(
   localparam int TokensWord = 32'(tessera_host_pkg::RegTokensBase) >> 2;
   localparam int QueueWord = 32'(tessera_host_pkg::RegQueueBase) >> 2;
   localparam int CountersWord = 32'(tessera_host_pkg::RegCountersBase) >> 2;
-  // The counters the serial core keeps: cycles, DRAM beats, micro-ops and retired instructions.
-  // Its busy and stall counters would only restate the schedule, and read zero.
-  // The cycle counter is the CYCLES register itself (both count the cycles of the run).
+  // The counters the serial core keeps: micro-ops and retired instructions (the cycle counter is
+  // the CYCLES register itself). The others (busy, stall, DRAM beats) would cost a quarter of the
+  // register block's logic; they read zero.
   localparam logic [NumCounters-1:0] Kept =
-      NumCounters'((1 << tessera_host_pkg::CounterDramReadBeats) |
-                   (1 << tessera_host_pkg::CounterDramWriteBeats) | (1 << tessera_host_pkg::CounterGemmUops) |
-                   (1 << tessera_host_pkg::CounterAluUops) | (1 << tessera_host_pkg::CounterRetired));
+      NumCounters'((1 << tessera_host_pkg::CounterGemmUops) | (1 << tessera_host_pkg::CounterAluUops) |
+                   (1 << tessera_host_pkg::CounterRetired));
 
   logic        running_q, done_q, fault_q;
   logic [31:0] cycles_q, insn_addr_q, insn_count_q, fault_insn_q, fault_info_q;
@@ -173,7 +171,6 @@ module tessera_pico_regs #(
   end
 
   assign irq_o = done_q || fault_q;
-  assign running_o = running_q;
 
   // ------------------------------------------------------------ counters
   // Indexed by counter; the slices of counters not kept are constant zero and never read.
@@ -237,10 +234,6 @@ module tessera_pico_regs #(
       WordBits'(QueueWord + 0): read_value = 32'(queues_i[0 * 16 +: 16]);
       WordBits'(QueueWord + 1): read_value = 32'(queues_i[1 * 16 +: 16]);
       WordBits'(QueueWord + 2): read_value = 32'(queues_i[2 * 16 +: 16]);
-      WordBits'(CountersWord + 2 * tessera_host_pkg::CounterDramReadBeats):
-        read_value = 32'(counters[tessera_host_pkg::CounterDramReadBeats * CounterBits +: CounterBits]);
-      WordBits'(CountersWord + 2 * tessera_host_pkg::CounterDramWriteBeats):
-        read_value = 32'(counters[tessera_host_pkg::CounterDramWriteBeats * CounterBits +: CounterBits]);
       WordBits'(CountersWord + 2 * tessera_host_pkg::CounterGemmUops):
         read_value = 32'(counters[tessera_host_pkg::CounterGemmUops * CounterBits +: CounterBits]);
       WordBits'(CountersWord + 2 * tessera_host_pkg::CounterAluUops):
