@@ -31,7 +31,7 @@ module tessera_pico_core #(
   output logic [NumModules*32-1:0]                    insn_o,
   output logic [NumTokenQueues*16-1:0]                tokens_o,
   output logic [NumInsnQueues*16-1:0]                 queues_o,
-  // Counter increments of the core's own events (tessera_host_pkg::Counter*); the top adds the bus's.
+  // Counter increments of the core's events (tessera_host_pkg::Counter*), one bit per counter.
   output logic [NumCounters-1:0]                      count_inc_o,
   // DRAM word port (tessera_pico_dram).
   output logic                                        mem_req_o,
@@ -48,6 +48,7 @@ module tessera_pico_core #(
   // WgtWords, an accumulator row one word per lane.
   localparam int BusBytes = tessera_config_pkg::BUS_BYTES;
   localparam int LogBusBytes = $clog2(BusBytes);
+  localparam int BlockIn = tessera_config_pkg::BLOCK_IN;
   localparam int Lanes = tessera_config_pkg::BATCH * tessera_config_pkg::BLOCK_OUT;
   localparam int LogLanes = $clog2(Lanes);
   localparam int InpWords = tessera_config_pkg::INP_MAT_AXI_RATIO;
@@ -72,6 +73,15 @@ module tessera_pico_core #(
   localparam int LogBytesPerWord = $clog2(BytesPerWord);
   localparam int IterW = tessera_config_pkg::LOOP_ITER_WIDTH;
   localparam int SramW = tessera_config_pkg::MEMOP_SRAM_ADDR_BIT_WIDTH;
+  // log2 of the DRAM bytes of an element of each memory type.
+  localparam logic [2:0] LogUopBytes = 3'($clog2(tessera_config_pkg::UOP_ELEM_BYTES));
+  localparam logic [2:0] LogInpBytes = 3'($clog2(tessera_config_pkg::INP_ELEM_BYTES));
+  localparam logic [2:0] LogWgtBytes = 3'($clog2(tessera_config_pkg::WGT_ELEM_BYTES));
+  localparam logic [2:0] LogAccBytes = 3'($clog2(tessera_config_pkg::ACC_ELEM_BYTES));
+  localparam logic [2:0] LogAcc8Bytes = 3'($clog2(tessera_config_pkg::ACC8_ELEM_BYTES));
+  localparam logic [2:0] LogOutBytes = 3'($clog2(tessera_config_pkg::OUT_ELEM_BYTES));
+  localparam int OpcodeLo = tessera_config_pkg::INSN_MEM_OPCODE_LO;
+  localparam int OpcodeW = tessera_config_pkg::INSN_MEM_OPCODE_W;
   // A LOAD walks (pad + size + pad) rows and columns.
   localparam int WalkW = tessera_config_pkg::MEMOP_SIZE_BIT_WIDTH + 1;
 
@@ -271,7 +281,8 @@ module tessera_pico_core #(
   assign mem_addr_o = (addr_from_col ? 32'(col_addr_q) : insn_addr_i) + addr_offset;
 `ifndef SYNTHESIS
   // With the sticky bit inside the bus address, a refused address stays refused.
-  initial assert (DramAddrWidth < 32) else $fatal(1, "tessera_pico_core: DramAddrWidth must leave the sticky bit room below bit 32");
+  initial assert (DramAddrWidth < 32)
+    else $fatal(1, "tessera_pico_core: DramAddrWidth must leave the sticky bit room below bit 32");
 `endif
   // Updates of the drained queue's slices (and of fetch's queue), applied after the state case.
   logic fetch_size_inc, cur_size_dec, cur_pos_inc, cur_status_we;
@@ -290,7 +301,7 @@ module tessera_pico_core #(
   assign gemm_insn = insn_q;
   assign alu_insn = insn_q;
   logic [2:0] opcode;
-  assign opcode = insn_q[tessera_config_pkg::INSN_MEM_OPCODE_LO +: tessera_config_pkg::INSN_MEM_OPCODE_W];
+  assign opcode = insn_q[OpcodeLo +: OpcodeW];
   logic is_gemm;
   assign is_gemm = opcode == OpGemm;
   logic gemm_reset;
@@ -353,11 +364,11 @@ module tessera_pico_core #(
   logic [ElemWordW-1:0] load_words;
   always_comb begin
     unique case (load_mem)
-      MemUop: begin load_log_bytes = 3'($clog2(tessera_config_pkg::UOP_ELEM_BYTES)); load_words = ElemWordW'(1); end
-      MemInp: begin load_log_bytes = 3'($clog2(tessera_config_pkg::INP_ELEM_BYTES)); load_words = ElemWordW'(InpWords); end
-      MemWgt: begin load_log_bytes = 3'($clog2(tessera_config_pkg::WGT_ELEM_BYTES)); load_words = ElemWordW'(WgtWords); end
-      MemAcc8: begin load_log_bytes = 3'($clog2(tessera_config_pkg::ACC8_ELEM_BYTES)); load_words = ElemWordW'(Lanes); end
-      default: begin load_log_bytes = 3'($clog2(tessera_config_pkg::ACC_ELEM_BYTES)); load_words = ElemWordW'(Lanes); end
+      MemUop: begin load_log_bytes = LogUopBytes; load_words = ElemWordW'(1); end
+      MemInp: begin load_log_bytes = LogInpBytes; load_words = ElemWordW'(InpWords); end
+      MemWgt: begin load_log_bytes = LogWgtBytes; load_words = ElemWordW'(WgtWords); end
+      MemAcc8: begin load_log_bytes = LogAcc8Bytes; load_words = ElemWordW'(Lanes); end
+      default: begin load_log_bytes = LogAccBytes; load_words = ElemWordW'(Lanes); end
     endcase
   end
   logic load_is_acc8;
@@ -377,7 +388,7 @@ module tessera_pico_core #(
     last_row = y_q == height - 1'b1;
   end
   logic [31:0] stride_bytes;
-  assign stride_bytes = 32'(mem_insn.x_stride) << (opcode == OpStore ? 3'($clog2(tessera_config_pkg::OUT_ELEM_BYTES)) : load_log_bytes);
+  assign stride_bytes = 32'(mem_insn.x_stride) << (opcode == OpStore ? LogOutBytes : load_log_bytes);
 
   // The word a LOAD writes to its buffer: the DRAM word, a sign-extended byte of it (ACC8), or zero.
   logic [Bus-1:0] load_word;
@@ -436,9 +447,9 @@ module tessera_pico_core #(
 
   logic [1:0] fetch_queue;
   assign fetch_queue = queue_of(mem_rdata_i);
-  // The stream position of the queue being drained (queue q's status word is module q + 1), as far as it moves the byte address (an
-  // instruction is 16 bytes), and the queue of the instruction fetch reads.
-  // (Selected by comparison with each constant index: Yosys builds a shifter for a computed one.)
+  // The stream position and count of the queue being drained (queue q's status word is module
+  // q + 1), and the count of the queue of the instruction fetch reads. (Selected by comparison with
+  // each constant index: Yosys builds a shifter for a computed one.)
   logic [IdxW-1:0] cur_pos;
   logic [QueueW-1:0] cur_size, fetch_size;  // fetch_size: of the queue fetch's instruction goes to
   always_comb begin
@@ -535,7 +546,7 @@ module tessera_pico_core #(
           for (int m = 0; m < NumModules; m++) begin
             mod_status_d[(m) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateIdle, 0);
           end
-          mod_status_d[(ModFetch) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateBusy, 0);
+          mod_status_d[ModFetch * StatusBits +: StatusBits] = status(tessera_host_pkg::StateBusy, 0);
           moved_d = 1'b0;
           state_d = StFetch;
         end
@@ -544,7 +555,7 @@ module tessera_pico_core #(
       // Fetch dispatches in program order until the next instruction's queue is full.
       StFetch: begin
         if (32'(fetch_pc_q) == insn_count_i) begin
-          mod_status_d[(ModFetch) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateAllDispatched, 0);
+          mod_status_d[ModFetch * StatusBits +: StatusBits] = status(tessera_host_pkg::StateAllDispatched, 0);
           queue_d = 2'(QLoad);
           state_d = StDrain;
         end else begin
@@ -557,9 +568,10 @@ module tessera_pico_core #(
               fetch_size_inc = 1'b1;
               fetch_pc_d = fetch_pc_q + 1'b1;
               moved_d = 1'b1;
-              mod_status_d[(ModFetch) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateBusy, 0);
+              mod_status_d[ModFetch * StatusBits +: StatusBits] = status(tessera_host_pkg::StateBusy, 0);
             end else begin
-              mod_status_d[(ModFetch) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateFetchQueueFull, 32'(fetch_queue));
+              mod_status_d[ModFetch * StatusBits +: StatusBits] =
+                  status(tessera_host_pkg::StateFetchQueueFull, 32'(fetch_queue));
               queue_d = 2'(QLoad);
               state_d = StDrain;
             end
@@ -595,7 +607,7 @@ module tessera_pico_core #(
               cur_status_we = 1'b1;
               cur_status = head_wait;
               state_d = StNext;
-            end else if (mem_rdata_i[tessera_config_pkg::INSN_MEM_OPCODE_LO +: tessera_config_pkg::INSN_MEM_OPCODE_W] == OpFinish) begin
+            end else if (mem_rdata_i[OpcodeLo +: OpcodeW] == OpFinish) begin
               // FINISH, its tokens there, waits until nothing else can move; it then pops and
               // pushes as its flags say (fsim issues it so).
               finish_head_d = 1'b1;
@@ -647,8 +659,8 @@ module tessera_pico_core #(
           // A LOAD without columns is a no-op, its padding included (fsim's isNop).
           if (mem_insn.x_size != '0) state_d = StLoadElem;
         end else if (opcode == OpStore) begin
-          row_addr_d = add_addr('0, 36'(mem_insn.dram_base) << $clog2(tessera_config_pkg::OUT_ELEM_BYTES));
-          col_addr_d = add_addr('0, 36'(mem_insn.dram_base) << $clog2(tessera_config_pkg::OUT_ELEM_BYTES));
+          row_addr_d = add_addr('0, 36'(mem_insn.dram_base) << LogOutBytes);
+          col_addr_d = add_addr('0, 36'(mem_insn.dram_base) << LogOutBytes);
           if (mem_insn.x_size != '0 && mem_insn.y_size != '0) state_d = StStoreRead;
         end else if (opcode == OpGemm || opcode == OpAlu) begin
           if (iter_out != '0 && iter_in != '0 && (UopAddrW + 1)'(uop_bgn) < uop_end) state_d = StCheckStart;
@@ -817,8 +829,8 @@ module tessera_pico_core #(
       end
       StGemmLane, StGemmMac: begin
         acc_addr = AccAddrW'((32'(dst_q) << LogLanes) + 32'(lane_q));
-        inp_addr = InpAddrW'((32'(src_q) << LogInpWords) + ((32'(lane_b) * tessera_config_pkg::BLOCK_IN + k_addr) >> LogBytesPerWord));
-        wgt_addr = WgtAddrW'((32'(wgt_q) << LogWgtWords) + ((32'(lane_o) * tessera_config_pkg::BLOCK_IN + k_addr) >> LogBytesPerWord));
+        inp_addr = InpAddrW'((32'(src_q) << LogInpWords) + ((32'(lane_b) * BlockIn + k_addr) >> LogBytesPerWord));
+        wgt_addr = WgtAddrW'((32'(wgt_q) << LogWgtWords) + ((32'(lane_o) * BlockIn + k_addr) >> LogBytesPerWord));
         if (state_q == StGemmLane) begin
           k_d = '0;
           state_d = StGemmMac;
@@ -906,7 +918,8 @@ module tessera_pico_core #(
         tok_pop = pops_q;
         tok_push = pushes_q;
         cur_size_dec = 1'b1;  // compute's queue: StNext reaches StFinish from it
-        mod_status_d[(tessera_host_pkg::ModuleCompute) * StatusBits +: StatusBits] = status(tessera_host_pkg::StateHaltedAtFinish, 0);
+        mod_status_d[tessera_host_pkg::ModuleCompute * StatusBits +: StatusBits] =
+            status(tessera_host_pkg::StateHaltedAtFinish, 0);
         retire = 1'b1;
         finish_d = 1'b1;
         state_d = StIdle;

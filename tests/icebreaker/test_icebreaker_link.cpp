@@ -6,7 +6,10 @@
 
 #include "sim_board.h"
 #include "tessera/gen/host_interface.h"
+#include "tessera/hw/asm.h"
+#include "tessera/hw/config.h"
 #include "tessera/hw/error.h"
+#include "tessera/hw/isa.h"
 
 namespace {
 
@@ -142,6 +145,94 @@ TEST_F(IcebreakerLink, NoReplyIsAClearErrorNotAHang) {
   } catch (const tessera::Error& e) {
     EXPECT_NE(std::string(e.what()).find("no reply within 200 ms"), std::string::npos) << e.what();
   }
+}
+
+// The pico core's faults, raised by programs the driver would never send (it packs every range into
+// the window): the host registers say what and where, as tessera_top's do.
+class PicoFaults : public IcebreakerLink {
+ protected:
+  // Assembles `text` for config pico, writes it at `at` and starts it; returns CTRL once done or faulted.
+  uint32_t run(const std::string& text, uint32_t at, uint32_t count = 0) {
+    const tessera::hw::Isa isa(tessera::hw::Config::load("pico"));
+    const tessera::hw::Assembly prog = tessera::hw::assemble(isa, text, "test");
+    std::vector<uint8_t> bytes(16 * prog.insns.size());
+    for (size_t i = 0; i < prog.insns.size(); ++i) tessera::hw::Isa::rawToBytes(prog.insns[i], &bytes[16 * i]);
+    link_.writeMem(at, bytes.data(), bytes.size());
+    std::vector<uint8_t> uops(4 * prog.uops.size());
+    for (size_t i = 0; i < prog.uops.size(); ++i)
+      for (int b = 0; b < 4; ++b) uops[4 * i + b] = static_cast<uint8_t>(prog.uops[i] >> (8 * b));
+    if (!uops.empty()) link_.writeMem(0x4000, uops.data(), uops.size());
+    link_.writeReg(tessera::host::kRegInsnAddr, at);
+    link_.writeReg(tessera::host::kRegInsnCount, count ? count : static_cast<uint32_t>(prog.insns.size()));
+    link_.writeReg(tessera::host::kRegCtrl, tessera::host::kCtrlStart);
+    for (int poll = 0; poll < 200; ++poll) {
+      const uint32_t ctrl = link_.readReg(tessera::host::kRegCtrl);
+      if (ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault)) return ctrl;
+    }
+    ADD_FAILURE() << "no done or fault after 200 polls";
+    return 0;
+  }
+  void expectFault(uint32_t cause, uint32_t insn, uint32_t info) {
+    EXPECT_EQ(link_.readReg(tessera::host::kRegFaultCause), cause);
+    EXPECT_EQ(link_.readReg(tessera::host::kRegFaultInsn), insn);
+    EXPECT_EQ(link_.readReg(tessera::host::kRegFaultInfo), info);
+  }
+};
+
+TEST_F(PicoFaults, LoadPastTheBoardMemoryIsADramReadFault) {
+  // Input row 0x8000 starts at byte 0x20000, the first byte past the 128 KiB memory.
+  EXPECT_EQ(run("LOAD.INP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1\nFINISH\n", 0x1000),
+            tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, 0, tessera::host::kModuleLoad);
+}
+
+TEST_F(PicoFaults, AnAddressPast32BitsFaultsRatherThanWrapping) {
+  // Weight block 0x10000000 is byte 2^32: kept to 32 bits it would read address 0 without a fault.
+  EXPECT_EQ(run("LOAD.WGT deps=- sram_base=0 dram_base=0x10000000 y_size=1 x_size=1 x_stride=1\nFINISH\n",
+                0x1000),
+            tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, 0, tessera::host::kModuleLoad);
+}
+
+TEST_F(PicoFaults, StorePastTheBoardMemoryIsADramWriteFault) {
+  EXPECT_EQ(run("STORE.OUT deps=- sram_base=0 dram_base=0x8001 y_size=1 x_size=1 x_stride=1\nFINISH\n", 0x1000),
+            tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramWriteError, 0, 0);
+}
+
+TEST_F(PicoFaults, FetchPastTheBoardMemoryIsAFetchFault) {
+  // Instruction 0 is the last 16 bytes of the memory (zeros: a LOAD.UOP of no elements); instruction 1 is past it.
+  EXPECT_EQ(run("LOAD.UOP deps=- sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0\n", 0x1fff0, 3),
+            tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, 1, tessera::host::kModuleFetch);
+}
+
+TEST_F(PicoFaults, SramIndexFaultNamesTheMicroOpAndField) {
+  // Micro-op 1's accumulator index reaches 60 + 2 * 100 = 260 at the last iteration: past the 256 rows.
+  const std::string text =
+      "LOAD.UOP deps=- sram_base=0 dram_base=0x1000 y_size=1 x_size=2 x_stride=2\n"
+      "GEMM deps=- reset=0 uop_bgn=0 uop_end=2 iter_out=3 iter_in=1 dst_factor_out=100 src_factor_out=1\n"
+      "FINISH\nUOP dst=0 src=3 wgt=0\nUOP dst=60 src=3 wgt=0\n";
+  EXPECT_EQ(run(text, 0x5000), tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultSramIndex, 1, (1u << 2) | tessera::host::kFaultFieldDst);
+}
+
+TEST_F(PicoFaults, ARunCountsItsRetiredInstructionsAndMicroOps) {
+  const std::string text =
+      "LOAD.UOP deps=- sram_base=0 dram_base=0x1000 y_size=1 x_size=2 x_stride=2\n"
+      "GEMM deps=- reset=0 uop_bgn=0 uop_end=2 iter_out=3 iter_in=2 dst_factor_out=4 src_factor_out=4\n"
+      "ALU.ADD deps=- uop_bgn=0 uop_end=1 iter_out=1 iter_in=5 dst_factor_in=1 use_imm=1 imm=3\n"
+      "FINISH\nUOP dst=0 src=0 wgt=0\nUOP dst=1 src=1 wgt=1\n";
+  EXPECT_EQ(run(text, 0x5000), tessera::host::kCtrlDone);
+  auto counter = [&](int c) { return link_.readReg(tessera::host::kCountersBase + 8 * c); };
+  EXPECT_EQ(counter(tessera::host::kCounterRetired), 4u);
+  EXPECT_EQ(counter(tessera::host::kCounterGemmUops), 12u);
+  EXPECT_EQ(counter(tessera::host::kCounterAluUops), 5u);
+  EXPECT_EQ(link_.readReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired + 4), 0u);
+  EXPECT_EQ(link_.readReg(tessera::host::kStatusBase + 4 * tessera::host::kModuleCompute) & 15u,
+            uint32_t(tessera::host::kStateHaltedAtFinish));
+  EXPECT_EQ(link_.readReg(tessera::host::kInsnBase + 4 * tessera::host::kModuleCompute), 3u);
+  EXPECT_GT(link_.readReg(tessera::host::kRegCycles), 12u * 26u);
 }
 
 }  // namespace
