@@ -16,7 +16,7 @@ int cmdInfo(const std::vector<std::string>& args) {
   opts.add_options()
       ("format,f", po::value<std::string>(&format)->default_value("text"),
        "text, json, or a generated header: cpp, hls, sv, tcl")
-      ("list", "list the shipped configs");
+      ("list", "list the shipped configs, then the board configs");
   po::variables_map vm;
   if (!parse("info", "[--config FILE|NAME] [--format text|json|cpp|hls|sv|tcl] [--list]", args, opts, nullptr, &vm))
     return 0;
@@ -24,6 +24,10 @@ int cmdInfo(const std::vector<std::string>& args) {
     for (const auto& n : hw::shippedConfigNames()) {
       auto c = hw::Config::load(n);
       std::printf("%-10s %s\n", n.c_str(), c.description.c_str());
+    }
+    for (const auto& n : hw::boardConfigNames()) {
+      auto c = hw::Config::load(n);
+      std::printf("%-10s (board config) %s\n", n.c_str(), c.description.c_str());
     }
     return 0;
   }

@@ -39,6 +39,7 @@ expect 0 '"LOG_BLOCK_IN": 4' -- "$TESSERA" info --format json
 expect 0 "define VTA_BATCH 1" -- "$TESSERA" info --format cpp
 expect 0 "localparam int unsigned BLOCK_OUT = 4;" -- "$TESSERA" info --format sv --config small
 expect 0 "small" -- "$TESSERA" info --list
+expect 0 "pico +\(board config\) The iCEBreaker" -- "$TESSERA" info --list
 expect 1 "no such config file" -- "$TESSERA" info --config /nonexistent.json
 printf '{\n  "LOG_INP_WIDTH": 3,\n  "LOG_BATCH": \n}\n' > broken.json
 expect 1 "broken.json:4:1: invalid JSON" -- "$TESSERA" info --config broken.json
