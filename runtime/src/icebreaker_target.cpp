@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstdint>
+#include <iterator>
 #include <thread>
 
 #include "tessera/gen/host_interface.h"
@@ -295,6 +296,27 @@ std::vector<Range> merged(std::vector<Range> ranges) {
 constexpr uint64_t kPage = hw::Dram::kPageBytes;
 
 uint32_t stateOf(uint32_t status) { return status & ((1u << host::kStatusStateBits) - 1); }
+uint32_t argOf(uint32_t status) { return status >> host::kStatusStateBits; }
+
+// What the status registers show: every module's status and instruction index, the token counts and
+// the instruction-queue occupancies. Two equal snapshots with no module busy mean nothing moved.
+struct Snapshot {
+  uint32_t status[host::kNumModules], insn[host::kNumModules], tokens[host::kNumTokenQueues],
+      queued[host::kNumInsnQueues];
+  bool operator==(const Snapshot& o) const {
+    return std::equal(std::begin(status), std::end(status), o.status) &&
+           std::equal(std::begin(insn), std::end(insn), o.insn) &&
+           std::equal(std::begin(tokens), std::end(tokens), o.tokens) &&
+           std::equal(std::begin(queued), std::end(queued), o.queued);
+  }
+  bool anyBusy() const {
+    return std::any_of(std::begin(status), std::end(status), [](uint32_t s) { return stateOf(s) == host::kStateBusy; });
+  }
+};
+
+// CTRL polls between two snapshots of a running accelerator: a deadlock is called after three equal
+// snapshots with no module busy, so at least 2 x this many polls (each a round trip) of standstill.
+constexpr int kPollsPerSnapshot = 16;
 
 class BoardTarget : public Target {
  public:
@@ -393,10 +415,20 @@ class BoardTarget : public Target {
 
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     uint32_t ctrl = 0;
+    Snapshot last{};
+    int polls = 0, still = 0;
     for (;;) {
       // Each register read takes a round trip over the link: no pause is needed between polls.
       ctrl = link_.readReg(host::kRegCtrl);
       if (ctrl & (host::kCtrlDone | host::kCtrlFault)) break;
+      if (++polls % kPollsPerSnapshot == 0) {
+        // A deadlocked accelerator never finishes: its status registers stop moving with every
+        // module idle or waiting, which is reported as fsim reports a deadlock.
+        const Snapshot now = snapshot();
+        still = !now.anyBusy() && now == last ? still + 1 : 0;
+        last = now;
+        if (still >= 2) throwDeadlock(prog, now, runWhat);
+      }
       if (waitCycles && link_.readReg(host::kRegCycles) >= waitCycles)
         throw Error(runWhat, "the run exceeds wait_cycles=" + std::to_string(waitCycles) + " (CTRL reads " +
                                  hex(ctrl) + ")");
@@ -419,15 +451,66 @@ class BoardTarget : public Target {
     return link_.readReg(at) | uint64_t(link_.readReg(at + 4)) << 32;
   }
 
-  // After done, modules FINISH did not wait for may still be storing: every module idle first.
+  // What a module's head waits on, in fsim's words when its status names a token queue.
+  std::string whyBlocked(int module, uint32_t status) const {
+    const uint32_t state = stateOf(status), arg = argOf(status);
+    if (state == host::kStateWaitPop && arg < host::kNumTokenQueues)
+      return hw::run_error::waitsForToken(static_cast<hw::TokenQueue>(arg));
+    if (state == host::kStateWaitPush && arg < host::kNumTokenQueues)
+      return hw::run_error::waitsForSpace(static_cast<hw::TokenQueue>(arg), cfg_.depQueueDepth);
+    return std::string(host::kModuleNames[module]) + " in state " + std::to_string(state);
+  }
+
+  Snapshot snapshot() {
+    Snapshot s{};
+    for (int m = 0; m < host::kNumModules; ++m) {
+      s.status[m] = link_.readReg(host::kStatusBase + 4 * m);
+      s.insn[m] = link_.readReg(host::kInsnBase + 4 * m);
+    }
+    for (int q = 0; q < host::kNumTokenQueues; ++q) s.tokens[q] = link_.readReg(host::kTokensBase + 4 * q);
+    for (int q = 0; q < host::kNumInsnQueues; ++q) s.queued[q] = link_.readReg(host::kQueueBase + 4 * q);
+    return s;
+  }
+
+  // fsim's deadlock error from the status registers: each stage with instructions queued, what its
+  // head waits on, and where fetch stalled.
+  [[noreturn]] void throwDeadlock(const std::vector<hw::Insn>& prog, const Snapshot& s, const std::string& runWhat) {
+    hw::run_error::Deadlock deadlock;
+    uint64_t first = prog.size();
+    for (int q = 0; q < host::kNumInsnQueues; ++q) {
+      if (!s.queued[q]) continue;
+      const int m = q + 1;  // the module of instruction queue q (load, compute, store)
+      const uint32_t index = s.insn[m];
+      if (index >= prog.size()) continue;
+      deadlock.stageBlocked(static_cast<hw::Stage>(q), index, prog[index], whyBlocked(m, s.status[m]));
+      first = std::min<uint64_t>(first, index);
+    }
+    const uint32_t fetched = s.insn[host::kModuleFetch];
+    if (fetched < prog.size()) deadlock.fetchStalled(fetched, prog[fetched], cfg_.insnQueueDepth);
+    if (first == prog.size()) {
+      if (fetched >= prog.size())
+        throw Error(runWhat, "the accelerator stopped moving with nothing queued (CTRL reads " +
+                                 hex(link_.readReg(host::kRegCtrl)) + ") on " + channel_->describe());
+      first = fetched;
+    }
+    throw deadlock.error(first);
+  }
+
+  // After done, modules FINISH did not wait for may still be storing: every module idle first, or
+  // the status registers unchanged over two snapshots (what is left is reported by checkBalanced).
   void settle(std::chrono::steady_clock::time_point deadline) {
+    Snapshot last{};
+    bool first = true;
     for (;;) {
-      const uint32_t fetch = stateOf(link_.readReg(host::kStatusBase + 4 * host::kModuleFetch));
-      const uint32_t load = stateOf(link_.readReg(host::kStatusBase + 4 * host::kModuleLoad));
-      const uint32_t compute = stateOf(link_.readReg(host::kStatusBase + 4 * host::kModuleCompute));
-      const uint32_t store = stateOf(link_.readReg(host::kStatusBase + 4 * host::kModuleStore));
-      bool queuesEmpty = true;
-      for (int q = 0; q < host::kNumInsnQueues; ++q) queuesEmpty &= link_.readReg(host::kQueueBase + 4 * q) == 0;
+      const Snapshot now = snapshot();
+      if (!first && !now.anyBusy() && now == last) return;
+      first = false;
+      last = now;
+      const uint32_t fetch = stateOf(now.status[host::kModuleFetch]);
+      const uint32_t load = stateOf(now.status[host::kModuleLoad]);
+      const uint32_t compute = stateOf(now.status[host::kModuleCompute]);
+      const uint32_t store = stateOf(now.status[host::kModuleStore]);
+      const bool queuesEmpty = std::all_of(std::begin(now.queued), std::end(now.queued), [](uint32_t n) { return n == 0; });
       const bool idle = (fetch == host::kStateIdle || fetch == host::kStateAllDispatched) &&
                         load == host::kStateIdle &&
                         (compute == host::kStateIdle || compute == host::kStateHaltedAtFinish) &&
@@ -488,7 +571,7 @@ class BoardTarget : public Target {
         left.computeAfterFinish(queued);
       else
         left.neverExecuted(static_cast<hw::Stage>(stage), nameOf(prog, link_.readReg(host::kInsnBase + 4 * m)),
-                           std::string(host::kModuleNames[m]) + " in state " + std::to_string(st));
+                           whyBlocked(m, link_.readReg(host::kStatusBase + 4 * m)));
     }
     const uint32_t fetched = link_.readReg(host::kInsnBase + 4 * host::kModuleFetch);
     if (fetched < prog.size()) left.neverFetched(fetched, prog[fetched], prog.size());

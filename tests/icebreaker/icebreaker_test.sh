@@ -69,6 +69,25 @@ ASM
 expect 1 "but the board memory window is [0x0, 0x20000), 128 KiB" -- "$TESSERA" sim --target icebreaker-sim --config pico --insn big.bin
 expect 1 "but the board memory window is [0x0, 0x20000), 128 KiB" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" --config pico --insn big.bin
 
+# --- a deadlock and an unbalanced FINISH are reported as fsim reports them, long before the timeout
+cat > deadlock.s <<'ASM'
+GEMM deps=pop_prev reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=1
+FINISH
+ASM
+"$TESSERA" asm --config pico deadlock.s -o deadlock.bin > /dev/null
+msg="deadlock at instruction 0: no stage can make progress: compute stage: instruction 0 (GEMM) waits for a token on queue l2g"
+expect 1 "$msg" -- "$TESSERA" sim --config pico --insn deadlock.bin
+expect 1 "$msg" -- "$TESSERA" sim --target icebreaker-sim -o timeout=5 --config pico --insn deadlock.bin
+expect 1 "$msg" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" -o timeout=20 --config pico --insn deadlock.bin
+cat > unbalanced.s <<'ASM'
+LOAD.INP deps=pop_next sram_base=3 dram_base=0x900 y_size=1 x_size=1 x_stride=1
+FINISH
+ASM
+"$TESSERA" asm --config pico unbalanced.s -o unbalanced.bin > /dev/null
+msg="load instruction 0 (LOAD.INP) never executed (waits for a token on queue g2l (compute->load), which is empty)"
+expect 1 "$msg" -- "$TESSERA" sim --config pico --insn unbalanced.bin
+expect 1 "$msg" -- "$TESSERA" sim --target icebreaker-sim -o timeout=5 --config pico --insn unbalanced.bin
+
 kill -0 "$board_pid" 2>/dev/null || bad "tessera-fake-icebreaker died: $(cat board.err)"
 if [[ $fails -ne 0 ]]; then echo "$fails check(s) failed"; exit 1; fi
 echo "icebreaker serial path: all checks passed"
