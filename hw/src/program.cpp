@@ -1,6 +1,7 @@
 // Decoding and static validation of a program in DRAM (fsim and tsim run the same checks).
 #include "tessera/hw/program.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 
@@ -179,6 +180,13 @@ std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnP
     }
     if (!dec.valid(prog[i])) validateOrThrow(isa, dram, prog[i], i);
   }
+  return prog;
+}
+
+std::vector<Insn> decodeRunnableProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count) {
+  std::vector<Insn> prog = decodeProgram(isa, dram, insnPhys, count);
+  if (std::none_of(prog.begin(), prog.end(), [](const Insn& i) { return i.opcode == Opcode::kFinish; }))
+    throw run_error::missingFinish(count);
   return prog;
 }
 

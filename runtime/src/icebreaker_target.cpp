@@ -319,9 +319,7 @@ class BoardTarget : public Target {
 
   void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override {
     counters_.runs += 1;
-    const std::vector<hw::Insn> prog = hw::decodeProgram(isa_, dram_, insnPhys, count);
-    if (std::none_of(prog.begin(), prog.end(), [](const hw::Insn& i) { return i.opcode == hw::Opcode::kFinish; }))
-      throw hw::run_error::missingFinish(count);
+    const std::vector<hw::Insn> prog = hw::decodeRunnableProgram(isa_, dram_, insnPhys, count);
     const std::string runWhat = "run of " + std::to_string(count) + " instructions on " + channel_->describe();
 
     // The session's buffers lie anywhere below 4 GiB, the board memory is 128 KiB: the pages the
