@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -196,6 +197,14 @@ class SerialChannel : public ByteChannel {
       const int err = errno;
       ::close(fd_);
       throw Error(device, std::string("not a serial port (tcgetattr: ") + std::strerror(err) + ")");
+    }
+    // Two drivers on one board interleave their requests' bytes and read each other's replies: the
+    // second is refused while the first holds the port.
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd_);
+      throw Error(device, err == EWOULDBLOCK ? std::string("the serial port is in use by another process (it holds a lock on it)")
+                                             : std::string("cannot lock the serial port: ") + std::strerror(err));
     }
     // Raw 8N1: no echo, no line editing, no flow control, no translation of any byte.
     ::cfmakeraw(&t);
