@@ -1,5 +1,9 @@
 // The vector ALU: one micro-op's BATCH x BLOCK_OUT int32 lanes per cycle, result registered.
 //
+// clr_i zeroes the result register instead (a reset GEMM's micro-op, which writes zeros), so the
+// result is the row written whatever the micro-op, and a row forwarded from it needs no zero
+// select in front of the next micro-op's arithmetic.
+//
 // The second operand is the immediate (sign-extended by the caller) or the source row. MIN and
 // MAX compare signed; ADD and MUL wrap at 32 bits; SHR shifts arithmetically right by the operand
 // mod 32, and left by its magnitude mod 32 when the operand is negative.
@@ -8,6 +12,7 @@
 module tessera_alu_core (
   input  logic                                 clk_i,
   input  logic                                 en_i,
+  input  logic                                 clr_i,
   input  logic [2:0]                           op_i,
   input  logic                                 use_imm_i,
   input  logic [31:0]                          imm_i,
@@ -57,7 +62,8 @@ module tessera_alu_core (
   endfunction
 
   always_ff @(posedge clk_i) begin
-    if (en_i) y_o <= apply(op_i, use_imm_i, imm_i, a_i, b_i);
+    if (clr_i) y_o <= '0;
+    else if (en_i) y_o <= apply(op_i, use_imm_i, imm_i, a_i, b_i);
   end
 
 endmodule
