@@ -44,16 +44,22 @@ module tessera_alu_core (
     mul32 = p0 + {p1, 24'b0} + {p2, 17'b0};
   endfunction
 
-  function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
+  // The multiply is the deepest operation, so it meets the others in one last two-way choice
+  // rather than as one arm of a five-way multiplexer (one LUT level less behind it).
+  function automatic logic [31:0] lane_other(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
     logic [4:0] left;
     left = 5'(-b);
     case (op)
-      OpMin: lane_op = ($signed(a) < $signed(b)) ? a : b;
-      OpMax: lane_op = ($signed(a) < $signed(b)) ? b : a;
-      OpAdd: lane_op = a + b;
-      OpShr: lane_op = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);
-      default: lane_op = mul32(a, b);
+      OpMin: lane_other = ($signed(a) < $signed(b)) ? a : b;
+      OpMax: lane_other = ($signed(a) < $signed(b)) ? b : a;
+      OpAdd: lane_other = a + b;
+      default: lane_other = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);  // OpShr
     endcase
+  endfunction
+
+  function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
+    if (op == OpMin || op == OpMax || op == OpAdd || op == OpShr) lane_op = lane_other(op, a, b);
+    else lane_op = mul32(a, b);
   endfunction
 
   function automatic logic [AccWidth-1:0] apply(input logic [2:0] op, input logic use_imm, input logic [31:0] imm,
