@@ -97,14 +97,16 @@ bitstream-%:
 	  bash scripts/fpga/build.sh $*
 
 # Resource and logic-depth report of the RTL for a Xilinx family with Yosys (no Vivado; docs/fpga.md):
-# make fpga-report [CONFIG=default] [FAMILY=xc7|xcup]; table on stdout, JSON and netlists in
-# build/fpga-report/<config>-<family>/. Fails on a latch, an SRAM not in block RAM or a part overflow.
+# make fpga-report [CONFIG=default] [FAMILY=xc7|xcup] [MAX_DEPTH=N]; table on stdout, JSON and netlists
+# in build/fpga-report/<config>-<family>/. Fails on a latch, an SRAM not in block RAM or a part
+# overflow, and with MAX_DEPTH on a register-to-register path deeper than N LUT levels.
 FAMILY ?= xc7
+MAX_DEPTH ?=
 fpga-report: configure
 	@cmake --build --preset default --target tessera_generated_headers > /dev/null
 	@python3 scripts/fpga/yosys_report.py --gen build/generated/$(CONFIG) --rtl rtl \
 	  --boards scripts/fpga/boards.tcl --family $(FAMILY) --work build/fpga-report/$(CONFIG)-$(FAMILY) \
-	  --json build/fpga-report/$(CONFIG)-$(FAMILY)/report.json --check
+	  --json build/fpga-report/$(CONFIG)-$(FAMILY)/report.json --check $(if $(MAX_DEPTH),--max-depth $(MAX_DEPTH))
 
 # Gate-level simulation (gls/README.md): turns TESSERA_BUILD_GLS on in build/, synthesizes and
 # verilates the netlists of TESSERA_GLS_CONFIGS (default small; ~6 minutes on 2 cores), then runs the

@@ -1,5 +1,9 @@
 // The vector ALU: one micro-op's BATCH x BLOCK_OUT int32 lanes per cycle, result registered.
 //
+// clr_i zeroes the result register instead (a reset GEMM's micro-op, which writes zeros), so the
+// result is the row written whatever the micro-op, and a row forwarded from it needs no zero
+// select in front of the next micro-op's arithmetic.
+//
 // The second operand is the immediate (sign-extended by the caller) or the source row. MIN and
 // MAX compare signed; ADD and MUL wrap at 32 bits; SHR shifts arithmetically right by the operand
 // mod 32, and left by its magnitude mod 32 when the operand is negative.
@@ -8,6 +12,7 @@
 module tessera_alu_core (
   input  logic                                 clk_i,
   input  logic                                 en_i,
+  input  logic                                 clr_i,
   input  logic [2:0]                           op_i,
   input  logic                                 use_imm_i,
   input  logic [31:0]                          imm_i,
@@ -39,16 +44,22 @@ module tessera_alu_core (
     mul32 = p0 + {p1, 24'b0} + {p2, 17'b0};
   endfunction
 
-  function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
+  // The multiply is the deepest operation, so it meets the others in one last two-way choice
+  // rather than as one arm of a five-way multiplexer (one LUT level less behind it).
+  function automatic logic [31:0] lane_other(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
     logic [4:0] left;
     left = 5'(-b);
     case (op)
-      OpMin: lane_op = ($signed(a) < $signed(b)) ? a : b;
-      OpMax: lane_op = ($signed(a) < $signed(b)) ? b : a;
-      OpAdd: lane_op = a + b;
-      OpShr: lane_op = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);
-      default: lane_op = mul32(a, b);
+      OpMin: lane_other = ($signed(a) < $signed(b)) ? a : b;
+      OpMax: lane_other = ($signed(a) < $signed(b)) ? b : a;
+      OpAdd: lane_other = a + b;
+      default: lane_other = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);  // OpShr
     endcase
+  endfunction
+
+  function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
+    if (op == OpMin || op == OpMax || op == OpAdd || op == OpShr) lane_op = lane_other(op, a, b);
+    else lane_op = mul32(a, b);
   endfunction
 
   function automatic logic [AccWidth-1:0] apply(input logic [2:0] op, input logic use_imm, input logic [31:0] imm,
@@ -57,7 +68,8 @@ module tessera_alu_core (
   endfunction
 
   always_ff @(posedge clk_i) begin
-    if (en_i) y_o <= apply(op_i, use_imm_i, imm_i, a_i, b_i);
+    if (clr_i) y_o <= '0;
+    else if (en_i) y_o <= apply(op_i, use_imm_i, imm_i, a_i, b_i);
   end
 
 endmodule

@@ -34,6 +34,7 @@ module tessera_compute #(
   input  logic [EntryWidth-1:0]                  q_entry_i,
   /* verilator lint_on UNUSEDSIGNAL */
   output logic                                   q_pop_o,
+  output logic                                   q_held_o,  // an instruction waits in the head register
   // Tokens.
   input  logic                                   l2g_empty_i,
   output logic                                   l2g_pop_o,
@@ -132,7 +133,56 @@ module tessera_compute #(
   localparam int PipeGemm = 0;
   localparam int PipeAlu = 1;
 
-  // ------------------------------------------------------------ decode of the queue head
+  // ------------------------------------------------------------ the head register
+  // The instruction at the queue's head moves into a register of its own, with what dispatch
+  // needs decoded, and is checked and dispatched from there: deciding on the queue's read data
+  // made the queue's output, the dependency check, dispatch and the loader's or a pipe's first
+  // stage one path. The register refills in the cycle its instruction leaves, so instructions
+  // still leave one per cycle; one reaching an empty register dispatches a cycle later than it
+  // would from the queue.
+  logic                  hd_valid_q;
+  logic [EntryWidth-1:0] hd_entry_q;
+  logic                  hd_is_load_q, hd_is_uops_q, hd_is_finish_q, hd_target_q, hd_load_nonempty_q;
+  logic [3:0]            hd_leb_q;
+  logic                  take;  // the head instruction is dispatched or issued this cycle
+  assign q_pop_o = q_valid_i && (!hd_valid_q || take);
+  assign q_held_o = hd_valid_q;
+
+  // Each format has fields only some opcodes use.
+  /* verilator lint_off UNUSEDSIGNAL */
+  tessera_config_pkg::insn_mem_t  q_mem_insn;
+  tessera_config_pkg::insn_gemm_t q_gemm_insn;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign q_mem_insn = q_entry_i[InsnWidth-1:0];
+  assign q_gemm_insn = q_entry_i[InsnWidth-1:0];
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || start_i) begin
+      hd_valid_q         <= 1'b0;
+      hd_entry_q         <= '0;
+      hd_is_load_q       <= 1'b0;
+      hd_is_uops_q       <= 1'b0;
+      hd_is_finish_q     <= 1'b0;
+      hd_target_q        <= 1'b0;
+      hd_load_nonempty_q <= 1'b0;
+      hd_leb_q           <= '0;
+    end else if (q_pop_o) begin
+      hd_valid_q         <= 1'b1;
+      hd_entry_q         <= q_entry_i;
+      hd_is_load_q       <= q_mem_insn.opcode == OpLoad;
+      hd_is_uops_q       <= q_mem_insn.opcode == OpGemm || q_mem_insn.opcode == OpAlu;
+      hd_is_finish_q     <= q_mem_insn.opcode == OpFinish;
+      // Reset GEMMs only write zeros: the ALU pipe takes them, the GEMM pipe keeps the GEMM core busy.
+      hd_target_q        <= (q_mem_insn.opcode == OpGemm && !q_gemm_insn.reset) ? 1'(PipeGemm) : 1'(PipeAlu);
+      hd_load_nonempty_q <= q_mem_insn.x_size != '0;
+      hd_leb_q           <= q_mem_insn.memory_type == MemUop ? LogUopBytes :
+                            (q_mem_insn.memory_type == MemAcc ? LogAccBytes : LogAcc8Bytes);
+    end else if (take) begin
+      hd_valid_q         <= 1'b0;
+    end
+  end
+
+  // ------------------------------------------------------------ decode of the head register
   // A queue entry is {instruction index, instruction}; the instruction is decoded through the
   // generated formats (the fields every format shares are read through the memory format).
   // Each format has fields only some opcodes use.
@@ -142,10 +192,10 @@ module tessera_compute #(
   tessera_config_pkg::insn_alu_t  alu_insn;
   /* verilator lint_on UNUSEDSIGNAL */
   logic [31:0] entry_index;
-  assign mem_insn = q_entry_i[InsnWidth-1:0];
-  assign gemm_insn = q_entry_i[InsnWidth-1:0];
-  assign alu_insn = q_entry_i[InsnWidth-1:0];
-  assign entry_index = q_entry_i[EntryWidth-1 -: 32];
+  assign mem_insn = hd_entry_q[InsnWidth-1:0];
+  assign gemm_insn = hd_entry_q[InsnWidth-1:0];
+  assign alu_insn = hd_entry_q[InsnWidth-1:0];
+  assign entry_index = hd_entry_q[EntryWidth-1 -: 32];
 
   logic [2:0]  opcode, mem_type;
   logic        pop_prev, pop_next, push_prev, push_next;
@@ -203,17 +253,40 @@ module tessera_compute #(
 
   // ------------------------------------------------------------ dispatch
   logic is_load, is_uops, target;
-  assign is_load = (opcode == OpLoad);
-  assign is_uops = (opcode == OpGemm) || (opcode == OpAlu);
-  // Reset GEMMs only write zeros: the ALU pipe takes them, the GEMM pipe keeps the GEMM core busy.
-  assign target = (opcode == OpGemm && !gemm_insn.reset) ? 1'(PipeGemm) : 1'(PipeAlu);
+  assign is_load = hd_is_load_q;
+  assign is_uops = hd_is_uops_q;
+  assign target = hd_target_q;
 
-  // A push waits while an older instruction in flight still has to push to the same queue.
+  // A push waits while an older instruction in flight still has to push to the same queue. Which
+  // queues the instructions in the pipes push to is kept in two registers, set from the pipes'
+  // next occupancy (a pipe is taken by dispatch and freed by retire only), rather than read
+  // from the pipes' busy flags in front of the dependency check.
+  logic push_prev_pending_q, push_next_pending_q, push_prev_pending_d, push_next_pending_d;
   logic push_prev_pending, push_next_pending;
-  assign push_prev_pending = |(pipe_busy & slot_push_prev_q);
-  assign push_next_pending = |(pipe_busy & slot_push_next_q);
+  assign push_prev_pending = push_prev_pending_q;
+  assign push_next_pending = push_next_pending_q;
+  always_comb begin
+    push_prev_pending_d = 1'b0;
+    push_next_pending_d = 1'b0;
+    for (int p = 0; p < 2; p++) begin
+      if (pipe_start[p]) begin
+        push_prev_pending_d = push_prev_pending_d || push_prev;
+        push_next_pending_d = push_next_pending_d || push_next;
+      end else if (pipe_busy[p] && !pipe_retire[p]) begin
+        push_prev_pending_d = push_prev_pending_d || slot_push_prev_q[p];
+        push_next_pending_d = push_next_pending_d || slot_push_next_q[p];
+      end
+    end
+  end
 
-  logic deps_ready;
+  // The dependency check's decision is made here, inline, and tessera_dep_check only says what
+  // the head waits for: synthesis keeps the hierarchy, so the decision taken from a module of its
+  // own could not merge with dispatch, and cost two levels more in front of the pipes and the
+  // loader.
+  logic deps_ready, deps_check_ready;
+  assign deps_ready = !(pop_prev && l2g_empty_i) && !(pop_next && s2g_empty_i) &&
+                      !(push_prev && (g2l_full_i || push_prev_pending)) &&
+                      !(push_next && (g2s_full_i || push_next_pending));
   tessera_host_pkg::status_t deps_status;
   tessera_dep_check u_deps (
     .pop_req_i({pop_next, pop_prev}), .pop_empty_i({s2g_empty_i, l2g_empty_i}),
@@ -221,17 +294,17 @@ module tessera_compute #(
     .push_req_i({push_next, push_prev}),
     .push_full_i({g2s_full_i || push_next_pending, g2l_full_i || push_prev_pending}),
     .push_queue_i({QueueG2s, QueueG2l}),
-    .ready_o(deps_ready), .status_o(deps_status)
+    .ready_o(deps_check_ready), .status_o(deps_status)
   );
 
   logic head_ready, dispatch, issue;
-  assign head_ready = (state_q == StIdle) && q_valid_i && deps_ready && !any_fault;
+  assign head_ready = (state_q == StIdle) && hd_valid_q && deps_ready && !any_fault;
   // GEMM/ALU: into a free pipe. LOAD, FINISH and the rest: once both pipes are empty.
   assign dispatch = head_ready && is_uops && !pipe_busy[target];
   assign issue = head_ready && !is_uops && pipe_busy == '0;
-  assign q_pop_o = dispatch || issue;
-  assign l2g_pop_o = q_pop_o && pop_prev;
-  assign s2g_pop_o = q_pop_o && pop_next;
+  assign take = dispatch || issue;
+  assign l2g_pop_o = take && pop_prev;
+  assign s2g_pop_o = take && pop_next;
   assign pipe_start = dispatch ? (2'b01 << target) : 2'b00;
 
   // ------------------------------------------------------------ when a scanned instruction goes
@@ -274,7 +347,7 @@ module tessera_compute #(
   logic [15:0]             ld_sram_base;
   /* verilator lint_on UNUSEDSIGNAL */
 
-  assign load_start = issue && is_load && x_size != '0;
+  assign load_start = issue && is_load && hd_load_nonempty_q;
   assign ld_sram_base = mem_insn.sram_base;
 
   // A load runs alone, so the loader always takes the job and its tags are not needed.
@@ -293,7 +366,7 @@ module tessera_compute #(
     .y_pad1_i(mem_insn.y_pad_1),
     .x_pad0_i(mem_insn.x_pad_0),
     .x_pad1_i(mem_insn.x_pad_1),
-    .log_elem_bytes_i(mem_type == MemUop ? LogUopBytes : (mem_type == MemAcc ? LogAccBytes : LogAcc8Bytes)),
+    .log_elem_bytes_i(hd_leb_q),
     .busy_o(loader_busy), .done_o(loader_done),
     .req_valid_o, .req_addr_o, .req_len_o, .req_ready_i,
     .rsp_valid_i, .rsp_data_i, .rsp_ready_o,
@@ -468,16 +541,16 @@ module tessera_compute #(
     older_d = older_q;
     case (state_q)
       StIdle: begin
-        if (q_valid_i) insn_d = entry_index;
+        if (hd_valid_q) insn_d = entry_index;
         if (issue) begin
           push_prev_d = push_prev;
           push_next_d = push_next;
-          if (opcode == OpFinish) begin
+          if (hd_is_finish_q) begin
             state_d = StFinish;
           end else if (is_load) begin
             is_uop_load_d = (mem_type == MemUop);
             is_acc_load_d = (mem_type == MemAcc);
-            state_d = (x_size != '0) ? StLoad : StPush;
+            state_d = hd_load_nonempty_q ? StLoad : StPush;
           end else begin
             state_d = StPush;
           end
@@ -509,7 +582,11 @@ module tessera_compute #(
       slot_index_q[1] <= '0;
       slot_push_prev_q <= '0;
       slot_push_next_q <= '0;
+      push_prev_pending_q <= 1'b0;
+      push_next_pending_q <= 1'b0;
     end else begin
+      push_prev_pending_q <= push_prev_pending_d;
+      push_next_pending_q <= push_next_pending_d;
       state_q <= state_d;
       push_prev_q <= push_prev_d;
       push_next_q <= push_next_d;
@@ -530,17 +607,18 @@ module tessera_compute #(
   assign fault_pipe = pipe_fault[PipeAlu];
   assign g2l_push_o = (state_q == StPush && push_prev_q) || (retire_pipe && slot_push_prev_q[retiring]);
   assign g2s_push_o = (state_q == StPush && push_next_q) || (retire_pipe && slot_push_next_q[retiring]);
-  assign retire_o = (state_q == StPush) || (state_q == StIdle && issue && opcode == OpFinish) || retire_pipe;
+  assign retire_o = (state_q == StPush) || (state_q == StIdle && issue && hd_is_finish_q) || retire_pipe;
   assign finish_o = (state_q == StFinish);
   assign busy_o = (state_q == StLoad) || (state_q == StPush) || pipe_busy != '0;
-  assign stall_o = (state_q == StIdle) && q_valid_i && !deps_ready && pipe_busy == '0;
+  assign stall_o = (state_q == StIdle) && hd_valid_q && !deps_ready && pipe_busy == '0;
   assign fault_o = any_fault;
   assign fault_info_o = pipe_fault_info[fault_pipe];
   always_comb begin
     status_o = '0;
     if (state_q == StFinish) status_o.state = tessera_host_pkg::StateHaltedAtFinish;
     else if (busy_o) status_o.state = tessera_host_pkg::StateBusy;
-    else if (q_valid_i) status_o = deps_status;
+    else if (hd_valid_q) status_o = deps_status;
+    else if (q_valid_i) status_o.state = tessera_host_pkg::StateBusy;  // moving into the head register
     else status_o.state = tessera_host_pkg::StateIdle;
   end
   // Trace: a pipe begins or ends the instruction it holds, or the head one it takes this cycle.
@@ -572,6 +650,12 @@ module tessera_compute #(
   NoPipeDuringLoad: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
                                      state_q == StLoad |-> pipe_busy == '0)
     else $error("tessera_compute: a pipe runs during a load");
+  DepsInline: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i) deps_ready == deps_check_ready)
+    else $error("tessera_compute: the inline dependency check disagrees with tessera_dep_check");
+  PendingPushes: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i)
+                                  push_prev_pending_q == |(pipe_busy & slot_push_prev_q) &&
+                                  push_next_pending_q == |(pipe_busy & slot_push_next_q))
+    else $error("tessera_compute: the pending-push registers disagree with the pipes");
   // Two instructions overlap only with apart, in-range footprints: then neither can fault.
   OneFaultAtATime: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i) pipe_fault != 2'b11)
     else $error("tessera_compute: both pipes faulted");
@@ -580,5 +664,9 @@ module tessera_compute #(
   // The loader reports completion through done; its busy level and readiness are not needed here.
   logic unused_loader;
   assign unused_loader = loader_busy ^ loader_ready ^ unused_tag_done ^ unused_tag_wr;
+`ifdef SYNTHESIS
+  logic unused_deps_check;
+  assign unused_deps_check = deps_check_ready;
+`endif
 
 endmodule

@@ -232,6 +232,15 @@ module tessera_host_regs #(
   end
 
   // ------------------------------------------------------------ reads
+  // The status words are registered first: each is its module's dependency check on the head of
+  // its queue, and with the read multiplexer behind it that was too deep a path. A read sees them
+  // as they were in the cycle before the read is taken.
+  logic [NumModules*StatusBits-1:0] status_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) status_q <= '0;
+    else status_q <= status_i;
+  end
+
   // The arrays of per-module, per-queue and counter registers are found by their word offset from
   // their base; the scalar registers by their word.
   logic [WordBits-1:0] rd_word;
@@ -262,7 +271,7 @@ module tessera_host_regs #(
     end else if (rd_word == WordFaultInfo) begin
       read_value = fault_info_q;
     end else if (rd_status < NumModules) begin
-      read_value = 32'(status_i[rd_status * StatusBits +: StatusBits]);
+      read_value = 32'(status_q[rd_status * StatusBits +: StatusBits]);
     end else if (rd_insn < NumModules) begin
       read_value = insn_i[rd_insn * 32 +: 32];
     end else if (rd_tokens < NumTokenQueues) begin

@@ -18,7 +18,7 @@ module tessera_load #(
   // Tokens: pops compute->load, pushes load->compute.
   input  logic                                  g2l_empty_i,
   output logic                                  g2l_pop_o,
-  input  logic [15:0]                           l2g_count_i,
+  input  logic                                  l2g_pop_i,   // compute takes a token from l2g
   output logic                                  l2g_push_o,
   // DRAM read client.
   output logic                                  req_valid_o,
@@ -85,18 +85,26 @@ module tessera_load #(
   localparam int TokenDepth = tessera_config_pkg::DEP_QUEUE_DEPTH;
 
   // Instructions overlap in the loader (the next one's bursts go out while the previous one's data
-  // arrives), so the tokens they will push are reserved when they issue.
-  logic [3:0]  pending_push_q;  // at most three jobs are in the loader (queue of two, one writing)
+  // arrives), so the tokens they will push are reserved when they issue: l2g_used_q counts the
+  // tokens on l2g plus those reserved, so it goes up when an instruction that pushes issues and
+  // down when compute pops. Kept as a counter of its own, with its full flag a register, rather
+  // than the token count plus the reservations compared in front of the issue decision.
+  localparam int UsedWidth = $clog2(TokenDepth + 1);
+  logic [UsedWidth-1:0] l2g_used_q;
+  logic        l2g_full_q;
   logic [31:0] insn_q;
   logic        l2g_full;
-  assign l2g_full = (32'(l2g_count_i) + 32'(pending_push_q)) >= TokenDepth;
+  assign l2g_full = l2g_full_q;
 
-  logic deps_ready;
+  // The dependency check's decision inline (as in tessera_compute: synthesis keeps the hierarchy),
+  // tessera_dep_check for what the head waits for.
+  logic deps_ready, deps_check_ready;
+  assign deps_ready = !(pop_next && g2l_empty_i) && !(push_next && l2g_full);
   tessera_host_pkg::status_t deps_status;
   tessera_dep_check u_deps (
     .pop_req_i({1'b0, pop_next}), .pop_empty_i({1'b0, g2l_empty_i}), .pop_queue_i({tessera_host_pkg::QueueG2l, tessera_host_pkg::QueueG2l}),
     .push_req_i({1'b0, push_next}), .push_full_i({1'b0, l2g_full}), .push_queue_i({tessera_host_pkg::QueueL2g, tessera_host_pkg::QueueL2g}),
-    .ready_o(deps_ready), .status_o(deps_status)
+    .ready_o(deps_check_ready), .status_o(deps_status)
   );
 
   // Every instruction, dependency-only ones included, becomes a loader job so completions (and
@@ -151,13 +159,23 @@ module tessera_load #(
   assign inp_wdata_o = wr_pad ? '0 : wr_data;
   assign wgt_wdata_o = inp_wdata_o;
 
+  logic reserve;
+  assign reserve = issue && push_next;
+
   always_ff @(posedge clk_i) begin
     if (!rst_ni || start_i) begin
-      pending_push_q <= '0;
-      insn_q         <= '0;
+      l2g_used_q <= '0;
+      l2g_full_q <= 1'b0;
+      insn_q     <= '0;
     end else begin
       if (q_valid_i) insn_q <= q_entry_i[EntryWidth-1 -: 32];
-      pending_push_q <= pending_push_q + 4'(issue && push_next) - 4'(loader_done && done_tag[0]);
+      if (reserve && !l2g_pop_i) begin
+        l2g_used_q <= l2g_used_q + 1'b1;
+        l2g_full_q <= 32'(l2g_used_q) == TokenDepth - 1;
+      end else if (l2g_pop_i && !reserve) begin
+        l2g_used_q <= l2g_used_q - 1'b1;
+        l2g_full_q <= 1'b0;
+      end
     end
   end
 
@@ -174,5 +192,13 @@ module tessera_load #(
     else status_o.state = tessera_host_pkg::StateIdle;
   end
   assign insn_o = insn_q;
+
+`ifndef SYNTHESIS
+  DepsInline: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i) deps_ready == deps_check_ready)
+    else $error("tessera_load: the inline dependency check disagrees with tessera_dep_check");
+`else
+  logic unused_deps_check;
+  assign unused_deps_check = deps_check_ready;
+`endif
 
 endmodule

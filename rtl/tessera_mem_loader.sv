@@ -188,7 +188,7 @@ module tessera_mem_loader #(
   logic        narrow;        // elements narrower than a beat (micro-ops)
   logic [BeatIdxWidth-1:0] last_beat;
   logic        row_is_data, col_is_data, is_data, last_col, last_row, elem_last_in_row;
-  logic [LogBusBytes-1:0] boff, elem_bytes_in_beat;
+  logic [LogBusBytes-1:0] boff;
   logic        beat_consumed, elem_done, job_finished;
   logic [16:0] job_rows, job_cols;
 
@@ -198,9 +198,24 @@ module tessera_mem_loader #(
   logic row_in_data_q, col_in_data_q, col_first_data_q, col_last_data_q;
   logic [16:0] wr_row_d, wr_col_d;
 
+  // What the element size decides, and where in its beat an element starts, are registers too,
+  // kept ready for the element being written: the ready to the read channel feeds the read
+  // arbiter's order queue in the same cycle, so it follows registers through two levels. Per job:
+  // elements narrower than a beat, the last beat of an element, an element's bytes within a beat
+  // (narrow ones). Per row: the byte offset of its first data element in its beat (row_boff_q).
+  // And whether an element ends its beat: starting at the row's offset (row_wrap_q) or at the
+  // running offset (run_wrap_q).
+  logic                    narrow_q, row_wrap_q, run_wrap_q;
+  logic [BeatIdxWidth-1:0] last_beat_q;
+  logic [LogBusBytes-1:0]  eb_q, row_boff_q;
+
+  function automatic logic [LogBusBytes-1:0] elem_boff(input logic [31:0] elem, input logic [3:0] leb);
+    elem_boff = LogBusBytes'(elem << leb);
+  endfunction
+
   always_comb begin
-    narrow = (32'(leb_q) < LogBusBytes);
-    last_beat = narrow ? '0 : BeatIdxWidth'((1 << (32'(leb_q) - LogBusBytes)) - 1);
+    narrow = narrow_q;
+    last_beat = last_beat_q;
     row_is_data = row_in_data_q;
     col_is_data = col_in_data_q;
     is_data = row_is_data && col_is_data;
@@ -208,9 +223,8 @@ module tessera_mem_loader #(
     last_row = (wr_row_q == rows_last_q);
     elem_last_in_row = col_last_data_q;
     // A row's first data element starts wherever its DRAM address falls inside the first beat.
-    boff = col_first_data_q ? LogBusBytes'(wr_row_elem_q << leb_q) : wr_boff_q;
-    elem_bytes_in_beat = narrow ? LogBusBytes'(1 << leb_q) : '0;
-    beat_consumed = !narrow || elem_last_in_row || (boff + elem_bytes_in_beat == '0);
+    boff = col_first_data_q ? row_boff_q : wr_boff_q;
+    beat_consumed = !narrow || elem_last_in_row || (col_first_data_q ? row_wrap_q : run_wrap_q);
     elem_done = !is_data || (rsp_valid_i && (narrow || wr_beat_q == last_beat));
     job_rows = {13'b0, job_y_pad0} + {1'b0, job_y_size} + {13'b0, job_y_pad1};
     job_cols = {13'b0, job_x_pad0} + {1'b0, job_x_size} + {13'b0, job_x_pad1};
@@ -255,7 +269,10 @@ module tessera_mem_loader #(
   // The next job starts when the write side is idle or finishing its current job; an empty job
   // completes when it starts, so it waits for an idle cycle rather than complete together with
   // the job before it (one completion per cycle).
-  logic job_empty;
+  logic job_empty, job_narrow;
+  logic [LogBusBytes-1:0] job_eb;
+  assign job_narrow = 32'(job_leb) < LogBusBytes;
+  assign job_eb = job_narrow ? LogBusBytes'(1 << job_leb) : '0;
   assign job_empty = (job_rows == '0 || job_x_size == '0);
   assign jobs_pop = !jobs_empty && (!wr_active_q || (job_finished && !job_empty));
 
@@ -288,6 +305,12 @@ module tessera_mem_loader #(
       row_data_end_q  <= '0;
       col_data_end_q  <= '0;
       col_data_last_q <= '0;
+      narrow_q      <= 1'b0;
+      last_beat_q   <= '0;
+      eb_q          <= '0;
+      row_boff_q    <= '0;
+      row_wrap_q    <= 1'b0;
+      run_wrap_q    <= 1'b0;
     end else begin
       done_q <= 1'b0;
       if (job_finished) begin
@@ -296,13 +319,20 @@ module tessera_mem_loader #(
         done_tag_q  <= wr_tag_q;
       end else if (wr_valid_o) begin
         if (is_data && !narrow) wr_beat_q <= (wr_beat_q == last_beat) ? '0 : wr_beat_q + 1'b1;
-        if (is_data && narrow) wr_boff_q <= boff + elem_bytes_in_beat;
+        if (is_data && narrow) begin
+          wr_boff_q  <= boff + eb_q;
+          run_wrap_q <= boff + eb_q + eb_q == '0;
+        end
         if (elem_done) begin
           wr_addr_q <= wr_addr_q + 1'b1;
           if (last_col) begin
             wr_col_q <= '0;
             wr_row_q <= wr_row_q + 1'b1;
-            if (row_is_data) wr_row_elem_q <= wr_row_elem_q + {16'b0, x_stride_q};
+            if (row_is_data) begin
+              wr_row_elem_q <= wr_row_elem_q + {16'b0, x_stride_q};
+              row_boff_q    <= elem_boff(wr_row_elem_q + {16'b0, x_stride_q}, leb_q);
+              row_wrap_q    <= elem_boff(wr_row_elem_q + {16'b0, x_stride_q}, leb_q) + eb_q == '0;
+            end
           end else begin
             wr_col_q <= wr_col_q + 1'b1;
           end
@@ -313,6 +343,12 @@ module tessera_mem_loader #(
         y_pad0_q      <= job_y_pad0;
         x_pad0_q      <= job_x_pad0;
         leb_q         <= job_leb;
+        narrow_q      <= job_narrow;
+        last_beat_q   <= job_narrow ? '0 : BeatIdxWidth'((1 << (32'(job_leb) - LogBusBytes)) - 1);
+        eb_q          <= job_eb;
+        row_boff_q    <= elem_boff(job_dram_base, job_leb);
+        row_wrap_q    <= elem_boff(job_dram_base, job_leb) + job_eb == '0;
+        run_wrap_q    <= job_eb == '0;
         rows_last_q   <= job_rows - 1'b1;
         cols_last_q   <= job_cols - 1'b1;
         row_data_end_q  <= {13'b0, job_y_pad0} + {1'b0, job_y_size};

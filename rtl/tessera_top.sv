@@ -166,6 +166,7 @@ module tessera_top (
   localparam logic [63:0] QueueLutRamSramBits = 64'(2 * 1024 * 1024);
   localparam bit QueueLutRam = SramBits >= QueueLutRamSramBits;
 
+  logic compute_q_held;
   for (genvar q = 0; q < NumInsnQueues; q++) begin : g_insn_queue
     logic [QueueCountWidth-1:0] count;
     tessera_fifo #(.Width(EntryWidth), .Depth(QueueDepth), .LutRam(QueueLutRam)) u_queue (
@@ -174,7 +175,8 @@ module tessera_top (
       .pop_i(q_pop[q]), .rdata_o(q_head[q * EntryWidth +: EntryWidth]),
       .empty_o(q_empty[q]), .full_o(q_full[q]), .count_o(count)
     );
-    assign queues[q * 16 +: 16] = 16'(count);
+    // Compute holds its next instruction in a register of its own; it still counts as queued.
+    assign queues[q * 16 +: 16] = 16'(count) + 16'(q == QCompute && compute_q_held);
   end
 
   // ------------------------------------------------------------ dependency token queues
@@ -269,7 +271,7 @@ module tessera_top (
   tessera_load #(.EntryWidth(EntryWidth)) u_load (
     .clk_i, .rst_ni, .start_i(start),
     .q_valid_i(!q_empty[QLoad]), .q_entry_i(q_head[QLoad * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QLoad]),
-    .g2l_empty_i(tok_empty[TokG2l]), .g2l_pop_o(tok_pop[TokG2l]), .l2g_count_i(tokens[TokL2g * 16 +: 16]),
+    .g2l_empty_i(tok_empty[TokG2l]), .g2l_pop_o(tok_pop[TokG2l]), .l2g_pop_i(tok_pop[TokL2g]),
     .l2g_push_o(tok_push[TokL2g]),
     .req_valid_o(rd_req_valid[ModLoad]), .req_addr_o(rd_req_addr[ModLoad * 32 +: 32]),
     .req_len_o(rd_req_len[ModLoad * 8 +: 8]), .req_ready_i(rd_req_ready[ModLoad]),
@@ -284,6 +286,7 @@ module tessera_top (
   tessera_compute #(.EntryWidth(EntryWidth)) u_compute (
     .clk_i, .rst_ni, .start_i(start),
     .q_valid_i(!q_empty[QCompute]), .q_entry_i(q_head[QCompute * EntryWidth +: EntryWidth]), .q_pop_o(q_pop[QCompute]),
+    .q_held_o(compute_q_held),
     .l2g_empty_i(tok_empty[TokL2g]), .l2g_pop_o(tok_pop[TokL2g]), .s2g_empty_i(tok_empty[TokS2g]), .s2g_pop_o(tok_pop[TokS2g]),
     .g2l_full_i(tok_full[TokG2l]), .g2l_push_o(tok_push[TokG2l]), .g2s_full_i(tok_full[TokG2s]), .g2s_push_o(tok_push[TokG2s]),
     .req_valid_o(rd_req_valid[ModCompute]), .req_addr_o(rd_req_addr[ModCompute * 32 +: 32]),

@@ -152,6 +152,7 @@ module tessera_uop_pipe #(
   logic [SrcAw-1:0] s1_idx_src_q;
   logic [WgtAw-1:0] s1_idx_wgt_q;
   logic             s1_bad_dst_q, s1_bad_src_q, s1_bad_wgt_q;
+  logic             s1_src_held_q;  // its source is the held row (see s1_reuse_src)
   // S2: operands arrive and the cores compute.
   logic        s2_valid_q;
   logic [AccAw-1:0] s2_dst_q;
@@ -185,6 +186,7 @@ module tessera_uop_pipe #(
   logic [SrcAw-1:0] s1_idx_src_d;
   logic [WgtAw-1:0] s1_idx_wgt_d;
   logic             s1_bad_dst_d, s1_bad_src_d, s1_bad_wgt_d;
+  logic             s1_src_held_d;
   logic        s2_valid_d;
   logic [AccAw-1:0] s2_dst_d;
   logic [AccWidth-1:0] s2_src_val_d;
@@ -230,10 +232,15 @@ module tessera_uop_pipe #(
   assign s1_run = s1_valid_q && !s1_scan_q;
   assign s1_fault = s1_run && !s1_phase_q && (s1_bad_dst_q || s1_bad_src_q || s1_bad_wgt_q) && !stop;
 
-  // A vector micro-op whose source is the held row skips the source read.
+  // A vector micro-op whose source is the held row skips the source read. Whether S1's micro-op
+  // names the held row is decided as it enters S1, from the row held from the next cycle on, and
+  // registered (s1_src_held_q): compared here, it was the start of the path through the bank
+  // grant into the SRAMs' addresses. The held row does not change while a micro-op waits in
+  // S1's first cycle: it is replaced only in the cycle after a source read (S1 then holds that
+  // micro-op in its second cycle) and dropped only when S1's micro-op moves on or a new
+  // instruction starts.
   logic s1_reuse_src, s1_src_phase;
-  assign s1_reuse_src = alu_vector && !s1_phase_q && src_hold_valid_q &&
-                        s1_idx_src_q[AccAw-1:0] == src_hold_idx_q;
+  assign s1_reuse_src = alu_vector && !s1_phase_q && s1_src_held_q;
   // This cycle S1 reads the vector source (its first of two cycles).
   assign s1_src_phase = alu_vector && !s1_phase_q && !s1_reuse_src;
 
@@ -267,12 +274,14 @@ module tessera_uop_pipe #(
   // The row read last cycle (from the bank it was read in), with any write since the read applied.
   logic [AccWidth-1:0] acc_fresh, core_out, s3_result;
   // Where the row read last cycle comes from (either bank's read data, or a write since the read:
-  // S3's result, zeros for a reset GEMM, or the previous write) is decided in the cycle of the
-  // read, from the writes coming (S2's destination becomes S3's, S3's the previous write), and
-  // registered: the cores' arithmetic then follows one multiplexer, not address comparisons.
+  // S3's result or the previous write) is decided in the cycle of the read, from the writes coming
+  // (S2's destination becomes S3's, S3's the previous write), and registered: the cores'
+  // arithmetic then follows one four-way multiplexer, not address comparisons. A reset GEMM's
+  // zeros come out of the ALU core's result register like any result (tessera_alu_core's clr_i).
   typedef enum logic [1:0] {FreshBank0, FreshBank1, FreshS3, FreshPrev} fresh_e;
-  fresh_e fresh_q, fresh_d;
-  logic   fresh_zero_q, fresh_zero_d;
+  // Kept as two bits (Yosys would re-encode it one-hot, a second level in front of the cores).
+  (* fsm_encoding = "none" *) fresh_e fresh_q;
+  fresh_e fresh_d;
   always_comb begin
     unique case (fresh_q)
       FreshBank0: acc_fresh = acc_rdata_i[0 +: AccWidth];
@@ -280,10 +289,8 @@ module tessera_uop_pipe #(
       FreshS3:    acc_fresh = core_out;
       default:    acc_fresh = fwd_data_q;
     endcase
-    if (fresh_zero_q) acc_fresh = '0;
   end
 
-  logic s3_zero_q, s3_zero_d;  // S3 holds a reset GEMM's micro-op: it writes zeros
   if (GemmPipe) begin : g_gemm
     tessera_gemm_core u_gemm (
       .clk_i, .en_i(s2_valid_q),
@@ -291,16 +298,21 @@ module tessera_uop_pipe #(
     );
     // The GEMM pipe never holds vector sources or reset GEMMs.
     logic unused_alu;
-    assign unused_alu = ^{alu_op_q, imm_q, s2_src_val_q};
+    assign unused_alu = ^{alu_op_q, imm_q, s2_src_val_q, reset_q};
+`ifndef SYNTHESIS
+    NoResetGemm: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) !(start_i && gemm_i && reset_i))
+      else $error("tessera_uop_pipe: the GEMM pipe was given a reset GEMM");
+`endif
   end else begin : g_alu
     tessera_alu_core u_alu (
-      .clk_i, .en_i(s2_valid_q && !gemm_q), .op_i(alu_op_q), .use_imm_i(use_imm_q), .imm_i(imm_q),
+      .clk_i, .en_i(s2_valid_q && !gemm_q), .clr_i(s2_valid_q && gemm_q && reset_q),
+      .op_i(alu_op_q), .use_imm_i(use_imm_q), .imm_i(imm_q),
       .a_i(acc_fresh), .b_i(s2_src_val_q), .y_o(core_out)
     );
     logic unused_gemm;
     assign unused_gemm = ^{inp_rdata_i, wgt_rdata_i};
   end
-  assign s3_result = s3_zero_q ? '0 : core_out;
+  assign s3_result = core_out;
 
   assign acc_we_o = s3_valid_q;
   assign acc_waddr_o = s3_dst_q;
@@ -312,7 +324,6 @@ module tessera_uop_pipe #(
     if (s3_valid_d && s2_dst_q == acc_raddr_o) fresh_d = FreshS3;
     else if (s3_valid_q && s3_dst_q == acc_raddr_o) fresh_d = FreshPrev;
     else fresh_d = acc_raddr_o[AccAw-1] ? FreshBank1 : FreshBank0;
-    fresh_zero_d = fresh_d == FreshS3 && s3_zero_d;
   end
 
   // ------------------------------------------------------------ footprint
@@ -427,12 +438,12 @@ module tessera_uop_pipe #(
     s1_bad_dst_d = s1_bad_dst_q;
     s1_bad_src_d = s1_bad_src_q;
     s1_bad_wgt_d = s1_bad_wgt_q;
+    s1_src_held_d = s1_src_held_q;
     s2_valid_d = 1'b0;
     s2_dst_d = s2_dst_q;
     s2_src_val_d = s2_src_val_q;
     s3_valid_d = s2_valid_q;
     s3_dst_d = s2_dst_q;
-    s3_zero_d = gemm_q && reset_q;
     fwd_data_d = fwd_data_q;
     acc_rd_addr_d = acc_raddr_o;
     src_read_d = 1'b0;
@@ -576,6 +587,9 @@ module tessera_uop_pipe #(
       fp_empty_d = start_empty;
     end
 
+    // The micro-op S1 takes: whether its source is the row held from the next cycle on.
+    if (s1_free) s1_src_held_d = src_hold_valid_d && idx_src[AccAw-1:0] == src_hold_idx_d;
+
     // After a fault nothing more is written: micro-ops behind the faulting one are dropped.
     if (stop) begin
       d_valid_d = 1'b0;
@@ -658,16 +672,15 @@ module tessera_uop_pipe #(
       s1_bad_dst_q  <= 1'b0;
       s1_bad_src_q  <= 1'b0;
       s1_bad_wgt_q  <= 1'b0;
+      s1_src_held_q <= 1'b0;
       s2_valid_q    <= 1'b0;
       s2_dst_q      <= '0;
       s2_src_val_q  <= '0;
       s3_valid_q    <= 1'b0;
       s3_dst_q      <= '0;
-      s3_zero_q     <= 1'b0;
       fwd_data_q    <= '0;
       acc_rd_addr_q <= '0;
       fresh_q       <= FreshBank0;
-      fresh_zero_q  <= 1'b0;
       src_read_q    <= 1'b0;
       src_hold_valid_q <= 1'b0;
       src_hold_idx_q <= '0;
@@ -717,16 +730,15 @@ module tessera_uop_pipe #(
       s1_bad_dst_q <= s1_bad_dst_d;
       s1_bad_src_q <= s1_bad_src_d;
       s1_bad_wgt_q <= s1_bad_wgt_d;
+      s1_src_held_q <= s1_src_held_d;
       s2_valid_q <= s2_valid_d;
       s2_dst_q <= s2_dst_d;
       s2_src_val_q <= s2_src_val_d;
       s3_valid_q <= s3_valid_d;
       s3_dst_q <= s3_dst_d;
-      s3_zero_q <= s3_zero_d;
       fwd_data_q <= fwd_data_d;
       acc_rd_addr_q <= acc_rd_addr_d;
       fresh_q <= fresh_d;
-      fresh_zero_q <= fresh_zero_d;
       src_read_q <= src_read_d;
       src_hold_valid_q <= src_hold_valid_d;
       src_hold_idx_q <= src_hold_idx_d;

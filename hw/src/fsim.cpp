@@ -491,6 +491,18 @@ void Fsim::execGemm(const Insn& in, size_t index) {
     int32_t* const acc = acc_.data();
     const uint64_t lanes = static_cast<uint64_t>(accLanes_);
     const Uop* const uops = uops_.data();
+    if (in.uopEnd - in.uopBgn == 1 && in.dstFactorIn == 1) {
+      // One micro-op stepping one entry per inner iteration (how toolchains zero a tile): each
+      // outer iteration clears a contiguous run, and back-to-back runs are one clear.
+      const uint64_t run = uint64_t(in.iterIn) * lanes, first = uops[in.uopBgn].dst;
+      if (in.dstFactorOut == in.iterIn) {
+        std::memset(acc + first * lanes, 0, run * in.iterOut * sizeof(int32_t));
+      } else {
+        for (uint32_t i = 0; i < in.iterOut; ++i)
+          std::memset(acc + (first + uint64_t(i) * in.dstFactorOut) * lanes, 0, run * sizeof(int32_t));
+      }
+      return;
+    }
     for (uint32_t i = 0; i < in.iterOut; ++i)
       for (uint32_t j = 0; j < in.iterIn; ++j) {
         const uint64_t off = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;

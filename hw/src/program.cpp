@@ -1,6 +1,7 @@
 // Decoding and static validation of a program in DRAM (fsim and tsim run the same checks).
 #include "tessera/hw/program.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 
@@ -95,44 +96,7 @@ FastDecoder::FastDecoder(const Isa& isa, const Dram& dram) : cfg_(isa.config()),
     if (fixed[i].word != want[i][0] || fixed[i].shift != want[i][1] || fixed[i].mask != (uint64_t(1) << want[i][2]) - 1)
       throw Error("fast decoder", "the LOAD/STORE layout differs from VTA's fixed one");
   for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg_.dramElemBytes(static_cast<MemId>(id)));
-}
-
-bool FastDecoder::validWords(const uint64_t* w) const {
-  const uint32_t op = opcode(w);
-  if (op > 4) return false;
-  if (op == uint32_t(Opcode::kLoad) || op == uint32_t(Opcode::kStore)) {
-    // valid()'s checks on the fields as read (the memory format's positions are fixed).
-    const uint64_t w0 = w[0], w1 = w[1];
-    const uint32_t f = flags(w), memType = static_cast<uint32_t>((w0 >> mem::kMemType) & 7);
-    const bool isLoad = op == uint32_t(Opcode::kLoad);
-    if (memType > 5) return false;
-    const bool loadStage = isLoad && (memType == uint32_t(MemId::kInp) || memType == uint32_t(MemId::kWgt));
-    if (loadStage && (f & 5)) return false;    // pop_prev, push_prev
-    if (!isLoad && (f & 10)) return false;     // pop_next, push_next
-    const uint64_t xSize = (w1 >> mem::kXSize) & 0xffff;
-    if (xSize == 0) return true;  // a dependency carrier
-    const MemId id = static_cast<MemId>(memType);
-    const uint64_t ySize = (w1 >> mem::kYSize) & 0xffff, pads = w1 >> mem::kYPad0;  // the four pads, 16 bits
-    if (isLoad ? id == MemId::kOut : id != MemId::kOut) return false;
-    if (!isLoad && pads) return false;
-    if (isLoad && id == MemId::kUop && (ySize != 1 || pads)) return false;
-    const uint64_t yPad0 = pads & 15, yPad1 = (pads >> 4) & 15, xPad0 = (pads >> 8) & 15, xPad1 = (pads >> 12) & 15;
-    const uint64_t sramBase = (w0 >> mem::kSramBase) & 0xffff;
-    const uint64_t rows = isLoad ? yPad0 + ySize + yPad1 : ySize;
-    const uint64_t end = sramBase + (isLoad ? (xPad0 + xSize + xPad1) * rows : xSize * ySize);
-    if (rows > 0 && end > cfg_.sramDepth(id)) return false;
-    if (ySize == 0) return true;
-    const uint64_t eb = elemBytes_[memType], dramBase = (w0 >> mem::kDramBase) & 0xffffffffu;
-    const uint64_t xStride = (w1 >> mem::kXStride) & 0xffff;
-    const uint64_t first = dramBase * eb, last = (dramBase + (ySize - 1) * xStride + xSize) * eb;
-    if (last <= first) return true;
-    return first <= dramSpan_ && last - first <= dramSpan_ - first && first >= Dram::kPageBytes;
-  }
-  if (op == uint32_t(Opcode::kFinish)) return true;
-  const LoopFormat& l = op == uint32_t(Opcode::kAlu) ? alu_ : gemm_;
-  const uint64_t bgn = l.uopBgn.get(w), end = l.uopEnd.get(w);
-  if (end > cfg_.uopDepth || bgn > end) return false;
-  return !(op == uint32_t(Opcode::kAlu) && l.aluOp.get(w) > 4);
+  for (uint32_t id = 0; id < 6; ++id) sramDepth_[id] = cfg_.sramDepth(static_cast<MemId>(id));
 }
 
 bool FastDecoder::valid(const Insn& in) const {
@@ -216,6 +180,13 @@ std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnP
     }
     if (!dec.valid(prog[i])) validateOrThrow(isa, dram, prog[i], i);
   }
+  return prog;
+}
+
+std::vector<Insn> decodeRunnableProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count) {
+  std::vector<Insn> prog = decodeProgram(isa, dram, insnPhys, count);
+  if (std::none_of(prog.begin(), prog.end(), [](const Insn& i) { return i.opcode == Opcode::kFinish; }))
+    throw run_error::missingFinish(count);
   return prog;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -198,6 +199,14 @@ class SerialChannel : public ByteChannel {
       ::close(fd_);
       throw Error(device, std::string("not a serial port (tcgetattr: ") + std::strerror(err) + ")");
     }
+    // Two drivers on one board interleave their requests' bytes and read each other's replies: the
+    // second is refused while the first holds the port.
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd_);
+      throw Error(device, err == EWOULDBLOCK ? std::string("the serial port is in use by another process (it holds a lock on it)")
+                                             : std::string("cannot lock the serial port: ") + std::strerror(err));
+    }
     // Raw 8N1: no echo, no line editing, no flow control, no translation of any byte.
     ::cfmakeraw(&t);
     t.c_cflag |= CLOCAL | CREAD;
@@ -341,9 +350,7 @@ class BoardTarget : public Target {
 
   void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override {
     counters_.runs += 1;
-    const std::vector<hw::Insn> prog = hw::decodeProgram(isa_, dram_, insnPhys, count);
-    if (std::none_of(prog.begin(), prog.end(), [](const hw::Insn& i) { return i.opcode == hw::Opcode::kFinish; }))
-      throw hw::run_error::missingFinish(count);
+    const std::vector<hw::Insn> prog = hw::decodeRunnableProgram(isa_, dram_, insnPhys, count);
     const std::string runWhat = "run of " + std::to_string(count) + " instructions on " + channel_->describe();
 
     // The session's buffers lie anywhere below 4 GiB, the board memory is 128 KiB: the pages the

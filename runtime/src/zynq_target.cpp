@@ -282,9 +282,7 @@ class ZynqTarget : public Target {
   void run(uint64_t insnPhys, uint32_t count, uint32_t waitCycles) override {
     counters_.runs += 1;
     // The same checks, in the same order and words, as fsim and tsim before anything moves.
-    const std::vector<hw::Insn> prog = hw::decodeProgram(isa_, dram_, insnPhys, count);
-    if (std::none_of(prog.begin(), prog.end(), [](const hw::Insn& i) { return i.opcode == hw::Opcode::kFinish; }))
-      throw hw::run_error::missingFinish(count);
+    const std::vector<hw::Insn> prog = hw::decodeRunnableProgram(isa_, dram_, insnPhys, count);
     const std::string runWhat = "run of " + std::to_string(count) + " instructions on " + device_;
 
     // The buffer holds the session pages this run touches at the same distances from each other

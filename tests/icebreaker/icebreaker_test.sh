@@ -58,6 +58,8 @@ if [[ $rc -eq 0 ]] && grep -qE "PASSED.* 7 tests" <<<"$out"; then ok; else bad "
 expect 1 "give the board's serial port with --target-option device=" -- "$TESSERA" sim --target icebreaker "${simargs[@]}"
 expect 1 "$WORK/nope: cannot open the serial port" -- "$TESSERA" sim --target icebreaker -o "device=$WORK/nope" "${simargs[@]}"
 expect 1 "not a serial port" -- "$TESSERA" sim --target icebreaker -o "device=$WORK/acc.bin" "${simargs[@]}"
+# A second driver on a port another process holds (flock(1) here) is refused, not interleaved.
+expect 1 "$PTY: the serial port is in use by another process" -- flock "$PTY" "$TESSERA" sim --target icebreaker -o "device=$PTY" "${simargs[@]}"
 expect 1 "target option baud=12345" -- "$TESSERA" sim --target icebreaker -o "device=$PTY" -o baud=12345 "${simargs[@]}"
 expect 1 "built for config pico only, not default" -- "$TESSERA" sim --target icebreaker-sim --load acc.bin@0x2000 --insn prog.bin
 # A LOAD spanning 256 KiB cannot be packed into the 128 KiB board memory.

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -395,6 +396,28 @@ TEST(FsimGemm, AccumulateThenResetSmall) {
   EXPECT_EQ(m.sim.counters().macs, 0u);
   EXPECT_EQ(m.sim.counters().insns[2], 1u);
   EXPECT_EQ(m.sim.counters().runs, 1u);
+}
+
+// A reset GEMM clears exactly the entries its loops reach: a tile's back-to-back rows, rows with
+// gaps between outer iterations, and an inner stride of 2.
+TEST(FsimGemm, ResetClearsOnlyTheEntriesItsLoopsReach) {
+  Machine m("small");
+  V rows;
+  for (int32_t r = 0; r < 24; ++r)
+    for (int32_t lane = 0; lane < 4; ++lane) rows.push_back(100 * (r + 1) + lane);
+  const uint32_t acc = m.base(m.put(rows), MemId::kAcc);
+  Loops tile, gaps, strided;
+  tile.iterOut = 2, tile.iterIn = 3, tile.dstOut = 3, tile.dstIn = 1;                 // rows 1-6
+  gaps.bgn = 1, gaps.end = 2, gaps.iterOut = 2, gaps.iterIn = 2, gaps.dstOut = 5, gaps.dstIn = 1;  // 9, 10, 14, 15
+  strided.bgn = 2, strided.end = 3, strided.iterOut = 1, strided.iterIn = 2, strided.dstIn = 2;     // 18, 20
+  m.run({load(MemId::kAcc, 0, acc, 1, 24, 24), m.loadUops({{1, 0, 0}, {9, 0, 0}, {18, 0, 0}}), gemm(true, tile),
+         gemm(true, gaps), gemm(true, strided), finish()});
+  const std::set<uint32_t> cleared = {1, 2, 3, 4, 5, 6, 9, 10, 14, 15, 18, 20};
+  for (uint32_t r = 0; r < 24; ++r) {
+    const int32_t b = cleared.count(r) ? 0 : 100 * int32_t(r + 1);
+    EXPECT_EQ(m.accRow(r), cleared.count(r) ? (V{0, 0, 0, 0}) : (V{b, b + 1, b + 2, b + 3})) << "accumulator row " << r;
+  }
+  EXPECT_EQ(m.sim.counters().gemmResetUops, 12u);
 }
 
 TEST(FsimGemm, MicroOpLoopsWithAllSixFactors) {

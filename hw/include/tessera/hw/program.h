@@ -26,6 +26,9 @@ DramRange dramRange(const Insn& insn, const Config& cfg);
 // the DRAM range of every LOAD/STORE (Dram::at). Throws tessera::Error naming the instruction and
 // the field before anything executes.
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count);
+// decodeProgram, then the missing-FINISH error fsim would end the run with: what a driver of a
+// device checks before it sends anything.
+std::vector<Insn> decodeRunnableProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count);
 
 // Throws the error Isa::validate or the DRAM range check words for an instruction the fast
 // validation of a simulator refused (an internal error if neither does).
