@@ -110,9 +110,10 @@ fpga-report: configure
 
 # Gate-level simulation (gls/README.md): turns TESSERA_BUILD_GLS on in build/, synthesizes and
 # verilates the netlists of TESSERA_GLS_CONFIGS (default small; ~6 minutes on 2 cores), then runs the
-# runtime tests and the random regression on gls and gls-ice40 (label gls: 100 s with 2 jobs here).
+# runtime tests and the random regression on gls and gls-ice40 (label gls: 100 s with 2 jobs here);
+# also the iCEBreaker bitstream's netlist against fsim (TESSERA_BUILD_ICEBREAKER_GLS, docs/fpga.md).
 gls: deps
-	@cmake --preset default -DTESSERA_WERROR=$(WERROR) -DTESSERA_BUILD_GLS=ON > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
+	@cmake --preset default -DTESSERA_WERROR=$(WERROR) -DTESSERA_BUILD_GLS=ON -DTESSERA_BUILD_ICEBREAKER_GLS=ON > build-configure.log 2>&1 || (cat build-configure.log; exit 1)
 	@rm -f build-configure.log
 	@cmake --build --preset default
 	@ctest --preset default -L gls

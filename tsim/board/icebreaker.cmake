@@ -48,3 +48,54 @@ tessera_add_target_plugin(icebreaker TARGETS icebreaker-sim SOURCES board/target
 add_executable(tessera-fake-icebreaker board/fake_icebreaker.cpp)
 target_link_libraries(tessera-fake-icebreaker PRIVATE tessera_icebreaker_sim util)
 set(TESSERA_HAVE_ICEBREAKER_SIM ON PARENT_SCOPE)
+
+# icebreaker-gls (option TESSERA_BUILD_ICEBREAKER_GLS, `make gls`): the bitstream's gate-level netlist
+# (synth_ice40 -abc9 with the SPRAMs, as scripts/fpga/icebreaker_bitstream.sh runs it, but with the
+# simulation's UART divisor), verilated with Yosys' iCE40 cell models behind the same UART harness,
+# and tessera_icebreaker_gls_regress, which runs random programs on it against fsim (ctest label gls).
+option(TESSERA_BUILD_ICEBREAKER_GLS "Build the iCEBreaker bitstream's gate-level netlist simulation (slow to build)" OFF)
+find_program(ICEBREAKER_YOSYS yosys)
+find_path(ICEBREAKER_ICE40_CELLS ice40/cells_sim.v PATHS /usr/share/yosys /usr/local/share/yosys NO_DEFAULT_PATH)
+if(TESSERA_BUILD_ICEBREAKER_GLS AND ICEBREAKER_YOSYS AND ICEBREAKER_ICE40_CELLS)
+  set(ibg_dir "${CMAKE_CURRENT_BINARY_DIR}/icebreaker_gls")
+  set(ibg_mdir "${ibg_dir}/verilated")
+  string(JOIN " " ibg_sources ${TESSERA_BOARD_RTL_SOURCES})
+  file(MAKE_DIRECTORY "${ibg_dir}")
+  file(WRITE "${ibg_dir}/netlist.ys"
+       "read_verilog -sv -DTESSERA_ICE40_SPRAM -I${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG} ${ibg_sources}\n"
+       "chparam -set ClksPerBit 4 tessera_icebreaker_top\n"
+       "synth_ice40 -abc9 -top tessera_icebreaker_top\n"
+       "write_verilog -noattr ${ibg_dir}/netlist.v\n")
+  add_custom_command(
+    OUTPUT "${ibg_dir}/netlist.v"
+    COMMAND "${ICEBREAKER_YOSYS}" -q -l "${ibg_dir}/yosys.log" -s "${ibg_dir}/netlist.ys"
+    DEPENDS ${TESSERA_BOARD_RTL_SOURCES} "${ib_svh}"
+    COMMENT "Synthesizing the iCEBreaker board top to its iCE40 gate-level netlist (Yosys)"
+    VERBATIM)
+  # The netlist keeps the board top's ports, so the harness is icebreaker-sim's own.
+  add_custom_command(
+    OUTPUT "${ibg_dir}/${ib_prefix}__fast.cpp" "${ibg_dir}/${ib_prefix}__slow.cpp" "${ibg_dir}/${ib_prefix}__stamp.h"
+    COMMAND "${VERILATOR_BIN}" --cc -O1 --x-assign unique --x-initial unique -Wno-fatal -Wno-lint -Wno-style
+            --top-module tessera_icebreaker_top --prefix ${ib_prefix} --Mdir "${ibg_mdir}" -DNO_ICE40_DEFAULT_ASSIGNMENTS
+            "${ICEBREAKER_ICE40_CELLS}/ice40/cells_sim.v" "${ibg_dir}/netlist.v" > "${ibg_dir}/verilator.log" 2>&1
+    COMMAND "${CMAKE_COMMAND}" "-DMDIR=${ibg_mdir}" "-DPREFIX=${ib_prefix}" "-DOUT_DIR=${ibg_dir}"
+            -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
+    DEPENDS "${ibg_dir}/netlist.v" "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
+    COMMENT "Verilating the iCEBreaker gate-level netlist"
+    VERBATIM)
+  add_library(tessera_icebreaker_gls_model STATIC "${ibg_dir}/${ib_prefix}__fast.cpp" "${ibg_dir}/${ib_prefix}__slow.cpp")
+  set_target_properties(tessera_icebreaker_gls_model PROPERTIES COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none")
+  target_include_directories(tessera_icebreaker_gls_model SYSTEM PRIVATE "${ibg_mdir}")
+  target_compile_definitions(tessera_icebreaker_gls_model PRIVATE ${VL_DEFINES})
+  target_link_libraries(tessera_icebreaker_gls_model PUBLIC tessera_verilated)
+  # The harness compiled again against the netlist's model; the driver is the runtime's.
+  add_executable(tessera_icebreaker_gls_regress board/sim_board.cpp "${CMAKE_SOURCE_DIR}/tests/icebreaker/gls_regress.cpp")
+  target_include_directories(tessera_icebreaker_gls_regress PRIVATE board)
+  target_include_directories(tessera_icebreaker_gls_regress SYSTEM PRIVATE "${ibg_dir}" "${ibg_mdir}")
+  # sim_board.cpp's properties are the directory's (icebreaker-sim's model): the netlist's model
+  # header comes first through a target of its own.
+  add_custom_target(tessera_icebreaker_gls_verilated DEPENDS "${ibg_dir}/${ib_prefix}__stamp.h")
+  add_dependencies(tessera_icebreaker_gls_regress tessera_icebreaker_gls_verilated)
+  target_compile_definitions(tessera_icebreaker_gls_regress PRIVATE ${VL_DEFINES})
+  target_link_libraries(tessera_icebreaker_gls_regress PRIVATE tessera_icebreaker_gls_model tessera_regress tessera_verilated)
+endif()
