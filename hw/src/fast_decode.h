@@ -42,6 +42,18 @@ class FastDecoder {
   // The same for the instruction words, reading only the fields the checks need.
   bool validWords(const uint64_t* w) const;
 
+  // ALU instructions whose words differ at most in dependency flags, ALU opcode and immediate:
+  // the same loops over the same micro-ops (and the same use_imm).
+  bool sameAluLoops(const uint64_t* a, const uint64_t* b) const {
+    return ((a[0] ^ b[0]) & aluLoopMask_[0]) == 0 && ((a[1] ^ b[1]) & aluLoopMask_[1]) == 0;
+  }
+  bool aluUsesImm(const uint64_t* w) const { return alu_.useImm.get(w) != 0; }
+  uint32_t aluOp(const uint64_t* w) const { return static_cast<uint32_t>(alu_.aluOp.get(w)); }
+  int32_t aluImm(const uint64_t* w) const {
+    const uint64_t v = alu_.imm.get(w), sign = uint64_t(1) << (alu_.immWidth - 1);
+    return static_cast<int32_t>(static_cast<int64_t>((v ^ sign) - sign));
+  }
+
  private:
   const Config& cfg_;
   uint64_t dramSpan_;
@@ -52,6 +64,7 @@ class FastDecoder {
   } gemm_, alu_;
   uint64_t elemBytes_[8] = {};
   uint64_t sramDepth_[8] = {};  // by memory type, for validWords without a call into Config
+  uint64_t aluLoopMask_[2] = {};  // every bit but the flags', the ALU opcode's and the immediate's
 };
 
 // The LOAD/STORE format does not depend on the config (VTA's VTAMemInsn); the constructor checks
@@ -103,11 +116,7 @@ __attribute__((always_inline)) inline void FastDecoder::decode(const uint64_t* w
                  wgtIn = alu ? 0 : static_cast<uint32_t>(l.wgtIn.get(w)),
                  aluOp = alu ? static_cast<uint32_t>(l.aluOp.get(w)) : 0;
   const bool useImm = alu && l.useImm.get(w) != 0;
-  int32_t imm = 0;
-  if (alu) {
-    const uint64_t v = l.imm.get(w), sign = uint64_t(1) << (l.immWidth - 1);
-    imm = static_cast<int32_t>(static_cast<int64_t>((v ^ sign) - sign));
-  }
+  const int32_t imm = alu ? aluImm(w) : 0;
   Insn& i = *in;
   i.opcode = static_cast<Opcode>(op);
   i.popPrev = f & 1;

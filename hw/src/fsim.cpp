@@ -82,6 +82,7 @@ Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
   acc_ = detail::ZeroedArray<int32_t>(size_t(cfg.accDepth) * accLanes_);
   uops_ = detail::ZeroedArray<Uop>(cfg.uopDepth);
   for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
+  aluChain_ = kernels::selectAluChain(accLanes_, kernelSet);
   widen_ = kernels::selectWiden(kernelSet);
   narrow_ = kernels::selectNarrow(kernelSet);
 }
@@ -225,12 +226,22 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
         return run_error::waitsForSpace(static_cast<TokenQueue>(q), tokenCap);
     return "";
   };
-  auto issue = [&](uint32_t idx, const Sched& s) {
+  auto takeTokens = [&](uint8_t pops) {
     for (int q = 0; q < 4; ++q)
-      if (s.pops >> q & 1) {
+      if (pops >> q & 1) {
         if (--tokens[q] == 0) emptyMask |= uint8_t(1 << q);
         fullMask &= uint8_t(~(1 << q));
       }
+  };
+  auto giveTokens = [&](uint8_t pushes) {
+    for (int q = 0; q < 4; ++q)
+      if (pushes >> q & 1) {
+        if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
+        emptyMask &= uint8_t(~(1 << q));
+      }
+  };
+  auto issue = [&](uint32_t idx, const Sched& s) {
+    takeTokens(s.pops);
     uint64_t w[2];
     words(idx, w);
     if ((w[0] & 0x3ff) >> 7 == uint64_t(MemId::kUop) && (w[0] & 7) == uint64_t(Opcode::kLoad) &&
@@ -247,11 +258,41 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       dec.decode(w, &current);
       execute(current, idx);
     }
-    for (int q = 0; q < 4; ++q)
-      if (s.pushes >> q & 1) {
-        if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
-        emptyMask &= uint8_t(~(1 << q));
-      }
+    giveTokens(s.pushes);
+  };
+  // Immediate ALU instructions over the same loops, queued back to back in compute (a
+  // requantization's MUL, SHR, MAX, MIN), run as one pass over their entries when they are what
+  // drain would issue in a row anyway: only the first may pop, only the last may push, none is
+  // blocked. Returns how many of the instructions queued after `idx` join it (0: none).
+  kernels::AluStep chain[kMaxAluChain];
+  auto aluChainAfter = [&](uint32_t idx, uint8_t code) -> uint32_t {
+    const int c = int(Stage::kCompute);
+    if (code >> 4 || !size[c]) return 0;
+    uint64_t w[2];
+    words(idx, w);
+    if (detail::FastDecoder::opcode(w) != uint32_t(Opcode::kAlu) || !dec.aluUsesImm(w)) return 0;
+    uint32_t joined = 0, pos = head[c];
+    while (joined + 1 < kMaxAluChain && joined < size[c]) {
+      const uint8_t next = ringSched[c][pos];
+      if (next == 0xff || (next & 15) || ((next >> 4) & fullMask)) break;
+      uint64_t v[2];
+      words(ring[c][pos], v);
+      if (!dec.sameAluLoops(w, v)) break;
+      ++joined;
+      if (next >> 4) break;  // it pushes: the chain ends with it
+      pos = pos + 1 == insnCap ? 0 : pos + 1;
+    }
+    if (!joined) return 0;
+    dec.decode(w, &current);
+    if (!aluChainRunsAsOne(current, joined + 1)) return 0;
+    chain[0] = {current.aluOp, current.imm};
+    pos = head[c];
+    for (uint32_t k = 1; k <= joined; ++k) {
+      words(ring[c][pos], w);
+      chain[k] = {dec.aluOp(w), dec.aluImm(w)};
+      pos = pos + 1 == insnCap ? 0 : pos + 1;
+    }
+    return joined;
   };
   auto drain = [&](Stage st) {
     const int s = int(st);
@@ -263,8 +304,22 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       if (blocked(sc)) break;
       const uint32_t idx = front(s);
       popFront(s);
-      issue(idx, sc);
       moved = true;
+      const uint32_t joined = st == Stage::kCompute ? aluChainAfter(idx, code) : 0;
+      if (!joined) {
+        issue(idx, sc);
+        continue;
+      }
+      uint8_t lastCode = 0;
+      for (uint32_t k = 0; k < joined; ++k) {
+        lastCode = ringSched[s][head[s]];
+        popFront(s);
+      }
+      // The first member's pops, the chain, the last member's pushes: what issuing them one by
+      // one does, since no other stage runs in between.
+      takeTokens(sc.pops);
+      execAluChain(current, idx, chain, joined + 1);
+      giveTokens(uint8_t(lastCode >> 4));
     }
     return moved;
   };
@@ -517,6 +572,28 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   counters_.gemmUops += nUops;
   counters_.macs += nUops * uint64_t(batch_) * blockIn_ * blockOut_;
   backend_.gemm(backend_.shape, loopsOf(in), uops_.data(), acc_.data(), inpPacked_.data(), wgtPacked_.data());
+}
+
+bool Fsim::aluChainRunsAsOne(const Insn& first, uint32_t n) const {
+  // One micro-op whose loops reach no entry twice: row i covers entries i * dstOut + j * dstIn,
+  // which stay apart when the inner factor moves and each row starts past the one before.
+  if (first.uopEnd - first.uopBgn != 1) return false;
+  if (first.iterIn > 1 && first.dstFactorIn == 0) return false;
+  if (first.iterOut > 1 && uint64_t(first.dstFactorOut) <= uint64_t(first.iterIn - 1) * first.dstFactorIn) return false;
+  // A work budget the chain would cross must stop at the member that crosses it.
+  const uint64_t nUops = uint64_t(first.iterOut) * first.iterIn;
+  return !workBudget_ || workDone_ + n * nUops <= workBudget_;
+}
+
+void Fsim::execAluChain(const Insn& first, size_t index, const kernels::AluStep* steps, uint32_t n) {
+  // Every member has the first's loops, so its index checks are the first's.
+  checkLoopIndices(first, index);
+  const uint64_t nUops = uint64_t(first.iterOut) * first.iterIn;
+  workDone_ += n * nUops;
+  counters_.insns[4] += n;
+  counters_.aluUops += n * nUops;
+  counters_.aluElemOps += n * nUops * accLanes_;
+  aluChain_(loopsOf(first), uops_.data(), acc_.data(), accLanes_, steps, n);
 }
 
 void Fsim::execAlu(const Insn& in, size_t index) {

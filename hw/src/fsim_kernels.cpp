@@ -156,6 +156,54 @@ struct OpAdd { int32_t operator()(int32_t a, int32_t b) const { return static_ca
 struct OpMul { int32_t operator()(int32_t a, int32_t b) const { return static_cast<int32_t>(uint32_t(a) * uint32_t(b)); } };
 struct OpShr { int32_t operator()(int32_t a, int32_t b) const { return shiftRight(a, b); } };
 
+template <typename Op>
+inline void applyStep(int32_t* e, int lanes, int32_t imm) {
+  Op op;
+  for (int x = 0; x < lanes; ++x) e[x] = op(e[x], imm);
+}
+
+// The entries a chain visits are its micro-op's dst stepped by the dst factors, in program order.
+void aluChainGeneric(const Loops& l, const Uop* uops, int32_t* acc, int lanes, const AluStep* steps, uint32_t n) {
+  const uint64_t d0 = uops[l.uopBgn].dst;
+  for (uint32_t i = 0; i < l.iterOut; ++i)
+    for (uint32_t j = 0; j < l.iterIn; ++j) {
+      int32_t* e = acc + (d0 + i * l.dstOut + j * l.dstIn) * uint64_t(lanes);
+      for (uint32_t k = 0; k < n; ++k) switch (steps[k].op) {
+          case 0: applyStep<OpMin>(e, lanes, steps[k].imm); break;
+          case 1: applyStep<OpMax>(e, lanes, steps[k].imm); break;
+          case 2: applyStep<OpAdd>(e, lanes, steps[k].imm); break;
+          case 3: applyStep<OpShr>(e, lanes, steps[k].imm); break;
+          default: applyStep<OpMul>(e, lanes, steps[k].imm); break;
+        }
+    }
+}
+
+// The vector chains take registers in blocks of kChainBlock and run each step over a whole block,
+// so a step's opcode is dispatched once per block rather than once per register.
+constexpr int kChainBlock = 8;
+
+// Calls run(p, count, stride) for the registers of `width` lanes a chain visits, row by row: a
+// row of consecutive entries is one run, a strided row of one-register entries another, and the
+// registers of a wider entry one run each.
+#define TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, width, run)                            \
+  do {                                                                                          \
+    const uint64_t d0_ = (uops)[(l).uopBgn].dst, regs_ = uint64_t(lanes) / (width);             \
+    for (uint32_t i_ = 0; i_ < (l).iterOut; ++i_) {                                             \
+      int32_t* row_ = (acc) + (d0_ + i_ * (l).dstOut) * uint64_t(lanes);                        \
+      if (((l).dstIn == 1 || (l).iterIn == 1) && (l).dstOut == (l).iterIn) {                    \
+        run(row_, uint64_t((l).iterOut) * (l).iterIn * regs_, uint64_t(width));  /* one tile */  \
+        break;                                                                                  \
+      } else if ((l).dstIn == 1 || (l).iterIn == 1) {                                           \
+        run(row_, (l).iterIn * regs_, uint64_t(width));                                         \
+      } else if (regs_ == 1) {                                                                  \
+        run(row_, uint64_t((l).iterIn), (l).dstIn * uint64_t(lanes));                           \
+      } else {                                                                                  \
+        for (uint32_t j_ = 0; j_ < (l).iterIn; ++j_)                                            \
+          run(row_ + j_ * (l).dstIn * uint64_t(lanes), regs_, uint64_t(width));                 \
+      }                                                                                         \
+    }                                                                                           \
+  } while (0)
+
 #if defined(__x86_64__)
 // The vector kernels are compiled for their instruction set (lambdas included) and only selected
 // when the CPU has it. Clang has no `#pragma GCC target` and takes the attribute form instead.
@@ -250,6 +298,42 @@ void aluAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useI
       _mm256_storeu_si256(p, aluVec<kOp>(_mm256_loadu_si256(p), b));
     }
   }
+}
+
+// Runs the chain over kCount 8-lane registers at p, p + stride, ...
+template <int kCount>
+__attribute__((always_inline)) inline void chainRegsAvx2(int32_t* p, uint64_t stride, const AluStep* steps, uint32_t n) {
+  __m256i v[kCount];
+  for (int r = 0; r < kCount; ++r) v[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + r * stride));
+  for (uint32_t k = 0; k < n; ++k) {
+    const __m256i b = _mm256_set1_epi32(steps[k].imm);
+    switch (steps[k].op) {
+      case 0: for (int r = 0; r < kCount; ++r) v[r] = aluVec<0>(v[r], b); break;
+      case 1: for (int r = 0; r < kCount; ++r) v[r] = aluVec<1>(v[r], b); break;
+      case 2: for (int r = 0; r < kCount; ++r) v[r] = aluVec<2>(v[r], b); break;
+      case 3: {  // one amount for every lane: one shift, right or left
+        const int32_t imm = steps[k].imm;
+        const __m128i amount = _mm_cvtsi32_si128(imm >= 0 ? imm & 31 : int32_t(-int64_t(imm) & 31));
+        if (imm >= 0) for (int r = 0; r < kCount; ++r) v[r] = _mm256_sra_epi32(v[r], amount);
+        else for (int r = 0; r < kCount; ++r) v[r] = _mm256_sll_epi32(v[r], amount);
+        break;
+      }
+      default: for (int r = 0; r < kCount; ++r) v[r] = aluVec<4>(v[r], b); break;
+    }
+  }
+  for (int r = 0; r < kCount; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + r * stride), v[r]);
+}
+
+// Requires lanes % 8 == 0.
+void aluChainAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, const AluStep* steps, uint32_t n) {
+  auto run = [&](int32_t* p, uint64_t count, uint64_t stride) {
+    uint64_t r = 0;
+    for (; r + kChainBlock <= count; r += kChainBlock) chainRegsAvx2<kChainBlock>(p + r * stride, stride, steps, n);
+    if (count - r >= 4) chainRegsAvx2<4>(p + r * stride, stride, steps, n), r += 4;
+    if (count - r >= 2) chainRegsAvx2<2>(p + r * stride, stride, steps, n), r += 2;
+    if (count - r >= 1) chainRegsAvx2<1>(p + r * stride, stride, steps, n);
+  };
+  TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, 8, run);
 }
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -470,6 +554,42 @@ void aluAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool us
   }
 }
 
+// Runs the chain over kCount 16-lane registers at p, p + stride, ...
+template <int kCount>
+__attribute__((always_inline)) inline void chainRegsAvx512(int32_t* p, uint64_t stride, const AluStep* steps, uint32_t n) {
+  __m512i v[kCount];
+  for (int r = 0; r < kCount; ++r) v[r] = _mm512_loadu_si512(p + r * stride);
+  for (uint32_t k = 0; k < n; ++k) {
+    const __m512i b = _mm512_set1_epi32(steps[k].imm);
+    switch (steps[k].op) {
+      case 0: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<0>(v[r], b); break;
+      case 1: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<1>(v[r], b); break;
+      case 2: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<2>(v[r], b); break;
+      case 3: {  // one amount for every lane: one shift, right or left
+        const int32_t imm = steps[k].imm;
+        const __m128i amount = _mm_cvtsi32_si128(imm >= 0 ? imm & 31 : int32_t(-int64_t(imm) & 31));
+        if (imm >= 0) for (int r = 0; r < kCount; ++r) v[r] = _mm512_maskz_sra_epi32(0xffff, v[r], amount);
+        else for (int r = 0; r < kCount; ++r) v[r] = _mm512_maskz_sll_epi32(0xffff, v[r], amount);
+        break;
+      }
+      default: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<4>(v[r], b); break;
+    }
+  }
+  for (int r = 0; r < kCount; ++r) _mm512_storeu_si512(p + r * stride, v[r]);
+}
+
+// Requires lanes % 16 == 0.
+void aluChainAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, const AluStep* steps, uint32_t n) {
+  auto run = [&](int32_t* p, uint64_t count, uint64_t stride) {
+    uint64_t r = 0;
+    for (; r + kChainBlock <= count; r += kChainBlock) chainRegsAvx512<kChainBlock>(p + r * stride, stride, steps, n);
+    if (count - r >= 4) chainRegsAvx512<4>(p + r * stride, stride, steps, n), r += 4;
+    if (count - r >= 2) chainRegsAvx512<2>(p + r * stride, stride, steps, n), r += 2;
+    if (count - r >= 1) chainRegsAvx512<1>(p + r * stride, stride, steps, n);
+  };
+  TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, 16, run);
+}
+
 // Pairs layout, 16 outputs per register.
 template <int kPairs, int kChunks>
 void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
@@ -680,6 +800,15 @@ NarrowFn selectNarrow([[maybe_unused]] const std::string& want) {
   if (want != "generic" && want != "avx2" && cpuHas("avx512bw")) return narrowAvx512;
 #endif
   return narrowGeneric;
+}
+
+AluChainFn selectAluChain([[maybe_unused]] int lanes, [[maybe_unused]] const std::string& want) {
+#if defined(__x86_64__)
+  // As selectAlu: a forced set never runs ALU code of a wider set.
+  if (want != "generic" && want != "avx2" && cpuHas("avx512bw") && lanes % 16 == 0) return aluChainAvx512;
+  if (want != "generic" && cpuHas("avx2") && lanes % 8 == 0) return aluChainAvx2;
+#endif
+  return aluChainGeneric;
 }
 
 AluFn selectAlu(uint32_t op, [[maybe_unused]] int lanes, [[maybe_unused]] const std::string& want) {

@@ -26,6 +26,8 @@ std::string cpuProblem(const std::string& want);
 // Why `want` cannot run on this CPU for this shape; empty if it can.
 std::string unavailableReason(int batch, int blockIn, int blockOut, const std::string& want);
 AluFn selectAlu(uint32_t aluOp, int lanes, const std::string& want);
+// The chained form of the same ALU loops, from the same instruction set as selectAlu's.
+AluChainFn selectAluChain(int lanes, const std::string& want);
 
 // ACC_8BIT loads widen int8 lanes to int32; STOREs narrow int32 lanes to int8 (low bits).
 using WidenFn = void (*)(int32_t* d, const int8_t* s, uint64_t n);

@@ -97,6 +97,9 @@ FastDecoder::FastDecoder(const Isa& isa, const Dram& dram) : cfg_(isa.config()),
       throw Error("fast decoder", "the LOAD/STORE layout differs from VTA's fixed one");
   for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg_.dramElemBytes(static_cast<MemId>(id)));
   for (uint32_t id = 0; id < 6; ++id) sramDepth_[id] = cfg_.sramDepth(static_cast<MemId>(id));
+  aluLoopMask_[0] = aluLoopMask_[1] = ~uint64_t(0);
+  aluLoopMask_[0] &= ~(uint64_t(15) << 3);  // dependency flags
+  for (const BitPos& f : {alu_.aluOp, alu_.imm}) aluLoopMask_[f.word] &= ~(f.mask << f.shift);
 }
 
 bool FastDecoder::valid(const Insn& in) const {

@@ -1,6 +1,7 @@
 // Unit tests of tessera::hw::Fsim: LOAD/STORE/GEMM/ALU semantics, dependency tokens, faults, counters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <set>
@@ -95,7 +96,8 @@ Insn finish(int flags = 0) {
 // One configuration with its DRAM and simulator, plus helpers to place data and run programs.
 struct Machine {
   explicit Machine(const std::string& name) : Machine(Config::load(name)) {}
-  explicit Machine(const Config& c) : cfg(c), isa(cfg), dram(cfg), sim(cfg, dram) {}
+  explicit Machine(const Config& c, const std::string& kernels = "auto")
+      : cfg(c), isa(cfg), dram(cfg), sim(cfg, dram, kernels) {}
 
   Config cfg;
   Isa isa;
@@ -130,11 +132,11 @@ struct Machine {
   }
 
   // Encodes the program into DRAM and runs it.
-  void run(const std::vector<Insn>& prog) {
+  void run(const std::vector<Insn>& prog, uint64_t waitCycles = 0) {
     std::vector<RawInsn> raws;
     for (size_t i = 0; i < prog.size(); ++i) raws.push_back(isa.encode(prog[i], "instruction " + std::to_string(i)));
     uint64_t at = put(programBytes(raws));
-    sim.run(at, static_cast<uint32_t>(prog.size()));
+    sim.run(at, static_cast<uint32_t>(prog.size()), waitCycles);
   }
 
   std::vector<int32_t> accRow(uint32_t index) const {
@@ -145,9 +147,9 @@ struct Machine {
 };
 
 // Message of the tessera::Error `m.run(prog)` throws (with a failure if none).
-std::string runError(Machine& m, const std::vector<Insn>& prog) {
+std::string runError(Machine& m, const std::vector<Insn>& prog, uint64_t waitCycles = 0) {
   try {
-    m.run(prog);
+    m.run(prog, waitCycles);
   } catch (const Error& e) {
     return e.what();
   }
@@ -678,6 +680,223 @@ TEST(FsimAlu, LoopsFactorsAndUopRange) {
     EXPECT_EQ(m.sim.counters().aluUops, 8u);
     EXPECT_EQ(m.sim.counters().runs, 2u);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chains of immediate ALU instructions over the same loops (fsim runs them as one pass)
+
+// VTA's ALU on one value with an immediate, written out here as the reference.
+int32_t aluRef(AluOp op, int32_t a, int32_t imm) {
+  switch (op) {
+    case AluOp::kMin: return std::min(a, imm);
+    case AluOp::kMax: return std::max(a, imm);
+    case AluOp::kAdd: return static_cast<int32_t>(uint32_t(a) + uint32_t(imm));
+    case AluOp::kMul: return static_cast<int32_t>(uint32_t(a) * uint32_t(imm));
+    case AluOp::kShr:
+      if (imm >= 0) return a >> (imm & 31);
+      return static_cast<int32_t>(uint32_t(a) << (uint32_t(-int64_t(imm)) & 31));
+  }
+  return 0;
+}
+
+struct Step {
+  AluOp op;
+  int32_t imm;
+};
+
+// Accumulator contents: entry e, lane l, with large, negative and small values mixed.
+V chainInput(int entries, int lanes) {
+  V v;
+  uint32_t x = 12345;
+  for (int e = 0; e < entries; ++e)
+    for (int l = 0; l < lanes; ++l) {
+      x = x * 1103515245u + 12345u;
+      const int32_t r = static_cast<int32_t>(x);
+      v.push_back((e + l) % 3 == 0 ? r : (e + l) % 3 == 1 ? r >> 12 : (r >> 24));
+    }
+  return v;
+}
+
+// The accumulator after running `steps` as one instruction each over loops `l` with micro-op
+// {dst, 0, 0}: every visit of an entry applies one instruction, instruction by instruction.
+V chainReference(V acc, int lanes, uint32_t dst, const Loops& l, const std::vector<Step>& steps) {
+  for (const Step& st : steps)
+    for (uint32_t i = 0; i < l.iterOut; ++i)
+      for (uint32_t j = 0; j < l.iterIn; ++j) {
+        const uint32_t e = dst + i * l.dstOut + j * l.dstIn;
+        for (int x = 0; x < lanes; ++x) acc[size_t(e) * lanes + x] = aluRef(st.op, acc[size_t(e) * lanes + x], st.imm);
+      }
+  return acc;
+}
+
+TEST(FsimAluChain, ImmediateChainsEqualTheirInstructionsOneByOne) {
+  const int kEntries = 48;
+  struct Case {
+    const char* name;
+    uint32_t dst;
+    Loops l;
+    std::vector<Step> steps;
+  };
+  auto loops = [](uint32_t iterOut, uint32_t iterIn, uint32_t dstOut, uint32_t dstIn) {
+    Loops l;
+    l.iterOut = iterOut, l.iterIn = iterIn, l.dstOut = dstOut, l.dstIn = dstIn;
+    l.srcOut = 1, l.srcIn = 2;  // ignored with use_imm, but the same in every member
+    return l;
+  };
+  const std::vector<Step> requant = {{AluOp::kMul, 77}, {AluOp::kShr, 6}, {AluOp::kMax, -128}, {AluOp::kMin, 127}};
+  const std::vector<Step> shifts = {{AluOp::kAdd, -32768}, {AluOp::kShr, -3}, {AluOp::kMul, -2}, {AluOp::kShr, 35},
+                                    {AluOp::kShr, -33},    {AluOp::kShr, 0},  {AluOp::kMin, 32767}};
+  std::vector<Step> longChain;  // longer than one pass takes: split into passes in order
+  for (int k = 0; k < 21; ++k) longChain.push_back(k % 2 ? Step{AluOp::kMul, 3} : Step{AluOp::kAdd, k - 10});
+  const std::vector<Case> cases = {
+      {"a tile of back-to-back rows", 2, loops(3, 5, 5, 1), requant},
+      {"rows with gaps", 1, loops(2, 3, 7, 1), shifts},
+      {"a strided inner loop", 0, loops(2, 4, 9, 2), requant},
+      {"one entry per row", 3, loops(6, 1, 4, 0), shifts},
+      {"one long chain", 5, loops(2, 9, 12, 1), longChain},
+      // Loops that reach entries more than once: a pass per chain would apply the steps in another
+      // order (MUL, ADD, MUL, ADD instead of MUL, MUL, ADD, ADD), so these run one by one.
+      {"an entry reached three times", 4, loops(1, 3, 0, 0), {{AluOp::kMul, 3}, {AluOp::kAdd, 1}}},
+      {"overlapping rows", 4, loops(3, 4, 2, 1), {{AluOp::kMul, 3}, {AluOp::kAdd, 1}, {AluOp::kShr, 1}}},
+  };
+  for (const auto& name : shippedConfigNames())
+    for (const char* kernels : {"generic", "avx2", "avx512bw", "avx512-vnni"}) {
+      const Config cfg = Config::load(name);
+      if (!Fsim::kernelSetProblem(cfg, kernels).empty()) continue;
+      for (const Case& c : cases) {
+        SCOPED_TRACE(name + std::string(", kernels=") + kernels + ", " + c.name);
+        Machine m(cfg, kernels);
+        const int lanes = m.cfg.batch * m.cfg.blockOut;
+        const V input = chainInput(kEntries, lanes);
+        const uint32_t d = m.base(m.put(input), MemId::kAcc);
+        std::vector<Insn> prog = {m.loadUops({{c.dst, 0, 0}}), load(MemId::kAcc, 0, d, 1, kEntries, kEntries)};
+        for (const Step& st : c.steps) prog.push_back(alu(st.op, c.l, true, st.imm));
+        prog.push_back(finish());
+        m.run(prog);
+        const V want = chainReference(input, lanes, c.dst, c.l, c.steps);
+        for (uint32_t e = 0; e < uint32_t(kEntries); ++e)
+          ASSERT_EQ(m.accRow(e), V(want.begin() + e * lanes, want.begin() + (e + 1) * lanes)) << "accumulator " << e;
+        const uint64_t uops = uint64_t(c.l.iterOut) * c.l.iterIn * c.steps.size();
+        EXPECT_EQ(m.sim.counters().insns[4], c.steps.size());
+        EXPECT_EQ(m.sim.counters().aluUops, uops);
+        EXPECT_EQ(m.sim.counters().aluElemOps, uops * lanes);
+      }
+    }
+}
+
+// A member that pops ends the chain before it: the instructions before it have run, and what its
+// token waits for runs next, as when the instructions issue one by one.
+TEST(FsimAluChain, AMemberThatPopsWaitsForItsToken) {
+  for (const auto& name : shippedConfigNames()) {
+    SCOPED_TRACE(name);
+    Machine m(name);
+    const int lanes = m.cfg.batch * m.cfg.blockOut;
+    const V input = chainInput(4, lanes);
+    const uint32_t d = m.base(m.put(input), MemId::kAcc);
+    const uint64_t out = m.dram.alloc(4096);
+    Loops l;
+    l.iterIn = 4, l.dstIn = 1;
+    // MUL tells store it may go; ADD runs before store does; MAX waits for store's token.
+    m.run({m.loadUops({{0, 0, 0}}), load(MemId::kAcc, 0, d, 1, 4, 4), dep(alu(AluOp::kMul, l, true, 5), kPushNext),
+           dep(store(0, m.base(out, MemId::kOut), 1, 4, 4), kPopPrev | kPushPrev), alu(AluOp::kAdd, l, true, -7),
+           dep(alu(AluOp::kMax, l, true, -100), kPopNext), alu(AluOp::kMin, l, true, 100), finish()});
+    const V stored = chainReference(input, lanes, 0, l, {{AluOp::kMul, 5}, {AluOp::kAdd, -7}});
+    const V final = chainReference(stored, lanes, 0, l, {{AluOp::kMax, -100}, {AluOp::kMin, 100}});
+    const B got = m.get<int8_t>(out, size_t(4) * lanes);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<int8_t>(stored[i])) << "stored lane " << i;
+    for (uint32_t e = 0; e < 4; ++e)
+      ASSERT_EQ(m.accRow(e), V(final.begin() + e * lanes, final.begin() + (e + 1) * lanes)) << "accumulator " << e;
+    EXPECT_EQ(m.sim.counters().insns[4], 4u);
+  }
+}
+
+// A member that pushes ends the chain with it, and a member whose push would find its queue full
+// is not in it. With token queues of depth 1, MUL and ADD run before the first STORE takes its
+// token and SHR after, whichever of the two pushes first.
+TEST(FsimAluChain, AMemberThatPushesEndsTheChain) {
+  std::string json = shippedConfigJson("small");
+  json = json.substr(0, json.rfind('}')) + ", \"DEP_QUEUE_DEPTH\": 1}";
+  for (const int firstPush : {1, 0}) {
+    SCOPED_TRACE(firstPush ? "MUL pushes" : "ADD pushes");
+    Machine m(Config::fromJson(json, "small-dep1.json"));
+    const int lanes = m.cfg.batch * m.cfg.blockOut;
+    const V input = chainInput(4, lanes);
+    const uint32_t d = m.base(m.put(input), MemId::kAcc);
+    const uint64_t out = m.dram.alloc(8192);
+    const uint32_t o = m.base(out, MemId::kOut), o2 = m.base(out + 4096, MemId::kOut);
+    Loops l;
+    l.iterIn = 4, l.dstIn = 1;
+    m.run({m.loadUops({{0, 0, 0}}), load(MemId::kAcc, 0, d, 1, 4, 4),
+           dep(alu(AluOp::kMul, l, true, 3), firstPush ? kPushNext : 0),
+           dep(alu(AluOp::kAdd, l, true, 1), firstPush ? 0 : kPushNext), dep(alu(AluOp::kShr, l, true, 2), kPushNext),
+           dep(store(0, o, 1, 4, 4), kPopPrev), dep(store(0, o2, 1, 4, 4), kPopPrev), finish()});
+    const V first = chainReference(input, lanes, 0, l, {{AluOp::kMul, 3}, {AluOp::kAdd, 1}});
+    const V all = chainReference(first, lanes, 0, l, {{AluOp::kShr, 2}});
+    const B got = m.get<int8_t>(out, size_t(4) * lanes), got2 = m.get<int8_t>(out + 4096, size_t(4) * lanes);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], static_cast<int8_t>(first[i])) << "first STORE, lane " << i;
+      ASSERT_EQ(got2[i], static_cast<int8_t>(all[i])) << "second STORE, lane " << i;
+    }
+  }
+}
+
+// Only instructions with the same loops, micro-ops and use_imm form a chain; each of these differs
+// from the one before in one of them.
+TEST(FsimAluChain, InstructionsWithOtherLoopsRunOnTheirOwn) {
+  Machine m("default");
+  const int lanes = m.cfg.batch * m.cfg.blockOut;
+  const V input = chainInput(12, lanes);
+  const uint32_t d = m.base(m.put(input), MemId::kAcc);
+  Loops a;
+  a.iterIn = 4, a.dstIn = 1;
+  Loops shorter = a, shifted = a, twice = a, otherSrc = a, otherUop = a;
+  shorter.iterIn = 3;
+  shifted.iterOut = 2, shifted.dstOut = 4;
+  twice.dstIn = 2;
+  otherSrc.srcIn = 1;  // the immediate ignores it, but it is part of the instruction
+  otherUop.bgn = 1, otherUop.end = 2, otherUop.srcIn = 1;
+  m.run({m.loadUops({{0, 0, 0}, {6, 6, 0}}), load(MemId::kAcc, 0, d, 1, 12, 12), alu(AluOp::kMul, a, true, 3),
+         alu(AluOp::kAdd, shorter, true, 1), alu(AluOp::kMul, shifted, true, 5), alu(AluOp::kAdd, twice, true, -9),
+         alu(AluOp::kShr, otherSrc, true, 1), alu(AluOp::kMul, otherUop, true, 7), alu(AluOp::kAdd, otherUop),
+         alu(AluOp::kMul, otherUop, true, -1), finish()});
+  V want = chainReference(input, lanes, 0, a, {{AluOp::kMul, 3}});
+  want = chainReference(want, lanes, 0, shorter, {{AluOp::kAdd, 1}});
+  want = chainReference(want, lanes, 0, shifted, {{AluOp::kMul, 5}});
+  want = chainReference(want, lanes, 0, twice, {{AluOp::kAdd, -9}});
+  want = chainReference(want, lanes, 0, otherSrc, {{AluOp::kShr, 1}});
+  want = chainReference(want, lanes, 6, a, {{AluOp::kMul, 7}});
+  for (size_t i = size_t(6) * lanes; i < size_t(10) * lanes; ++i)  // ADD without use_imm: each entry to itself
+    want[i] = static_cast<int32_t>(uint32_t(want[i]) * 2);
+  want = chainReference(want, lanes, 6, a, {{AluOp::kMul, -1}});
+  for (uint32_t e = 0; e < 12; ++e)
+    ASSERT_EQ(m.accRow(e), V(want.begin() + e * lanes, want.begin() + (e + 1) * lanes)) << "accumulator " << e;
+}
+
+// wait_cycles crossed inside a chain stops at the member that crosses it, with the members before
+// it run; an index past the accumulator is reported at the chain's first member, before any runs.
+TEST(FsimAluChain, FaultsNameTheMemberAsOneByOne) {
+  Machine m("default");
+  const int lanes = m.cfg.batch * m.cfg.blockOut;
+  const V input = chainInput(16, lanes);
+  const uint32_t d = m.base(m.put(input), MemId::kAcc);
+  Loops l;
+  l.iterOut = 3, l.iterIn = 5, l.dstOut = 5, l.dstIn = 1;  // 15 micro-ops each
+  const std::vector<Insn> prog = {m.loadUops({{0, 0, 0}}), load(MemId::kAcc, 0, d, 1, 16, 16),
+                                  alu(AluOp::kAdd, l, true, 1),  alu(AluOp::kMul, l, true, 3),
+                                  alu(AluOp::kAdd, l, true, 2),  alu(AluOp::kMin, l, true, 9), finish()};
+  EXPECT_TRUE(Contains(runError(m, prog, 40), "instruction 4 (ALU.ADD)"));
+  EXPECT_TRUE(Contains(runError(m, prog, 40), "at least 45 cycles"));
+  const V want = chainReference(input, lanes, 0, l, {{AluOp::kAdd, 1}, {AluOp::kMul, 3}});
+  for (uint32_t e = 0; e < 16; ++e)
+    ASSERT_EQ(m.accRow(e), V(want.begin() + e * lanes, want.begin() + (e + 1) * lanes)) << "accumulator " << e;
+
+  Machine past("default");
+  Loops far = l;
+  far.dstOut = past.cfg.accDepth - 3;  // the second row runs past the last entry
+  const std::string error = runError(past, {past.loadUops({{0, 0, 0}}), alu(AluOp::kAdd, far, true, 1),
+                                            alu(AluOp::kMul, far, true, 3), finish()});
+  EXPECT_TRUE(Contains(error, "instruction 1 (ALU.ADD)")) << error;
+  EXPECT_EQ(past.sim.counters().aluUops, 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -58,6 +58,15 @@ struct Shape {
 };
 using GemmFn = void (*)(const Shape&, const Loops&, const Uop*, int32_t*, const uint8_t*, const uint8_t*);
 using AluFn = void (*)(const Loops&, const Uop*, int32_t*, int, bool, int32_t);
+// One of a chain of immediate ALU instructions over the same loops: its opcode and immediate.
+struct AluStep {
+  uint32_t op;
+  int32_t imm;
+};
+// Applies steps [0, n) in order to each accumulator entry the loops reach through their one
+// micro-op's dst, entry by entry. The caller makes sure no entry is reached twice; then the result
+// is that of the n instructions run one after another.
+using AluChainFn = void (*)(const Loops&, const Uop*, int32_t*, int lanes, const AluStep*, uint32_t n);
 // Packs n consecutive DRAM elements into n consecutive SRAM entries.
 using PackFn = void (*)(const Shape&, uint8_t* dst, const int8_t* src, uint64_t n);
 struct Backend {
@@ -111,6 +120,11 @@ class Fsim {
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
   void execAlu(const Insn& insn, size_t index);
+  // A chain of n immediate ALU instructions with `first`'s loops (see run): whether it may run as
+  // one pass, and that pass.
+  static constexpr uint32_t kMaxAluChain = 16;
+  bool aluChainRunsAsOne(const Insn& first, uint32_t n) const;
+  void execAluChain(const Insn& first, size_t index, const kernels::AluStep* steps, uint32_t n);
   static kernels::Loops loopsOf(const Insn& insn);
   void chargeWork(const Insn& insn, size_t index, uint64_t uops);
   // Highest index each micro-op field reaches over the loops; throws if past `depth`.
@@ -140,6 +154,7 @@ class Fsim {
   detail::ZeroedArray<int32_t> acc_;
   detail::ZeroedArray<Uop> uops_;
   kernels::AluFn aluKernels_[5] = {};
+  kernels::AluChainFn aluChain_ = nullptr;
   void (*widen_)(int32_t*, const int8_t*, uint64_t) = nullptr;   // ACC_8BIT loads
   void (*narrow_)(int8_t*, const int32_t*, uint64_t) = nullptr;  // STOREs
 };
