@@ -105,6 +105,7 @@ constexpr uint8_t kL2g = 1, kG2l = 2, kG2s = 4, kS2g = 8;
 struct Sched {
   uint8_t stage, pops, pushes;
   bool finish;
+  bool immAlu;  // an ALU instruction with an immediate (compute)
 };
 
 }  // namespace
@@ -154,7 +155,7 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     uint64_t w[2];
     words(idx, w);
     const uint32_t op = detail::FastDecoder::opcode(w), f = detail::FastDecoder::flags(w);
-    Sched s{uint8_t(Stage::kCompute), 0, 0, op == uint32_t(Opcode::kFinish)};
+    Sched s{uint8_t(Stage::kCompute), 0, 0, op == uint32_t(Opcode::kFinish), false};
     if (op == uint32_t(Opcode::kStore)) {
       s.stage = uint8_t(Stage::kStore);
       s.pops = (f & 1) ? kG2s : 0;
@@ -167,6 +168,7 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     } else {
       s.pops = uint8_t(((f & 1) ? kL2g : 0) | ((f & 2) ? kS2g : 0));
       s.pushes = uint8_t(((f & 4) ? kG2l : 0) | ((f & 8) ? kG2s : 0));
+      s.immAlu = op == uint32_t(Opcode::kAlu) && dec.aluUsesImm(w);
     }
     return s;
   };
@@ -177,10 +179,12 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
   if (rings_.size() != size_t(3) * insnCap) {
     rings_.assign(size_t(3) * insnCap, 0);
     ringSched_.assign(size_t(3) * insnCap, 0);
+    ringImmAlu_.assign(insnCap, 0);
   }
   uint32_t* ring[3] = {&rings_[0], &rings_[insnCap], &rings_[2 * size_t(insnCap)]};
   // Beside each queued index, its pops and pushes (low and high nibble) and whether it is FINISH.
   uint8_t* ringSched[3] = {&ringSched_[0], &ringSched_[insnCap], &ringSched_[2 * size_t(insnCap)]};
+  uint8_t* const immAlu = ringImmAlu_.data();  // compute's entries that may start or join a chain
   uint32_t head[3] = {0, 0, 0}, size[3] = {0, 0, 0};
   uint8_t fetchStage = 0;  // stage of instruction fetchPc, once known
   bool fetchStageKnown = false;
@@ -208,6 +212,7 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
       if (tail >= insnCap) tail -= insnCap;
       ring[s][tail] = fetchPc++;
       ringSched[s][tail] = uint8_t(fetchSched.pops | fetchSched.pushes << 4);
+      if (s == int(Stage::kCompute)) immAlu[tail] = fetchSched.immAlu;
       if (fetchSched.finish) ringSched[s][tail] = 0xff;  // FINISH pops and pushes nothing
       ++size[s];
       fetchStageKnown = false;
@@ -267,12 +272,11 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
   kernels::AluStep chain[kMaxAluChain];
   auto aluChainAfter = [&](uint32_t idx, uint8_t code) -> uint32_t {
     const int c = int(Stage::kCompute);
-    if (code >> 4 || !size[c]) return 0;
+    if (code >> 4 || !size[c] || !immAlu[head[c]]) return 0;
     uint64_t w[2];
     words(idx, w);
-    if (detail::FastDecoder::opcode(w) != uint32_t(Opcode::kAlu) || !dec.aluUsesImm(w)) return 0;
     uint32_t joined = 0, pos = head[c];
-    while (joined + 1 < kMaxAluChain && joined < size[c]) {
+    while (joined + 1 < kMaxAluChain && joined < size[c] && immAlu[pos]) {
       const uint8_t next = ringSched[c][pos];
       if (next == 0xff || (next & 15) || ((next >> 4) & fullMask)) break;
       uint64_t v[2];
@@ -300,12 +304,13 @@ void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
     while (size[s]) {
       const uint8_t code = ringSched[s][head[s]];
       if (code == 0xff) break;  // FINISH
-      const Sched sc{uint8_t(s), uint8_t(code & 15), uint8_t(code >> 4), false};
+      const Sched sc{uint8_t(s), uint8_t(code & 15), uint8_t(code >> 4), false, false};
       if (blocked(sc)) break;
       const uint32_t idx = front(s);
+      const bool chainHead = st == Stage::kCompute && immAlu[head[s]];
       popFront(s);
       moved = true;
-      const uint32_t joined = st == Stage::kCompute ? aluChainAfter(idx, code) : 0;
+      const uint32_t joined = chainHead ? aluChainAfter(idx, code) : 0;
       if (!joined) {
         issue(idx, sc);
         continue;

@@ -140,6 +140,7 @@ class Fsim {
   } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
   std::vector<uint32_t> rings_;    // the three instruction queues of fetch
   std::vector<uint8_t> ringSched_;  // what each queued instruction pops and pushes
+  std::vector<uint8_t> ringImmAlu_;  // beside compute's queue: 1 for an ALU with an immediate
   Counters counters_;
   uint64_t workBudget_ = 0, workDone_ = 0;
 
