@@ -729,6 +729,16 @@ V chainReference(V acc, int lanes, uint32_t dst, const Loops& l, const std::vect
   return acc;
 }
 
+// Accumulator entries [0, entries) against `want` (entry after entry, all lanes of each).
+::testing::AssertionResult AccEquals(const Machine& m, const V& want, uint32_t entries) {
+  const size_t lanes = size_t(m.cfg.batch) * m.cfg.blockOut;
+  for (uint32_t e = 0; e < entries; ++e) {
+    const V expected(want.begin() + e * lanes, want.begin() + (e + 1) * lanes), got = m.accRow(e);
+    if (got != expected) return ::testing::AssertionFailure() << "accumulator " << e << " differs";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(FsimAluChain, ImmediateChainsEqualTheirInstructionsOneByOne) {
   const int kEntries = 48;
   struct Case {
@@ -774,8 +784,7 @@ TEST(FsimAluChain, ImmediateChainsEqualTheirInstructionsOneByOne) {
         prog.push_back(finish());
         m.run(prog);
         const V want = chainReference(input, lanes, c.dst, c.l, c.steps);
-        for (uint32_t e = 0; e < uint32_t(kEntries); ++e)
-          ASSERT_EQ(m.accRow(e), V(want.begin() + e * lanes, want.begin() + (e + 1) * lanes)) << "accumulator " << e;
+        ASSERT_TRUE(AccEquals(m, want, kEntries));
         const uint64_t uops = uint64_t(c.l.iterOut) * c.l.iterIn * c.steps.size();
         EXPECT_EQ(m.sim.counters().insns[4], c.steps.size());
         EXPECT_EQ(m.sim.counters().aluUops, uops);
@@ -804,8 +813,7 @@ TEST(FsimAluChain, AMemberThatPopsWaitsForItsToken) {
     const V final = chainReference(stored, lanes, 0, l, {{AluOp::kMax, -100}, {AluOp::kMin, 100}});
     const B got = m.get<int8_t>(out, size_t(4) * lanes);
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<int8_t>(stored[i])) << "stored lane " << i;
-    for (uint32_t e = 0; e < 4; ++e)
-      ASSERT_EQ(m.accRow(e), V(final.begin() + e * lanes, final.begin() + (e + 1) * lanes)) << "accumulator " << e;
+    EXPECT_TRUE(AccEquals(m, final, 4));
     EXPECT_EQ(m.sim.counters().insns[4], 4u);
   }
 }
@@ -868,8 +876,7 @@ TEST(FsimAluChain, InstructionsWithOtherLoopsRunOnTheirOwn) {
   for (size_t i = size_t(6) * lanes; i < size_t(10) * lanes; ++i)  // ADD without use_imm: each entry to itself
     want[i] = static_cast<int32_t>(uint32_t(want[i]) * 2);
   want = chainReference(want, lanes, 6, a, {{AluOp::kMul, -1}});
-  for (uint32_t e = 0; e < 12; ++e)
-    ASSERT_EQ(m.accRow(e), V(want.begin() + e * lanes, want.begin() + (e + 1) * lanes)) << "accumulator " << e;
+  EXPECT_TRUE(AccEquals(m, want, 12));
 }
 
 // wait_cycles crossed inside a chain stops at the member that crosses it, with the members before
@@ -887,8 +894,7 @@ TEST(FsimAluChain, FaultsNameTheMemberAsOneByOne) {
   EXPECT_TRUE(Contains(runError(m, prog, 40), "instruction 4 (ALU.ADD)"));
   EXPECT_TRUE(Contains(runError(m, prog, 40), "at least 45 cycles"));
   const V want = chainReference(input, lanes, 0, l, {{AluOp::kAdd, 1}, {AluOp::kMul, 3}});
-  for (uint32_t e = 0; e < 16; ++e)
-    ASSERT_EQ(m.accRow(e), V(want.begin() + e * lanes, want.begin() + (e + 1) * lanes)) << "accumulator " << e;
+  EXPECT_TRUE(AccEquals(m, want, 16));
 
   Machine past("default");
   Loops far = l;
