@@ -159,6 +159,14 @@ Coverage measure(const Config& cfg, uint64_t seeds) {
         if (in.uopBgn > 0) c.add("uop_bgn > 0");
         if (in.uopEnd == p.cfg.uopDepth) c.add("uop_end at the buffer depth");
         if (in.uopEnd > in.uopBgn + 1) c.add("kernel of several micro-ops");
+        // A requantization-like chain: the same loops again with another immediate op.
+        const Insn* prev = i > 0 ? &p.insns[i - 1] : nullptr;
+        if (in.opcode == Opcode::kAlu && in.useImm && prev && prev->opcode == Opcode::kAlu && prev->useImm &&
+            prev->aluOp != in.aluOp && prev->uopBgn == in.uopBgn && prev->uopEnd == in.uopEnd &&
+            prev->iterOut == in.iterOut && prev->iterIn == in.iterIn && prev->dstFactorOut == in.dstFactorOut &&
+            prev->dstFactorIn == in.dstFactorIn && prev->srcFactorOut == in.srcFactorOut &&
+            prev->srcFactorIn == in.srcFactorIn)
+          c.add("immediate ALU ops of one loop nest in a row");
       }
     }
     (void)firstOutLoad;
@@ -189,7 +197,8 @@ TEST_P(PerConfig, CoversEveryOpcodeMemoryTypeAluOpPaddingAndOverlap) {
       "uop_bgn > 0", "uop_end at the buffer depth", "kernel of several micro-ops",
       "store", "store strided", "store of no rows",
       "load overlapping rows", "load of padding rows only",
-      "load overlaps earlier compute", "store overlaps later compute", "region above 2 GiB"};
+      "load overlaps earlier compute", "store overlaps later compute", "region above 2 GiB",
+      "immediate ALU ops of one loop nest in a row"};
   for (const char* m : {"UOP", "WGT", "INP", "ACC", "ACC8"}) {
     want.push_back(std::string("load ") + m);
     want.push_back(std::string("load ") + m + " to the last entry");

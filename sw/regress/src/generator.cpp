@@ -456,6 +456,17 @@ class Generator {
     return it;
   }
 
+  int32_t aluImmediate(uint32_t aluOp) {
+    switch (static_cast<hw::AluOp>(aluOp)) {
+      case hw::AluOp::kShr:  // both directions, amounts past 31 and the 16-bit extremes
+        return static_cast<int32_t>(rng_.weighted({50, 30, 20}) == 0 ? rng_.srange(-40, 40)
+                                    : rng_.chance(60)                ? rng_.srange(0, 31)
+                                                                     : rng_.srange(-32768, 32767));
+      case hw::AluOp::kMul: return static_cast<int32_t>(rng_.chance(50) ? rng_.srange(-300, 300) : rng_.srange(-32768, 32767));
+      default: return static_cast<int32_t>(rng_.chance(50) ? rng_.srange(-1000, 1000) : rng_.srange(-32768, 32767));
+    }
+  }
+
   Item aluItem(const Window& aw) {
     Item it;
     Loops l = loopShape();
@@ -471,15 +482,8 @@ class Generator {
     Factors s = factors(aw.size, l, fieldMax(a, hw::Field::kSrcFactorOut), fieldMax(a, hw::Field::kSrcFactorIn));
     in.dstFactorOut = d.out, in.dstFactorIn = d.in;
     in.srcFactorOut = s.out, in.srcFactorIn = s.in;
-    int64_t imm;
-    switch (static_cast<hw::AluOp>(in.aluOp)) {
-      case hw::AluOp::kShr:  // both directions, amounts past 31 and the 16-bit extremes
-        imm = rng_.weighted({50, 30, 20}) == 0 ? rng_.srange(-40, 40) : rng_.chance(60) ? rng_.srange(0, 31) : rng_.srange(-32768, 32767);
-        break;
-      case hw::AluOp::kMul: imm = rng_.chance(50) ? rng_.srange(-300, 300) : rng_.srange(-32768, 32767); break;
-      default: imm = rng_.chance(50) ? rng_.srange(-1000, 1000) : rng_.srange(-32768, 32767); break;
-    }
-    in.imm = in.useImm || rng_.chance(30) ? static_cast<int32_t>(imm) : 0;
+    const int32_t imm = aluImmediate(in.aluOp);
+    in.imm = in.useImm || rng_.chance(30) ? imm : 0;
     const bool garbageWgt = rng_.chance(30);  // ALU ignores the weight field
     for (uint32_t u = 0; u < l.n; ++u)
       it.kernel.push_back({indexIn(aw, d), indexIn(aw, s), garbageWgt ? static_cast<uint32_t>(rng_.range(0, uopFieldMax(2))) : 0});
@@ -689,6 +693,17 @@ class Generator {
         again.insn = items.back().insn;
         again.repeat = true;
         items.push_back(again);
+        // An immediate ALU op again with other ops and immediates, one to three of them, the way
+        // a toolchain requantizes a tile (MUL, SHR, MAX, MIN over the same loops).
+        if (again.insn.opcode == hw::Opcode::kAlu && again.insn.useImm && rng_.chance(70)) {
+          const uint64_t steps = rng_.range(1, 3);
+          for (uint64_t k = 0; k < steps; ++k) {
+            hw::Insn& step = items.back().insn;
+            step.aluOp = static_cast<uint32_t>(rng_.range(0, 4));
+            step.imm = aluImmediate(step.aluOp);
+            if (k + 1 < steps) items.push_back(again);
+          }
+        }
       }
     }
     placeKernels(items, blk.compute);

@@ -19,7 +19,8 @@ Size parseSize(const std::string& text);
 // Builds a lowered program that passes checkProgram(), reproducible from (cfg, seed, size) on any
 // platform. It is a sequence of blocks, each a group of loads (INP/WGT into buffer windows, tiled
 // with random shapes, strides and padding), compute (LOAD.UOP kernels, accumulator initialisation
-// by LOAD.ACC/ACC_8BIT or reset GEMMs, GEMMs and ALU ops with random micro-op loops) and stores
+// by LOAD.ACC/ACC_8BIT or reset GEMMs, GEMMs and ALU ops with random micro-op loops, some run
+// again, immediate ALU ops often as a chain of other ops over the same loops) and stores
 // to fresh DRAM; some loads read back bytes earlier stores wrote. Blocks pick among 1-3 windows
 // per buffer, so consecutive blocks overlap (double or triple buffering) or serialize at random,
 // and their load, compute and store parts are interleaved in the stream with a random lookahead.
