@@ -5,7 +5,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # The libraries a program links, in dependency order; each exported as Tessera::<name without tessera_>.
-set(tessera_installed_libraries tessera_host_contract tessera_host_interface tessera_hw tessera_runtime
+set(tessera_installed_libraries tessera_support tessera_host_contract tessera_host_interface tessera_hw tessera_runtime
                                 tessera_compiler tessera_graph tessera_network)
 foreach(lib ${tessera_installed_libraries})
   string(REGEX REPLACE "^tessera_" "" export_name "${lib}")
@@ -15,10 +15,10 @@ install(TARGETS ${tessera_installed_libraries} EXPORT TesseraTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
-# Public headers: hw (configs, ISA, fsim), runtime (VTA's driver.h and runtime.h, Tessera's C
+# Public headers: support (the error type, formatting, file I/O), hw (configs, ISA, fsim), runtime (VTA's driver.h and runtime.h, Tessera's C
 # extensions, the C++ Target API), compiler (operators, graph, compiled models and their C API), and
 # the generated host-interface contract they include.
-foreach(dir hw runtime compiler)
+foreach(dir support hw runtime compiler)
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
           FILES_MATCHING PATTERN "*.h")
 endforeach()

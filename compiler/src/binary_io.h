@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

@@ -9,7 +9,7 @@
 #include "tessera/compiler/compile.h"
 #include "tessera/compiler/layout.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler {
 

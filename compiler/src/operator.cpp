@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler {
 

@@ -7,8 +7,9 @@
 #include "binary_io.h"
 #include "tessera/compiler/layout.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::compiler {
 
@@ -175,9 +176,9 @@ Program Program::deserialize(const std::vector<uint8_t>& bytes, const std::strin
   return p;
 }
 
-void Program::save(const std::string& path, bool overwrite) const { hw::writeBinaryFile(path, serialize(), overwrite); }
+void Program::save(const std::string& path, bool overwrite) const { writeBinaryFile(path, serialize(), overwrite); }
 
-Program Program::load(const std::string& path) { return deserialize(hw::readBinaryFile(path), path); }
+Program Program::load(const std::string& path) { return deserialize(readBinaryFile(path), path); }
 
 RunResult runProgram(const Program& program, runtime::Session& session, const OperatorData& data,
                      uint32_t waitCycles) {

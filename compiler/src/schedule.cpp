@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "schedule.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::compiler {

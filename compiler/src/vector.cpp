@@ -5,7 +5,7 @@
 
 #include "emit.h"
 #include "schedule.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

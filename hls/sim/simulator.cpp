@@ -3,7 +3,7 @@
 
 #include "model.h"
 #include "tessera/hw/built_configs.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/hls_outcome.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"

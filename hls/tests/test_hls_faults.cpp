@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tessera/hls/simulator.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/hw/isa.h"
 

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
+#include "tessera/support/format.h"
 
 namespace tessera::hw {
 
@@ -17,12 +19,6 @@ namespace {
 
 bool isDepField(Field f) {
   return f == Field::kPopPrev || f == Field::kPopNext || f == Field::kPushPrev || f == Field::kPushNext;
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 std::string depString(const Insn& insn) {
@@ -295,42 +291,6 @@ Assembly assemble(const Isa& isa, const std::string& text, const std::string& or
   return out;
 }
 
-std::vector<uint8_t> readBinaryFile(const std::string& path) {
-  // One read into a buffer of the file's size (a stream iterator would copy byte by byte and
-  // grow the buffer by doubling).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path, "cannot open file for reading");
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    // Not a regular file (a pipe, a device): read until end of file.
-    std::vector<uint8_t> bytes;
-    uint8_t buf[65536];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        ::close(fd);
-        throw Error(path, "read error");
-      }
-      if (n == 0) break;
-      bytes.insert(bytes.end(), buf, buf + n);
-    }
-    ::close(fd);
-    return bytes;
-  }
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      throw Error(path, n == 0 ? "the file shrank while it was read" : "read error");
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return bytes;
-}
-
 std::vector<RawInsn> readProgramFile(const std::string& path) {
   auto bytes = readBinaryFile(path);
   if (bytes.size() % 16 != 0)
@@ -365,42 +325,6 @@ std::vector<uint8_t> uopBytes(const std::vector<uint32_t>& uops) {
   for (size_t i = 0; i < uops.size(); ++i)
     for (int k = 0; k < 4; ++k) b[4 * i + k] = static_cast<uint8_t>(uops[i] >> (8 * k));
   return b;
-}
-
-void writeBinaryFile(const std::string& path, const std::vector<uint8_t>& bytes, bool overwrite) {
-  writeBinaryFile(path, bytes.data(), bytes.size(), overwrite);
-}
-
-void writeBinaryFile(const std::string& path, const uint8_t* data, uint64_t size, bool overwrite) {
-  struct stat st;
-  if (!overwrite && ::stat(path.c_str(), &st) == 0)
-    throw Error(path, "file exists; refusing to overwrite it (pass --force to replace it)");
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) throw Error(path, "cannot create file for writing");
-    for (uint64_t done = 0; done < size;) {
-      const ssize_t n = ::write(fd, data + done, size - done);
-      if (n <= 0) {
-        ::close(fd);
-        std::remove(tmp.c_str());
-        throw Error(path, "write error");
-      }
-      done += static_cast<uint64_t>(n);
-    }
-    if (::close(fd) != 0) {
-      std::remove(tmp.c_str());
-      throw Error(path, "write error");
-    }
-  }
-  // Replacing a regular file: remove it, then move the new one in. A reader sees the old file, no
-  // file or the whole new one, never part of one. (Renaming over it, like truncating it, makes
-  // ext4 write the new file's data out at once, auto_da_alloc, which costs milliseconds a file.)
-  if (overwrite && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(path, "cannot move the written file into place");
-  }
 }
 
 }  // namespace tessera::hw

@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::hw {
 
@@ -124,8 +126,8 @@ Config Config::load(const std::string& pathOrName) {
   if (!shipped.empty()) return fromJson(shipped, "hw/configs/" + pathOrName + ".json");
   const std::string board = boardConfigJson(pathOrName);
   if (!board.empty()) return fromJson(board, "hw/configs/boards/" + pathOrName + ".json");
-  std::ifstream in(pathOrName, std::ios::binary);
-  if (!in) {
+  struct stat st;
+  if (::stat(pathOrName.c_str(), &st) != 0) {
     std::string names;
     for (const auto& n : shippedConfigNames()) names += (names.empty() ? "" : ", ") + n;
     std::string boards;
@@ -133,9 +135,7 @@ Config Config::load(const std::string& pathOrName) {
     throw Error(pathOrName, "no such config file, and no shipped config of that name (shipped: " +
                                 names + "; board configs: " + boards + ")");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return fromJson(ss.str(), pathOrName);
+  return fromJson(readTextFile(pathOrName), pathOrName);
 }
 
 void Config::derive(const std::string& origin) {

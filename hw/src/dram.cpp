@@ -8,19 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
+#include "tessera/support/format.h"
 
 #include <vector>
 
 namespace tessera::hw {
 
 namespace {
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 }  // namespace
 
 uint64_t Dram::expressibleSpan(const Config& cfg) {

@@ -7,7 +7,7 @@
 #include <deque>
 
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
 #include "fast_decode.h"

@@ -2,7 +2,7 @@
 // each with the SRAM layout that lets its inner loop run without per-element decoding.
 #include "fsim_kernels.h"
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 #include <cstring>
 #include <type_traits>

@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "tessera/gen/host_interface.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::hw {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/host_interface.h"
 
 namespace tessera::hw {

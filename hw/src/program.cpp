@@ -6,18 +6,13 @@
 #include <new>
 
 #include "fast_decode.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/run_error.h"
+#include "tessera/support/format.h"
 
 namespace tessera::hw {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 

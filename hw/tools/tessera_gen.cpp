@@ -3,7 +3,7 @@
 #include <string>
 
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/generate.h"
 #include "write_if_changed.h"
 

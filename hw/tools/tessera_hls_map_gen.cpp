@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 #include "write_if_changed.h"
 
 using tessera::Error;
@@ -28,14 +29,6 @@ namespace {
 
 const char* const kStages[] = {"fetch", "load", "compute", "store"};
 const char* const kBundle = "CONTROL_BUS";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t\r\n");
@@ -54,7 +47,8 @@ std::string camel(const std::string& snake) {
   return out;
 }
 
-std::string hex(uint32_t v) {
+// Register offsets as Vitis HLS's own register maps print them: at least two hex digits.
+std::string offsetText(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%02x", v);
   return buf;
@@ -94,11 +88,11 @@ struct Types {
 Types readTypes(const std::string& header, const std::string& hlsConfig) {
   Types t;
   t.where = header;
-  const std::string cfg = slurp(hlsConfig);
+  const std::string cfg = tessera::readTextFile(hlsConfig);
   static const std::regex def(R"(#define\s+(\w+)\s+\(?(-?\d+)\)?\s*\n)");
   for (auto it = std::sregex_iterator(cfg.begin(), cfg.end(), def); it != std::sregex_iterator(); ++it)
     t.macros[(*it)[1]] = std::stol((*it)[2]);
-  const std::string h = slurp(header);
+  const std::string h = tessera::readTextFile(header);
   static const std::regex td(R"(typedef\s+(ap_u?int<\s*\w+\s*>)\s+(\w+)\s*;)");
   for (auto it = std::sregex_iterator(h.begin(), h.end(), td); it != std::sregex_iterator(); ++it)
     t.typedefs[(*it)[2]] = (*it)[1];
@@ -262,7 +256,7 @@ Ip layout(const std::string& stage, const std::string& source, const std::string
 }
 
 long pointerBitsOf(const std::string& hlsTcl, const std::string& path) {
-  const std::string t = slurp(hlsTcl);
+  const std::string t = tessera::readTextFile(hlsTcl);
   if (t.find("-m_axi_addr64=false") != std::string::npos) return 32;
   if (t.find("-m_axi_addr64") == std::string::npos || t.find("-m_axi_addr64=true") != std::string::npos) return 64;
   throw Error(path, "cannot tell from config_interface -m_axi_addr64 whether pointers are 32 or 64 bits");
@@ -283,12 +277,12 @@ std::string header(const std::vector<Ip>& ips, const Types& types) {
   for (const Ip& ip : ips) {
     o << "namespace " << ip.stage << " {\n";
     for (const Group& g : ip.groups) {
-      o << "inline constexpr uint32_t " << camel(g.name) << " = " << hex(g.offset) << ";  // " << g.bits << " bits, "
+      o << "inline constexpr uint32_t " << camel(g.name) << " = " << offsetText(g.offset) << ";  // " << g.bits << " bits, "
         << (g.output ? "read" : "write") << "\n";
       o << "inline constexpr uint32_t " << camel(g.name) << "Bits = " << g.bits << ";\n";
-      if (g.valid) o << "inline constexpr uint32_t " << camel(g.name) << "Valid = " << hex(g.offset + 4 * ((g.bits + 31) / 32)) << ";\n";
+      if (g.valid) o << "inline constexpr uint32_t " << camel(g.name) << "Valid = " << offsetText(g.offset + 4 * ((g.bits + 31) / 32)) << ";\n";
     }
-    o << "inline constexpr uint32_t kEnd = " << hex(ip.end) << ";  // first offset past the arguments\n";
+    o << "inline constexpr uint32_t kEnd = " << offsetText(ip.end) << ";  // first offset past the arguments\n";
     o << "}  // namespace " << ip.stage << "\n\n";
   }
   // Field positions inside the aggregated structs that cross the bus.
@@ -317,10 +311,10 @@ std::string docs(const std::vector<Ip>& ips) {
   for (const Ip& ip : ips) {
     o << "| " << ip.stage << " | 0x00 | AP_CTRL | 32 | read/write | ap_start (0), ap_done (1), ap_idle (2), ap_ready (3), auto_restart (7) |\n";
     for (const Group& g : ip.groups) {
-      o << "| " << ip.stage << " | " << hex(g.offset) << " | " << g.name << " | " << g.bits << " | "
+      o << "| " << ip.stage << " | " << offsetText(g.offset) << " | " << g.name << " | " << g.bits << " | "
         << (g.output ? "read" : "write") << " | " << g.what << " |\n";
       if (g.valid)
-        o << "| " << ip.stage << " | " << hex(g.offset + 4 * static_cast<uint32_t>((g.bits + 31) / 32)) << " | " << g.name
+        o << "| " << ip.stage << " | " << offsetText(g.offset + 4 * static_cast<uint32_t>((g.bits + 31) / 32)) << " | " << g.name
           << "_ap_vld | 1 | read | " << g.name << " was written by the last call |\n";
     }
   }
@@ -351,7 +345,7 @@ int main(int argc, char** argv) {
     }
   try {
     const Types types = readTypes(a["--design-h"], a["--hls-config"]);
-    const std::string source = slurp(a["--design-cpp"]);
+    const std::string source = tessera::readTextFile(a["--design-cpp"]);
     const long pointerBits = pointerBitsOf(a["--hls-tcl"], a["--hls-tcl"]);
     std::vector<Ip> ips;
     for (const char* s : kStages) ips.push_back(layout(s, source, a["--design-cpp"], types, pointerBits));

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/host_interface.h"
 #include "write_if_changed.h"
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::hw::tools {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/runtime/session.h"
 

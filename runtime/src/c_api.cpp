@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/tessera.h"
 #include "vta/driver.h"

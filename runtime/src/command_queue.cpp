@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "vta/runtime.h"
 

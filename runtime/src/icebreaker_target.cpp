@@ -17,20 +17,15 @@
 #include <thread>
 
 #include "tessera/gen/host_interface.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
+#include "tessera/support/format.h"
 
 namespace tessera::runtime::icebreaker {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 const char* commandName(uint8_t command) {
   switch (command) {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "remote_wire.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/runtime/remote.h"

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 
 #include "remote_wire.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/remote.h"
 
 namespace tessera::runtime::remote {

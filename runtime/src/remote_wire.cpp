@@ -8,7 +8,8 @@
 #include <random>
 #include <sstream>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::runtime::remote::wire {
 
@@ -390,11 +391,12 @@ std::string readSecretFile(const std::string& path, const std::string& what) {
   if (::stat(path.c_str(), &st) != 0) throw Error(what + " " + path, "cannot open file for reading");
   if (st.st_mode & (S_IRWXG | S_IRWXO))
     throw Error(what + " " + path, "readable by group or others; the secret must be private (chmod 600)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(what + " " + path, "cannot open file for reading");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
+  std::string secret;
+  try {
+    secret = readTextFile(path);
+  } catch (const Error& e) {
+    throw Error(what + " " + path, e.reason());
+  }
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
   if (secret.empty()) throw Error(what + " " + path, "empty: a shared secret needs at least one byte");
   return secret;

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::runtime {
 

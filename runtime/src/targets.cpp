@@ -12,7 +12,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"

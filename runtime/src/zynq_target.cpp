@@ -18,11 +18,12 @@
 
 #include "tessera/gen/hls_register_map.h"
 #include "tessera/gen/host_interface.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/hls_outcome.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
+#include "tessera/support/format.h"
 
 namespace tessera::runtime::zynq {
 
@@ -54,12 +55,6 @@ constexpr const char* kBufferSysfsKey = "buffer-sysfs";
 constexpr const char* kTimeoutKey = "timeout";
 constexpr const char* kConfigKey = "config";
 constexpr const char* kBitstreamKey = "bitstream";
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string errnoText() { return std::strerror(errno); }
 

@@ -3,17 +3,12 @@
 
 #include <cstdio>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 

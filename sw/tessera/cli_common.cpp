@@ -6,7 +6,8 @@
 #include <sstream>
 
 #include "cli.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::cli {
 
@@ -60,6 +61,10 @@ int runCommand(const char* verb, int (*run)(const std::vector<std::string>&), co
   } catch (const boost::program_options::error& e) {
     std::fprintf(stderr, "tessera %s: error: %s (see 'tessera %s --help')\n", verb, e.what(), verb);
     return 2;
+  } catch (const tessera::FileExistsError& e) {
+    // Every verb that writes a file the user names takes --force (tessera stream replaces its own files).
+    std::fprintf(stderr, "tessera %s: error: %s (pass --force to replace it)\n", verb, e.what());
+    return 1;
   } catch (const tessera::Error& e) {
     std::fprintf(stderr, "tessera %s: error: %s\n", verb, e.what());
     return 1;

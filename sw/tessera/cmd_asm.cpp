@@ -5,7 +5,8 @@
 
 #include "cli.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::cli {
 
@@ -45,18 +46,14 @@ int cmdAsm(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse("asm", "FILE -o OUT [--uop-output UOPS] [--config FILE|NAME] [--force]", args, opts, &pos, &vm)) return 0;
   hw::Isa isa(hw::Config::load(config));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file, "cannot open file for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto result = hw::assemble(isa, ss.str(), file);
+  auto result = hw::assemble(isa, readTextFile(file), file);
   if (!result.uops.empty() && uopOut.empty())
     throw Error(file, "the program has " + std::to_string(result.uops.size()) +
                           " UOP lines; give --uop-output to write them");
   if (result.insns.empty() && result.uops.empty()) throw Error(file, "no instructions or micro-ops found");
   const bool force = vm.count("force") != 0;
-  if (!result.insns.empty()) hw::writeBinaryFile(out, hw::programBytes(result.insns), force);
-  if (!result.uops.empty()) hw::writeBinaryFile(uopOut, hw::uopBytes(result.uops), force);
+  if (!result.insns.empty()) writeBinaryFile(out, hw::programBytes(result.insns), force);
+  if (!result.uops.empty()) writeBinaryFile(uopOut, hw::uopBytes(result.uops), force);
   std::printf("assembled %zu instructions%s\n", result.insns.size(),
               result.uops.empty() ? "" : (" and " + std::to_string(result.uops.size()) + " micro-ops").c_str());
   return 0;

@@ -10,10 +10,11 @@
 #include "tessera/compiler/compile.h"
 #include "tessera/compiler/program.h"
 #include "tessera/compiler/suite.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 #include "tessera/sw/workloads.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
@@ -23,12 +24,6 @@ struct BenchRow {
   std::string name;
   sw::WorkloadResult result;
 };
-
-std::string withCommas(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
 
 // One table row; cycle-derived columns show "-" on untimed targets.
 void printRow(const hw::Config& cfg, const BenchRow& row) {
@@ -40,13 +35,13 @@ void printRow(const hw::Config& cfg, const BenchRow& row) {
   char util[32] = "-", speed[32] = "-", cycles[32] = "-";
   if (c.cycles) {
     std::snprintf(util, sizeof util, "%.1f%%", 100.0 * double(idealCycles) / double(c.cycles));
-    std::snprintf(cycles, sizeof cycles, "%s", withCommas(c.cycles).c_str());
+    std::snprintf(cycles, sizeof cycles, "%s", thousands(c.cycles).c_str());
     if (row.result.deviceSeconds > 0)
-      std::snprintf(speed, sizeof speed, "%s", withCommas(uint64_t(double(c.cycles) / row.result.deviceSeconds)).c_str());
+      std::snprintf(speed, sizeof speed, "%s", thousands(uint64_t(double(c.cycles) / row.result.deviceSeconds)).c_str());
   }
   std::printf("%-30s %14s %12s %12s %7s %12s %12s %9.3f %12s  %s\n", row.name.c_str(),
-              withCommas(row.result.macs).c_str(), cycles, withCommas(idealCycles).c_str(), util,
-              withCommas(readBytes).c_str(), withCommas(writeBytes).c_str(), row.result.deviceSeconds, speed,
+              thousands(row.result.macs).c_str(), cycles, thousands(idealCycles).c_str(), util,
+              thousands(readBytes).c_str(), thousands(writeBytes).c_str(), row.result.deviceSeconds, speed,
               row.result.correct ? "ok" : ("MISMATCH: " + row.result.firstMismatch).c_str());
 }
 
@@ -93,13 +88,13 @@ int benchResnet18(runtime::Session& session) {
                     op.kernelH, op.padH, op.strideH);
     if (c.cycles) {
       std::snprintf(util, sizeof util, "%.1f%%", 100.0 * double(ideal) / double(c.cycles));
-      std::snprintf(cycles, sizeof cycles, "%s", withCommas(c.cycles).c_str());
+      std::snprintf(cycles, sizeof cycles, "%s", thousands(c.cycles).c_str());
       std::snprintf(err, sizeof err, "%+.1f%%", 100.0 * (prog.summary.estimatedCycles - double(c.cycles)) / double(c.cycles));
     }
     const std::string& t = prog.summary.tiling;
     std::printf("%-5s %-26s %3d %14s %11s %11s %7s %11s %11s %10.2f %8s %10s  %s\n", op.name.c_str(), shape,
-                layer.occurrences, withCommas(op.macs()).c_str(), withCommas(ideal).c_str(), cycles, util,
-                withCommas(read).c_str(), withCommas(write).c_str(), secs * 1e3, err, t.substr(0, t.find(' ', t.find("tci="))).c_str(),
+                layer.occurrences, thousands(op.macs()).c_str(), thousands(ideal).c_str(), cycles, util,
+                thousands(read).c_str(), thousands(write).c_str(), secs * 1e3, err, t.substr(0, t.find(' ', t.find("tci="))).c_str(),
                 ok ? "ok" : "MISMATCH");
     for (Total* to : {&all, &c2to11}) {
       if (to == &c2to11 && (op.name == "C1" || op.name == "FC")) continue;
@@ -115,9 +110,9 @@ int benchResnet18(runtime::Session& session) {
   auto totalLine = [&](const char* name, const char* what, const Total& t) {
     char util[16] = "-";
     if (t.cycles) std::snprintf(util, sizeof util, "%.1f%%", 100.0 * t.weightedUtil / double(t.macs));
-    std::printf("%-5s %-26s %3s %14s %11s %11s %7s %11s %11s\n", name, what, "", withCommas(t.macs).c_str(),
-                withCommas(t.ideal).c_str(), t.cycles ? withCommas(t.cycles).c_str() : "-", util,
-                withCommas(t.read).c_str(), withCommas(t.write).c_str());
+    std::printf("%-5s %-26s %3s %14s %11s %11s %7s %11s %11s\n", name, what, "", thousands(t.macs).c_str(),
+                thousands(t.ideal).c_str(), t.cycles ? thousands(t.cycles).c_str() : "-", util,
+                thousands(t.read).c_str(), thousands(t.write).c_str());
   };
   std::printf("\n");
   totalLine("total", "ResNet-18 (x = occurrences)", all);
@@ -149,20 +144,20 @@ int benchResnet18(runtime::Session& session) {
                     op.height, op.width, op.inChannels, op.kernelH, op.padH, op.strideH);
     if (c.cycles) {
       std::snprintf(rate, sizeof rate, "%.2f", double(outputs) / double(c.cycles));
-      std::snprintf(cycles, sizeof cycles, "%s", withCommas(c.cycles).c_str());
+      std::snprintf(cycles, sizeof cycles, "%s", thousands(c.cycles).c_str());
       std::snprintf(err, sizeof err, "%+.1f%%", 100.0 * (prog.summary.estimatedCycles - double(c.cycles)) / double(c.cycles));
     }
     vectorCycles += uint64_t(layer.occurrences) * c.cycles;
     const std::string& t = prog.summary.tiling;
     std::printf("%-5s %-26s %3d %14s %11s %11s %11s %11s %10.2f %8s %10s  %s\n", op.name.c_str(), shape,
-                layer.occurrences, withCommas(outputs).c_str(), cycles, rate, withCommas(read).c_str(),
-                withCommas(write).c_str(), secs * 1e3, err, t.substr(0, t.find(' ', t.find("tci="))).c_str(),
+                layer.occurrences, thousands(outputs).c_str(), cycles, rate, thousands(read).c_str(),
+                thousands(write).c_str(), secs * 1e3, err, t.substr(0, t.find(' ', t.find("tci="))).c_str(),
                 ok ? "ok" : "MISMATCH");
   }
   if (all.cycles)
     std::printf("\nnetwork: %s cycles with occurrences (convolutions and dense %s, vector-ALU layers %s = %.1f%%)\n",
-                withCommas(all.cycles + vectorCycles).c_str(), withCommas(all.cycles).c_str(),
-                withCommas(vectorCycles).c_str(), 100.0 * double(vectorCycles) / double(all.cycles + vectorCycles));
+                thousands(all.cycles + vectorCycles).c_str(), thousands(all.cycles).c_str(),
+                thousands(vectorCycles).c_str(), 100.0 * double(vectorCycles) / double(all.cycles + vectorCycles));
   std::printf("\ncompile time of the whole suite: %.1f ms\n", compileSeconds * 1e3);
   std::printf("ideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT), of the unpadded layer; util = ideal / cycles; the total "
               "lines' util is MAC-weighted;\nest err = (cost-model estimate - cycles) / cycles; DRAM bytes are bus beats x "
@@ -292,8 +287,8 @@ int cmdBench(const std::vector<std::string>& args) {
       const uint64_t a = rows[i].result.counters.cycles, b = other[i].result.counters.cycles;
       char ratio[32] = "-";
       if (a && b) std::snprintf(ratio, sizeof ratio, "%.3f", double(a) / double(b));
-      std::printf("%-30s %12s %12s %8s\n", rows[i].name.c_str(), a ? withCommas(a).c_str() : "-",
-                  b ? withCommas(b).c_str() : "-", ratio);
+      std::printf("%-30s %12s %12s %8s\n", rows[i].name.c_str(), a ? thousands(a).c_str() : "-",
+                  b ? thousands(b).c_str() : "-", ratio);
     }
     std::printf("\n");
   }

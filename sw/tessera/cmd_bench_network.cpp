@@ -8,18 +8,13 @@
 #include "cli.h"
 #include "tessera/compiler/model_zoo.h"
 #include "tessera/compiler/network.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
 namespace {
-
-std::string commas(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
 
 compiler::graph::Tensor randomImage(uint32_t seed) {
   compiler::graph::Tensor t;
@@ -80,10 +75,10 @@ int benchResnet18Network(runtime::Session& session, bool json) {
     return ok ? 0 : 1;
   }
   std::printf("  %zu layers on the accelerator in %zu segment(s), %zu host steps (the float edges); %s MACs\n", accel,
-              model.segments.size(), host, commas(macs).c_str());
+              model.segments.size(), host, thousands(macs).c_str());
   if (r.counters.cycles)
     std::printf("  end to end: %s cycles, GEMM-core utilization %.1f%% of the whole network\n",
-                commas(r.counters.cycles).c_str(), 100.0 * double(macs) / (double(r.counters.cycles) * lanes));
+                thousands(r.counters.cycles).c_str(), 100.0 * double(macs) / (double(r.counters.cycles) * lanes));
   // The real graph's layers: the first convolution (C1) and the other convolutions (C2..C11's shapes).
   if (r.counters.cycles) {
     double c1Util = 0, restMacs = 0, restWeighted = 0;
@@ -105,11 +100,11 @@ int benchResnet18Network(runtime::Session& session, bool json) {
     }
     std::printf("  first convolution (C1, folded into channels): %s cycles, GEMM-core utilization %.1f%%; the other "
                 "convolutions (C2..C11): MAC-weighted utilization %.1f%% (each layer run alone for its cycles)\n",
-                commas(c1Cycles).c_str(), 100.0 * c1Util, restMacs ? 100.0 * restWeighted / restMacs : 0.0);
+                thousands(c1Cycles).c_str(), 100.0 * c1Util, restMacs ? 100.0 * restWeighted / restMacs : 0.0);
   }
   std::printf("  %s instructions, run %.3f s wall on %s; compile (with calibration) %.3f s; check against the host "
               "reference: %s\n",
-              commas(r.counters.totalInsns()).c_str(), r.seconds, session.targetName().c_str(), compileSeconds,
+              thousands(r.counters.totalInsns()).c_str(), r.seconds, session.targetName().c_str(), compileSeconds,
               ok ? "bit-exact" : "MISMATCH");
   return ok ? 0 : 1;
 }

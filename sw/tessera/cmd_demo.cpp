@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "cli.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/tessera.h"
 #include "tessera/sw/workloads.h"

@@ -3,7 +3,7 @@
 
 #include "cli.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/generate.h"
 #include "tessera/hw/isa.h"
 

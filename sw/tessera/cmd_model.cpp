@@ -22,8 +22,10 @@
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/compiler/tensor_io.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/file_io.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
@@ -148,12 +150,6 @@ void addModelOptions(po::options_description& opts, ModelArgs& a) {
       ("print-after-all", po::bool_switch(&a.printAfterAll), "print the graph after every pass");
 }
 
-std::string withCommas(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
-
 std::vector<std::string> labelsOf(const CompiledModel& m, const std::string& labelsFile) {
   if (!labelsFile.empty()) return compiler::readLabels(labelsFile);
   std::vector<std::string> labels;
@@ -188,29 +184,29 @@ void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, 
     const compiler::LayerTiming& t = r.layers[i];
     char cycles[32] = "-", util[16] = "-";
     if (l.onAccelerator && t.cycles) {
-      std::snprintf(cycles, sizeof cycles, "%s", withCommas(t.cycles).c_str());
+      std::snprintf(cycles, sizeof cycles, "%s", thousands(t.cycles).c_str());
       if (l.macs) std::snprintf(util, sizeof util, "%.1f", 100.0 * double(l.macs) / (double(t.cycles) * lanes));
     } else if (!l.onAccelerator && hostTimed) {
       std::snprintf(cycles, sizeof cycles, "%.0f us", t.hostMicros);
     }
     std::string name = l.name.size() > 28 ? l.name.substr(0, 25) + "..." : l.name;
     std::printf("%-4zu %-28s %-11s %-9s %14s %12s %8s %12s\n", i, name.c_str(), l.onAccelerator ? "accelerator" : "host",
-                l.kind.c_str(), l.macs ? withCommas(l.macs).c_str() : "-", cycles, util,
-                l.onAccelerator ? withCommas(l.dramReadBytes + l.dramWriteBytes).c_str() : "-");
+                l.kind.c_str(), l.macs ? thousands(l.macs).c_str() : "-", cycles, util,
+                l.onAccelerator ? thousands(l.dramReadBytes + l.dramWriteBytes).c_str() : "-");
   }
   uint64_t macs = 0;
   for (const auto& l : m.layers) macs += l.macs;
   std::printf("total: %s MACs on the accelerator in %zu segment(s), %s instructions",
-              withCommas(macs).c_str(), m.segments.size(), withCommas(r.counters.totalInsns()).c_str());
+              thousands(macs).c_str(), m.segments.size(), thousands(r.counters.totalInsns()).c_str());
   if (r.counters.cycles)
-    std::printf(", %s cycles, GEMM-core utilization %.1f%%", withCommas(r.counters.cycles).c_str(),
+    std::printf(", %s cycles, GEMM-core utilization %.1f%%", thousands(r.counters.cycles).c_str(),
                 100.0 * double(macs) / (double(r.counters.cycles) * lanes));
   std::printf(", %.3f s wall\n", r.seconds);
   uint64_t layerSum = 0;
   for (const auto& t : r.layers) layerSum += t.cycles;
   if (layerSum)
     std::printf("layer cycles: each accelerator layer's instructions run again alone (sum %s; the end-to-end figure "
-                "above is the whole stream, one FINISH per segment)\n", withCommas(layerSum).c_str());
+                "above is the whole stream, one FINISH per segment)\n", thousands(layerSum).c_str());
 }
 
 nlohmann::json layersJson(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
@@ -291,9 +287,9 @@ int cmdCompileModel(const std::vector<std::string>& args) {
   std::printf("compiled %s for %s in %.3f s: %s; %zu layers (%zu on the accelerator in %zu segment(s), %zu on the host), "
               "%s instructions, %s bytes of constants, activation arena %s bytes (%s without reuse)\n",
               a.model.c_str(), cfg.name.c_str(), seconds, m.quantization.c_str(), m.layers.size(), onAccel,
-              m.segments.size(), m.layers.size() - onAccel, withCommas(insns).c_str(),
-              withCommas(m.constantImage.size()).c_str(), withCommas(m.arenaBytes).c_str(),
-              withCommas(m.arenaBytesWithoutReuse).c_str());
+              m.segments.size(), m.layers.size() - onAccel, thousands(insns).c_str(),
+              thousands(m.constantImage.size()).c_str(), thousands(m.arenaBytes).c_str(),
+              thousands(m.arenaBytesWithoutReuse).c_str());
   for (const auto& q : m.quantizationNotes)
     std::printf("  quantization: %s: %s (max abs error %.3g)\n", q.tensor.c_str(), q.change.c_str(), q.maxAbsError);
   if (emit != "tsm") {
@@ -306,12 +302,12 @@ int cmdCompileModel(const std::vector<std::string>& args) {
       std::fwrite(code.data(), 1, code.size(), stdout);
       return 0;
     }
-    hw::writeBinaryFile(a.output, code, a.force);
-    std::printf("wrote %s (%s, %s bytes)\n", a.output.c_str(), triple.c_str(), withCommas(code.size()).c_str());
+    writeBinaryFile(a.output, code, a.force);
+    std::printf("wrote %s (%s, %s bytes)\n", a.output.c_str(), triple.c_str(), thousands(code.size()).c_str());
     if (kind != codegen::Emit::kIr) {
       const std::string h = (fs::path(a.output).parent_path() / (fs::path(a.output).stem().string() + ".h")).string();
       const std::string text = codegen::header(m, symbol);
-      hw::writeBinaryFile(h, std::vector<uint8_t>(text.begin(), text.end()), a.force);
+      writeTextFile(h, text, a.force);
       std::printf("wrote %s: %s_model, %s_run\n", h.c_str(), symbol.c_str(), symbol.c_str());
     }
     return 0;
@@ -450,7 +446,7 @@ int cmdRun(const std::vector<std::string>& args) {
   }
   if (!timeline.empty()) {
     const std::string trace = compiler::chromeTrace(m, r);
-    hw::writeBinaryFile(timeline, std::vector<uint8_t>(trace.begin(), trace.end()), a.force);
+    writeTextFile(timeline, trace, a.force);
     if (!json) std::printf("wrote %s\n", timeline.c_str());
   }
   if (!manifest.empty()) {

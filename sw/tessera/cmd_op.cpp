@@ -13,7 +13,7 @@
 #include "tessera/compiler/compile.h"
 #include "tessera/compiler/program.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 
 namespace tessera::cli {

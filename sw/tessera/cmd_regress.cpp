@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "progress.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/junit.h"
 #include "tessera/regress/runner.h"
 

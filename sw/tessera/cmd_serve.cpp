@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/remote.h"
 
 namespace tessera::cli {

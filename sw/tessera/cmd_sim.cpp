@@ -11,9 +11,11 @@
 #include "cli.h"
 #include "progress.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/reproducer.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/file_io.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
@@ -33,12 +35,6 @@ void onSigbus(int) {
   ssize_t ignored = ::write(2, msg, sizeof msg - 1);
   (void)ignored;
   ::_exit(1);
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // --repro: the reproducer brings its config, DRAM image and targets, so the options that set
@@ -167,7 +163,7 @@ int cmdSim(const std::vector<std::string>& args) {
 
   for (size_t i = 0; i < dumps.size(); ++i) {
     const DumpSpec& d = dumpSpecs[i];
-    hw::writeBinaryFile(d.file, dram.at(d.addr, d.bytes, "--dump " + dumps[i]), d.bytes, vm.count("force") != 0);
+    writeBinaryFile(d.file, dram.at(d.addr, d.bytes, "--dump " + dumps[i]), d.bytes, vm.count("force") != 0);
     std::printf("dumped %llu bytes at %s to %s\n", static_cast<unsigned long long>(d.bytes), hex(d.addr).c_str(),
                 d.file.c_str());
   }

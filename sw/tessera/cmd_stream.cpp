@@ -6,21 +6,17 @@
 
 #include "cli.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/streams/streams.h"
+#include "tessera/support/file_io.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 
@@ -69,7 +65,7 @@ int cmdStream(const std::vector<std::string>& args) {
   fs::create_directories(fs::path(dir) / "segment0", ec);
   if (ec) throw Error("--output " + dir, "cannot create the directory: " + ec.message());
   auto write = [&](const std::string& rel, const uint8_t* bytes, uint64_t n) {
-    hw::writeBinaryFile((fs::path(dir) / rel).string(), std::vector<uint8_t>(bytes, bytes + n), true);
+    writeBinaryFile((fs::path(dir) / rel).string(), bytes, n, true);
   };
   const std::string json = cfg.toJson();
   write("config.json", reinterpret_cast<const uint8_t*>(json.data()), json.size());

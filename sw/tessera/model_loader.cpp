@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "cli.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::cli {
 

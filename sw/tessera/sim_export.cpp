@@ -7,19 +7,15 @@
 #include <fstream>
 
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
+#include "tessera/support/format.h"
 
 namespace tessera::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 
@@ -44,7 +40,7 @@ std::string SimExport::write(const std::string& relative, const uint8_t* bytes, 
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) throw Error(path.parent_path().string(), "cannot create the directory: " + ec.message());
-  hw::writeBinaryFile(path.string(), std::vector<uint8_t>(bytes, bytes + size), force_);
+  writeBinaryFile(path.string(), bytes, size, force_);
   return relative;
 }
 

@@ -8,7 +8,7 @@
 
 #include "tessera/compiler/codegen.h"
 #include "tessera/compiler/network.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 
 namespace {

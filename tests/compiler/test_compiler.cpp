@@ -12,7 +12,7 @@
 #include "tessera/compiler/program.h"
 #include "tessera/compiler/suite.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 

@@ -7,7 +7,7 @@
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace {
 

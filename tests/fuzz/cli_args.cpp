@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli_args.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace {
 

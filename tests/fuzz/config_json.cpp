@@ -7,7 +7,7 @@
 
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 
 using namespace tessera;

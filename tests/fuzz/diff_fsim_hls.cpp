@@ -9,7 +9,7 @@
 
 #include "tessera/hls/simulator.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/runner.h"

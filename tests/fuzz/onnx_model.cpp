@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "tessera/compiler/onnx_import.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 using namespace tessera;
 

@@ -10,7 +10,7 @@
 #include "tessera/compiler/program.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace {
 

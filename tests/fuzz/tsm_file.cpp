@@ -7,7 +7,7 @@
 
 #include "checksummed.h"
 #include "tessera/compiler/network.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 using namespace tessera;
 

@@ -8,7 +8,7 @@
 
 #include "sim_board.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/runner.h"
 #include "tessera/runtime/icebreaker.h"

@@ -8,7 +8,7 @@
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 
 namespace {

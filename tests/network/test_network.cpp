@@ -13,7 +13,7 @@
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 

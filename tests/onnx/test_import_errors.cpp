@@ -10,7 +10,7 @@
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace {
 

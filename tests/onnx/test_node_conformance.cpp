@@ -12,7 +12,7 @@
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/generator.h"

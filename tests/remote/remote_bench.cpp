@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/target.h"
 #include "tessera/streams/streams.h"
 

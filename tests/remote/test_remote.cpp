@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "remote_wire.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/runner.h"

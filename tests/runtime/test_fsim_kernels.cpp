@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"

@@ -7,7 +7,7 @@
 
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/command_queue.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"

@@ -7,7 +7,7 @@
 
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/regress/check.h"
 #include "tessera/streams/streams.h"

@@ -6,7 +6,7 @@
 
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/tsim/axi_memory.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/insn_trace.h"
 #include "tessera/tsim/simulator.h"
 #include "span_checks.h"

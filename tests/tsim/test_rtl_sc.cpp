@@ -8,7 +8,7 @@
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/tsim/simulator.h"
 #include "tsim_test_program.h"
 #include "testbench.h"

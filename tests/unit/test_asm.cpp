@@ -14,14 +14,17 @@
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
+#include "tessera/support/file_io.h"
 #include "test_util.h"
 
 namespace {
 
 using namespace tessera::hw;
 using tessera::Error;
+using tessera::readBinaryFile;
+using tessera::writeBinaryFile;
 using tessera::hw::testing::errorOf;
 using tessera::hw::testing::randomInsn;
 
@@ -347,19 +350,6 @@ TEST(BinaryFiles, TruncatedProgramIsRejected) {
   writeBinaryFile(dir.file("u.bin"), std::vector<uint8_t>(6, 0), false);
   EXPECT_TRUE(Contains(errorOf([&] { readUopFile(dir.file("u.bin")); }), "4-byte"));
   EXPECT_TRUE(Contains(errorOf([&] { readBinaryFile(dir.file("missing.bin")); }), "missing.bin"));
-}
-
-TEST(BinaryFiles, RefusesToOverwriteUnlessAsked) {
-  TempDir dir;
-  std::string path = dir.file("out.bin");
-  writeBinaryFile(path, {1, 2, 3}, false);
-  std::string msg = errorOf([&] { writeBinaryFile(path, {9, 9}, false); });
-  EXPECT_TRUE(Contains(msg, "out.bin"));
-  EXPECT_TRUE(Contains(msg, "exists"));
-  EXPECT_EQ(readBinaryFile(path), (std::vector<uint8_t>{1, 2, 3}));
-  writeBinaryFile(path, {9, 9}, true);
-  EXPECT_EQ(readBinaryFile(path), (std::vector<uint8_t>{9, 9}));
-  EXPECT_EQ(dir.entries(), 1u);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "tessera/hw/built_configs.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace {
 

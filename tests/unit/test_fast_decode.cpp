@@ -8,7 +8,7 @@
 #include "../../hw/src/fast_decode.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 

@@ -12,7 +12,7 @@
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
 #include "tessera/hw/isa.h"
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw::testing {

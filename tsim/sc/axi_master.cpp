@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::tsim::sc {
 

@@ -14,7 +14,7 @@
 #include "ports.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera_hls.h"
 

@@ -1,5 +1,5 @@
 // tsim's Model interface over the SystemC testbench: lets the tsim run protocol drive the rtl-sc and hls-sc hardware unchanged.
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "testbench.h"
 
 namespace tessera::tsim {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/generate.h"
 
 #if defined(__SANITIZE_ADDRESS__)

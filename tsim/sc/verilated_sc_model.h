@@ -10,7 +10,7 @@
 
 #include "ports.h"
 #include "tessera/gen/host_interface.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::tsim::sc {
 

@@ -6,17 +6,12 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/format.h"
 
 namespace tessera::tsim {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 uint32_t log2Exact(uint32_t v) {
   uint32_t l = 0;

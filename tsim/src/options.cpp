@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/tsim/simulator.h"
 
 namespace tessera::tsim {

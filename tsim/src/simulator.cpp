@@ -9,10 +9,11 @@
 
 #include "bench.h"
 #include "tessera/hw/built_configs.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
+#include "tessera/support/format.h"
 
 namespace tessera::tsim {
 
@@ -33,12 +34,6 @@ enum State : uint32_t {
   kFetchQueueFull = host::kStateFetchQueueFull, kHaltedAtFinish = host::kStateHaltedAtFinish,
   kAllDispatched = host::kStateAllDispatched
 };
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string queueName(uint32_t q) {
   return q < kTokenQueues ? host::kTokenQueueNames[q] : "#" + std::to_string(q) + " (no such queue)";

@@ -12,7 +12,7 @@
 
 #include "bench.h"
 #include "tessera/gen/host_interface.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::tsim {
 

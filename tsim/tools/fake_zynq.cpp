@@ -31,15 +31,17 @@
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/runtime/zynq.h"
 #include "tessera/tsim/simulator.h"
+#include "tessera/support/format.h"
 
 namespace {
 
 using tessera::Error;
+using tessera::hex;
 namespace hw = tessera::hw;
 namespace host = tessera::host;
 namespace zynq = tessera::runtime::zynq;
@@ -109,12 +111,6 @@ Args parseArgs(int argc, char** argv) {
     throw Error("--window " + std::to_string(a.window), "too small for the HLS bitstream's four stage IPs (" +
                                                           std::to_string(zynq::hlsRegisterWindowBytes()) + " bytes)");
   return a;
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 void writeFile(const std::string& path, const std::string& text) {

@@ -27,7 +27,8 @@
 
 #include "lower_host.h"
 #include "tessera/compiler/codegen.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::compiler::codegen {
 
@@ -113,17 +114,6 @@ std::vector<uint8_t> objectFile(llvm::Module& mod, llvm::TargetMachine& tm) {
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 
-std::vector<uint8_t> readAll(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(path, "cannot read the linked library");
-  std::vector<uint8_t> data;
-  uint8_t chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.insert(data.end(), chunk, chunk + n);
-  std::fclose(f);
-  return data;
-}
-
 // A shared library is the object linked by the triple's C compiler driver (LLVM 14 has no linker
 // library); its references to tessera_aot_* are resolved by the runtime the program loads.
 std::vector<uint8_t> sharedLibrary(const std::vector<uint8_t>& object, const std::string& triple) {
@@ -133,23 +123,21 @@ std::vector<uint8_t> sharedLibrary(const std::vector<uint8_t>& object, const std
   if (!mkdtemp(dirTemplate.data())) throw Error(fs::temp_directory_path().string(), "cannot create a temporary directory");
   const fs::path dir = dirTemplate;
   const std::string obj = (dir / "model.o").string(), so = (dir / "model.so").string(), log = (dir / "link.log").string();
-  std::FILE* f = std::fopen(obj.c_str(), "wb");
-  if (!f || std::fwrite(object.data(), 1, object.size(), f) != object.size()) {
-    if (f) std::fclose(f);
+  try {
+    writeBinaryFile(obj, object, false);
+  } catch (const Error&) {
     fs::remove_all(dir);
-    throw Error(obj, "cannot write the object to link");
+    throw;
   }
-  std::fclose(f);
   const std::string command = std::string(info.linker) + " -shared -o '" + so + "' '" + obj + "' -lm > '" + log + "' 2>&1";
   const int status = std::system(command.c_str());
   if (status != 0) {
-    std::string output;
-    for (uint8_t c : readAll(log)) output += char(c);
+    const std::string output = readTextFile(log);
     fs::remove_all(dir);
     throw Error("--emit shared --triple " + triple, std::string("linking with ") + info.linker + " failed (is its toolchain installed? " +
                                                         "scripts/install-deps.sh installs the cross compilers): " + output);
   }
-  std::vector<uint8_t> data = readAll(so);
+  std::vector<uint8_t> data = readBinaryFile(so);
   fs::remove_all(dir);
   return data;
 }

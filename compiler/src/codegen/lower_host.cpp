@@ -19,7 +19,7 @@
 #include "tessera/compiler/codegen.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/layout.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/runtime/aot.h"
 

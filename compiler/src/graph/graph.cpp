@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::graph {
 

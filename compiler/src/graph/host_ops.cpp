@@ -8,7 +8,7 @@
 #include <numeric>
 #include <set>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler {
 

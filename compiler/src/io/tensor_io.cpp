@@ -12,7 +12,8 @@
 #include <sstream>
 
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::compiler {
 
@@ -23,11 +24,10 @@ namespace {
 
 constexpr uint64_t kMaxBytes = uint64_t(1) << 32;
 
-std::vector<uint8_t> readAll(const std::string& path) { return hw::readBinaryFile(path); }
 
 // gzip-compressed files are inflated (zlib), anything else returned as it is.
 std::vector<uint8_t> readMaybeGzip(const std::string& path) {
-  std::vector<uint8_t> raw = readAll(path);
+  std::vector<uint8_t> raw = readBinaryFile(path);
   if (raw.size() < 2 || raw[0] != 0x1f || raw[1] != 0x8b) return raw;
   z_stream z;
   std::memset(&z, 0, sizeof z);
@@ -88,7 +88,7 @@ std::string headerValue(const std::string& header, const std::string& key, const
 }  // namespace
 
 Tensor readNpy(const std::string& path) {
-  const std::vector<uint8_t> b = readAll(path);
+  const std::vector<uint8_t> b = readBinaryFile(path);
   if (b.size() < 10 || b[0] != 0x93 || std::memcmp(b.data() + 1, "NUMPY", 5) != 0)
     throw Error(path, "is not a .npy file (bad magic)");
   const int major = b[6];
@@ -165,7 +165,7 @@ void writeNpy(const std::string& path, const Tensor& t, bool overwrite) {
   if (data.size() != size_t(t.elements()) * type->size)
     throw Error(path, "tensor '" + t.name + "' holds fewer values than its shape " + shape + " needs");
   out.insert(out.end(), data.begin(), data.end());
-  hw::writeBinaryFile(path, out, overwrite);
+  writeBinaryFile(path, out, overwrite);
 }
 
 IdxImages readIdxImages(const std::string& path) {
@@ -267,7 +267,7 @@ Tensor readPng(const std::string& path, const std::vector<uint8_t>& b) {
 }  // namespace
 
 Tensor readImage(const std::string& path) {
-  const std::vector<uint8_t> b = readAll(path);
+  const std::vector<uint8_t> b = readBinaryFile(path);
   if (b.size() >= 8 && png_sig_cmp(b.data(), 0, 8) == 0) return readPng(path, b);
   if (b.size() >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '2')) return readPgm(path, b);
   throw Error(path, "is neither a PNG nor a PGM (P5/P2) image");

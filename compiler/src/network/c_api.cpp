@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tessera/compiler/network.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 
 using tessera::compiler::graph::DType;

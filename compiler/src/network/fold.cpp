@@ -3,7 +3,7 @@
 
 #include "passes.h"
 #include "tessera/compiler/compile.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

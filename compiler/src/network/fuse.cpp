@@ -3,7 +3,7 @@
 #include <set>
 
 #include "passes.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

@@ -9,7 +9,7 @@
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/layout.h"
 #include "tessera/compiler/network.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler {
 

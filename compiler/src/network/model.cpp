@@ -12,8 +12,9 @@
 #include "tessera/compiler/network.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::compiler {
 
@@ -379,10 +380,10 @@ CompiledModel CompiledModel::deserialize(const std::vector<uint8_t>& bytes, cons
 }
 
 void CompiledModel::save(const std::string& path, bool overwrite) const {
-  hw::writeBinaryFile(path, serialize(), overwrite);
+  writeBinaryFile(path, serialize(), overwrite);
 }
 
-CompiledModel CompiledModel::load(const std::string& path) { return deserialize(hw::readBinaryFile(path), path); }
+CompiledModel CompiledModel::load(const std::string& path) { return deserialize(readBinaryFile(path), path); }
 
 // ---------------------------------------------------------------------------------------------
 

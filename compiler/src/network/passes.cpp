@@ -7,7 +7,7 @@
 #include <set>
 
 #include "tessera/compiler/host_ops.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

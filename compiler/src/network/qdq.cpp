@@ -6,7 +6,7 @@
 
 #include "passes.h"
 #include "tessera/compiler/host_ops.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

@@ -10,7 +10,7 @@
 #include "passes.h"
 #include "tessera/compiler/compile.h"
 #include "tessera/compiler/host_ops.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::detail {
 

@@ -7,7 +7,8 @@
 #include <set>
 
 #include "tessera/hw/asm.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::compiler {
 
@@ -129,7 +130,7 @@ void declare(Graph& g, const onnx::ValueInfoProto& v, bool needShape, const std:
 
 }  // namespace
 
-Graph importOnnx(const std::string& path) { return importOnnxBytes(hw::readBinaryFile(path), path); }
+Graph importOnnx(const std::string& path) { return importOnnxBytes(readBinaryFile(path), path); }
 
 Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path) {
   if (bytes.empty()) throw Error(path, "is empty, not an ONNX model");
@@ -220,7 +221,7 @@ Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path
 }
 
 Tensor readOnnxTensor(const std::string& path) {
-  const std::vector<uint8_t> bytes = hw::readBinaryFile(path);
+  const std::vector<uint8_t> bytes = readBinaryFile(path);
   onnx::TensorProto p;
   if (bytes.size() > size_t(INT32_MAX) || !p.ParseFromArray(bytes.data(), int(bytes.size())))
     throw Error(path, "is not a readable TensorProto (truncated or corrupt?)");

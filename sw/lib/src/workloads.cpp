@@ -7,7 +7,7 @@
 #include <random>
 
 #include "tessera/hw/dram_timing.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/tessera.h"
 #include "vta/runtime.h"

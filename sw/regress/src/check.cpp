@@ -6,18 +6,13 @@
 #include <cstdio>
 #include <deque>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/program.h"
+#include "tessera/support/format.h"
 
 namespace tessera::regress {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 const char* kBufferNames[kBufCount] = {"UOP", "INP", "WGT", "ACC"};
 

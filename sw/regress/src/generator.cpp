@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/rng.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 
 namespace tessera::regress {
 

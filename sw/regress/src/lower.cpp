@@ -6,7 +6,7 @@
 
 #include "tessera/hw/asm.h"
 #include "tessera/hw/dram_timing.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/program.h"
 #include "tessera/regress/rng.h"

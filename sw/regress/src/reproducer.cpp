@@ -14,8 +14,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/check.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::regress {
 
@@ -210,12 +211,7 @@ Reproducer readReproducer(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) throw Error(path, std::string("cannot open reproducer: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw Error(path, "is a directory, not a reproducer file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path, "cannot open reproducer for reading");
-  std::ostringstream text;
-  text << f.rdbuf();
-  if (f.bad()) throw Error(path, "read error");
-  return parseReproducer(text.str(), path);
+  return parseReproducer(readTextFile(path), path);
 }
 
 std::string writeReproducerFile(const std::string& dir, const std::string& stem, const std::string& text) {

@@ -8,20 +8,15 @@
 #include <cstdio>
 #include <set>
 
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/reproducer.h"
 #include "tessera/runtime/remote.h"
+#include "tessera/support/format.h"
 
 namespace tessera::regress {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string byteText(uint8_t b) {
   char buf[32];

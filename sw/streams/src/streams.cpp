@@ -9,9 +9,10 @@
 #include <map>
 
 #include "tessera/hw/dep_stream.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/program.h"
 #include "tessera/regress/rng.h"
+#include "tessera/support/format.h"
 
 namespace tessera::streams {
 
@@ -687,12 +688,6 @@ const std::vector<ShapeDef>& shapeDefs() {
        shapeGemmLoads},
   };
   return kShapes;
-}
-
-std::string thousands(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
 }
 
 }  // namespace

@@ -33,11 +33,6 @@ Assembly assemble(const Isa& isa, const std::string& text, const std::string& or
 // Binary files: instructions are 16 bytes each, micro-ops 4 bytes each, little endian.
 std::vector<RawInsn> readProgramFile(const std::string& path);
 std::vector<uint32_t> readUopFile(const std::string& path);
-std::vector<uint8_t> readBinaryFile(const std::string& path);
-// Writes to a temporary file moved into place, so no reader sees part of a file; refuses to
-// replace an existing file unless `overwrite` (then the old file is removed just before the move).
-void writeBinaryFile(const std::string& path, const std::vector<uint8_t>& bytes, bool overwrite);
-void writeBinaryFile(const std::string& path, const uint8_t* data, uint64_t size, bool overwrite);
 std::vector<uint8_t> programBytes(const std::vector<RawInsn>& program);
 std::vector<uint8_t> uopBytes(const std::vector<uint32_t>& uops);
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "tessera/hw/config.h"
-#include "tessera/hw/error.h"
+#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw::run_error {
