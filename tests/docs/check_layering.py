@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Holds docs/architecture.md's library table to the build's link graph (build/layering.txt).
+
+The table sits between the markers <!-- layering:begin --> and <!-- layering:end -->; each row is
+| layer | library | links | role |, with library and links written as `tessera_x` code spans
+("-" for none). The check fails, naming each difference, when
+  - a library of the build is missing from the table, or the table names one the build lacks;
+  - a library's links in the table differ from its links in the build;
+  - a library links one of a higher layer (dependencies flow one way: the table lists the layers
+    bottom up, and a library may link its own layer or one below).
+"""
+import re
+import sys
+
+
+def read_build(path):
+    graph = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            name, _, deps = line.partition(":")
+            graph[name.strip()] = set(deps.split())
+    return graph
+
+
+def read_table(path):
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"<!-- layering:begin -->(.*?)<!-- layering:end -->", text, re.S)
+    if not m:
+        sys.exit(f"{path}: no <!-- layering:begin --> ... <!-- layering:end --> table")
+    line_no = text[: m.start()].count("\n") + 1
+    rows, layers = {}, []
+    for offset, line in enumerate(m.group(1).splitlines()):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or not cells[1].startswith("`"):
+            continue
+        layer, names, links = cells[0], re.findall(r"`([^`]+)`", cells[1]), re.findall(r"`([^`]+)`", cells[2])
+        if layer and layer not in layers:
+            layers.append(layer)
+        for name in names:
+            if name in rows:
+                sys.exit(f"{path}:{line_no + offset}: {name} is listed twice")
+            rows[name] = (layer, set(links), line_no + offset)
+    return rows, layers
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: check_layering.py BUILD/layering.txt docs/architecture.md")
+    build_path, doc_path = sys.argv[1:]
+    build = read_build(build_path)
+    table, layers = read_table(doc_path)
+    problems = []
+    for name in sorted(build.keys() - table.keys()):
+        problems.append(f"{doc_path}: library {name} (links: {' '.join(sorted(build[name])) or '-'}) is not in the table")
+    for name in sorted(table.keys() - build.keys()):
+        problems.append(f"{doc_path}:{table[name][2]}: {name} is in the table but the build has no such library")
+    rank = {layer: i for i, layer in enumerate(layers)}
+    for name in sorted(build.keys() & table.keys()):
+        layer, links, line = table[name]
+        if links != build[name]:
+            extra, missing = sorted(build[name] - links), sorted(links - build[name])
+            what = []
+            if extra:
+                what.append("the build also links " + " ".join(extra))
+            if missing:
+                what.append("the build does not link " + " ".join(missing))
+            problems.append(f"{doc_path}:{line}: {name}: " + "; ".join(what))
+        for dep in sorted(build[name]):
+            if dep in table and rank[table[dep][0]] > rank[layer]:
+                problems.append(f"{doc_path}:{line}: {name} (layer {layer}) links {dep} of the higher layer {table[dep][0]}")
+    for p in problems:
+        print(p)
+    if problems:
+        sys.exit(1)
+    print(f"layering: {len(build)} libraries in {len(layers)} layers, as {doc_path} says")
+
+
+if __name__ == "__main__":
+    main()
