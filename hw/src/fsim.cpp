@@ -1,18 +1,20 @@
-// Behavioral simulator: decode once, schedule the three stages by tokens, run tight SRAM loops.
+// Behavioral simulator: validate a stream once, schedule the three stages by tokens as VTA does,
+// decode each instruction from its words as it issues, run tight SRAM loops.
 #include "tessera/hw/fsim.h"
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
-#include <sys/mman.h>
-#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "tessera/hw/asm.h"
 #include "tessera/hw/error.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
 #include "fast_decode.h"
 #include "fsim_kernels.h"
-
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a little-endian host");
 
@@ -97,286 +99,321 @@ int8_t Fsim::wgt(uint32_t index, int o, int k) const {
 
 namespace {
 
-// The token queues an instruction pops and pushes, as bit masks over TokenQueue (l2g 1, g2l 2,
-// g2s 4, s2g 8), by its stage and dependency flags (pop_prev 1, pop_next 2, push_prev 4,
-// push_next 8). Flags a stage does not have are refused by validation before anything runs.
-constexpr uint8_t kL2g = 1, kG2l = 2, kG2s = 4, kS2g = 8;
+// A set of token queues: bit q for TokenQueue q.
+using QueueMask = uint8_t;
+constexpr QueueMask queueBit(TokenQueue q) { return QueueMask(1u << int(q)); }
+constexpr int kTokenQueues = 4, kStages = 3;
+constexpr QueueMask kAllQueues = (1u << kTokenQueues) - 1;
 
-struct Sched {
-  uint8_t stage, pops, pushes;
-  bool finish;
-  bool immAlu;  // an ALU instruction with an immediate (compute)
+// The queue each dependency flag of a stage's instruction pops or pushes: a stage's previous
+// stage sends it tokens on one queue and takes them back on another, and so does its next stage.
+// Flags a stage does not have are refused by validation before anything runs.
+struct StageQueues {
+  QueueMask popPrev, popNext, pushPrev, pushNext;
 };
+constexpr StageQueues kStageQueues[kStages] = {
+    /* load */ {0, queueBit(TokenQueue::kComputeToLoad), 0, queueBit(TokenQueue::kLoadToCompute)},
+    /* compute */
+    {queueBit(TokenQueue::kLoadToCompute), queueBit(TokenQueue::kStoreToCompute), queueBit(TokenQueue::kComputeToLoad),
+     queueBit(TokenQueue::kComputeToStore)},
+    /* store */ {queueBit(TokenQueue::kComputeToStore), 0, queueBit(TokenQueue::kStoreToCompute), 0}};
 
 }  // namespace
 
-void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
-  // Validate the whole stream first, so a malformed program fails before anything executes. The
-  // scheduler then reads the instruction words in place and decodes each one as it issues: a
-  // stream of any length costs no memory of its own.
-  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
-  const uint8_t* bytes = dram_.at(insnPhys, uint64_t(count) * 16,
-                                  "instruction fetch of " + std::to_string(count) + " instructions at 0x" +
-                                      [&] {
-                                        char b[24];
-                                        std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(insnPhys));
-                                        return std::string(b);
-                                      }());
-  const detail::FastDecoder& dec = *decoder_;
-  const uint64_t insnEnd = insnPhys + uint64_t(count) * 16;
-  bool storesIntoStream = false;
-  for (uint32_t i = 0; i < count; ++i) {
-    uint64_t w[2];
-    detail::loadWords(bytes + 16 * size_t(i), w);
-    if (!dec.validWords(w)) validateOrThrow(isa_, dram_, isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
-    if (detail::FastDecoder::opcode(w) == uint32_t(Opcode::kStore)) {
-      Insn in;
-      dec.decode(w, &in);
-      const DramRange r = dramRange(in, cfg_);
-      storesIntoStream |= r.end > r.first && r.first < insnEnd && insnPhys < r.end;
+// An instruction as fetch queues it: what the scheduler needs without decoding it again.
+struct Fsim::Queued {
+  uint32_t insn;  // index in the program
+  uint8_t pops, pushes;  // QueueMasks
+  bool finish;
+  bool immAlu;  // an ALU instruction with an immediate: it may start or join a chain
+};
+
+// One run's scheduler, VTA's: fetch dispatches instructions in order into three bounded queues,
+// one per stage, and each stage issues its queue's head once the token queues it pops are not
+// empty and those it pushes are not full. Stages drain in turn (load, store, compute) until none
+// moves; then FINISH retires, or the run is stuck.
+class Fsim::Scheduler {
+ public:
+  Scheduler(Fsim& sim, const uint8_t* insns, uint32_t count)
+      : sim_(sim),
+        dec_(*sim.decoder_),
+        insns_(insns),
+        insnBytes_(static_cast<uint32_t>(sim.cfg_.insnBytes)),
+        count_(count),
+        queueDepth_(static_cast<uint32_t>(sim.cfg_.insnQueueDepth)),
+        tokenDepth_(sim.cfg_.depQueueDepth) {
+    if (sim.queueSlots_.size() != size_t(kStages) * queueDepth_) sim.queueSlots_.assign(size_t(kStages) * queueDepth_, {});
+    for (int s = 0; s < kStages; ++s) queues_[s].slot = &sim.queueSlots_[size_t(s) * queueDepth_];
+    full_ = tokenDepth_ <= 0 ? kAllQueues : 0;
+  }
+
+  // Runs until FINISH retires; throws if it retires with work or tokens left, or if the run is
+  // stuck (deadlock, no FINISH).
+  void run() {
+    for (;;) {
+      bool moved = fetch();
+      moved |= drain(Stage::kLoad);
+      moved |= drain(Stage::kStore);
+      moved |= drain(Stage::kCompute);
+      if (moved) continue;
+      const InsnQueue& compute = queue(Stage::kCompute);
+      if (compute.size && compute.front().finish && !blocked(compute.front())) {
+        retireFinish();
+        return;
+      }
+      throwStuck();
     }
   }
-  // A STORE may overwrite the stream itself; the program is what it was when the run started.
-  std::vector<uint8_t> snapshot;
-  if (storesIntoStream) {
-    snapshot.assign(bytes, bytes + uint64_t(count) * 16);
-    bytes = snapshot.data();
+
+ private:
+  // A bounded ring of queued instructions.
+  struct InsnQueue {
+    Queued* slot = nullptr;
+    uint32_t head = 0, size = 0;
+    const Queued& front() const { return slot[head]; }
+    const Queued& at(uint32_t pos) const { return slot[pos]; }
+  };
+
+  InsnQueue& queue(Stage s) { return queues_[int(s)]; }
+  uint32_t next(uint32_t pos) const { return pos + 1 == queueDepth_ ? 0 : pos + 1; }
+  void popFront(InsnQueue& q) {
+    q.head = next(q.head);
+    --q.size;
   }
-  auto words = [&](uint32_t idx, uint64_t* w) { detail::loadWords(bytes + 16 * size_t(idx), w); };
-  auto decodeAt = [&](uint32_t idx) {
+
+  void words(uint32_t idx, uint64_t* w) const { detail::loadWords(insns_ + size_t(idx) * insnBytes_, w); }
+  Insn decodeAt(uint32_t idx) const {
     uint64_t w[2];
     words(idx, w);
     Insn in;
-    dec.decode(w, &in);
+    dec_.decode(w, &in);
     return in;
-  };
-  Insn current;  // the issuing instruction, decoded into in place (no zeroing per instruction)
-  auto schedOf = [&](uint32_t idx) {
+  }
+
+  // The stage instruction `idx` goes to and what it pops and pushes.
+  std::pair<Stage, Queued> classify(uint32_t idx) const {
     uint64_t w[2];
     words(idx, w);
     const uint32_t op = detail::FastDecoder::opcode(w), f = detail::FastDecoder::flags(w);
-    Sched s{uint8_t(Stage::kCompute), 0, 0, op == uint32_t(Opcode::kFinish), false};
+    Stage stage = Stage::kCompute;
     if (op == uint32_t(Opcode::kStore)) {
-      s.stage = uint8_t(Stage::kStore);
-      s.pops = (f & 1) ? kG2s : 0;
-      s.pushes = (f & 4) ? kS2g : 0;
-    } else if (op == uint32_t(Opcode::kLoad) &&
-               (dec.memType(w) == uint32_t(MemId::kInp) || dec.memType(w) == uint32_t(MemId::kWgt))) {
-      s.stage = uint8_t(Stage::kLoad);
-      s.pops = (f & 2) ? kG2l : 0;
-      s.pushes = (f & 8) ? kL2g : 0;
-    } else {
-      s.pops = uint8_t(((f & 1) ? kL2g : 0) | ((f & 2) ? kS2g : 0));
-      s.pushes = uint8_t(((f & 4) ? kG2l : 0) | ((f & 8) ? kG2s : 0));
-      s.immAlu = op == uint32_t(Opcode::kAlu) && dec.aluUsesImm(w);
+      stage = Stage::kStore;
+    } else if (op == uint32_t(Opcode::kLoad)) {
+      const uint32_t id = detail::FastDecoder::memType(w);
+      if (id == uint32_t(MemId::kInp) || id == uint32_t(MemId::kWgt)) stage = Stage::kLoad;
     }
-    return s;
-  };
-
-  // Fetch: in order into three bounded instruction queues (rings of instruction indices).
-  const uint32_t insnCap = static_cast<uint32_t>(cfg_.insnQueueDepth);
-  const int tokenCap = cfg_.depQueueDepth;
-  if (rings_.size() != size_t(3) * insnCap) {
-    rings_.assign(size_t(3) * insnCap, 0);
-    ringSched_.assign(size_t(3) * insnCap, 0);
-    ringImmAlu_.assign(insnCap, 0);
+    const StageQueues& sq = kStageQueues[int(stage)];
+    Queued e;
+    e.insn = idx;
+    e.pops = QueueMask(((f & detail::dep::kPopPrev) ? sq.popPrev : 0) | ((f & detail::dep::kPopNext) ? sq.popNext : 0));
+    e.pushes =
+        QueueMask(((f & detail::dep::kPushPrev) ? sq.pushPrev : 0) | ((f & detail::dep::kPushNext) ? sq.pushNext : 0));
+    e.finish = op == uint32_t(Opcode::kFinish);
+    e.immAlu = op == uint32_t(Opcode::kAlu) && dec_.aluUsesImm(w);
+    return {stage, e};
   }
-  uint32_t* ring[3] = {&rings_[0], &rings_[insnCap], &rings_[2 * size_t(insnCap)]};
-  // Beside each queued index, its pops and pushes (low and high nibble) and whether it is FINISH.
-  uint8_t* ringSched[3] = {&ringSched_[0], &ringSched_[insnCap], &ringSched_[2 * size_t(insnCap)]};
-  uint8_t* const immAlu = ringImmAlu_.data();  // compute's entries that may start or join a chain
-  uint32_t head[3] = {0, 0, 0}, size[3] = {0, 0, 0};
-  uint8_t fetchStage = 0;  // stage of instruction fetchPc, once known
-  bool fetchStageKnown = false;
-  uint32_t fetchPc = 0;
-  int tokens[4] = {0, 0, 0, 0};
-  // Bit q set: queue q is empty (a pop of it blocks) / full (a push to it blocks).
-  uint8_t emptyMask = 15, fullMask = tokenCap <= 0 ? 15 : 0;
-  auto front = [&](int s) { return ring[s][head[s]]; };
-  auto popFront = [&](int s) {
-    head[s] = head[s] + 1 == insnCap ? 0 : head[s] + 1;
-    --size[s];
-  };
-  Sched fetchSched{};
-  auto fetch = [&]() {
+
+  // Dispatches instructions in order until the next one's queue is full.
+  bool fetch() {
     bool moved = false;
-    while (fetchPc < count) {
-      if (!fetchStageKnown) {
-        fetchSched = schedOf(fetchPc);
-        fetchStage = fetchSched.stage;
-        fetchStageKnown = true;
+    while (fetchPc_ < count_) {
+      if (!fetchedKnown_) {
+        fetched_ = classify(fetchPc_);
+        fetchedKnown_ = true;
       }
-      const int s = fetchStage;
-      if (size[s] >= insnCap) break;
-      uint32_t tail = head[s] + size[s];
-      if (tail >= insnCap) tail -= insnCap;
-      ring[s][tail] = fetchPc++;
-      ringSched[s][tail] = uint8_t(fetchSched.pops | fetchSched.pushes << 4);
-      if (s == int(Stage::kCompute)) immAlu[tail] = fetchSched.immAlu;
-      if (fetchSched.finish) ringSched[s][tail] = 0xff;  // FINISH pops and pushes nothing
-      ++size[s];
-      fetchStageKnown = false;
+      InsnQueue& q = queue(fetched_.first);
+      if (q.size >= queueDepth_) break;
+      uint32_t tail = q.head + q.size;
+      if (tail >= queueDepth_) tail -= queueDepth_;
+      q.slot[tail] = fetched_.second;
+      ++q.size;
+      ++fetchPc_;
+      fetchedKnown_ = false;
       moved = true;
     }
     return moved;
-  };
-  auto blocked = [&](const Sched& s) { return (s.pops & emptyMask) || (s.pushes & fullMask); };
+  }
+
+  bool blocked(const Queued& e) const { return (e.pops & empty_) || (e.pushes & full_); }
   // Why an instruction cannot issue, in the words of run_error (pops first, then pushes, each in
   // queue order), or empty if it can.
-  auto blockedBy = [&](const Sched& s) -> std::string {
-    for (int q = 0; q < 4; ++q)
-      if ((s.pops >> q & 1) && tokens[q] == 0) return run_error::waitsForToken(static_cast<TokenQueue>(q));
-    for (int q = 0; q < 4; ++q)
-      if ((s.pushes >> q & 1) && tokens[q] >= tokenCap)
-        return run_error::waitsForSpace(static_cast<TokenQueue>(q), tokenCap);
+  std::string blockedBy(const Queued& e) const {
+    for (int q = 0; q < kTokenQueues; ++q)
+      if ((e.pops & queueBit(TokenQueue(q))) && tokens_[q] == 0) return run_error::waitsForToken(TokenQueue(q));
+    for (int q = 0; q < kTokenQueues; ++q)
+      if ((e.pushes & queueBit(TokenQueue(q))) && tokens_[q] >= tokenDepth_)
+        return run_error::waitsForSpace(TokenQueue(q), tokenDepth_);
     return "";
-  };
-  auto takeTokens = [&](uint8_t pops) {
-    for (int q = 0; q < 4; ++q)
-      if (pops >> q & 1) {
-        if (--tokens[q] == 0) emptyMask |= uint8_t(1 << q);
-        fullMask &= uint8_t(~(1 << q));
+  }
+  void takeTokens(QueueMask pops) {
+    for (int q = 0; q < kTokenQueues; ++q)
+      if (pops & queueBit(TokenQueue(q))) {
+        if (--tokens_[q] == 0) empty_ |= queueBit(TokenQueue(q));
+        full_ &= QueueMask(~queueBit(TokenQueue(q)));
       }
-  };
-  auto giveTokens = [&](uint8_t pushes) {
-    for (int q = 0; q < 4; ++q)
-      if (pushes >> q & 1) {
-        if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
-        emptyMask &= uint8_t(~(1 << q));
+  }
+  void giveTokens(QueueMask pushes) {
+    for (int q = 0; q < kTokenQueues; ++q)
+      if (pushes & queueBit(TokenQueue(q))) {
+        if (++tokens_[q] >= tokenDepth_) full_ |= queueBit(TokenQueue(q));
+        empty_ &= QueueMask(~queueBit(TokenQueue(q)));
       }
-  };
-  auto issue = [&](uint32_t idx, const Sched& s) {
-    takeTokens(s.pops);
+  }
+
+  void issue(const Queued& e) {
+    takeTokens(e.pops);
     uint64_t w[2];
-    words(idx, w);
-    if ((w[0] & 0x3ff) >> 7 == uint64_t(MemId::kUop) && (w[0] & 7) == uint64_t(Opcode::kLoad) &&
-        detail::FastDecoder::xSize(w)) {
+    words(e.insn, w);
+    using D = detail::FastDecoder;
+    if (D::opcode(w) == uint32_t(Opcode::kLoad) && D::memType(w) == uint32_t(MemId::kUop) && D::xSize(w)) {
       // LOAD.UOP straight from the words (toolchains load a kernel before most GEMM/ALU
       // instructions): what execute() does for it, without decoding every field. Validation
       // made it one row (y_size 1) without padding.
-      const uint32_t n = detail::FastDecoder::xSize(w);
-      ++counters_.insns[0];
-      counters_.loadBytes[uint32_t(MemId::kUop)] += uint64_t(n) * elemBytes_[uint32_t(MemId::kUop)];
-      loadUops(static_cast<uint32_t>((w[0] >> detail::mem::kSramBase) & 0xffff),
-               static_cast<uint32_t>((w[0] >> detail::mem::kDramBase) & 0xffffffffu), n);
+      const uint32_t n = D::xSize(w);
+      ++sim_.counters_.insns[uint32_t(Opcode::kLoad)];
+      sim_.counters_.loadBytes[uint32_t(MemId::kUop)] += uint64_t(n) * sim_.elemBytes_[uint32_t(MemId::kUop)];
+      sim_.loadUops(D::sramBase(w), D::dramBase(w), n);
     } else {
-      dec.decode(w, &current);
-      execute(current, idx);
+      dec_.decode(w, &current_);
+      sim_.execute(current_, e.insn);
     }
-    giveTokens(s.pushes);
-  };
+    giveTokens(e.pushes);
+  }
+
   // Immediate ALU instructions over the same loops, queued back to back in compute (a
   // requantization's MUL, SHR, MAX, MIN), run as one pass over their entries when they are what
   // drain would issue in a row anyway: only the first may pop, only the last may push, none is
-  // blocked. Returns how many of the instructions queued after `idx` join it (0: none).
-  kernels::AluStep chain[kMaxAluChain];
-  auto aluChainAfter = [&](uint32_t idx, uint8_t code) -> uint32_t {
-    const int c = int(Stage::kCompute);
-    if (code >> 4 || !size[c] || !immAlu[head[c]]) return 0;
+  // blocked. `first` was just taken off compute's queue; returns how many of the instructions
+  // queued after it join it (0: none), their steps in chain_ and `first` decoded in current_.
+  uint32_t aluChainAfter(const Queued& first) {
+    const InsnQueue& q = queue(Stage::kCompute);
+    if (first.pushes || !q.size || !q.front().immAlu) return 0;
     uint64_t w[2];
-    words(idx, w);
-    uint32_t joined = 0, pos = head[c];
-    while (joined + 1 < kMaxAluChain && joined < size[c] && immAlu[pos]) {
-      const uint8_t next = ringSched[c][pos];
-      if (next == 0xff || (next & 15) || ((next >> 4) & fullMask)) break;
+    words(first.insn, w);
+    uint32_t joined = 0, pos = q.head;
+    while (joined + 1 < kMaxAluChain && joined < q.size && q.at(pos).immAlu) {
+      const Queued& e = q.at(pos);
+      if (e.finish || e.pops || (e.pushes & full_)) break;
       uint64_t v[2];
-      words(ring[c][pos], v);
-      if (!dec.sameAluLoops(w, v)) break;
+      words(e.insn, v);
+      if (!dec_.sameAluLoops(w, v)) break;
       ++joined;
-      if (next >> 4) break;  // it pushes: the chain ends with it
-      pos = pos + 1 == insnCap ? 0 : pos + 1;
+      if (e.pushes) break;  // the chain ends with it
+      pos = next(pos);
     }
     if (!joined) return 0;
-    dec.decode(w, &current);
-    if (!aluChainRunsAsOne(current, joined + 1)) return 0;
-    chain[0] = {current.aluOp, current.imm};
-    pos = head[c];
-    for (uint32_t k = 1; k <= joined; ++k) {
-      words(ring[c][pos], w);
-      chain[k] = {dec.aluOp(w), dec.aluImm(w)};
-      pos = pos + 1 == insnCap ? 0 : pos + 1;
+    dec_.decode(w, &current_);
+    if (!sim_.aluChainRunsAsOne(current_, joined + 1)) return 0;
+    chain_[0] = {current_.aluOp, current_.imm};
+    pos = q.head;
+    for (uint32_t k = 1; k <= joined; ++k, pos = next(pos)) {
+      words(q.at(pos).insn, w);
+      chain_[k] = {dec_.aluOp(w), dec_.aluImm(w)};
     }
     return joined;
-  };
-  auto drain = [&](Stage st) {
-    const int s = int(st);
+  }
+
+  // Issues the stage's queue in order until its head is blocked (or is FINISH).
+  bool drain(Stage st) {
+    InsnQueue& q = queue(st);
     bool moved = false;
-    while (size[s]) {
-      const uint8_t code = ringSched[s][head[s]];
-      if (code == 0xff) break;  // FINISH
-      const Sched sc{uint8_t(s), uint8_t(code & 15), uint8_t(code >> 4), false, false};
-      if (blocked(sc)) break;
-      const uint32_t idx = front(s);
-      const bool chainHead = st == Stage::kCompute && immAlu[head[s]];
-      popFront(s);
+    while (q.size) {
+      const Queued e = q.front();
+      if (e.finish || blocked(e)) break;
+      popFront(q);
       moved = true;
-      const uint32_t joined = chainHead ? aluChainAfter(idx, code) : 0;
+      const uint32_t joined = st == Stage::kCompute && e.immAlu ? aluChainAfter(e) : 0;
       if (!joined) {
-        issue(idx, sc);
+        issue(e);
         continue;
       }
-      uint8_t lastCode = 0;
+      QueueMask lastPushes = 0;
       for (uint32_t k = 0; k < joined; ++k) {
-        lastCode = ringSched[s][head[s]];
-        popFront(s);
+        lastPushes = q.front().pushes;
+        popFront(q);
       }
       // The first member's pops, the chain, the last member's pushes: what issuing them one by
       // one does, since no other stage runs in between.
-      takeTokens(sc.pops);
-      execAluChain(current, idx, chain, joined + 1);
-      giveTokens(uint8_t(lastCode >> 4));
+      takeTokens(e.pops);
+      sim_.execAluChain(current_, e.insn, chain_, joined + 1);
+      giveTokens(lastPushes);
     }
     return moved;
-  };
+  }
 
+  // Everything that could run has run; FINISH raises done, and anything left is an error.
+  void retireFinish() {
+    InsnQueue& compute = queue(Stage::kCompute);
+    const Queued finish = compute.front();
+    popFront(compute);
+    issue(finish);
+    run_error::UnbalancedFinish left;
+    for (int s = 0; s < kStages; ++s)
+      if (queues_[s].size) {
+        const Queued& e = queues_[s].front();
+        left.neverExecuted(Stage(s), e.insn, decodeAt(e.insn), blockedBy(e));
+      }
+    if (fetchPc_ < count_) left.neverFetched(fetchPc_, decodeAt(fetchPc_), count_);
+    for (int q = 0; q < kTokenQueues; ++q)
+      if (tokens_[q]) left.tokensLeft(TokenQueue(q), tokens_[q]);
+    if (!left.empty()) throw left.error(finish.insn);
+  }
+
+  // Nothing moved and FINISH cannot retire: the program ended without FINISH, or a deadlock.
+  [[noreturn]] void throwStuck() {
+    const bool idle = fetchPc_ >= count_ && !queues_[0].size && !queues_[1].size && !queues_[2].size;
+    if (idle) throw run_error::missingFinish(count_);
+    run_error::Deadlock deadlock;
+    uint32_t first = count_;
+    for (int s = 0; s < kStages; ++s) {
+      if (!queues_[s].size) continue;
+      const Queued& e = queues_[s].front();
+      deadlock.stageBlocked(Stage(s), e.insn, decodeAt(e.insn), blockedBy(e));
+      first = std::min(first, e.insn);
+    }
+    if (fetchPc_ < count_) deadlock.fetchStalled(fetchPc_, decodeAt(fetchPc_), queueDepth_);
+    throw deadlock.error(first == count_ ? fetchPc_ : first);
+  }
+
+  Fsim& sim_;
+  const detail::FastDecoder& dec_;
+  const uint8_t* const insns_;
+  const uint32_t insnBytes_, count_;
+  const uint32_t queueDepth_;  // of each instruction queue
+  const int tokenDepth_;       // of each token queue
+  InsnQueue queues_[kStages];
+  uint32_t fetchPc_ = 0;
+  std::pair<Stage, Queued> fetched_{};  // instruction fetchPc_, once classified
+  bool fetchedKnown_ = false;
+  int tokens_[kTokenQueues] = {};
+  // Bit q set: token queue q is empty (a pop of it blocks) / full (a push to it blocks).
+  QueueMask empty_ = kAllQueues, full_ = 0;
+  Insn current_;  // the issuing instruction, decoded into in place (no zeroing per instruction)
+  kernels::AluStep chain_[kMaxAluChain];
+};
+
+void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
+  // The whole stream is validated first, so a malformed program fails before anything executes.
+  // The scheduler then reads the instruction words in place and decodes each one as it issues:
+  // a stream of any length costs no memory of its own.
+  const detail::CheckedProgram checked = detail::checkProgram(isa_, dram_, *decoder_, insnPhys, count);
+  const uint8_t* insns = checked.bytes;
+  // A STORE may overwrite the stream itself; the program is what it was when the run started.
+  std::vector<uint8_t> snapshot;
+  if (checked.storesIntoItself) {
+    snapshot.assign(insns, insns + uint64_t(count) * uint64_t(cfg_.insnBytes));
+    insns = snapshot.data();
+  }
   counters_.runs += 1;
   workBudget_ = waitCycles;
   workDone_ = 0;
-  for (;;) {
-    bool moved = fetch();
-    moved |= drain(Stage::kLoad);
-    moved |= drain(Stage::kStore);
-    moved |= drain(Stage::kCompute);
-    if (moved) continue;
-
-    const int c = int(Stage::kCompute);
-    if (size[c] && schedOf(front(c)).finish && !blocked(schedOf(front(c)))) {
-      // Everything that could run has run; FINISH raises done.
-      const uint32_t finishIdx = front(c);
-      popFront(c);
-      issue(finishIdx, schedOf(finishIdx));
-      run_error::UnbalancedFinish left;
-      for (int s = 0; s < 3; ++s)
-        if (size[s])
-          left.neverExecuted(static_cast<Stage>(s), front(s), decodeAt(front(s)), blockedBy(schedOf(front(s))));
-      if (fetchPc < count) left.neverFetched(fetchPc, decodeAt(fetchPc), count);
-      for (int t = 0; t < 4; ++t)
-        if (tokens[t]) left.tokensLeft(static_cast<TokenQueue>(t), tokens[t]);
-      if (!left.empty()) throw left.error(finishIdx);
-      return;
-    }
-    const bool idle = fetchPc >= count && !size[0] && !size[1] && !size[2];
-    if (idle) throw run_error::missingFinish(count);
-    run_error::Deadlock deadlock;
-    for (int s = 0; s < 3; ++s) {
-      if (!size[s]) continue;
-      deadlock.stageBlocked(static_cast<Stage>(s), front(s), decodeAt(front(s)), blockedBy(schedOf(front(s))));
-    }
-    if (fetchPc < count) deadlock.fetchStalled(fetchPc, decodeAt(fetchPc), insnCap);
-    uint32_t first = count;
-    for (int s = 0; s < 3; ++s)
-      if (size[s]) first = std::min(first, front(s));
-    throw deadlock.error(first == count ? fetchPc : first);
-  }
+  Scheduler(*this, insns, count).run();
 }
 
 kernels::Loops Fsim::loopsOf(const Insn& in) {
   return kernels::Loops{in.iterOut,     in.iterIn,      in.uopBgn,       in.uopEnd,      in.dstFactorOut,
                         in.dstFactorIn, in.srcFactorOut, in.srcFactorIn, in.wgtFactorOut, in.wgtFactorIn};
 }
-
-namespace {
-}  // namespace
 
 void Fsim::execute(const Insn& in, size_t index) {
   switch (in.opcode) {

@@ -138,9 +138,9 @@ class Fsim {
   struct UopFields {
     uint32_t dstShift, dstMask, srcShift, srcMask, wgtShift, wgtMask;
   } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
-  std::vector<uint32_t> rings_;    // the three instruction queues of fetch
-  std::vector<uint8_t> ringSched_;  // what each queued instruction pops and pushes
-  std::vector<uint8_t> ringImmAlu_;  // beside compute's queue: 1 for an ALU with an immediate
+  struct Queued;
+  class Scheduler;  // one run's fetch, instruction queues and token queues (fsim.cpp)
+  std::vector<Queued> queueSlots_;  // the instruction queues' storage, kept from run to run
   Counters counters_;
   uint64_t workBudget_ = 0, workDone_ = 0;
 
