@@ -54,7 +54,7 @@ Fsim::~Fsim() = default;
 Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
   decoder_ = std::make_unique<detail::FastDecoder>(isa_, dram_);
-  for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
+  for (uint32_t id = 0; id <= uint32_t(MemId::kAcc8); ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
   const auto& uf = isa_.layout().uopFormat();
   auto maskOf = [](int width) { return width >= 32 ? ~0u : (1u << width) - 1; };
   uopFields_ = {static_cast<uint32_t>(uf[0].lo), maskOf(uf[0].width), static_cast<uint32_t>(uf[1].lo),
@@ -83,7 +83,7 @@ Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
   fillWithZeroEntry(wgtPacked_.data(), cfg.wgtDepth, sh.wgtEntryBytes, backend_.packWgt);
   acc_ = detail::ZeroedArray<int32_t>(size_t(cfg.accDepth) * accLanes_);
   uops_ = detail::ZeroedArray<Uop>(cfg.uopDepth);
-  for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
+  for (uint32_t op = 0; op <= uint32_t(AluOp::kMul); ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
   aluChain_ = kernels::selectAluChain(accLanes_, kernelSet);
   widen_ = kernels::selectWiden(kernelSet);
   narrow_ = kernels::selectNarrow(kernelSet);
@@ -419,17 +419,17 @@ void Fsim::execute(const Insn& in, size_t index) {
   switch (in.opcode) {
     case Opcode::kLoad:
       if (in.isNop()) { ++counters_.nops; return; }
-      ++counters_.insns[0];
+      ++counters_.insns[uint32_t(Opcode::kLoad)];
       execLoad(in, index);
       return;
     case Opcode::kStore:
       if (in.isNop()) { ++counters_.nops; return; }
-      ++counters_.insns[1];
+      ++counters_.insns[uint32_t(Opcode::kStore)];
       execStore(in, index);
       return;
-    case Opcode::kGemm: ++counters_.insns[2]; execGemm(in, index); return;
-    case Opcode::kAlu: ++counters_.insns[4]; execAlu(in, index); return;
-    case Opcode::kFinish: ++counters_.insns[3]; return;
+    case Opcode::kGemm: ++counters_.insns[uint32_t(Opcode::kGemm)]; execGemm(in, index); return;
+    case Opcode::kAlu: ++counters_.insns[uint32_t(Opcode::kAlu)]; execAlu(in, index); return;
+    case Opcode::kFinish: ++counters_.insns[uint32_t(Opcode::kFinish)]; return;
   }
 }
 
@@ -632,7 +632,7 @@ void Fsim::execAluChain(const Insn& first, size_t index, const kernels::AluStep*
   checkLoopIndices(first, index);
   const uint64_t nUops = uint64_t(first.iterOut) * first.iterIn;
   workDone_ += n * nUops;
-  counters_.insns[4] += n;
+  counters_.insns[uint32_t(Opcode::kAlu)] += n;
   counters_.aluUops += n * nUops;
   counters_.aluElemOps += n * nUops * accLanes_;
   aluChain_(loopsOf(first), uops_.data(), acc_.data(), accLanes_, steps, n);
