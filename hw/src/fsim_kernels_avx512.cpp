@@ -1,0 +1,205 @@
+// The AVX-512BW kernel set: GEMM over the "pairs" layout, the ALU loops and the chain (which the
+// VNNI set uses too), ACC_8BIT widening and STORE narrowing, 16 int32 lanes per register.
+#include "fsim_kernels_impl.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+namespace tessera::hw::kernels::avx512 {
+
+namespace {
+
+// Compiled for its instruction set (lambdas included) and only selected when the CPU has it. Clang
+// has no `#pragma GCC target` and takes the attribute form instead.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw")
+#endif
+template <int N>
+__attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
+  if constexpr (N == 1) {
+    return m[0];
+  } else {
+    return _mm512_add_epi32(treeSum512<N / 2>(m), treeSum512<N - N / 2>(m + N / 2));
+  }
+}
+
+// The maskz forms with every lane set: GCC 12's plain forms pass an undefined vector that
+// -Wmaybe-uninitialized reports.
+template <int kOp>
+inline __m512i aluVec512(__m512i a, __m512i b) {
+  constexpr __mmask16 kAll = 0xffff;
+  switch (kOp) {
+    case 0: return _mm512_maskz_min_epi32(kAll, a, b);
+    case 1: return _mm512_maskz_max_epi32(kAll, a, b);
+    case 2: return _mm512_maskz_add_epi32(kAll, a, b);
+    case 4: return _mm512_maskz_mullo_epi32(kAll, a, b);
+    default: {
+      const __m512i mask = _mm512_set1_epi32(31), zero = _mm512_setzero_si512();
+      const __m512i right = _mm512_maskz_srav_epi32(kAll, a, _mm512_and_si512(b, mask));
+      const __m512i left = _mm512_maskz_sllv_epi32(kAll, a, _mm512_and_si512(_mm512_sub_epi32(zero, b), mask));
+      return _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(zero, b), right, left);
+    }
+  }
+}
+
+void widenAvx512(int32_t* d, const int8_t* s, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_si512(d + i, _mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+  for (; i < n; ++i) d[i] = s[i];
+}
+
+void narrowAvx512(int8_t* d, const int32_t* s, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_loadu_si512(s + i)));
+  for (; i < n; ++i) d[i] = static_cast<int8_t>(s[i]);
+}
+
+// Requires lanes % 16 == 0: one register per 16 lanes (a whole BATCH 1 x 16 entry per operation).
+// With 16 lanes, consecutive micro-ops of one iteration that write the same entry (a reduction
+// such as a pooling window) keep it in a register: read once, written once, and a micro-op whose
+// source is that entry reads the register.
+template <int kOp>
+void aluAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, bool useImm, int32_t imm) {
+  const Loops L = l;
+  const __m512i immv = _mm512_set1_epi32(imm);
+  if (lanes == 16 && L.uopEnd - L.uopBgn == 1) {
+    // One micro-op per iteration (elementwise streams): a strided walk, one entry at a time in
+    // program order, so a source that overlaps earlier destinations reads what they were given.
+    const uint64_t d0 = uops[L.uopBgn].dst, s0 = uops[L.uopBgn].src;
+    const uint64_t dStep = L.dstIn * 16, sStep = L.srcIn * 16;
+    for (uint32_t i = 0; i < L.iterOut; ++i) {
+      int32_t* dp = acc + (d0 + i * L.dstOut) * 16;
+      const int32_t* sp = acc + (s0 + i * L.srcOut) * 16;
+      if (useImm) {
+        for (uint32_t j = 0; j < L.iterIn; ++j, dp += dStep)
+          _mm512_storeu_si512(dp, aluVec512<kOp>(_mm512_loadu_si512(dp), immv));
+      } else {
+        for (uint32_t j = 0; j < L.iterIn; ++j, dp += dStep, sp += sStep)
+          _mm512_storeu_si512(dp, aluVec512<kOp>(_mm512_loadu_si512(dp), _mm512_loadu_si512(sp)));
+      }
+    }
+    return;
+  }
+  if (lanes == 16) {
+    for (uint32_t i = 0; i < L.iterOut; ++i)
+      for (uint32_t j = 0; j < L.iterIn; ++j) {
+        const uint64_t dOff = i * L.dstOut + j * L.dstIn, sOff = i * L.srcOut + j * L.srcIn;
+        for (uint32_t u = L.uopBgn; u < L.uopEnd;) {
+          const uint64_t d = uops[u].dst + dOff;
+          __m512i cur = _mm512_loadu_si512(acc + d * 16);
+          do {
+            const uint64_t s = uops[u].src + sOff;
+            const __m512i b = useImm ? immv : s == d ? cur : _mm512_loadu_si512(acc + s * 16);
+            cur = aluVec512<kOp>(cur, b);
+            ++u;
+          } while (u < L.uopEnd && uops[u].dst + dOff == d);
+          _mm512_storeu_si512(acc + d * 16, cur);
+        }
+      }
+    return;
+  }
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* dst = acc + d * lanes;
+    const int32_t* src = acc + s * lanes;
+    for (int i = 0; i < lanes; i += 16) {
+      const __m512i b = useImm ? immv : _mm512_loadu_si512(src + i);
+      _mm512_storeu_si512(dst + i, aluVec512<kOp>(_mm512_loadu_si512(dst + i), b));
+    }
+  }
+}
+
+// Runs the chain over kCount 16-lane registers at p, p + stride, ...
+template <int kCount>
+__attribute__((always_inline)) inline void chainRegsAvx512(int32_t* p, uint64_t stride, const AluStep* steps, uint32_t n) {
+  __m512i v[kCount];
+  for (int r = 0; r < kCount; ++r) v[r] = _mm512_loadu_si512(p + r * stride);
+  for (uint32_t k = 0; k < n; ++k) {
+    const __m512i b = _mm512_set1_epi32(steps[k].imm);
+    switch (steps[k].op) {
+      case 0: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<0>(v[r], b); break;
+      case 1: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<1>(v[r], b); break;
+      case 2: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<2>(v[r], b); break;
+      case 3: {  // one amount for every lane: one shift, right or left
+        const int32_t imm = steps[k].imm;
+        const __m128i amount = _mm_cvtsi32_si128(imm >= 0 ? imm & 31 : int32_t(-int64_t(imm) & 31));
+        if (imm >= 0) for (int r = 0; r < kCount; ++r) v[r] = _mm512_maskz_sra_epi32(0xffff, v[r], amount);
+        else for (int r = 0; r < kCount; ++r) v[r] = _mm512_maskz_sll_epi32(0xffff, v[r], amount);
+        break;
+      }
+      default: for (int r = 0; r < kCount; ++r) v[r] = aluVec512<4>(v[r], b); break;
+    }
+  }
+  for (int r = 0; r < kCount; ++r) _mm512_storeu_si512(p + r * stride, v[r]);
+}
+
+// Requires lanes % 16 == 0.
+void aluChainAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, const AluStep* steps, uint32_t n) {
+  auto run = [&](int32_t* p, uint64_t count, uint64_t stride) {
+    uint64_t r = 0;
+    for (; r + kChainBlock <= count; r += kChainBlock) chainRegsAvx512<kChainBlock>(p + r * stride, stride, steps, n);
+    if (count - r >= 4) chainRegsAvx512<4>(p + r * stride, stride, steps, n), r += 4;
+    if (count - r >= 2) chainRegsAvx512<2>(p + r * stride, stride, steps, n), r += 2;
+    if (count - r >= 1) chainRegsAvx512<1>(p + r * stride, stride, steps, n);
+  };
+  TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, 16, run);
+}
+
+// Pairs layout, 16 outputs per register.
+template <int kPairs, int kChunks>
+void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
+                const uint8_t* wgt) {
+  TESSERA_LOCAL_PARAMS;
+  TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
+    int32_t* a0 = acc + d * accLanes;
+    const uint8_t* x0 = inp + s * inpBytes;
+    const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + w * wgtBytes);
+    for (int b = 0; b < batch; ++b) {
+      const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kPairs);
+      int32_t* a = a0 + b * kChunks * 16;
+#pragma GCC unroll 4
+      for (int c = 0; c < kChunks; ++c) {
+        __m512i m[kPairs];
+#pragma GCC unroll 32
+        for (int p = 0; p < kPairs; ++p)
+          m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
+        _mm512_storeu_si512(a + 16 * c, _mm512_add_epi32(_mm512_loadu_si512(a + 16 * c), treeSum512<kPairs>(m)));
+      }
+    }
+  }
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+template <int G, int C>
+struct Pick {
+  static constexpr GemmFn fn = gemmAvx512<G, C>;
+};
+
+}  // namespace
+
+GemmFn gemm(int pairs, int chunks) { return dispatch<Pick>(pairs, chunks); }
+
+AluFn alu(uint32_t aluOp) {
+  switch (static_cast<AluOp>(aluOp)) {
+    case AluOp::kMin: return aluAvx512<0>;
+    case AluOp::kMax: return aluAvx512<1>;
+    case AluOp::kAdd: return aluAvx512<2>;
+    case AluOp::kShr: return aluAvx512<3>;
+    default: return aluAvx512<4>;
+  }
+}
+
+AluChainFn aluChain() { return aluChainAvx512; }
+WidenFn widen() { return widenAvx512; }
+NarrowFn narrow() { return narrowAvx512; }
+
+}  // namespace tessera::hw::kernels::avx512
+#endif
