@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "tessera/hw/error.h"
@@ -124,8 +123,12 @@ constexpr StageQueues kStageQueues[kStages] = {
 struct Fsim::Queued {
   uint32_t insn;  // index in the program
   uint8_t pops, pushes;  // QueueMasks
-  bool finish;
-  bool immAlu;  // an ALU instruction with an immediate: it may start or join a chain
+  uint8_t stage;  // Stage
+  uint8_t kind;   // kFinish, kImmAlu
+  static constexpr uint8_t kFinish = 1;
+  static constexpr uint8_t kImmAlu = 2;  // an ALU instruction with an immediate: it may start or join a chain
+  bool finish() const { return kind & kFinish; }
+  bool immAlu() const { return kind & kImmAlu; }
 };
 
 // One run's scheduler, VTA's: fetch dispatches instructions in order into three bounded queues,
@@ -157,7 +160,7 @@ class Fsim::Scheduler {
       moved |= drain(Stage::kCompute);
       if (moved) continue;
       const InsnQueue& compute = queue(Stage::kCompute);
-      if (compute.size && compute.front().finish && !blocked(compute.front())) {
+      if (compute.size && compute.front().finish() && !blocked(compute.front())) {
         retireFinish();
         return;
       }
@@ -191,7 +194,7 @@ class Fsim::Scheduler {
   }
 
   // The stage instruction `idx` goes to and what it pops and pushes.
-  std::pair<Stage, Queued> classify(uint32_t idx) const {
+  Queued classify(uint32_t idx) const {
     uint64_t w[2];
     words(idx, w);
     const uint32_t op = detail::FastDecoder::opcode(w), f = detail::FastDecoder::flags(w);
@@ -208,27 +211,29 @@ class Fsim::Scheduler {
     e.pops = QueueMask(((f & detail::dep::kPopPrev) ? sq.popPrev : 0) | ((f & detail::dep::kPopNext) ? sq.popNext : 0));
     e.pushes =
         QueueMask(((f & detail::dep::kPushPrev) ? sq.pushPrev : 0) | ((f & detail::dep::kPushNext) ? sq.pushNext : 0));
-    e.finish = op == uint32_t(Opcode::kFinish);
-    e.immAlu = op == uint32_t(Opcode::kAlu) && dec_.aluUsesImm(w);
-    return {stage, e};
+    e.stage = uint8_t(stage);
+    e.kind = uint8_t((op == uint32_t(Opcode::kFinish) ? Queued::kFinish : 0) |
+                     (op == uint32_t(Opcode::kAlu) && dec_.aluUsesImm(w) ? Queued::kImmAlu : 0));
+    return e;
   }
 
   // Dispatches instructions in order until the next one's queue is full.
   bool fetch() {
     bool moved = false;
     while (fetchPc_ < count_) {
-      if (!fetchedKnown_) {
-        fetched_ = classify(fetchPc_);
+      const Queued e = fetchedKnown_ ? fetched_ : classify(fetchPc_);
+      InsnQueue& q = queues_[e.stage];
+      if (q.size >= queueDepth_) {
+        fetched_ = e;  // it waits for room; classified once
         fetchedKnown_ = true;
+        break;
       }
-      InsnQueue& q = queue(fetched_.first);
-      if (q.size >= queueDepth_) break;
+      fetchedKnown_ = false;
       uint32_t tail = q.head + q.size;
       if (tail >= queueDepth_) tail -= queueDepth_;
-      q.slot[tail] = fetched_.second;
+      q.slot[tail] = e;
       ++q.size;
       ++fetchPc_;
-      fetchedKnown_ = false;
       moved = true;
     }
     return moved;
@@ -287,13 +292,13 @@ class Fsim::Scheduler {
   // queued after it join it (0: none), their steps in chain_ and `first` decoded in current_.
   uint32_t aluChainAfter(const Queued& first) {
     const InsnQueue& q = queue(Stage::kCompute);
-    if (first.pushes || !q.size || !q.front().immAlu) return 0;
+    if (first.pushes || !q.size || !q.front().immAlu()) return 0;
     uint64_t w[2];
     words(first.insn, w);
     uint32_t joined = 0, pos = q.head;
-    while (joined + 1 < kMaxAluChain && joined < q.size && q.at(pos).immAlu) {
+    while (joined + 1 < kMaxAluChain && joined < q.size && q.at(pos).immAlu()) {
       const Queued& e = q.at(pos);
-      if (e.finish || e.pops || (e.pushes & full_)) break;
+      if (e.finish() || e.pops || (e.pushes & full_)) break;
       uint64_t v[2];
       words(e.insn, v);
       if (!dec_.sameAluLoops(w, v)) break;
@@ -319,10 +324,10 @@ class Fsim::Scheduler {
     bool moved = false;
     while (q.size) {
       const Queued e = q.front();
-      if (e.finish || blocked(e)) break;
+      if (e.finish() || blocked(e)) break;
       popFront(q);
       moved = true;
-      const uint32_t joined = st == Stage::kCompute && e.immAlu ? aluChainAfter(e) : 0;
+      const uint32_t joined = st == Stage::kCompute && e.immAlu() ? aluChainAfter(e) : 0;
       if (!joined) {
         issue(e);
         continue;
@@ -383,7 +388,7 @@ class Fsim::Scheduler {
   const int tokenDepth_;       // of each token queue
   InsnQueue queues_[kStages];
   uint32_t fetchPc_ = 0;
-  std::pair<Stage, Queued> fetched_{};  // instruction fetchPc_, once classified
+  Queued fetched_{};  // instruction fetchPc_, once classified
   bool fetchedKnown_ = false;
   int tokens_[kTokenQueues] = {};
   // Bit q set: token queue q is empty (a pop of it blocks) / full (a push to it blocks).
@@ -436,52 +441,20 @@ void Fsim::execute(const Insn& in, size_t index) {
 void Fsim::execLoad(const Insn& in, size_t) {
   const MemId id = static_cast<MemId>(in.memType);
   const uint64_t eb = elemBytes_[in.memType];
-  const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
   counters_.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * eb;
-
   if (id == MemId::kUop) {
     loadUops(in.sramBase, in.dramBase, in.xSize);
     return;
   }
-  // Inputs and weights: compare with the bytes already there and repack only what changed.
-  const kernels::Shape& sh = backend_.shape;
-  const bool isInp = id == MemId::kInp;
-  uint8_t* raw = isInp ? inpRaw_.data() : wgtRaw_.data();
-  uint8_t* packed = isInp ? inpPacked_.data() : wgtPacked_.data();
-  const size_t packedBytes = isInp ? sh.inpEntryBytes : sh.wgtEntryBytes;
-  const kernels::PackFn pack = isInp ? backend_.packInp : backend_.packWgt;
-  static const uint8_t kZeros[4096] = {};  // the largest element: 64x64 int8 weights
-  auto putElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n, bool padding) {
-    if (id == MemId::kAcc || id == MemId::kAcc8) {
-      int32_t* d = &acc_[sramIdx * accLanes_];
-      const uint64_t lanes = n * static_cast<uint64_t>(accLanes_);
-      if (padding) std::memset(d, 0, lanes * 4);
-      else if (id == MemId::kAcc) std::memcpy(d, src, n * eb);
-      else widen_(d, reinterpret_cast<const int8_t*>(src), lanes);  // ACC8 sign-extends
-      return;
-    }
-    if (isInp && !padding) {  // input tiles rarely repeat: copy and pack the row in one go
-      std::memcpy(raw + sramIdx * eb, src, n * eb);
-      pack(sh, packed + sramIdx * packedBytes, reinterpret_cast<const int8_t*>(src), n);
-      return;
-    }
-    for (uint64_t e = 0; e < n; ++e) {
-      const uint8_t* s = padding ? kZeros : src + e * eb;
-      uint8_t* cached = raw + (sramIdx + e) * eb;
-      if (std::memcmp(cached, s, eb) == 0) continue;
-      std::memcpy(cached, s, eb);
-      pack(sh, packed + (sramIdx + e) * packedBytes, reinterpret_cast<const int8_t*>(s), 1);
-    }
-  };
-  auto zeroElems = [&](uint64_t sramIdx, uint64_t n) { putElems(sramIdx, nullptr, n, true); };
-  auto copyElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n) { putElems(sramIdx, src, n, false); };
-
-  uint64_t sram = in.sramBase;
-  zeroElems(sram, width * in.yPad0);
-  sram += width * in.yPad0;
+  // Rows of x_size elements between their pads, the pad rows above and below: every entry of
+  // [sram_base, sram_base + footprint) is written once, in order. Pads of 0 cost nothing.
+  const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
   const uint64_t rowBytes = uint64_t(in.xSize) * eb;
+  uint64_t sram = in.sramBase;
+  if (in.yPad0) clearEntries(id, sram, width * in.yPad0);
+  sram += width * in.yPad0;
   for (uint32_t y = 0; y < in.ySize; ++y) {
-    zeroElems(sram, in.xPad0);
+    if (in.xPad0) clearEntries(id, sram, in.xPad0);
     sram += in.xPad0;
     const uint64_t rowPhys = (uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb;
     // Streams from other toolchains load small tiles that walk DRAM forward, so the hardware
@@ -489,12 +462,49 @@ void Fsim::execLoad(const Insn& in, size_t) {
     // for the next row (after the last row, the bytes that follow it) while this one is copied.
     const uint64_t nextPhys = y + 1 < in.ySize ? rowPhys + uint64_t(in.xStride) * eb : rowPhys + rowBytes;
     prefetchDram(nextPhys, rowBytes);
-    copyElems(sram, dram_.raw(rowPhys), in.xSize);
+    storeEntries(id, sram, dram_.raw(rowPhys), in.xSize);
     sram += in.xSize;
-    zeroElems(sram, in.xPad1);
+    if (in.xPad1) clearEntries(id, sram, in.xPad1);
     sram += in.xPad1;
   }
-  zeroElems(sram, width * in.yPad1);
+  if (in.yPad1) clearEntries(id, sram, width * in.yPad1);
+}
+
+void Fsim::storeEntries(MemId id, uint64_t sramIdx, const uint8_t* src, uint64_t n) {
+  if (id == MemId::kAcc || id == MemId::kAcc8) {
+    int32_t* d = &acc_[sramIdx * accLanes_];
+    if (id == MemId::kAcc) std::memcpy(d, src, n * elemBytes_[uint32_t(MemId::kAcc)]);
+    else widen_(d, reinterpret_cast<const int8_t*>(src), n * static_cast<uint64_t>(accLanes_));  // sign-extends
+    return;
+  }
+  // Inputs and weights: compare with the bytes already there and repack only what changed. A
+  // toolchain reloads the same tile often (an input block for every block of weights it meets);
+  // a row that differs usually differs in its first bytes, so the comparison costs little then.
+  const bool isInp = id == MemId::kInp;
+  const uint64_t eb = elemBytes_[uint32_t(id)];
+  uint8_t* cached = (isInp ? inpRaw_.data() : wgtRaw_.data()) + sramIdx * eb;
+  if (std::memcmp(cached, src, n * eb) == 0) return;
+  const kernels::Shape& sh = backend_.shape;
+  uint8_t* packed = (isInp ? inpPacked_.data() : wgtPacked_.data()) + sramIdx * (isInp ? sh.inpEntryBytes : sh.wgtEntryBytes);
+  if (isInp) {  // input entries are small: copy and pack the row in one go
+    std::memcpy(cached, src, n * eb);
+    backend_.packInp(sh, packed, reinterpret_cast<const int8_t*>(src), n);
+    return;
+  }
+  for (uint64_t e = 0; e < n; ++e, cached += eb, src += eb, packed += sh.wgtEntryBytes) {
+    if (std::memcmp(cached, src, eb) == 0) continue;
+    std::memcpy(cached, src, eb);
+    backend_.packWgt(sh, packed, reinterpret_cast<const int8_t*>(src), 1);
+  }
+}
+
+void Fsim::clearEntries(MemId id, uint64_t sramIdx, uint64_t n) {
+  if (id == MemId::kAcc || id == MemId::kAcc8) {
+    std::memset(&acc_[sramIdx * accLanes_], 0, n * static_cast<uint64_t>(accLanes_) * sizeof(int32_t));
+    return;
+  }
+  static const uint8_t kZeros[4096] = {};  // the largest element: 64x64 int8 weights
+  for (uint64_t e = 0; e < n; ++e) storeEntries(id, sramIdx + e, kZeros, 1);
 }
 
 void Fsim::prefetchDram(uint64_t phys, uint64_t bytes) const {

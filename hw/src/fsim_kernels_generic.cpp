@@ -27,11 +27,14 @@ namespace generic {
 // ---- Layout "pairs": inputs and weights widened to int16, weights as (k, k+1) pairs per output.
 // Input entry: [batch][2 * pairs] int16. Weight entry: [pairs][blockOut][2] int16.
 
-void packInpPairs(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
-  for (uint64_t e = 0; e < n; ++e, dst += sh.inpEntryBytes, src += sh.batch * sh.blockIn) {
+// The packing functions read the shape into locals first: their byte stores could otherwise
+// alias it, forcing a reload of every parameter for every byte and keeping the loops scalar.
+void packInpPairs(const Shape& sh, uint8_t* __restrict dst, const int8_t* __restrict src, uint64_t n) {
+  const int batch = sh.batch, blockIn = sh.blockIn, lanes = 2 * sh.groups, entryBytes = sh.inpEntryBytes;
+  for (uint64_t e = 0; e < n; ++e, dst += entryBytes, src += batch * blockIn) {
     int16_t* d = reinterpret_cast<int16_t*>(dst);
-    for (int b = 0; b < sh.batch; ++b)
-      for (int k = 0; k < 2 * sh.groups; ++k) d[b * 2 * sh.groups + k] = k < sh.blockIn ? src[b * sh.blockIn + k] : 0;
+    for (int b = 0; b < batch; ++b)
+      for (int k = 0; k < lanes; ++k) d[b * lanes + k] = k < blockIn ? src[b * blockIn + k] : 0;
   }
 }
 
@@ -54,15 +57,17 @@ void packWgtPairs(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) 
 // sum_k x*w = sum_k (x+128)*w - corr[o] with unsigned-by-signed 4-way dot products.
 // Input entry: [batch][4 * quads] uint8. Weight entry: [quads][blockOut][4] int8, int32[blockOut].
 
-void packInpQuads(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
-  if (4 * sh.groups == sh.blockIn) {  // no padding lanes: a straight biasing copy of all n entries
-    for (uint64_t i = 0; i < n * sh.batch * sh.blockIn; ++i) dst[i] = static_cast<uint8_t>(src[i]) ^ 0x80;
+void packInpQuads(const Shape& sh, uint8_t* __restrict dst, const int8_t* __restrict src, uint64_t n) {
+  const int batch = sh.batch, blockIn = sh.blockIn, lanes = 4 * sh.groups, entryBytes = sh.inpEntryBytes;
+  if (lanes == blockIn) {  // no padding lanes: a straight biasing copy of all n entries
+    const uint64_t bytes = n * uint64_t(batch) * uint64_t(blockIn);
+    for (uint64_t i = 0; i < bytes; ++i) dst[i] = static_cast<uint8_t>(src[i]) ^ 0x80;
     return;
   }
-  for (uint64_t e = 0; e < n; ++e, dst += sh.inpEntryBytes, src += sh.batch * sh.blockIn)
-    for (int b = 0; b < sh.batch; ++b)
-      for (int k = 0; k < 4 * sh.groups; ++k)
-        dst[b * 4 * sh.groups + k] = static_cast<uint8_t>((k < sh.blockIn ? src[b * sh.blockIn + k] : 0) + 128);
+  for (uint64_t e = 0; e < n; ++e, dst += entryBytes, src += batch * blockIn)
+    for (int b = 0; b < batch; ++b)
+      for (int k = 0; k < lanes; ++k)
+        dst[b * lanes + k] = static_cast<uint8_t>((k < blockIn ? src[b * blockIn + k] : 0) + 128);
 }
 
 namespace {

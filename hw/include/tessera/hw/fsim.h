@@ -116,6 +116,9 @@ class Fsim {
   void execute(const Insn& insn, size_t index);
   void execLoad(const Insn& insn, size_t index);
   void loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t count);
+  // LOAD's writes of n entries of an INP, WGT, ACC or ACC8 SRAM from DRAM bytes, or of zeros.
+  void storeEntries(MemId id, uint64_t sramIdx, const uint8_t* src, uint64_t n);
+  void clearEntries(MemId id, uint64_t sramIdx, uint64_t n);
   void prefetchDram(uint64_t phys, uint64_t bytes) const;
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
