@@ -116,6 +116,7 @@ static Backend pickBackend(int batch, int blockIn, int blockOut, const std::stri
     if (GemmFn fn = avx512::gemm(sh.groups, blockOut / 16)) {
       be.name = "avx512bw";
       be.gemm = fn;
+      be.packWgt = avx512::packWgt(sh);
       return be;
     }
   }
@@ -123,6 +124,7 @@ static Backend pickBackend(int batch, int blockIn, int blockOut, const std::stri
     if (GemmFn fn = avx2::gemm(sh.groups, blockOut / 8)) {
       be.name = "avx2";
       be.gemm = fn;
+      be.packWgt = avx2::packWgt(sh);
     }
   }
 #endif

@@ -27,10 +27,43 @@ __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
 
 // Pairs layout, 8 outputs per register. The products of all pairs are independent and summed as
 // a tree so consecutive micro-ops overlap; inputs are broadcast from memory to save registers.
+// With BATCH 1, consecutive micro-ops of one iteration that write the same accumulator entry are
+// summed in registers and the entry is read and written once per run of them (see the AVX-512 set).
 template <int kPairs, int kChunks>
 void gemmAvx2(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
               const uint8_t* wgt) {
   TESSERA_LOCAL_PARAMS;
+  if (batch == 1 && kChunks <= 4) {  // the sums stay in registers
+    for (uint32_t i = 0; i < L.iterOut; ++i)
+      for (uint32_t j = 0; j < L.iterIn; ++j) {
+        const uint64_t dOff = i * L.dstOut + j * L.dstIn, sOff = i * L.srcOut + j * L.srcIn,
+                       wOff = i * L.wgtOut + j * L.wgtIn;
+        for (uint32_t u = L.uopBgn; u < L.uopEnd;) {
+          const uint64_t d = uops[u].dst + dOff;
+          __m256i* a = reinterpret_cast<__m256i*>(acc + d * accLanes);
+          __m256i sum[kChunks];
+#pragma GCC unroll 8
+          for (int c = 0; c < kChunks; ++c) sum[c] = _mm256_loadu_si256(a + c);
+          do {
+            const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(inp + (uops[u].src + sOff) * inpBytes);
+            const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + (uops[u].wgt + wOff) * wgtBytes);
+#pragma GCC unroll 8
+            for (int c = 0; c < kChunks; ++c) {
+              __m256i m[kPairs];
+#pragma GCC unroll 32
+              for (int p = 0; p < kPairs; ++p)
+                m[p] = _mm256_madd_epi16(_mm256_set1_epi32(xp[p]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                                                       wp + p * kChunks * 16 + 16 * c)));
+              sum[c] = _mm256_add_epi32(sum[c], treeSum<kPairs>(m));
+            }
+            ++u;
+          } while (u < L.uopEnd && uops[u].dst + dOff == d);
+#pragma GCC unroll 8
+          for (int c = 0; c < kChunks; ++c) _mm256_storeu_si256(a + c, sum[c]);
+        }
+      }
+    return;
+  }
   TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
     int32_t* a0 = acc + d * accLanes;
     const uint8_t* x0 = inp + s * inpBytes;
@@ -127,6 +160,32 @@ __attribute__((always_inline)) inline void chainRegsAvx2(int32_t* p, uint64_t st
   for (int r = 0; r < kCount; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + r * stride), v[r]);
 }
 
+// The pairs layout of 16x16 weights: each half of the rows (eight rows of eight byte pairs) is
+// transposed to eight pairs of eight rows by 16-bit unpacks, and each pair's 16 bytes are
+// sign-extended to int16. Byte for byte what generic::packWgtPairs writes.
+void packWgtPairs16x16(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  for (uint64_t e = 0; e < n; ++e, dst += sh.wgtEntryBytes, src += 256)
+    for (int half = 0; half < 2; ++half) {
+      __m128i r[8];
+      for (int o = 0; o < 8; ++o) r[o] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * (8 * half + o)));
+      __m128i a[8], b[8];
+      for (int k = 0; k < 4; ++k) {  // a[2k], a[2k+1]: rows 2k, 2k+1 interleaved, pairs 0-3 and 4-7
+        a[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+        a[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+      }
+      for (int k = 0; k < 2; ++k)  // rows 4k..4k+3 of pairs (0, 1), (2, 3), (4, 5), (6, 7)
+        for (int h = 0; h < 2; ++h) {
+          b[4 * k + 2 * h] = _mm_unpacklo_epi32(a[4 * k + h], a[4 * k + 2 + h]);
+          b[4 * k + 2 * h + 1] = _mm_unpackhi_epi32(a[4 * k + h], a[4 * k + 2 + h]);
+        }
+      for (int q = 0; q < 4; ++q) {  // pairs 2q, 2q + 1: rows 0-3 from b[q], rows 4-7 from b[4 + q]
+        const __m128i even = _mm_unpacklo_epi64(b[q], b[4 + q]), odd = _mm_unpackhi_epi64(b[q], b[4 + q]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 64 * (2 * q) + 32 * half), _mm256_cvtepi8_epi16(even));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 64 * (2 * q + 1) + 32 * half), _mm256_cvtepi8_epi16(odd));
+      }
+    }
+}
+
 // Requires lanes % 8 == 0.
 void aluChainAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, const AluStep* steps, uint32_t n) {
   auto run = [&](int32_t* p, uint64_t count, uint64_t stride) {
@@ -164,6 +223,10 @@ AluFn alu(uint32_t aluOp) {
 }
 
 AluChainFn aluChain() { return aluChainAvx2; }
+
+PackFn packWgt(const Shape& sh) {
+  return sh.groups == 8 && sh.blockIn == 16 && sh.blockOut == 16 ? packWgtPairs16x16 : generic::packWgtPairs;
+}
 
 }  // namespace tessera::hw::kernels::avx2
 #endif

@@ -45,6 +45,46 @@ inline __m512i aluVec512(__m512i a, __m512i b) {
   }
 }
 
+// Two-source permute indices of the pairs transpose below: T gathers output rows 0-7 (or 8-15) of
+// four pairs from two source registers of four rows each; U joins the halves of two pairs.
+struct PairsIdx {
+  alignas(64) int16_t t[2][32];  // pairs 0-3, 4-7: lane 8q + o <- row o, pair q
+  alignas(64) int16_t u[2][32];  // pairs (0, 1), (2, 3) of a T: lane 16q + o <- row o of pair q
+};
+constexpr PairsIdx pairsIdx() {
+  PairsIdx x{};
+  for (int half = 0; half < 2; ++half)
+    for (int lane = 0; lane < 32; ++lane) {
+      const int q = 4 * half + lane / 8, o = lane % 8;
+      x.t[half][lane] = static_cast<int16_t>(o < 4 ? o * 8 + q : 32 + (o - 4) * 8 + q);
+      const int q2 = 2 * half + lane / 16, o2 = lane % 16;
+      x.u[half][lane] = static_cast<int16_t>(o2 < 8 ? q2 * 8 + o2 : 32 + q2 * 8 + (o2 - 8));
+    }
+  return x;
+}
+
+// The pairs layout of 16x16 weights: the 16 rows of eight byte pairs transposed to eight pairs of
+// 16 rows with 16-bit permutes, each pair's 32 bytes sign-extended to int16. Byte for byte what
+// generic::packWgtPairs writes.
+void packWgtPairs16x16(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_t n) {
+  static constexpr PairsIdx kIdx = pairsIdx();
+  const __m512i t0 = _mm512_load_si512(kIdx.t[0]), t1 = _mm512_load_si512(kIdx.t[1]);
+  const __m512i u0 = _mm512_load_si512(kIdx.u[0]), u1 = _mm512_load_si512(kIdx.u[1]);
+  for (uint64_t e = 0; e < n; ++e, dst += sh.wgtEntryBytes, src += 256) {
+    const __m512i z0 = _mm512_loadu_si512(src), z1 = _mm512_loadu_si512(src + 64), z2 = _mm512_loadu_si512(src + 128),
+                  z3 = _mm512_loadu_si512(src + 192);
+    // Rows 0-7 and 8-15 of pairs 0-3 and 4-7.
+    const __m512i lo03 = _mm512_permutex2var_epi16(z0, t0, z1), lo47 = _mm512_permutex2var_epi16(z0, t1, z1);
+    const __m512i hi03 = _mm512_permutex2var_epi16(z2, t0, z3), hi47 = _mm512_permutex2var_epi16(z2, t1, z3);
+    const __m512i pairs[4] = {_mm512_permutex2var_epi16(lo03, u0, hi03), _mm512_permutex2var_epi16(lo03, u1, hi03),
+                              _mm512_permutex2var_epi16(lo47, u0, hi47), _mm512_permutex2var_epi16(lo47, u1, hi47)};
+    for (int k = 0; k < 4; ++k) {  // pairs 2k and 2k + 1, 64 bytes each
+      _mm512_storeu_si512(dst + 128 * k, _mm512_cvtepi8_epi16(_mm512_maskz_extracti64x4_epi64(0xff, pairs[k], 0)));
+      _mm512_storeu_si512(dst + 128 * k + 64, _mm512_cvtepi8_epi16(_mm512_maskz_extracti64x4_epi64(0xff, pairs[k], 1)));
+    }
+  }
+}
+
 void widenAvx512(int32_t* d, const int8_t* s, uint64_t n) {
   uint64_t i = 0;
   for (; i + 16 <= n; i += 16)
@@ -149,11 +189,44 @@ void aluChainAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, co
   TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, 16, run);
 }
 
-// Pairs layout, 16 outputs per register.
+// Pairs layout, 16 outputs per register. With BATCH 1, consecutive micro-ops of one iteration
+// that write the same accumulator entry (a kernel walking a reduction) are summed in registers and
+// the entry is read and written once per run of them, as in the VNNI set: otherwise each micro-op's
+// sum would wait for the previous one's store of the same entry.
 template <int kPairs, int kChunks>
 void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, const uint8_t* inp,
                 const uint8_t* wgt) {
   TESSERA_LOCAL_PARAMS;
+  if (batch == 1) {
+    for (uint32_t i = 0; i < L.iterOut; ++i)
+      for (uint32_t j = 0; j < L.iterIn; ++j) {
+        const uint64_t dOff = i * L.dstOut + j * L.dstIn, sOff = i * L.srcOut + j * L.srcIn,
+                       wOff = i * L.wgtOut + j * L.wgtIn;
+        for (uint32_t u = L.uopBgn; u < L.uopEnd;) {
+          const uint64_t d = uops[u].dst + dOff;
+          int32_t* a = acc + d * accLanes;
+          __m512i sum[kChunks];
+#pragma GCC unroll 4
+          for (int c = 0; c < kChunks; ++c) sum[c] = _mm512_loadu_si512(a + 16 * c);
+          do {
+            const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(inp + (uops[u].src + sOff) * inpBytes);
+            const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + (uops[u].wgt + wOff) * wgtBytes);
+#pragma GCC unroll 4
+            for (int c = 0; c < kChunks; ++c) {
+              __m512i m[kPairs];
+#pragma GCC unroll 32
+              for (int p = 0; p < kPairs; ++p)
+                m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
+              sum[c] = _mm512_add_epi32(sum[c], treeSum512<kPairs>(m));
+            }
+            ++u;
+          } while (u < L.uopEnd && uops[u].dst + dOff == d);
+#pragma GCC unroll 4
+          for (int c = 0; c < kChunks; ++c) _mm512_storeu_si512(a + 16 * c, sum[c]);
+        }
+      }
+    return;
+  }
   TESSERA_FOR_EACH_UOP(L, uops, d, s, w) {
     int32_t* a0 = acc + d * accLanes;
     const uint8_t* x0 = inp + s * inpBytes;
@@ -200,6 +273,10 @@ AluFn alu(uint32_t aluOp) {
 AluChainFn aluChain() { return aluChainAvx512; }
 WidenFn widen() { return widenAvx512; }
 NarrowFn narrow() { return narrowAvx512; }
+
+PackFn packWgt(const Shape& sh) {
+  return sh.groups == 8 && sh.blockIn == 16 && sh.blockOut == 16 ? packWgtPairs16x16 : generic::packWgtPairs;
+}
 
 }  // namespace tessera::hw::kernels::avx512
 #endif

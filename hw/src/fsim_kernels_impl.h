@@ -103,6 +103,7 @@ namespace avx2 {  // fsim_kernels_avx2.cpp: pairs layout, 8 lanes per register; 
 GemmFn gemm(int pairs, int chunks);
 AluFn alu(uint32_t aluOp);
 AluChainFn aluChain();
+PackFn packWgt(const Shape& sh);
 }  // namespace avx2
 namespace avx512 {  // fsim_kernels_avx512.cpp: pairs layout, 16 lanes per register; needs lanes % 16 == 0
 GemmFn gemm(int pairs, int chunks);
@@ -110,6 +111,7 @@ AluFn alu(uint32_t aluOp);
 AluChainFn aluChain();
 WidenFn widen();
 NarrowFn narrow();
+PackFn packWgt(const Shape& sh);
 }  // namespace avx512
 namespace vnni {  // fsim_kernels_vnni.cpp: quads layout; its ALU loops are the AVX-512 set's
 GemmFn gemm(int quads, int chunks);
