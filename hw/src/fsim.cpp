@@ -250,19 +250,20 @@ class Fsim::Scheduler {
         return run_error::waitsForSpace(TokenQueue(q), tokenDepth_);
     return "";
   }
+  // Most instructions pop and push nothing: the loops visit only the queues in the mask.
   void takeTokens(QueueMask pops) {
-    for (int q = 0; q < kTokenQueues; ++q)
-      if (pops & queueBit(TokenQueue(q))) {
-        if (--tokens_[q] == 0) empty_ |= queueBit(TokenQueue(q));
-        full_ &= QueueMask(~queueBit(TokenQueue(q)));
-      }
+    for (unsigned m = pops; m; m &= m - 1) {
+      const int q = __builtin_ctz(m);
+      if (--tokens_[q] == 0) empty_ |= queueBit(TokenQueue(q));
+      full_ &= QueueMask(~queueBit(TokenQueue(q)));
+    }
   }
   void giveTokens(QueueMask pushes) {
-    for (int q = 0; q < kTokenQueues; ++q)
-      if (pushes & queueBit(TokenQueue(q))) {
-        if (++tokens_[q] >= tokenDepth_) full_ |= queueBit(TokenQueue(q));
-        empty_ &= QueueMask(~queueBit(TokenQueue(q)));
-      }
+    for (unsigned m = pushes; m; m &= m - 1) {
+      const int q = __builtin_ctz(m);
+      if (++tokens_[q] >= tokenDepth_) full_ |= queueBit(TokenQueue(q));
+      empty_ &= QueueMask(~queueBit(TokenQueue(q)));
+    }
   }
 
   void issue(const Queued& e) {
