@@ -55,7 +55,7 @@ Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
   decoder_ = std::make_unique<detail::FastDecoder>(isa_, dram_);
   for (uint32_t id = 0; id <= uint32_t(MemId::kAcc8); ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
   const auto& uf = isa_.layout().uopFormat();
-  auto maskOf = [](int width) { return width >= 32 ? ~0u : (1u << width) - 1; };
+  auto maskOf = [](int width) { return static_cast<uint32_t>(detail::lowBits(std::min(width, 32))); };
   uopFields_ = {static_cast<uint32_t>(uf[0].lo), maskOf(uf[0].width), static_cast<uint32_t>(uf[1].lo),
                 maskOf(uf[1].width), static_cast<uint32_t>(uf[2].lo), maskOf(uf[2].width)};
   accLanes_ = batch_ * blockOut_;
@@ -504,16 +504,18 @@ void Fsim::clearEntries(MemId id, uint64_t sramIdx, uint64_t n) {
     std::memset(&acc_[sramIdx * accLanes_], 0, n * static_cast<uint64_t>(accLanes_) * sizeof(int32_t));
     return;
   }
-  static const uint8_t kZeros[4096] = {};  // the largest element: 64x64 int8 weights
+  constexpr int kMaxBlock = 64;  // BLOCK_IN and BLOCK_OUT at most: the largest element is a 64x64 weight
+  static const uint8_t kZeros[kMaxBlock * kMaxBlock] = {};
   for (uint64_t e = 0; e < n; ++e) storeEntries(id, sramIdx + e, kZeros, 1);
 }
 
 void Fsim::prefetchDram(uint64_t phys, uint64_t bytes) const {
   // A hint, never a fault: x86 and Arm prefetches of unmapped addresses are dropped. The span is
   // capped so a huge row costs no more than a page's worth of hints.
+  constexpr uint64_t kCacheLine = 64;
   const uintptr_t base = reinterpret_cast<uintptr_t>(dram_.raw(0));
-  const uint64_t end = phys + std::min<uint64_t>(bytes, 4096);
-  for (uint64_t a = phys; a < end; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(base + a));
+  const uint64_t end = phys + std::min<uint64_t>(bytes, Dram::kPageBytes);
+  for (uint64_t a = phys; a < end; a += kCacheLine) __builtin_prefetch(reinterpret_cast<const void*>(base + a));
 }
 
 void Fsim::loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t n) {
@@ -594,8 +596,9 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   chargeWork(in, index, nUops);
   if (in.reset) {
     counters_.gemmResetUops += nUops;
-    // Entries of 16 lanes (BATCH x BLOCK_OUT = 16) are cleared with a fixed-size store rather than
-    // a call to memset each.
+    // Entries of 16 lanes (BATCH x BLOCK_OUT = 16, VTA's default) are cleared with a fixed-size
+    // store rather than a call to memset each.
+    constexpr uint64_t kFixedLanes = 16;
     int32_t* const acc = acc_.data();
     const uint64_t lanes = static_cast<uint64_t>(accLanes_);
     const Uop* const uops = uops_.data();
@@ -614,8 +617,9 @@ void Fsim::execGemm(const Insn& in, size_t index) {
     for (uint32_t i = 0; i < in.iterOut; ++i)
       for (uint32_t j = 0; j < in.iterIn; ++j) {
         const uint64_t off = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
-        if (lanes == 16) {
-          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::memset(acc + (uops[u].dst + off) * 16, 0, 64);
+        if (lanes == kFixedLanes) {
+          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u)
+            std::memset(acc + (uops[u].dst + off) * kFixedLanes, 0, kFixedLanes * sizeof(int32_t));
         } else {
           for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::fill_n(acc + (uops[u].dst + off) * lanes, lanes, 0);
         }
