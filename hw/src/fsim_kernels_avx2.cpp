@@ -8,14 +8,7 @@ namespace tessera::hw::kernels::avx2 {
 
 namespace {
 
-// Compiled for its instruction set (lambdas included) and only selected when the CPU has it. Clang
-// has no `#pragma GCC target` and takes the attribute form instead.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+TESSERA_TARGET_BEGIN("avx2")
 template <int N>
 __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
   if constexpr (N == 1) {
@@ -25,8 +18,20 @@ __attribute__((always_inline)) inline __m256i treeSum(const __m256i* m) {
   }
 }
 
-// Pairs layout, 8 outputs per register. The products of all pairs are independent and summed as
-// a tree so consecutive micro-ops overlap; inputs are broadcast from memory to save registers.
+// One micro-op's sums over k for the 8 outputs of register chunk c: the products of all pairs are
+// independent and summed as a tree so consecutive micro-ops overlap; inputs are broadcast from
+// memory to save registers.
+template <int kPairs, int kChunks>
+__attribute__((always_inline)) inline __m256i pairsDot(const AliasedI32* xp, const int16_t* wp, int c) {
+  __m256i m[kPairs];
+#pragma GCC unroll 32
+  for (int p = 0; p < kPairs; ++p)
+    m[p] = _mm256_madd_epi16(_mm256_set1_epi32(xp[p]),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + p * kChunks * 16 + 16 * c)));
+  return treeSum<kPairs>(m);
+}
+
+// Pairs layout, 8 outputs per register.
 // With BATCH 1, consecutive micro-ops of one iteration that write the same accumulator entry are
 // summed in registers and the entry is read and written once per run of them (see the AVX-512 set).
 template <int kPairs, int kChunks>
@@ -48,14 +53,7 @@ void gemmAvx2(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, co
             const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(inp + (uops[u].src + sOff) * inpBytes);
             const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + (uops[u].wgt + wOff) * wgtBytes);
 #pragma GCC unroll 8
-            for (int c = 0; c < kChunks; ++c) {
-              __m256i m[kPairs];
-#pragma GCC unroll 32
-              for (int p = 0; p < kPairs; ++p)
-                m[p] = _mm256_madd_epi16(_mm256_set1_epi32(xp[p]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                                                       wp + p * kChunks * 16 + 16 * c)));
-              sum[c] = _mm256_add_epi32(sum[c], treeSum<kPairs>(m));
-            }
+            for (int c = 0; c < kChunks; ++c) sum[c] = _mm256_add_epi32(sum[c], pairsDot<kPairs, kChunks>(xp, wp, c));
             ++u;
           } while (u < L.uopEnd && uops[u].dst + dOff == d);
 #pragma GCC unroll 8
@@ -73,13 +71,8 @@ void gemmAvx2(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, co
       int32_t* a = a0 + b * kChunks * 8;
 #pragma GCC unroll 8
       for (int c = 0; c < kChunks; ++c) {
-        __m256i m[kPairs];
-#pragma GCC unroll 32
-        for (int p = 0; p < kPairs; ++p)
-          m[p] = _mm256_madd_epi16(_mm256_set1_epi32(xp[p]),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + p * kChunks * 16 + 16 * c)));
         __m256i* out = reinterpret_cast<__m256i*>(a + 8 * c);
-        _mm256_storeu_si256(out, _mm256_add_epi32(_mm256_loadu_si256(out), treeSum<kPairs>(m)));
+        _mm256_storeu_si256(out, _mm256_add_epi32(_mm256_loadu_si256(out), pairsDot<kPairs, kChunks>(xp, wp, c)));
       }
     }
   }
@@ -197,30 +190,22 @@ void aluChainAvx2(const Loops& l, const Uop* uops, int32_t* acc, int lanes, cons
   };
   TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, 8, run);
 }
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+TESSERA_TARGET_END
 
 template <int G, int C>
-struct Pick {
+struct PickGemm {
   static constexpr GemmFn fn = gemmAvx2<G, C>;
+};
+template <int Op>
+struct PickAlu {
+  static constexpr AluFn fn = aluAvx2<Op>;
 };
 
 }  // namespace
 
-GemmFn gemm(int pairs, int chunks) { return dispatch<Pick>(pairs, chunks); }
+GemmFn gemm(int pairs, int chunks) { return dispatch<PickGemm>(pairs, chunks); }
 
-AluFn alu(uint32_t aluOp) {
-  switch (static_cast<AluOp>(aluOp)) {
-    case AluOp::kMin: return aluAvx2<0>;
-    case AluOp::kMax: return aluAvx2<1>;
-    case AluOp::kAdd: return aluAvx2<2>;
-    case AluOp::kShr: return aluAvx2<3>;
-    default: return aluAvx2<4>;
-  }
-}
+AluFn alu(uint32_t aluOp) { return aluByOpcode<PickAlu>(aluOp); }
 
 AluChainFn aluChain() { return aluChainAvx2; }
 

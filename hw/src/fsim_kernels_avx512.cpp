@@ -9,14 +9,7 @@ namespace tessera::hw::kernels::avx512 {
 
 namespace {
 
-// Compiled for its instruction set (lambdas included) and only selected when the CPU has it. Clang
-// has no `#pragma GCC target` and takes the attribute form instead.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw")
-#endif
+TESSERA_TARGET_BEGIN("avx512f,avx512bw")
 template <int N>
 __attribute__((always_inline)) inline __m512i treeSum512(const __m512i* m) {
   if constexpr (N == 1) {
@@ -189,6 +182,17 @@ void aluChainAvx512(const Loops& l, const Uop* uops, int32_t* acc, int lanes, co
   TESSERA_FOR_EACH_CHAIN_RUN(l, uops, acc, lanes, 16, run);
 }
 
+// One micro-op's sums over k for the 16 outputs of register chunk c: the products of all pairs are
+// independent and summed as a tree, so consecutive micro-ops overlap.
+template <int kPairs, int kChunks>
+__attribute__((always_inline)) inline __m512i pairsDot512(const AliasedI32* xp, const int16_t* wp, int c) {
+  __m512i m[kPairs];
+#pragma GCC unroll 32
+  for (int p = 0; p < kPairs; ++p)
+    m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
+  return treeSum512<kPairs>(m);
+}
+
 // Pairs layout, 16 outputs per register. With BATCH 1, consecutive micro-ops of one iteration
 // that write the same accumulator entry (a kernel walking a reduction) are summed in registers and
 // the entry is read and written once per run of them, as in the VNNI set: otherwise each micro-op's
@@ -212,13 +216,7 @@ void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, 
             const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(inp + (uops[u].src + sOff) * inpBytes);
             const int16_t* wp = reinterpret_cast<const int16_t*>(wgt + (uops[u].wgt + wOff) * wgtBytes);
 #pragma GCC unroll 4
-            for (int c = 0; c < kChunks; ++c) {
-              __m512i m[kPairs];
-#pragma GCC unroll 32
-              for (int p = 0; p < kPairs; ++p)
-                m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
-              sum[c] = _mm512_add_epi32(sum[c], treeSum512<kPairs>(m));
-            }
+            for (int c = 0; c < kChunks; ++c) sum[c] = _mm512_add_epi32(sum[c], pairsDot512<kPairs, kChunks>(xp, wp, c));
             ++u;
           } while (u < L.uopEnd && uops[u].dst + dOff == d);
 #pragma GCC unroll 4
@@ -235,40 +233,27 @@ void gemmAvx512(const Shape& sh, const Loops& l, const Uop* uops, int32_t* acc, 
       const AliasedI32* xp = reinterpret_cast<const AliasedI32*>(x0 + b * 4 * kPairs);
       int32_t* a = a0 + b * kChunks * 16;
 #pragma GCC unroll 4
-      for (int c = 0; c < kChunks; ++c) {
-        __m512i m[kPairs];
-#pragma GCC unroll 32
-        for (int p = 0; p < kPairs; ++p)
-          m[p] = _mm512_madd_epi16(_mm512_set1_epi32(xp[p]), _mm512_loadu_si512(wp + p * kChunks * 32 + 32 * c));
-        _mm512_storeu_si512(a + 16 * c, _mm512_add_epi32(_mm512_loadu_si512(a + 16 * c), treeSum512<kPairs>(m)));
-      }
+      for (int c = 0; c < kChunks; ++c)
+        _mm512_storeu_si512(a + 16 * c, _mm512_add_epi32(_mm512_loadu_si512(a + 16 * c), pairsDot512<kPairs, kChunks>(xp, wp, c)));
     }
   }
 }
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+TESSERA_TARGET_END
 
 template <int G, int C>
-struct Pick {
+struct PickGemm {
   static constexpr GemmFn fn = gemmAvx512<G, C>;
+};
+template <int Op>
+struct PickAlu {
+  static constexpr AluFn fn = aluAvx512<Op>;
 };
 
 }  // namespace
 
-GemmFn gemm(int pairs, int chunks) { return dispatch<Pick>(pairs, chunks); }
+GemmFn gemm(int pairs, int chunks) { return dispatch<PickGemm>(pairs, chunks); }
 
-AluFn alu(uint32_t aluOp) {
-  switch (static_cast<AluOp>(aluOp)) {
-    case AluOp::kMin: return aluAvx512<0>;
-    case AluOp::kMax: return aluAvx512<1>;
-    case AluOp::kAdd: return aluAvx512<2>;
-    case AluOp::kShr: return aluAvx512<3>;
-    default: return aluAvx512<4>;
-  }
-}
+AluFn alu(uint32_t aluOp) { return aluByOpcode<PickAlu>(aluOp); }
 
 AluChainFn aluChain() { return aluChainAvx512; }
 WidenFn widen() { return widenAvx512; }

@@ -60,6 +60,32 @@ constexpr int kChainBlock = 8;
     }                                                                                           \
   } while (0)
 
+// Brackets a kernel set's code: everything between is compiled for the instruction sets `isa`
+// (lambdas included) and only selected when the CPU has it. Clang has no `#pragma GCC target` and
+// takes the attribute form instead.
+#define TESSERA_PRAGMA(x) _Pragma(#x)
+#if defined(__clang__)
+#define TESSERA_TARGET_BEGIN(isa) \
+  TESSERA_PRAGMA(clang attribute push(__attribute__((target(isa))), apply_to = function))
+#define TESSERA_TARGET_END TESSERA_PRAGMA(clang attribute pop)
+#else
+#define TESSERA_TARGET_BEGIN(isa) TESSERA_PRAGMA(GCC push_options) TESSERA_PRAGMA(GCC target(isa))
+#define TESSERA_TARGET_END TESSERA_PRAGMA(GCC pop_options)
+#endif
+
+// Pick<op>::fn for an ALU opcode: a set's ALU kernel template takes the opcode (MIN 0, MAX 1, ADD 2,
+// SHR 3, MUL 4) as its argument.
+template <template <int> class Pick>
+AluFn aluByOpcode(uint32_t aluOp) {
+  switch (static_cast<AluOp>(aluOp)) {
+    case AluOp::kMin: return Pick<int(AluOp::kMin)>::fn;
+    case AluOp::kMax: return Pick<int(AluOp::kMax)>::fn;
+    case AluOp::kAdd: return Pick<int(AluOp::kAdd)>::fn;
+    case AluOp::kShr: return Pick<int(AluOp::kShr)>::fn;
+    default: return Pick<int(AluOp::kMul)>::fn;
+  }
+}
+
 // Picks Pick<G, C>::fn for G groups (pairs or quads) and C register chunks, if instantiated: the
 // kernel files instantiate their GEMM templates for these shapes only.
 template <template <int, int> class Pick>

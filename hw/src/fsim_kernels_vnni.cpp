@@ -9,14 +9,7 @@ namespace tessera::hw::kernels::vnni {
 
 namespace {
 
-// Compiled for its instruction set (lambdas included) and only selected when the CPU has it. Clang
-// has no `#pragma GCC target` and takes the attribute form instead.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vnni"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vnni")
-#endif
+TESSERA_TARGET_BEGIN("avx512f,avx512bw,avx512vnni")
 // Quads layout, 16 outputs per register: one VNNI instruction does 64 multiply-accumulates.
 // With BATCH 1, consecutive micro-ops of one iteration that write the same accumulator entry (a
 // kernel walking a reduction) are summed in registers, with independent chains per quad, and the
@@ -116,20 +109,16 @@ void packWgtQuads16x16(const Shape& sh, uint8_t* dst, const int8_t* src, uint64_
     _mm512_storeu_si512(dst + 256, _mm512_maskz_slli_epi32(0xffff, sums, 7));  // (maskz: GCC 12 warns on the plain form)
   }
 }
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+TESSERA_TARGET_END
 
 template <int G, int C>
-struct Pick {
+struct PickGemm {
   static constexpr GemmFn fn = gemmVnni<G, C>;
 };
 
 }  // namespace
 
-GemmFn gemm(int quads, int chunks) { return dispatch<Pick>(quads, chunks); }
+GemmFn gemm(int quads, int chunks) { return dispatch<PickGemm>(quads, chunks); }
 
 PackFn packWgt(const Shape& sh) {
   return sh.groups == 4 && sh.blockOut == 16 ? packWgtQuads16x16 : generic::packWgtQuads;
