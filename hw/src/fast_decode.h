@@ -20,26 +20,53 @@ struct BitPos {
 // The two little-endian 64-bit words of the instruction at `bytes`.
 inline void loadWords(const uint8_t* bytes, uint64_t* w) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "instruction words are little endian");
-  std::memcpy(w, bytes, 16);
+  static_assert(kInsnBits == 2 * 64, "an instruction is two 64-bit words");
+  std::memcpy(w, bytes, kInsnBits / 8);
 }
+
+// The dependency flags as bits of FastDecoder::flags (VTA's pop_prev, pop_next, push_prev,
+// push_next, in that order from bit 0).
+namespace dep {
+constexpr int kBits = 4;  // the field's width, right above the opcode
+constexpr uint32_t kPopPrev = 1, kPopNext = 2, kPushPrev = 4, kPushNext = 8;
+constexpr uint32_t kPrev = kPopPrev | kPushPrev, kNext = kPopNext | kPushNext;
+}  // namespace dep
+
+// The LOAD/STORE format does not depend on the config (VTA's VTAMemInsn); the constructor checks
+// the layout agrees with these positions.
+namespace mem {
+constexpr int kMemType = 7, kSramBase = 10, kDramBase = 26;      // word 0
+constexpr int kYSize = 0, kXSize = 16, kXStride = 32, kYPad0 = 48, kYPad1 = 52, kXPad0 = 56, kXPad1 = 60;  // word 1
+}  // namespace mem
+
+// The low `bits` bits set.
+constexpr uint64_t lowBits(int bits) { return bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1; }
 
 class FastDecoder {
  public:
   FastDecoder(const Isa& isa, const Dram& dram);
 
-  static uint32_t opcode(const uint64_t* w) { return static_cast<uint32_t>(w[0] & 7); }
-  // The dependency flags as bits: pop_prev 1, pop_next 2, push_prev 4, push_next 8.
-  static uint32_t flags(const uint64_t* w) { return static_cast<uint32_t>((w[0] >> 3) & 15); }
-  static uint32_t memType(const uint64_t* w) { return static_cast<uint32_t>((w[0] >> 7) & 7); }
-  static uint32_t xSize(const uint64_t* w) { return static_cast<uint32_t>((w[1] >> 16) & 0xffff); }
+  // Fields every format has at the same place (opcode, flags), and those of the LOAD/STORE format.
+  static uint32_t opcode(const uint64_t* w) { return static_cast<uint32_t>(w[0] & lowBits(kOpcodeBits)); }
+  static uint32_t flags(const uint64_t* w) { return static_cast<uint32_t>((w[0] >> kOpcodeBits) & lowBits(dep::kBits)); }
+  static uint32_t memType(const uint64_t* w) { return static_cast<uint32_t>((w[0] >> mem::kMemType) & lowBits(kMemIdBits)); }
+  static uint32_t sramBase(const uint64_t* w) {
+    return static_cast<uint32_t>((w[0] >> mem::kSramBase) & lowBits(kMemSramBaseBits));
+  }
+  static uint32_t dramBase(const uint64_t* w) {
+    return static_cast<uint32_t>((w[0] >> mem::kDramBase) & lowBits(kMemDramBaseBits));
+  }
+  static uint32_t ySize(const uint64_t* w) { return static_cast<uint32_t>((w[1] >> mem::kYSize) & lowBits(kMemSizeBits)); }
+  static uint32_t xSize(const uint64_t* w) { return static_cast<uint32_t>((w[1] >> mem::kXSize) & lowBits(kMemSizeBits)); }
+  static uint32_t xStride(const uint64_t* w) {
+    return static_cast<uint32_t>((w[1] >> mem::kXStride) & lowBits(kMemStrideBits));
+  }
 
   // Every field, as Isa::decode does, for opcodes 0-4 (others: Isa::decode); all of `in` is
   // written (fields of other formats as 0), so one Insn can be decoded into again and again.
   void decode(const uint64_t* w, Insn* in) const;
-  // True iff Isa::validate accepts `in` and, for a LOAD/STORE that moves data, Dram::at accepts
-  // its DRAM range (decodeProgram's checks).
-  bool valid(const Insn& in) const;
-  // The same for the instruction words, reading only the fields the checks need.
+  // True iff Isa::validate accepts the instruction and, for a LOAD/STORE that moves data,
+  // Dram::at accepts its DRAM range, reading only the fields the checks need.
   bool validWords(const uint64_t* w) const;
 
   // ALU instructions whose words differ at most in dependency flags, ALU opcode and immediate:
@@ -67,36 +94,29 @@ class FastDecoder {
   uint64_t aluLoopMask_[2] = {};  // every bit but the flags', the ALU opcode's and the immediate's
 };
 
-// The LOAD/STORE format does not depend on the config (VTA's VTAMemInsn); the constructor checks
-// the layout agrees with these positions.
-namespace mem {
-constexpr int kMemType = 7, kSramBase = 10, kDramBase = 26;      // word 0
-constexpr int kYSize = 0, kXSize = 16, kXStride = 32, kYPad0 = 48, kYPad1 = 52, kXPad0 = 56, kXPad1 = 60;  // word 1
-}  // namespace mem
-
 __attribute__((always_inline)) inline void FastDecoder::decode(const uint64_t* w, Insn* in) const {
-  const uint64_t w0 = w[0], w1 = w[1];
-  const uint32_t op = static_cast<uint32_t>(w0 & 7), f = static_cast<uint32_t>((w0 >> 3) & 15);
+  const uint64_t w1 = w[1];
+  const uint32_t op = opcode(w), f = flags(w);
   // Every field is written, those of other formats as 0, so an Insn can be decoded into again.
   // Values are read into locals before anything is stored: the stores could otherwise alias the
   // decoder's own byte-sized positions and force them to be reloaded.
   if (op == uint32_t(Opcode::kLoad) || op == uint32_t(Opcode::kStore)) {
     Insn& i = *in;
     i.opcode = static_cast<Opcode>(op);
-    i.popPrev = f & 1;
-    i.popNext = (f >> 1) & 1;
-    i.pushPrev = (f >> 2) & 1;
-    i.pushNext = (f >> 3) & 1;
-    i.memType = static_cast<uint32_t>((w0 >> mem::kMemType) & 7);
-    i.sramBase = static_cast<uint32_t>((w0 >> mem::kSramBase) & 0xffff);
-    i.dramBase = static_cast<uint32_t>((w0 >> mem::kDramBase) & 0xffffffffu);
-    i.ySize = static_cast<uint32_t>((w1 >> mem::kYSize) & 0xffff);
-    i.xSize = static_cast<uint32_t>((w1 >> mem::kXSize) & 0xffff);
-    i.xStride = static_cast<uint32_t>((w1 >> mem::kXStride) & 0xffff);
-    i.yPad0 = static_cast<uint32_t>((w1 >> mem::kYPad0) & 15);
-    i.yPad1 = static_cast<uint32_t>((w1 >> mem::kYPad1) & 15);
-    i.xPad0 = static_cast<uint32_t>((w1 >> mem::kXPad0) & 15);
-    i.xPad1 = static_cast<uint32_t>((w1 >> mem::kXPad1) & 15);
+    i.popPrev = f & dep::kPopPrev;
+    i.popNext = f & dep::kPopNext;
+    i.pushPrev = f & dep::kPushPrev;
+    i.pushNext = f & dep::kPushNext;
+    i.memType = memType(w);
+    i.sramBase = sramBase(w);
+    i.dramBase = dramBase(w);
+    i.ySize = ySize(w);
+    i.xSize = xSize(w);
+    i.xStride = xStride(w);
+    i.yPad0 = static_cast<uint32_t>((w1 >> mem::kYPad0) & lowBits(kMemPadBits));
+    i.yPad1 = static_cast<uint32_t>((w1 >> mem::kYPad1) & lowBits(kMemPadBits));
+    i.xPad0 = static_cast<uint32_t>((w1 >> mem::kXPad0) & lowBits(kMemPadBits));
+    i.xPad1 = static_cast<uint32_t>((w1 >> mem::kXPad1) & lowBits(kMemPadBits));
     i.reset = false;
     i.uopBgn = i.uopEnd = i.iterOut = i.iterIn = 0;
     i.dstFactorOut = i.dstFactorIn = i.srcFactorOut = i.srcFactorIn = i.wgtFactorOut = i.wgtFactorIn = 0;
@@ -119,10 +139,10 @@ __attribute__((always_inline)) inline void FastDecoder::decode(const uint64_t* w
   const int32_t imm = alu ? aluImm(w) : 0;
   Insn& i = *in;
   i.opcode = static_cast<Opcode>(op);
-  i.popPrev = f & 1;
-  i.popNext = (f >> 1) & 1;
-  i.pushPrev = (f >> 2) & 1;
-  i.pushNext = (f >> 3) & 1;
+  i.popPrev = f & dep::kPopPrev;
+  i.popNext = f & dep::kPopNext;
+  i.pushPrev = f & dep::kPushPrev;
+  i.pushNext = f & dep::kPushNext;
   i.memType = i.sramBase = i.dramBase = i.ySize = i.xSize = i.xStride = 0;
   i.yPad0 = i.yPad1 = i.xPad0 = i.xPad1 = 0;
   i.reset = reset;
@@ -141,34 +161,48 @@ __attribute__((always_inline)) inline void FastDecoder::decode(const uint64_t* w
   i.imm = imm;
 }
 
+// The checks every model runs on a program before any of it executes, with the errors
+// decodeProgram documents: at least one instruction, the stream inside DRAM, each instruction
+// valid (the first invalid one is reported by validateOrThrow). Returns what the models need to
+// know of the stream besides.
+struct CheckedProgram {
+  const uint8_t* bytes = nullptr;  // the instructions, in DRAM
+  bool hasFinish = false;
+  bool storesIntoItself = false;   // some STORE writes DRAM the stream occupies
+};
+CheckedProgram checkProgram(const Isa& isa, const Dram& dram, const FastDecoder& dec, uint64_t insnPhys,
+                            uint32_t count);
+
 // Inline: the simulators call it once per instruction of a stream before running it.
 inline bool FastDecoder::validWords(const uint64_t* w) const {
   const uint32_t op = opcode(w);
-  if (op > 4) return false;
+  if (op > uint32_t(Opcode::kAlu)) return false;
   if (op == uint32_t(Opcode::kLoad) || op == uint32_t(Opcode::kStore)) {
-    // valid()'s checks on the fields as read (the memory format's positions are fixed).
-    const uint64_t w0 = w[0], w1 = w[1];
-    const uint32_t f = flags(w), memType = static_cast<uint32_t>((w0 >> mem::kMemType) & 7);
+    // Isa::validate's checks on the fields as read (the memory format's positions are fixed).
+    const uint64_t w1 = w[1];
+    const uint32_t f = flags(w), memType = FastDecoder::memType(w);
     const bool isLoad = op == uint32_t(Opcode::kLoad);
-    if (memType > 5) return false;
+    if (memType > uint32_t(MemId::kAcc8)) return false;
     const bool loadStage = isLoad && (memType == uint32_t(MemId::kInp) || memType == uint32_t(MemId::kWgt));
-    if (loadStage && (f & 5)) return false;    // pop_prev, push_prev
-    if (!isLoad && (f & 10)) return false;     // pop_next, push_next
-    const uint64_t xSize = (w1 >> mem::kXSize) & 0xffff;
+    if (loadStage && (f & dep::kPrev)) return false;  // the load stage has no previous stage
+    if (!isLoad && (f & dep::kNext)) return false;    // the store stage has no next stage
+    const uint64_t xSize = FastDecoder::xSize(w);
     if (xSize == 0) return true;  // a dependency carrier
     const MemId id = static_cast<MemId>(memType);
-    const uint64_t ySize = (w1 >> mem::kYSize) & 0xffff, pads = w1 >> mem::kYPad0;  // the four pads, 16 bits
+    const uint64_t ySize = FastDecoder::ySize(w), pads = w1 >> mem::kYPad0;  // the four pads
     if (isLoad ? id == MemId::kOut : id != MemId::kOut) return false;
     if (!isLoad && pads) return false;
     if (isLoad && id == MemId::kUop && (ySize != 1 || pads)) return false;
-    const uint64_t yPad0 = pads & 15, yPad1 = (pads >> 4) & 15, xPad0 = (pads >> 8) & 15, xPad1 = (pads >> 12) & 15;
-    const uint64_t sramBase = (w0 >> mem::kSramBase) & 0xffff;
+    constexpr uint64_t kPad = lowBits(kMemPadBits);
+    const uint64_t yPad0 = pads & kPad, yPad1 = (pads >> (mem::kYPad1 - mem::kYPad0)) & kPad,
+                   xPad0 = (pads >> (mem::kXPad0 - mem::kYPad0)) & kPad, xPad1 = (pads >> (mem::kXPad1 - mem::kYPad0)) & kPad;
+    const uint64_t sramBase = FastDecoder::sramBase(w);
     const uint64_t rows = isLoad ? yPad0 + ySize + yPad1 : ySize;
     const uint64_t end = sramBase + (isLoad ? (xPad0 + xSize + xPad1) * rows : xSize * ySize);
     if (rows > 0 && end > sramDepth_[memType]) return false;
     if (ySize == 0) return true;
-    const uint64_t eb = elemBytes_[memType], dramBase = (w0 >> mem::kDramBase) & 0xffffffffu;
-    const uint64_t xStride = (w1 >> mem::kXStride) & 0xffff;
+    const uint64_t eb = elemBytes_[memType], dramBase = FastDecoder::dramBase(w);
+    const uint64_t xStride = FastDecoder::xStride(w);
     const uint64_t first = dramBase * eb, last = (dramBase + (ySize - 1) * xStride + xSize) * eb;
     if (last <= first) return true;
     return first <= dramSpan_ && last - first <= dramSpan_ - first && first >= Dram::kPageBytes;
@@ -177,7 +211,7 @@ inline bool FastDecoder::validWords(const uint64_t* w) const {
   const LoopFormat& l = op == uint32_t(Opcode::kAlu) ? alu_ : gemm_;
   const uint64_t bgn = l.uopBgn.get(w), end = l.uopEnd.get(w);
   if (end > cfg_.uopDepth || bgn > end) return false;
-  return !(op == uint32_t(Opcode::kAlu) && l.aluOp.get(w) > 4);
+  return !(op == uint32_t(Opcode::kAlu) && l.aluOp.get(w) > uint32_t(AluOp::kMul));
 }
 
 }  // namespace tessera::hw::detail

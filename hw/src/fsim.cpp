@@ -1,18 +1,19 @@
-// Behavioral simulator: decode once, schedule the three stages by tokens, run tight SRAM loops.
+// Behavioral simulator: validate a stream once, schedule the three stages by tokens as VTA does,
+// decode each instruction from its words as it issues, run tight SRAM loops.
 #include "tessera/hw/fsim.h"
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
-#include <sys/mman.h>
-#include <deque>
+#include <string>
+#include <vector>
 
-#include "tessera/hw/asm.h"
 #include "tessera/support/error.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
 #include "fast_decode.h"
 #include "fsim_kernels.h"
-
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "DRAM layouts assume a little-endian host");
 
@@ -52,9 +53,9 @@ Fsim::~Fsim() = default;
 Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
     : cfg_(cfg), isa_(cfg), dram_(dram), batch_(cfg.batch), blockIn_(cfg.blockIn), blockOut_(cfg.blockOut) {
   decoder_ = std::make_unique<detail::FastDecoder>(isa_, dram_);
-  for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
+  for (uint32_t id = 0; id <= uint32_t(MemId::kAcc8); ++id) elemBytes_[id] = static_cast<uint64_t>(cfg.dramElemBytes(static_cast<MemId>(id)));
   const auto& uf = isa_.layout().uopFormat();
-  auto maskOf = [](int width) { return width >= 32 ? ~0u : (1u << width) - 1; };
+  auto maskOf = [](int width) { return static_cast<uint32_t>(detail::lowBits(std::min(width, 32))); };
   uopFields_ = {static_cast<uint32_t>(uf[0].lo), maskOf(uf[0].width), static_cast<uint32_t>(uf[1].lo),
                 maskOf(uf[1].width), static_cast<uint32_t>(uf[2].lo), maskOf(uf[2].width)};
   accLanes_ = batch_ * blockOut_;
@@ -81,7 +82,7 @@ Fsim::Fsim(const Config& cfg, Dram& dram, const std::string& kernelSet)
   fillWithZeroEntry(wgtPacked_.data(), cfg.wgtDepth, sh.wgtEntryBytes, backend_.packWgt);
   acc_ = detail::ZeroedArray<int32_t>(size_t(cfg.accDepth) * accLanes_);
   uops_ = detail::ZeroedArray<Uop>(cfg.uopDepth);
-  for (uint32_t op = 0; op < 5; ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
+  for (uint32_t op = 0; op <= uint32_t(AluOp::kMul); ++op) aluKernels_[op] = kernels::selectAlu(op, accLanes_, kernelSet);
   aluChain_ = kernels::selectAluChain(accLanes_, kernelSet);
   widen_ = kernels::selectWiden(kernelSet);
   narrow_ = kernels::selectNarrow(kernelSet);
@@ -97,277 +98,322 @@ int8_t Fsim::wgt(uint32_t index, int o, int k) const {
 
 namespace {
 
-// The token queues an instruction pops and pushes, as bit masks over TokenQueue (l2g 1, g2l 2,
-// g2s 4, s2g 8), by its stage and dependency flags (pop_prev 1, pop_next 2, push_prev 4,
-// push_next 8). Flags a stage does not have are refused by validation before anything runs.
-constexpr uint8_t kL2g = 1, kG2l = 2, kG2s = 4, kS2g = 8;
+// A set of token queues: bit q for TokenQueue q.
+using QueueMask = uint8_t;
+constexpr QueueMask queueBit(TokenQueue q) { return QueueMask(1u << int(q)); }
+constexpr int kTokenQueues = 4, kStages = 3;
+constexpr QueueMask kAllQueues = (1u << kTokenQueues) - 1;
 
-struct Sched {
-  uint8_t stage, pops, pushes;
-  bool finish;
-  bool immAlu;  // an ALU instruction with an immediate (compute)
+// The queue each dependency flag of a stage's instruction pops or pushes: a stage's previous
+// stage sends it tokens on one queue and takes them back on another, and so does its next stage.
+// Flags a stage does not have are refused by validation before anything runs.
+struct StageQueues {
+  QueueMask popPrev, popNext, pushPrev, pushNext;
 };
+constexpr StageQueues kStageQueues[kStages] = {
+    /* load */ {0, queueBit(TokenQueue::kComputeToLoad), 0, queueBit(TokenQueue::kLoadToCompute)},
+    /* compute */
+    {queueBit(TokenQueue::kLoadToCompute), queueBit(TokenQueue::kStoreToCompute), queueBit(TokenQueue::kComputeToLoad),
+     queueBit(TokenQueue::kComputeToStore)},
+    /* store */ {queueBit(TokenQueue::kComputeToStore), 0, queueBit(TokenQueue::kStoreToCompute), 0}};
 
 }  // namespace
 
-void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
-  // Validate the whole stream first, so a malformed program fails before anything executes. The
-  // scheduler then reads the instruction words in place and decodes each one as it issues: a
-  // stream of any length costs no memory of its own.
-  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
-  const uint8_t* bytes = dram_.at(insnPhys, uint64_t(count) * 16,
-                                  "instruction fetch of " + std::to_string(count) + " instructions at 0x" +
-                                      [&] {
-                                        char b[24];
-                                        std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(insnPhys));
-                                        return std::string(b);
-                                      }());
-  const detail::FastDecoder& dec = *decoder_;
-  const uint64_t insnEnd = insnPhys + uint64_t(count) * 16;
-  bool storesIntoStream = false;
-  for (uint32_t i = 0; i < count; ++i) {
-    uint64_t w[2];
-    detail::loadWords(bytes + 16 * size_t(i), w);
-    if (!dec.validWords(w)) validateOrThrow(isa_, dram_, isa_.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
-    if (detail::FastDecoder::opcode(w) == uint32_t(Opcode::kStore)) {
-      Insn in;
-      dec.decode(w, &in);
-      const DramRange r = dramRange(in, cfg_);
-      storesIntoStream |= r.end > r.first && r.first < insnEnd && insnPhys < r.end;
+// An instruction as fetch queues it: what the scheduler needs without decoding it again.
+struct Fsim::Queued {
+  uint32_t insn;  // index in the program
+  uint8_t pops, pushes;  // QueueMasks
+  uint8_t stage;  // Stage
+  uint8_t kind;   // kFinish, kImmAlu
+  static constexpr uint8_t kFinish = 1;
+  static constexpr uint8_t kImmAlu = 2;  // an ALU instruction with an immediate: it may start or join a chain
+  bool finish() const { return kind & kFinish; }
+  bool immAlu() const { return kind & kImmAlu; }
+};
+
+// One run's scheduler, VTA's: fetch dispatches instructions in order into three bounded queues,
+// one per stage, and each stage issues its queue's head once the token queues it pops are not
+// empty and those it pushes are not full. Stages drain in turn (load, store, compute) until none
+// moves; then FINISH retires, or the run is stuck.
+class Fsim::Scheduler {
+ public:
+  Scheduler(Fsim& sim, const uint8_t* insns, uint32_t count)
+      : sim_(sim),
+        dec_(*sim.decoder_),
+        insns_(insns),
+        insnBytes_(static_cast<uint32_t>(sim.cfg_.insnBytes)),
+        count_(count),
+        queueDepth_(static_cast<uint32_t>(sim.cfg_.insnQueueDepth)),
+        tokenDepth_(sim.cfg_.depQueueDepth) {
+    if (sim.queueSlots_.size() != size_t(kStages) * queueDepth_) sim.queueSlots_.assign(size_t(kStages) * queueDepth_, {});
+    for (int s = 0; s < kStages; ++s) queues_[s].slot = &sim.queueSlots_[size_t(s) * queueDepth_];
+    full_ = tokenDepth_ <= 0 ? kAllQueues : 0;
+  }
+
+  // Runs until FINISH retires; throws if it retires with work or tokens left, or if the run is
+  // stuck (deadlock, no FINISH).
+  void run() {
+    for (;;) {
+      bool moved = fetch();
+      moved |= drain(Stage::kLoad);
+      moved |= drain(Stage::kStore);
+      moved |= drain(Stage::kCompute);
+      if (moved) continue;
+      const InsnQueue& compute = queue(Stage::kCompute);
+      if (compute.size && compute.front().finish() && !blocked(compute.front())) {
+        retireFinish();
+        return;
+      }
+      throwStuck();
     }
   }
-  // A STORE may overwrite the stream itself; the program is what it was when the run started.
-  std::vector<uint8_t> snapshot;
-  if (storesIntoStream) {
-    snapshot.assign(bytes, bytes + uint64_t(count) * 16);
-    bytes = snapshot.data();
+
+ private:
+  // A bounded ring of queued instructions.
+  struct InsnQueue {
+    Queued* slot = nullptr;
+    uint32_t head = 0, size = 0;
+    const Queued& front() const { return slot[head]; }
+    const Queued& at(uint32_t pos) const { return slot[pos]; }
+  };
+
+  InsnQueue& queue(Stage s) { return queues_[int(s)]; }
+  uint32_t next(uint32_t pos) const { return pos + 1 == queueDepth_ ? 0 : pos + 1; }
+  void popFront(InsnQueue& q) {
+    q.head = next(q.head);
+    --q.size;
   }
-  auto words = [&](uint32_t idx, uint64_t* w) { detail::loadWords(bytes + 16 * size_t(idx), w); };
-  auto decodeAt = [&](uint32_t idx) {
+
+  void words(uint32_t idx, uint64_t* w) const { detail::loadWords(insns_ + size_t(idx) * insnBytes_, w); }
+  Insn decodeAt(uint32_t idx) const {
     uint64_t w[2];
     words(idx, w);
     Insn in;
-    dec.decode(w, &in);
+    dec_.decode(w, &in);
     return in;
-  };
-  Insn current;  // the issuing instruction, decoded into in place (no zeroing per instruction)
-  auto schedOf = [&](uint32_t idx) {
+  }
+
+  // The stage instruction `idx` goes to and what it pops and pushes.
+  Queued classify(uint32_t idx) const {
     uint64_t w[2];
     words(idx, w);
     const uint32_t op = detail::FastDecoder::opcode(w), f = detail::FastDecoder::flags(w);
-    Sched s{uint8_t(Stage::kCompute), 0, 0, op == uint32_t(Opcode::kFinish), false};
+    Stage stage = Stage::kCompute;
     if (op == uint32_t(Opcode::kStore)) {
-      s.stage = uint8_t(Stage::kStore);
-      s.pops = (f & 1) ? kG2s : 0;
-      s.pushes = (f & 4) ? kS2g : 0;
-    } else if (op == uint32_t(Opcode::kLoad) &&
-               (dec.memType(w) == uint32_t(MemId::kInp) || dec.memType(w) == uint32_t(MemId::kWgt))) {
-      s.stage = uint8_t(Stage::kLoad);
-      s.pops = (f & 2) ? kG2l : 0;
-      s.pushes = (f & 8) ? kL2g : 0;
-    } else {
-      s.pops = uint8_t(((f & 1) ? kL2g : 0) | ((f & 2) ? kS2g : 0));
-      s.pushes = uint8_t(((f & 4) ? kG2l : 0) | ((f & 8) ? kG2s : 0));
-      s.immAlu = op == uint32_t(Opcode::kAlu) && dec.aluUsesImm(w);
+      stage = Stage::kStore;
+    } else if (op == uint32_t(Opcode::kLoad)) {
+      const uint32_t id = detail::FastDecoder::memType(w);
+      if (id == uint32_t(MemId::kInp) || id == uint32_t(MemId::kWgt)) stage = Stage::kLoad;
     }
-    return s;
-  };
-
-  // Fetch: in order into three bounded instruction queues (rings of instruction indices).
-  const uint32_t insnCap = static_cast<uint32_t>(cfg_.insnQueueDepth);
-  const int tokenCap = cfg_.depQueueDepth;
-  if (rings_.size() != size_t(3) * insnCap) {
-    rings_.assign(size_t(3) * insnCap, 0);
-    ringSched_.assign(size_t(3) * insnCap, 0);
-    ringImmAlu_.assign(insnCap, 0);
+    const StageQueues& sq = kStageQueues[int(stage)];
+    Queued e;
+    e.insn = idx;
+    e.pops = QueueMask(((f & detail::dep::kPopPrev) ? sq.popPrev : 0) | ((f & detail::dep::kPopNext) ? sq.popNext : 0));
+    e.pushes =
+        QueueMask(((f & detail::dep::kPushPrev) ? sq.pushPrev : 0) | ((f & detail::dep::kPushNext) ? sq.pushNext : 0));
+    e.stage = uint8_t(stage);
+    e.kind = uint8_t((op == uint32_t(Opcode::kFinish) ? Queued::kFinish : 0) |
+                     (op == uint32_t(Opcode::kAlu) && dec_.aluUsesImm(w) ? Queued::kImmAlu : 0));
+    return e;
   }
-  uint32_t* ring[3] = {&rings_[0], &rings_[insnCap], &rings_[2 * size_t(insnCap)]};
-  // Beside each queued index, its pops and pushes (low and high nibble) and whether it is FINISH.
-  uint8_t* ringSched[3] = {&ringSched_[0], &ringSched_[insnCap], &ringSched_[2 * size_t(insnCap)]};
-  uint8_t* const immAlu = ringImmAlu_.data();  // compute's entries that may start or join a chain
-  uint32_t head[3] = {0, 0, 0}, size[3] = {0, 0, 0};
-  uint8_t fetchStage = 0;  // stage of instruction fetchPc, once known
-  bool fetchStageKnown = false;
-  uint32_t fetchPc = 0;
-  int tokens[4] = {0, 0, 0, 0};
-  // Bit q set: queue q is empty (a pop of it blocks) / full (a push to it blocks).
-  uint8_t emptyMask = 15, fullMask = tokenCap <= 0 ? 15 : 0;
-  auto front = [&](int s) { return ring[s][head[s]]; };
-  auto popFront = [&](int s) {
-    head[s] = head[s] + 1 == insnCap ? 0 : head[s] + 1;
-    --size[s];
-  };
-  Sched fetchSched{};
-  auto fetch = [&]() {
+
+  // Dispatches instructions in order until the next one's queue is full.
+  bool fetch() {
     bool moved = false;
-    while (fetchPc < count) {
-      if (!fetchStageKnown) {
-        fetchSched = schedOf(fetchPc);
-        fetchStage = fetchSched.stage;
-        fetchStageKnown = true;
+    while (fetchPc_ < count_) {
+      const Queued e = fetchedKnown_ ? fetched_ : classify(fetchPc_);
+      InsnQueue& q = queues_[e.stage];
+      if (q.size >= queueDepth_) {
+        fetched_ = e;  // it waits for room; classified once
+        fetchedKnown_ = true;
+        break;
       }
-      const int s = fetchStage;
-      if (size[s] >= insnCap) break;
-      uint32_t tail = head[s] + size[s];
-      if (tail >= insnCap) tail -= insnCap;
-      ring[s][tail] = fetchPc++;
-      ringSched[s][tail] = uint8_t(fetchSched.pops | fetchSched.pushes << 4);
-      if (s == int(Stage::kCompute)) immAlu[tail] = fetchSched.immAlu;
-      if (fetchSched.finish) ringSched[s][tail] = 0xff;  // FINISH pops and pushes nothing
-      ++size[s];
-      fetchStageKnown = false;
+      fetchedKnown_ = false;
+      uint32_t tail = q.head + q.size;
+      if (tail >= queueDepth_) tail -= queueDepth_;
+      q.slot[tail] = e;
+      ++q.size;
+      ++fetchPc_;
       moved = true;
     }
     return moved;
-  };
-  auto blocked = [&](const Sched& s) { return (s.pops & emptyMask) || (s.pushes & fullMask); };
+  }
+
+  bool blocked(const Queued& e) const { return (e.pops & empty_) || (e.pushes & full_); }
   // Why an instruction cannot issue, in the words of run_error (pops first, then pushes, each in
   // queue order), or empty if it can.
-  auto blockedBy = [&](const Sched& s) -> std::string {
-    for (int q = 0; q < 4; ++q)
-      if ((s.pops >> q & 1) && tokens[q] == 0) return run_error::waitsForToken(static_cast<TokenQueue>(q));
-    for (int q = 0; q < 4; ++q)
-      if ((s.pushes >> q & 1) && tokens[q] >= tokenCap)
-        return run_error::waitsForSpace(static_cast<TokenQueue>(q), tokenCap);
+  std::string blockedBy(const Queued& e) const {
+    for (int q = 0; q < kTokenQueues; ++q)
+      if ((e.pops & queueBit(TokenQueue(q))) && tokens_[q] == 0) return run_error::waitsForToken(TokenQueue(q));
+    for (int q = 0; q < kTokenQueues; ++q)
+      if ((e.pushes & queueBit(TokenQueue(q))) && tokens_[q] >= tokenDepth_)
+        return run_error::waitsForSpace(TokenQueue(q), tokenDepth_);
     return "";
-  };
-  auto takeTokens = [&](uint8_t pops) {
-    for (int q = 0; q < 4; ++q)
-      if (pops >> q & 1) {
-        if (--tokens[q] == 0) emptyMask |= uint8_t(1 << q);
-        fullMask &= uint8_t(~(1 << q));
-      }
-  };
-  auto giveTokens = [&](uint8_t pushes) {
-    for (int q = 0; q < 4; ++q)
-      if (pushes >> q & 1) {
-        if (++tokens[q] >= tokenCap) fullMask |= uint8_t(1 << q);
-        emptyMask &= uint8_t(~(1 << q));
-      }
-  };
-  auto issue = [&](uint32_t idx, const Sched& s) {
-    takeTokens(s.pops);
+  }
+  // Most instructions pop and push nothing: the loops visit only the queues in the mask.
+  void takeTokens(QueueMask pops) {
+    for (unsigned m = pops; m; m &= m - 1) {
+      const int q = __builtin_ctz(m);
+      if (--tokens_[q] == 0) empty_ |= queueBit(TokenQueue(q));
+      full_ &= QueueMask(~queueBit(TokenQueue(q)));
+    }
+  }
+  void giveTokens(QueueMask pushes) {
+    for (unsigned m = pushes; m; m &= m - 1) {
+      const int q = __builtin_ctz(m);
+      if (++tokens_[q] >= tokenDepth_) full_ |= queueBit(TokenQueue(q));
+      empty_ &= QueueMask(~queueBit(TokenQueue(q)));
+    }
+  }
+
+  void issue(const Queued& e) {
+    takeTokens(e.pops);
     uint64_t w[2];
-    words(idx, w);
-    if ((w[0] & 0x3ff) >> 7 == uint64_t(MemId::kUop) && (w[0] & 7) == uint64_t(Opcode::kLoad) &&
-        detail::FastDecoder::xSize(w)) {
+    words(e.insn, w);
+    using D = detail::FastDecoder;
+    if (D::opcode(w) == uint32_t(Opcode::kLoad) && D::memType(w) == uint32_t(MemId::kUop) && D::xSize(w)) {
       // LOAD.UOP straight from the words (toolchains load a kernel before most GEMM/ALU
       // instructions): what execute() does for it, without decoding every field. Validation
       // made it one row (y_size 1) without padding.
-      const uint32_t n = detail::FastDecoder::xSize(w);
-      ++counters_.insns[0];
-      counters_.loadBytes[uint32_t(MemId::kUop)] += uint64_t(n) * elemBytes_[uint32_t(MemId::kUop)];
-      loadUops(static_cast<uint32_t>((w[0] >> detail::mem::kSramBase) & 0xffff),
-               static_cast<uint32_t>((w[0] >> detail::mem::kDramBase) & 0xffffffffu), n);
+      const uint32_t n = D::xSize(w);
+      ++sim_.counters_.insns[uint32_t(Opcode::kLoad)];
+      sim_.counters_.loadBytes[uint32_t(MemId::kUop)] += uint64_t(n) * sim_.elemBytes_[uint32_t(MemId::kUop)];
+      sim_.loadUops(D::sramBase(w), D::dramBase(w), n);
     } else {
-      dec.decode(w, &current);
-      execute(current, idx);
+      dec_.decode(w, &current_);
+      sim_.execute(current_, e.insn);
     }
-    giveTokens(s.pushes);
-  };
+    giveTokens(e.pushes);
+  }
+
   // Immediate ALU instructions over the same loops, queued back to back in compute (a
   // requantization's MUL, SHR, MAX, MIN), run as one pass over their entries when they are what
   // drain would issue in a row anyway: only the first may pop, only the last may push, none is
-  // blocked. Returns how many of the instructions queued after `idx` join it (0: none).
-  kernels::AluStep chain[kMaxAluChain];
-  auto aluChainAfter = [&](uint32_t idx, uint8_t code) -> uint32_t {
-    const int c = int(Stage::kCompute);
-    if (code >> 4 || !size[c] || !immAlu[head[c]]) return 0;
+  // blocked. `first` was just taken off compute's queue; returns how many of the instructions
+  // queued after it join it (0: none), their steps in chain_ and `first` decoded in current_.
+  uint32_t aluChainAfter(const Queued& first) {
+    const InsnQueue& q = queue(Stage::kCompute);
+    if (first.pushes || !q.size || !q.front().immAlu()) return 0;
     uint64_t w[2];
-    words(idx, w);
-    uint32_t joined = 0, pos = head[c];
-    while (joined + 1 < kMaxAluChain && joined < size[c] && immAlu[pos]) {
-      const uint8_t next = ringSched[c][pos];
-      if (next == 0xff || (next & 15) || ((next >> 4) & fullMask)) break;
+    words(first.insn, w);
+    uint32_t joined = 0, pos = q.head;
+    while (joined + 1 < kMaxAluChain && joined < q.size && q.at(pos).immAlu()) {
+      const Queued& e = q.at(pos);
+      if (e.finish() || e.pops || (e.pushes & full_)) break;
       uint64_t v[2];
-      words(ring[c][pos], v);
-      if (!dec.sameAluLoops(w, v)) break;
+      words(e.insn, v);
+      if (!dec_.sameAluLoops(w, v)) break;
       ++joined;
-      if (next >> 4) break;  // it pushes: the chain ends with it
-      pos = pos + 1 == insnCap ? 0 : pos + 1;
+      if (e.pushes) break;  // the chain ends with it
+      pos = next(pos);
     }
     if (!joined) return 0;
-    dec.decode(w, &current);
-    if (!aluChainRunsAsOne(current, joined + 1)) return 0;
-    chain[0] = {current.aluOp, current.imm};
-    pos = head[c];
-    for (uint32_t k = 1; k <= joined; ++k) {
-      words(ring[c][pos], w);
-      chain[k] = {dec.aluOp(w), dec.aluImm(w)};
-      pos = pos + 1 == insnCap ? 0 : pos + 1;
+    dec_.decode(w, &current_);
+    if (!sim_.aluChainRunsAsOne(current_, joined + 1)) return 0;
+    chain_[0] = {current_.aluOp, current_.imm};
+    pos = q.head;
+    for (uint32_t k = 1; k <= joined; ++k, pos = next(pos)) {
+      words(q.at(pos).insn, w);
+      chain_[k] = {dec_.aluOp(w), dec_.aluImm(w)};
     }
     return joined;
-  };
-  auto drain = [&](Stage st) {
-    const int s = int(st);
+  }
+
+  // Issues the stage's queue in order until its head is blocked (or is FINISH).
+  bool drain(Stage st) {
+    InsnQueue& q = queue(st);
     bool moved = false;
-    while (size[s]) {
-      const uint8_t code = ringSched[s][head[s]];
-      if (code == 0xff) break;  // FINISH
-      const Sched sc{uint8_t(s), uint8_t(code & 15), uint8_t(code >> 4), false, false};
-      if (blocked(sc)) break;
-      const uint32_t idx = front(s);
-      const bool chainHead = st == Stage::kCompute && immAlu[head[s]];
-      popFront(s);
+    while (q.size) {
+      const Queued e = q.front();
+      if (e.finish() || blocked(e)) break;
+      popFront(q);
       moved = true;
-      const uint32_t joined = chainHead ? aluChainAfter(idx, code) : 0;
+      const uint32_t joined = st == Stage::kCompute && e.immAlu() ? aluChainAfter(e) : 0;
       if (!joined) {
-        issue(idx, sc);
+        issue(e);
         continue;
       }
-      uint8_t lastCode = 0;
+      QueueMask lastPushes = 0;
       for (uint32_t k = 0; k < joined; ++k) {
-        lastCode = ringSched[s][head[s]];
-        popFront(s);
+        lastPushes = q.front().pushes;
+        popFront(q);
       }
       // The first member's pops, the chain, the last member's pushes: what issuing them one by
       // one does, since no other stage runs in between.
-      takeTokens(sc.pops);
-      execAluChain(current, idx, chain, joined + 1);
-      giveTokens(uint8_t(lastCode >> 4));
+      takeTokens(e.pops);
+      sim_.execAluChain(current_, e.insn, chain_, joined + 1);
+      giveTokens(lastPushes);
     }
     return moved;
-  };
+  }
 
+  // Everything that could run has run; FINISH raises done, and anything left is an error.
+  void retireFinish() {
+    InsnQueue& compute = queue(Stage::kCompute);
+    const Queued finish = compute.front();
+    popFront(compute);
+    issue(finish);
+    run_error::UnbalancedFinish left;
+    for (int s = 0; s < kStages; ++s)
+      if (queues_[s].size) {
+        const Queued& e = queues_[s].front();
+        left.neverExecuted(Stage(s), e.insn, decodeAt(e.insn), blockedBy(e));
+      }
+    if (fetchPc_ < count_) left.neverFetched(fetchPc_, decodeAt(fetchPc_), count_);
+    for (int q = 0; q < kTokenQueues; ++q)
+      if (tokens_[q]) left.tokensLeft(TokenQueue(q), tokens_[q]);
+    if (!left.empty()) throw left.error(finish.insn);
+  }
+
+  // Nothing moved and FINISH cannot retire: the program ended without FINISH, or a deadlock.
+  [[noreturn]] void throwStuck() {
+    const bool idle = fetchPc_ >= count_ && !queues_[0].size && !queues_[1].size && !queues_[2].size;
+    if (idle) throw run_error::missingFinish(count_);
+    run_error::Deadlock deadlock;
+    uint32_t first = count_;
+    for (int s = 0; s < kStages; ++s) {
+      if (!queues_[s].size) continue;
+      const Queued& e = queues_[s].front();
+      deadlock.stageBlocked(Stage(s), e.insn, decodeAt(e.insn), blockedBy(e));
+      first = std::min(first, e.insn);
+    }
+    if (fetchPc_ < count_) deadlock.fetchStalled(fetchPc_, decodeAt(fetchPc_), queueDepth_);
+    throw deadlock.error(first == count_ ? fetchPc_ : first);
+  }
+
+  Fsim& sim_;
+  const detail::FastDecoder& dec_;
+  const uint8_t* const insns_;
+  const uint32_t insnBytes_, count_;
+  const uint32_t queueDepth_;  // of each instruction queue
+  const int tokenDepth_;       // of each token queue
+  InsnQueue queues_[kStages];
+  uint32_t fetchPc_ = 0;
+  Queued fetched_{};  // instruction fetchPc_, once classified
+  bool fetchedKnown_ = false;
+  int tokens_[kTokenQueues] = {};
+  // Bit q set: token queue q is empty (a pop of it blocks) / full (a push to it blocks).
+  QueueMask empty_ = kAllQueues, full_ = 0;
+  Insn current_;  // the issuing instruction, decoded into in place (no zeroing per instruction)
+  kernels::AluStep chain_[kMaxAluChain];
+};
+
+void Fsim::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
+  // The whole stream is validated first, so a malformed program fails before anything executes.
+  // The scheduler then reads the instruction words in place and decodes each one as it issues:
+  // a stream of any length costs no memory of its own.
+  const detail::CheckedProgram checked = detail::checkProgram(isa_, dram_, *decoder_, insnPhys, count);
+  const uint8_t* insns = checked.bytes;
+  // A STORE may overwrite the stream itself; the program is what it was when the run started.
+  std::vector<uint8_t> snapshot;
+  if (checked.storesIntoItself) {
+    snapshot.assign(insns, insns + uint64_t(count) * uint64_t(cfg_.insnBytes));
+    insns = snapshot.data();
+  }
   counters_.runs += 1;
   workBudget_ = waitCycles;
   workDone_ = 0;
-  for (;;) {
-    bool moved = fetch();
-    moved |= drain(Stage::kLoad);
-    moved |= drain(Stage::kStore);
-    moved |= drain(Stage::kCompute);
-    if (moved) continue;
-
-    const int c = int(Stage::kCompute);
-    if (size[c] && schedOf(front(c)).finish && !blocked(schedOf(front(c)))) {
-      // Everything that could run has run; FINISH raises done.
-      const uint32_t finishIdx = front(c);
-      popFront(c);
-      issue(finishIdx, schedOf(finishIdx));
-      run_error::UnbalancedFinish left;
-      for (int s = 0; s < 3; ++s)
-        if (size[s])
-          left.neverExecuted(static_cast<Stage>(s), front(s), decodeAt(front(s)), blockedBy(schedOf(front(s))));
-      if (fetchPc < count) left.neverFetched(fetchPc, decodeAt(fetchPc), count);
-      for (int t = 0; t < 4; ++t)
-        if (tokens[t]) left.tokensLeft(static_cast<TokenQueue>(t), tokens[t]);
-      if (!left.empty()) throw left.error(finishIdx);
-      return;
-    }
-    const bool idle = fetchPc >= count && !size[0] && !size[1] && !size[2];
-    if (idle) throw run_error::missingFinish(count);
-    run_error::Deadlock deadlock;
-    for (int s = 0; s < 3; ++s) {
-      if (!size[s]) continue;
-      deadlock.stageBlocked(static_cast<Stage>(s), front(s), decodeAt(front(s)), blockedBy(schedOf(front(s))));
-    }
-    if (fetchPc < count) deadlock.fetchStalled(fetchPc, decodeAt(fetchPc), insnCap);
-    uint32_t first = count;
-    for (int s = 0; s < 3; ++s)
-      if (size[s]) first = std::min(first, front(s));
-    throw deadlock.error(first == count ? fetchPc : first);
-  }
+  Scheduler(*this, insns, count).run();
 }
 
 kernels::Loops Fsim::loopsOf(const Insn& in) {
@@ -375,76 +421,41 @@ kernels::Loops Fsim::loopsOf(const Insn& in) {
                         in.dstFactorIn, in.srcFactorOut, in.srcFactorIn, in.wgtFactorOut, in.wgtFactorIn};
 }
 
-namespace {
-}  // namespace
-
 void Fsim::execute(const Insn& in, size_t index) {
   switch (in.opcode) {
     case Opcode::kLoad:
       if (in.isNop()) { ++counters_.nops; return; }
-      ++counters_.insns[0];
+      ++counters_.insns[uint32_t(Opcode::kLoad)];
       execLoad(in, index);
       return;
     case Opcode::kStore:
       if (in.isNop()) { ++counters_.nops; return; }
-      ++counters_.insns[1];
+      ++counters_.insns[uint32_t(Opcode::kStore)];
       execStore(in, index);
       return;
-    case Opcode::kGemm: ++counters_.insns[2]; execGemm(in, index); return;
-    case Opcode::kAlu: ++counters_.insns[4]; execAlu(in, index); return;
-    case Opcode::kFinish: ++counters_.insns[3]; return;
+    case Opcode::kGemm: ++counters_.insns[uint32_t(Opcode::kGemm)]; execGemm(in, index); return;
+    case Opcode::kAlu: ++counters_.insns[uint32_t(Opcode::kAlu)]; execAlu(in, index); return;
+    case Opcode::kFinish: ++counters_.insns[uint32_t(Opcode::kFinish)]; return;
   }
 }
 
 void Fsim::execLoad(const Insn& in, size_t) {
   const MemId id = static_cast<MemId>(in.memType);
   const uint64_t eb = elemBytes_[in.memType];
-  const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
   counters_.loadBytes[in.memType] += uint64_t(in.xSize) * in.ySize * eb;
-
   if (id == MemId::kUop) {
     loadUops(in.sramBase, in.dramBase, in.xSize);
     return;
   }
-  // Inputs and weights: compare with the bytes already there and repack only what changed.
-  const kernels::Shape& sh = backend_.shape;
-  const bool isInp = id == MemId::kInp;
-  uint8_t* raw = isInp ? inpRaw_.data() : wgtRaw_.data();
-  uint8_t* packed = isInp ? inpPacked_.data() : wgtPacked_.data();
-  const size_t packedBytes = isInp ? sh.inpEntryBytes : sh.wgtEntryBytes;
-  const kernels::PackFn pack = isInp ? backend_.packInp : backend_.packWgt;
-  static const uint8_t kZeros[4096] = {};  // the largest element: 64x64 int8 weights
-  auto putElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n, bool padding) {
-    if (id == MemId::kAcc || id == MemId::kAcc8) {
-      int32_t* d = &acc_[sramIdx * accLanes_];
-      const uint64_t lanes = n * static_cast<uint64_t>(accLanes_);
-      if (padding) std::memset(d, 0, lanes * 4);
-      else if (id == MemId::kAcc) std::memcpy(d, src, n * eb);
-      else widen_(d, reinterpret_cast<const int8_t*>(src), lanes);  // ACC8 sign-extends
-      return;
-    }
-    if (isInp && !padding) {  // input tiles rarely repeat: copy and pack the row in one go
-      std::memcpy(raw + sramIdx * eb, src, n * eb);
-      pack(sh, packed + sramIdx * packedBytes, reinterpret_cast<const int8_t*>(src), n);
-      return;
-    }
-    for (uint64_t e = 0; e < n; ++e) {
-      const uint8_t* s = padding ? kZeros : src + e * eb;
-      uint8_t* cached = raw + (sramIdx + e) * eb;
-      if (std::memcmp(cached, s, eb) == 0) continue;
-      std::memcpy(cached, s, eb);
-      pack(sh, packed + (sramIdx + e) * packedBytes, reinterpret_cast<const int8_t*>(s), 1);
-    }
-  };
-  auto zeroElems = [&](uint64_t sramIdx, uint64_t n) { putElems(sramIdx, nullptr, n, true); };
-  auto copyElems = [&](uint64_t sramIdx, const uint8_t* src, uint64_t n) { putElems(sramIdx, src, n, false); };
-
-  uint64_t sram = in.sramBase;
-  zeroElems(sram, width * in.yPad0);
-  sram += width * in.yPad0;
+  // Rows of x_size elements between their pads, the pad rows above and below: every entry of
+  // [sram_base, sram_base + footprint) is written once, in order. Pads of 0 cost nothing.
+  const uint64_t width = uint64_t(in.xPad0) + in.xSize + in.xPad1;
   const uint64_t rowBytes = uint64_t(in.xSize) * eb;
+  uint64_t sram = in.sramBase;
+  if (in.yPad0) clearEntries(id, sram, width * in.yPad0);
+  sram += width * in.yPad0;
   for (uint32_t y = 0; y < in.ySize; ++y) {
-    zeroElems(sram, in.xPad0);
+    if (in.xPad0) clearEntries(id, sram, in.xPad0);
     sram += in.xPad0;
     const uint64_t rowPhys = (uint64_t(in.dramBase) + uint64_t(y) * in.xStride) * eb;
     // Streams from other toolchains load small tiles that walk DRAM forward, so the hardware
@@ -452,20 +463,59 @@ void Fsim::execLoad(const Insn& in, size_t) {
     // for the next row (after the last row, the bytes that follow it) while this one is copied.
     const uint64_t nextPhys = y + 1 < in.ySize ? rowPhys + uint64_t(in.xStride) * eb : rowPhys + rowBytes;
     prefetchDram(nextPhys, rowBytes);
-    copyElems(sram, dram_.raw(rowPhys), in.xSize);
+    storeEntries(id, sram, dram_.raw(rowPhys), in.xSize);
     sram += in.xSize;
-    zeroElems(sram, in.xPad1);
+    if (in.xPad1) clearEntries(id, sram, in.xPad1);
     sram += in.xPad1;
   }
-  zeroElems(sram, width * in.yPad1);
+  if (in.yPad1) clearEntries(id, sram, width * in.yPad1);
+}
+
+void Fsim::storeEntries(MemId id, uint64_t sramIdx, const uint8_t* src, uint64_t n) {
+  if (id == MemId::kAcc || id == MemId::kAcc8) {
+    int32_t* d = &acc_[sramIdx * accLanes_];
+    if (id == MemId::kAcc) std::memcpy(d, src, n * elemBytes_[uint32_t(MemId::kAcc)]);
+    else widen_(d, reinterpret_cast<const int8_t*>(src), n * static_cast<uint64_t>(accLanes_));  // sign-extends
+    return;
+  }
+  // Inputs and weights: compare with the bytes already there and repack only what changed. A
+  // toolchain reloads the same tile often (an input block for every block of weights it meets);
+  // a row that differs usually differs in its first bytes, so the comparison costs little then.
+  const bool isInp = id == MemId::kInp;
+  const uint64_t eb = elemBytes_[uint32_t(id)];
+  uint8_t* cached = (isInp ? inpRaw_.data() : wgtRaw_.data()) + sramIdx * eb;
+  if (std::memcmp(cached, src, n * eb) == 0) return;
+  const kernels::Shape& sh = backend_.shape;
+  uint8_t* packed = (isInp ? inpPacked_.data() : wgtPacked_.data()) + sramIdx * (isInp ? sh.inpEntryBytes : sh.wgtEntryBytes);
+  if (isInp) {  // input entries are small: copy and pack the row in one go
+    std::memcpy(cached, src, n * eb);
+    backend_.packInp(sh, packed, reinterpret_cast<const int8_t*>(src), n);
+    return;
+  }
+  for (uint64_t e = 0; e < n; ++e, cached += eb, src += eb, packed += sh.wgtEntryBytes) {
+    if (std::memcmp(cached, src, eb) == 0) continue;
+    std::memcpy(cached, src, eb);
+    backend_.packWgt(sh, packed, reinterpret_cast<const int8_t*>(src), 1);
+  }
+}
+
+void Fsim::clearEntries(MemId id, uint64_t sramIdx, uint64_t n) {
+  if (id == MemId::kAcc || id == MemId::kAcc8) {
+    std::memset(&acc_[sramIdx * accLanes_], 0, n * static_cast<uint64_t>(accLanes_) * sizeof(int32_t));
+    return;
+  }
+  constexpr int kMaxBlock = 64;  // BLOCK_IN and BLOCK_OUT at most: the largest element is a 64x64 weight
+  static const uint8_t kZeros[kMaxBlock * kMaxBlock] = {};
+  for (uint64_t e = 0; e < n; ++e) storeEntries(id, sramIdx + e, kZeros, 1);
 }
 
 void Fsim::prefetchDram(uint64_t phys, uint64_t bytes) const {
   // A hint, never a fault: x86 and Arm prefetches of unmapped addresses are dropped. The span is
   // capped so a huge row costs no more than a page's worth of hints.
+  constexpr uint64_t kCacheLine = 64;
   const uintptr_t base = reinterpret_cast<uintptr_t>(dram_.raw(0));
-  const uint64_t end = phys + std::min<uint64_t>(bytes, 4096);
-  for (uint64_t a = phys; a < end; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(base + a));
+  const uint64_t end = phys + std::min<uint64_t>(bytes, Dram::kPageBytes);
+  for (uint64_t a = phys; a < end; a += kCacheLine) __builtin_prefetch(reinterpret_cast<const void*>(base + a));
 }
 
 void Fsim::loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t n) {
@@ -546,8 +596,9 @@ void Fsim::execGemm(const Insn& in, size_t index) {
   chargeWork(in, index, nUops);
   if (in.reset) {
     counters_.gemmResetUops += nUops;
-    // Entries of 16 lanes (BATCH x BLOCK_OUT = 16) are cleared with a fixed-size store rather than
-    // a call to memset each.
+    // Entries of 16 lanes (BATCH x BLOCK_OUT = 16, VTA's default) are cleared with a fixed-size
+    // store rather than a call to memset each.
+    constexpr uint64_t kFixedLanes = 16;
     int32_t* const acc = acc_.data();
     const uint64_t lanes = static_cast<uint64_t>(accLanes_);
     const Uop* const uops = uops_.data();
@@ -566,8 +617,9 @@ void Fsim::execGemm(const Insn& in, size_t index) {
     for (uint32_t i = 0; i < in.iterOut; ++i)
       for (uint32_t j = 0; j < in.iterIn; ++j) {
         const uint64_t off = uint64_t(i) * in.dstFactorOut + uint64_t(j) * in.dstFactorIn;
-        if (lanes == 16) {
-          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::memset(acc + (uops[u].dst + off) * 16, 0, 64);
+        if (lanes == kFixedLanes) {
+          for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u)
+            std::memset(acc + (uops[u].dst + off) * kFixedLanes, 0, kFixedLanes * sizeof(int32_t));
         } else {
           for (uint32_t u = in.uopBgn; u < in.uopEnd; ++u) std::fill_n(acc + (uops[u].dst + off) * lanes, lanes, 0);
         }
@@ -595,7 +647,7 @@ void Fsim::execAluChain(const Insn& first, size_t index, const kernels::AluStep*
   checkLoopIndices(first, index);
   const uint64_t nUops = uint64_t(first.iterOut) * first.iterIn;
   workDone_ += n * nUops;
-  counters_.insns[4] += n;
+  counters_.insns[uint32_t(Opcode::kAlu)] += n;
   counters_.aluUops += n * nUops;
   counters_.aluElemOps += n * nUops * accLanes_;
   aluChain_(loopsOf(first), uops_.data(), acc_.data(), accLanes_, steps, n);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <new>
 
 #include "fast_decode.h"
@@ -41,7 +42,7 @@ BitPos posOf(const std::vector<FieldPos>& format, Field f) {
       BitPos b;
       b.word = static_cast<uint8_t>(p.lo / 64);
       b.shift = static_cast<uint8_t>(p.lo % 64);
-      b.mask = p.width >= 64 ? ~uint64_t(0) : (uint64_t(1) << p.width) - 1;
+      b.mask = lowBits(p.width);
       return b;
     }
   return BitPos{};  // absent: reads as 0
@@ -84,48 +85,20 @@ FastDecoder::FastDecoder(const Isa& isa, const Dram& dram) : cfg_(isa.config()),
   loops(l.aluFormat(), &alu_);
   // decode() reads the memory format at fixed positions.
   const BitPos fixed[] = {memType_, sramBase_, dramBase_, ySize_, xSize_, xStride_, yPad0_, yPad1_, xPad0_, xPad1_};
-  const int want[][3] = {{0, mem::kMemType, 3},  {0, mem::kSramBase, 16}, {0, mem::kDramBase, 32}, {1, mem::kYSize, 16},
-                         {1, mem::kXSize, 16},   {1, mem::kXStride, 16},  {1, mem::kYPad0, 4},     {1, mem::kYPad1, 4},
-                         {1, mem::kXPad0, 4},    {1, mem::kXPad1, 4}};
-  for (int i = 0; i < 10; ++i)
-    if (fixed[i].word != want[i][0] || fixed[i].shift != want[i][1] || fixed[i].mask != (uint64_t(1) << want[i][2]) - 1)
+  const int want[][3] = {{0, mem::kMemType, kMemIdBits},      {0, mem::kSramBase, kMemSramBaseBits},
+                         {0, mem::kDramBase, kMemDramBaseBits}, {1, mem::kYSize, kMemSizeBits},
+                         {1, mem::kXSize, kMemSizeBits},        {1, mem::kXStride, kMemStrideBits},
+                         {1, mem::kYPad0, kMemPadBits},         {1, mem::kYPad1, kMemPadBits},
+                         {1, mem::kXPad0, kMemPadBits},         {1, mem::kXPad1, kMemPadBits}};
+  for (size_t i = 0; i < std::size(fixed); ++i)
+    if (fixed[i].word != want[i][0] || fixed[i].shift != want[i][1] || fixed[i].mask != lowBits(want[i][2]))
       throw Error("fast decoder", "the LOAD/STORE layout differs from VTA's fixed one");
+  if (cfg_.insnBytes != kInsnBits / 8) throw Error("fast decoder", "instructions are not 128 bits");
   for (uint32_t id = 0; id < 6; ++id) elemBytes_[id] = static_cast<uint64_t>(cfg_.dramElemBytes(static_cast<MemId>(id)));
   for (uint32_t id = 0; id < 6; ++id) sramDepth_[id] = cfg_.sramDepth(static_cast<MemId>(id));
   aluLoopMask_[0] = aluLoopMask_[1] = ~uint64_t(0);
-  aluLoopMask_[0] &= ~(uint64_t(15) << 3);  // dependency flags
+  aluLoopMask_[0] &= ~(lowBits(dep::kBits) << kOpcodeBits);  // dependency flags
   for (const BitPos& f : {alu_.aluOp, alu_.imm}) aluLoopMask_[f.word] &= ~(f.mask << f.shift);
-}
-
-bool FastDecoder::valid(const Insn& in) const {
-  const uint32_t op = static_cast<uint32_t>(in.opcode);
-  if (op > 4) return false;
-  if (in.isMem()) {
-    const bool isLoad = in.opcode == Opcode::kLoad;
-    if (in.memType > 5) return false;
-    const Stage st = in.stage();
-    if (st == Stage::kLoad && (in.popPrev || in.pushPrev)) return false;
-    if (st == Stage::kStore && (in.popNext || in.pushNext)) return false;
-    if (in.isNop()) return true;
-    const MemId id = static_cast<MemId>(in.memType);
-    const bool padded = in.xPad0 || in.xPad1 || in.yPad0 || in.yPad1;
-    if (isLoad ? id == MemId::kOut : id != MemId::kOut) return false;
-    if (!isLoad && padded) return false;
-    if (isLoad && id == MemId::kUop && (in.ySize != 1 || padded)) return false;
-    const uint64_t rows = isLoad ? uint64_t(in.yPad0) + in.ySize + in.yPad1 : in.ySize;
-    const uint64_t end = in.sramBase + (isLoad ? loadFootprint(in) : uint64_t(in.xSize) * in.ySize);
-    if (rows > 0 && end > cfg_.sramDepth(id)) return false;
-    if (in.ySize == 0) return true;
-    // decodeProgram's Dram::at of [first, end): inside the address space and off page 0.
-    const uint64_t eb = elemBytes_[in.memType];
-    const uint64_t first = uint64_t(in.dramBase) * eb;
-    const uint64_t last = (uint64_t(in.dramBase) + uint64_t(in.ySize - 1) * in.xStride + in.xSize) * eb;
-    if (last <= first) return true;
-    return first <= dramSpan_ && last - first <= dramSpan_ - first && first >= Dram::kPageBytes;
-  }
-  if (in.opcode == Opcode::kFinish) return true;
-  if (in.uopEnd > cfg_.uopDepth || in.uopBgn > in.uopEnd) return false;
-  return !(in.opcode == Opcode::kAlu && in.aluOp > 4);
 }
 
 }  // namespace detail
@@ -138,27 +111,48 @@ void validateOrThrow(const Isa& isa, const Dram& dram, const Insn& in, size_t in
   throw Error(insnName(index, in), "internal error: the fast validation refuses what validate() accepts");
 }
 
+namespace detail {
+
+CheckedProgram checkProgram(const Isa& isa, const Dram& dram, const FastDecoder& dec, uint64_t insnPhys,
+                            uint32_t count) {
+  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
+  const uint64_t insnBytes = static_cast<uint64_t>(isa.config().insnBytes);
+  CheckedProgram p;
+  p.bytes = dram.at(insnPhys, count * insnBytes,
+                    "instruction fetch of " + std::to_string(count) + " instructions at " + hex(insnPhys));
+  const uint64_t insnEnd = insnPhys + count * insnBytes;
+  const uint64_t outElemBytes = static_cast<uint64_t>(isa.config().outElemBytes);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* at = p.bytes + i * insnBytes;
+    uint64_t w[2];
+    loadWords(at, w);
+    if (!dec.validWords(w)) validateOrThrow(isa, dram, isa.decode(Isa::rawFromBytes(at)), i);
+    const uint32_t op = FastDecoder::opcode(w);
+    p.hasFinish |= op == uint32_t(Opcode::kFinish);
+    if (op == uint32_t(Opcode::kStore) && FastDecoder::xSize(w) && FastDecoder::ySize(w)) {
+      // dramRange of the STORE (validation made it OUT), from the words.
+      const uint64_t first = uint64_t(FastDecoder::dramBase(w)) * outElemBytes;
+      const uint64_t end = (uint64_t(FastDecoder::dramBase(w)) + uint64_t(FastDecoder::ySize(w) - 1) * FastDecoder::xStride(w) +
+                            FastDecoder::xSize(w)) * outElemBytes;
+      p.storesIntoItself |= end > first && first < insnEnd && insnPhys < end;
+    }
+  }
+  return p;
+}
+
+}  // namespace detail
+
 // Streams longer than this are validated in place before being decoded into host memory.
 constexpr uint32_t kPrescanInsns = 1u << 20;
 
 std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnPhys, uint32_t count) {
-  if (count == 0) throw Error("run", "instruction count is 0: a program needs at least a FINISH");
-  const uint8_t* bytes = dram.at(insnPhys, uint64_t(count) * 16, "instruction fetch of " + std::to_string(count) +
-                                                                     " instructions at " + hex(insnPhys));
   const detail::FastDecoder dec(isa, dram);
-  if (count > kPrescanInsns) {
-    // A long stream is checked in place before any host memory is sized by it: a count that runs
-    // into never-written DRAM (zero words decode as valid empty LOADs) ends in the missing-FINISH
-    // error the run would give, instead of gigabytes of decoded instructions.
-    bool finish = false;
-    for (uint32_t i = 0; i < count; ++i) {
-      uint64_t w[2];
-      detail::loadWords(bytes + 16 * size_t(i), w);
-      if (!dec.validWords(w)) validateOrThrow(isa, dram, isa.decode(Isa::rawFromBytes(bytes + 16 * size_t(i))), i);
-      finish |= detail::FastDecoder::opcode(w) == uint32_t(Opcode::kFinish);
-    }
-    if (!finish) throw run_error::missingFinish(count);
-  }
+  // Every instruction is checked in place before any host memory is sized by the stream.
+  const detail::CheckedProgram checked = detail::checkProgram(isa, dram, dec, insnPhys, count);
+  // A long stream without FINISH is a count that runs into never-written DRAM (zero words decode
+  // as valid empty LOADs): it ends in the missing-FINISH error the run would give, instead of
+  // gigabytes of decoded instructions.
+  if (count > kPrescanInsns && !checked.hasFinish) throw run_error::missingFinish(count);
   std::vector<Insn> prog;
   try {
     prog.resize(count);
@@ -168,15 +162,11 @@ std::vector<Insn> decodeProgram(const Isa& isa, const Dram& dram, uint64_t insnP
                 "decoding them needs " + std::to_string(uint64_t(count) * sizeof(Insn)) +
                     " bytes of host memory, more than the host gives");
   }
+  const uint64_t insnBytes = static_cast<uint64_t>(isa.config().insnBytes);
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t w[2];
-    detail::loadWords(bytes + 16 * size_t(i), w);
-    if (detail::FastDecoder::opcode(w) > 4) {
-      prog[i] = isa.decode(Isa::rawFromBytes(bytes + 16 * size_t(i)));
-    } else {
-      dec.decode(w, &prog[i]);
-    }
-    if (!dec.valid(prog[i])) validateOrThrow(isa, dram, prog[i], i);
+    detail::loadWords(checked.bytes + i * insnBytes, w);
+    dec.decode(w, &prog[i]);  // valid: opcode 0-4
   }
   return prog;
 }

@@ -116,6 +116,9 @@ class Fsim {
   void execute(const Insn& insn, size_t index);
   void execLoad(const Insn& insn, size_t index);
   void loadUops(uint32_t sramBase, uint32_t dramBase, uint32_t count);
+  // LOAD's writes of n entries of an INP, WGT, ACC or ACC8 SRAM from DRAM bytes, or of zeros.
+  void storeEntries(MemId id, uint64_t sramIdx, const uint8_t* src, uint64_t n);
+  void clearEntries(MemId id, uint64_t sramIdx, uint64_t n);
   void prefetchDram(uint64_t phys, uint64_t bytes) const;
   void execStore(const Insn& insn, size_t index);
   void execGemm(const Insn& insn, size_t index);
@@ -138,9 +141,9 @@ class Fsim {
   struct UopFields {
     uint32_t dstShift, dstMask, srcShift, srcMask, wgtShift, wgtMask;
   } uopFields_;  // the micro-op's bit layout, for LOAD.UOP
-  std::vector<uint32_t> rings_;    // the three instruction queues of fetch
-  std::vector<uint8_t> ringSched_;  // what each queued instruction pops and pushes
-  std::vector<uint8_t> ringImmAlu_;  // beside compute's queue: 1 for an ALU with an immediate
+  struct Queued;
+  class Scheduler;  // one run's fetch, instruction queues and token queues (fsim.cpp)
+  std::vector<Queued> queueSlots_;  // the instruction queues' storage, kept from run to run
   Counters counters_;
   uint64_t workBudget_ = 0, workDone_ = 0;
 
