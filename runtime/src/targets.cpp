@@ -3,17 +3,15 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <climits>
-#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <mutex>
 
 #include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
+#include "tessera/runtime/plugin_path.h"
 #include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"
 #include "tessera/runtime/icebreaker.h"
@@ -66,15 +64,6 @@ constexpr const char* kPluginSuffix = ".so";
 
 bool endsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-std::string executableDir() {
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  const std::string exe(path, static_cast<size_t>(n));
-  const size_t slash = exe.rfind('/');
-  return slash == std::string::npos ? "" : exe.substr(0, slash);
 }
 
 // A plugin as its manifest describes it; loaded on first use.
@@ -147,43 +136,13 @@ class Registry final : public TargetRegistrar {
     return s;
   }
 
-  std::vector<std::string> searchPath() {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
-    scanOnce();
-    return searchPath_;
-  }
-
  private:
   Registry() { targets_.push_back(fsimTarget()); }
 
   void scanOnce() {
     if (scanned_) return;
     scanned_ = true;
-    if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
-      const std::string path = env;
-      for (size_t pos = 0; pos <= path.size();) {
-        size_t colon = path.find(':', pos);
-        if (colon == std::string::npos) colon = path.size();
-        if (colon > pos) searchPath_.push_back(path.substr(pos, colon - pos));
-        pos = colon + 1;
-      }
-    }
-    const std::string exeDir = executableDir();
-    if (!exeDir.empty()) {
-      searchPath_.push_back(exeDir);
-      const size_t slash = exeDir.rfind('/');  // ../lib/tessera, spelled without the ".."
-      if (slash != std::string::npos) searchPath_.push_back(exeDir.substr(0, slash) + "/lib/tessera");
-    }
-#ifdef TESSERA_BUILD_PLUGIN_DIR
-    searchPath_.push_back(TESSERA_BUILD_PLUGIN_DIR);
-#endif
-#ifdef TESSERA_INSTALL_PLUGIN_DIR
-    searchPath_.push_back(TESSERA_INSTALL_PLUGIN_DIR);
-#endif
-    std::vector<std::string> unique;  // the build's CLI finds build/lib/tessera twice
-    for (const auto& dir : searchPath_)
-      if (std::find(unique.begin(), unique.end(), dir) == unique.end()) unique.push_back(dir);
-    searchPath_ = unique;
+    searchPath_ = pluginSearchPath();
     for (const auto& dir : searchPath_) scan(dir);
   }
 
@@ -282,8 +241,6 @@ std::vector<const TargetInfo*> availableTargets() { return Registry::get().all()
 std::string availableTargetNames() { return Registry::get().names(); }
 
 const TargetInfo& findTarget(const std::string& name) { return Registry::get().find(name); }
-
-std::vector<std::string> pluginSearchPath() { return Registry::get().searchPath(); }
 
 void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options) {
   for (const auto& [key, value] : options) {

@@ -5,10 +5,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <climits>
-#include <cstdlib>
-
 #include "cli.h"
+#include "tessera/runtime/plugin_path.h"
 #include "tessera/support/error.h"
 
 namespace tessera::cli {
@@ -19,45 +17,12 @@ constexpr const char* kModule = "tessera-cli-model.so";
 constexpr const char* kEntry = "tessera_cli_model_main";
 using Entry = int (*)(const char* verb, int argc, const char* const* argv);
 
-std::string executableDir() {
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  const std::string exe(path, static_cast<size_t>(n));
-  const size_t slash = exe.rfind('/');
-  return slash == std::string::npos ? "" : exe.substr(0, slash);
-}
-
-// Where the target plugins are looked for (runtime/README.md), in the same order: TESSERA_PLUGIN_PATH,
-// the executable's directory, ../lib/tessera next to it, and this build's plugin directory.
-std::vector<std::string> searchPath() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
-    const std::string path = env;
-    for (size_t pos = 0; pos <= path.size();) {
-      size_t colon = path.find(':', pos);
-      if (colon == std::string::npos) colon = path.size();
-      if (colon > pos) dirs.push_back(path.substr(pos, colon - pos));
-      pos = colon + 1;
-    }
-  }
-  const std::string exeDir = executableDir();
-  if (!exeDir.empty()) {
-    dirs.push_back(exeDir);
-    const size_t slash = exeDir.rfind('/');
-    if (slash != std::string::npos) dirs.push_back(exeDir.substr(0, slash) + "/lib/tessera");
-  }
-#ifdef TESSERA_BUILD_PLUGIN_DIR
-  dirs.push_back(TESSERA_BUILD_PLUGIN_DIR);
-#endif
-  return dirs;
-}
-
 Entry moduleEntry(const char* verb) {
   static Entry entry = nullptr;
   if (entry) return entry;
   std::string tried, lastError;
-  for (const std::string& dir : searchPath()) {
+  // Where the target plugins are (runtime/README.md): the module is installed and built next to them.
+  for (const std::string& dir : runtime::pluginSearchPath()) {
     const std::string file = dir + "/" + kModule;
     if (::access(file.c_str(), F_OK) != 0) {
       tried += (tried.empty() ? "" : ", ") + dir;

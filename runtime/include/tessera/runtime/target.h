@@ -81,10 +81,6 @@ std::string availableTargetNames();
 // tessera::Error listing the available targets and the plugin directories searched if there is
 // none, or naming the plugin file and the loader's error if it cannot be loaded.
 const TargetInfo& findTarget(const std::string& name);
-// The directories searched for plugins, in order: $TESSERA_PLUGIN_PATH (colon-separated), the
-// running executable's directory, ../lib/tessera relative to it, then the build tree's plugin
-// directory.
-std::vector<std::string> pluginSearchPath();
 // Throws tessera::Error naming the first key `info` does not accept, or why it cannot run `cfg`.
 void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options);
 // Creates a target by name after checkTarget().
