@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "tessera/hw/fsim.h"
-#include "tessera/runtime/icebreaker.h"
 #include "tessera/runtime/plugin_path.h"
 #include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"
@@ -157,10 +156,10 @@ class Registry final : public TargetRegistrar {
       named_.push_back(remote::remoteTargetInfo(name));
       return named_.back();
     }
-    // zynq and icebreaker drive a board: they need a device to exist, so the listings (which tests and regressions
+    // zynq drives a board: it needs a device to exist, so the listings (which tests and regressions
     // run every target of) leave it out, as they leave out remote servers.
-    if (name == zynq::kName || name == icebreaker::kName) {
-      named_.push_back(name == zynq::kName ? zynq::zynqTargetInfo() : icebreaker::serialTargetInfo());
+    if (name == zynq::kName) {
+      named_.push_back(zynq::zynqTargetInfo());
       return named_.back();
     }
     scanOnce();
