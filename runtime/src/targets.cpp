@@ -15,7 +15,6 @@
 #include "tessera/runtime/plugin_path.h"
 #include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"
-#include "tessera/runtime/zynq.h"
 #include "tessera/support/error.h"
 
 namespace tessera::runtime {
@@ -154,12 +153,6 @@ class Registry final : public TargetRegistrar {
     // first use and kept out of the listings.
     if (remote::isRemoteName(name)) {
       named_.push_back(remote::remoteTargetInfo(name));
-      return named_.back();
-    }
-    // zynq drives a board: it needs a device to exist, so the listings (which tests and regressions
-    // run every target of) leave it out, as they leave out remote servers.
-    if (name == zynq::kName) {
-      named_.push_back(zynq::zynqTargetInfo());
       return named_.back();
     }
     scanOnce();
