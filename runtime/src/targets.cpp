@@ -13,7 +13,6 @@
 
 #include "tessera/hw/fsim.h"
 #include "tessera/runtime/plugin_path.h"
-#include "tessera/runtime/remote.h"
 #include "tessera/runtime/target_plugin.h"
 #include "tessera/support/error.h"
 
@@ -149,12 +148,6 @@ class Registry final : public TargetRegistrar {
   const TargetInfo& find(const std::string& name) {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     if (const TargetInfo* t = registered(name)) return *t;
-    // remote:HOST:PORT[/T] names a server, not a registered target: one entry per name, made on
-    // first use and kept out of the listings.
-    if (remote::isRemoteName(name)) {
-      named_.push_back(remote::remoteTargetInfo(name));
-      return named_.back();
-    }
     scanOnce();
     for (Plugin& p : plugins_) {
       const ManifestEntry* entry = p.entryFor(name);

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "tessera/support/error.h"
-#include "tessera/runtime/remote.h"
+#include "tessera/runtime/remote_server.h"
 
 namespace tessera::cli {
 

@@ -12,12 +12,13 @@
 #include <sstream>
 #include <thread>
 
-#include "remote_wire.h"
 #include "tessera/support/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/runner.h"
 #include "tessera/runtime/remote.h"
+#include "tessera/runtime/remote_server.h"
+#include "tessera/runtime/remote_wire.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/tessera.h"
 #include "tessera/sw/workloads.h"

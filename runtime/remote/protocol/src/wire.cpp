@@ -1,5 +1,5 @@
 // The remote protocol's wire layer: framing with deadlines over Asio, field codecs, SHA-256 and HMAC.
-#include "remote_wire.h"
+#include "tessera/runtime/remote_wire.h"
 
 #include <sys/stat.h>
 
