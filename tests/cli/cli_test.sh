@@ -174,12 +174,14 @@ expect 1 "target 'family:x': plugin $WORK/plugins2/tessera-family.so is listed b
 cp "$TESSERA" ./tessera-copy
 expect 0 "ran 6 instructions on hls" -- ./tessera-copy sim --target hls "${simargs[@]}"
 
-# --- start-up: the executable maps no protobuf, ONNX, libpng or zlib; the model commands load their module
-loaded_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'lib(protobuf|onnx_proto|png16|z)\.so[.0-9]*|tessera-cli-model\.so' | sort -u | tr '\n' ' '; }
+# --- start-up: the executable maps no protobuf, ONNX, libpng, zlib or libcrypto; the model commands and serve load their modules
+loaded_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'lib(protobuf|onnx_proto|png16|z|crypto)\.so[.0-9]*|tessera-cli-(model|serve)\.so' | sort -u | tr '\n' ' '; }
 [ -z "$(loaded_libs "$TESSERA" --help)" ] && ok || bad "tessera --help loads: $(loaded_libs "$TESSERA" --help)"
 [ -z "$(loaded_libs "$TESSERA" sim "${simargs[@]}")" ] && ok || bad "an fsim run loads: $(loaded_libs "$TESSERA" sim "${simargs[@]}")"
 [[ "$(loaded_libs "$TESSERA" run --help)" == *tessera-cli-model.so*libprotobuf* || "$(loaded_libs "$TESSERA" run --help)" == *libprotobuf*tessera-cli-model.so* ]] \
   && ok || bad "tessera run --help loads: $(loaded_libs "$TESSERA" run --help)"
+[[ "$(loaded_libs "$TESSERA" serve --help)" == *libcrypto*tessera-cli-serve.so* ]] \
+  && ok || bad "tessera serve --help loads: $(loaded_libs "$TESSERA" serve --help)"
 expect 1 "tessera run: error: nope.tsm" -- "$TESSERA" run nope.tsm
 expect 2 "see 'tessera run --help'" -- "$TESSERA" run --bogus
 # A copy of the CLI elsewhere still finds the module (the build's plugin directory ends the search path).
