@@ -11,6 +11,7 @@
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
 #include "tessera/runtime/icebreaker.h"
+#include "tessera/runtime/target_support.h"
 #include "tessera/support/error.h"
 #include "tessera/support/format.h"
 
@@ -353,24 +354,12 @@ std::unique_ptr<Target> makeTarget(const std::string& name, const hw::Config& cf
 }
 
 std::string configProblem(const hw::Config& cfg) {
-  hw::Config board = hw::Config::load(kBoardConfig);
-  hw::Config session = cfg;
-  board.name.clear();
-  board.description.clear();
-  session.name.clear();
-  session.description.clear();
-  if (board.toJson() == session.toJson()) return "";
+  if (sameHardware(hw::Config::load(kBoardConfig), cfg)) return "";
   return std::string("the iCEBreaker board top is built for config ") + kBoardConfig + " only, not " + cfg.name;
 }
 
 std::chrono::milliseconds timeoutOption(const TargetOptions& options) {
-  const auto it = options.find(kTimeoutKey);
-  if (it == options.end()) return std::chrono::milliseconds(60000);
-  char* end = nullptr;
-  const double seconds = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end || !(seconds > 0) || seconds > 1e6)
-    throw Error(std::string("target option ") + kTimeoutKey + "=" + it->second, "expected a number of seconds in (0, 1e6]");
-  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
+  return secondsOption(options, kTimeoutKey, std::chrono::milliseconds(60000));
 }
 
 }  // namespace tessera::runtime::icebreaker

@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include "tessera/hw/program.h"
+#include "tessera/runtime/target_support.h"
 #include "tessera/runtime/zynq.h"
 #include "tessera/support/error.h"
 #include "tessera/support/format.h"
@@ -142,13 +144,7 @@ BoardSettings settingsOf(const TargetOptions& options) {
                                    kRegsFileKey + ", not several: they name the register window");
   if (auto it = options.find(kBufferKey); it != options.end()) s.buffer = it->second;
   if (auto it = options.find(kBufferSysfsKey); it != options.end()) s.bufferSysfs = it->second;
-  if (auto it = options.find(kTimeoutKey); it != options.end()) {
-    char* end = nullptr;
-    const double seconds = std::strtod(it->second.c_str(), &end);
-    if (it->second.empty() || *end || !(seconds > 0) || seconds > 1e6)
-      throw Error(std::string("target option ") + kTimeoutKey + "=" + it->second, "expected a number of seconds in (0, 1e6]");
-    s.timeout = std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
-  }
+  s.timeout = secondsOption(options, kTimeoutKey, s.timeout);
   if (auto it = options.find(kConfigKey); it != options.end()) s.config = it->second;
   if (auto it = options.find(kBitstreamKey); it != options.end()) {
     if (it->second == "hls") s.bitstream = BoardSettings::Bitstream::kHls;
@@ -160,14 +156,7 @@ BoardSettings settingsOf(const TargetOptions& options) {
 }
 
 std::string configMismatch(const hw::Config& cfg, const std::string& bitstreamConfig) {
-  if (bitstreamConfig.empty()) return "";
-  hw::Config board = hw::Config::load(bitstreamConfig);
-  hw::Config session = cfg;
-  board.name.clear();
-  board.description.clear();
-  session.name.clear();
-  session.description.clear();
-  if (board.toJson() == session.toJson()) return "";
+  if (bitstreamConfig.empty() || sameHardware(hw::Config::load(bitstreamConfig), cfg)) return "";
   return "the bitstream runs config " + bitstreamConfig + " (target option config=), not " + cfg.name;
 }
 

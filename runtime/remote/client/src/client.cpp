@@ -17,6 +17,7 @@
 #include "tessera/runtime/remote.h"
 #include "tessera/runtime/remote_wire.h"
 #include "tessera/runtime/target_plugin.h"
+#include "tessera/runtime/target_support.h"
 
 namespace tessera::runtime::remote {
 
@@ -36,16 +37,6 @@ struct ClientSettings {
   milliseconds queueWait{600000};
   TargetOptions forwarded;  // every other key, for the server's target
 };
-
-milliseconds secondsOption(const TargetOptions& options, const char* key, milliseconds fallback) {
-  const auto it = options.find(key);
-  if (it == options.end()) return fallback;
-  char* end = nullptr;
-  const double s = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end || !(s > 0) || s > 1e6)
-    throw Error(std::string("target option ") + key + "=" + it->second, "expected a number of seconds in (0, 1e6]");
-  return milliseconds(static_cast<int64_t>(s * 1000));
-}
 
 ClientSettings settingsOf(const TargetOptions& options) {
   ClientSettings s;

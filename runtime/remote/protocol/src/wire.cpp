@@ -93,6 +93,17 @@ void Reader::end() {
 
 Channel::Channel(std::string peer) : socket_(io_), peer_(std::move(peer)) {}
 
+bool Channel::runFor(const bool& done, std::chrono::milliseconds timeout) {
+  io_.run_for(timeout);
+  if (done) return true;
+  // Closing cancels the operation; running again lets its handler see the cancellation.
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  io_.restart();
+  io_.run();
+  return false;
+}
+
 template <class Start>
 size_t Channel::complete(Start start, std::chrono::milliseconds timeout, const char* doing) {
   bool done = false;
@@ -104,15 +115,8 @@ size_t Channel::complete(Start start, std::chrono::milliseconds timeout, const c
     done = true;
   });
   io_.restart();
-  io_.run_for(timeout);
-  if (!done) {
-    // Closing cancels the operation; running again lets its handler see the cancellation.
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    io_.restart();
-    io_.run();
+  if (!runFor(done, timeout))
     throw WireError(peer_ + ": timed out after " + std::to_string(timeout.count() / 1000.0).substr(0, 5) + " s " + doing);
-  }
   lastWasEof_ = ec == asio::error::eof;
   if (ec) {
     boost::system::error_code ignored;
@@ -135,14 +139,8 @@ void Channel::connect(const std::string& host, uint16_t port, std::chrono::milli
     ec = e;
     done = true;
   });
-  io_.run_for(timeout);
-  if (!done) {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    io_.restart();
-    io_.run();
+  if (!runFor(done, timeout))
     throw WireError(peer_ + ": no answer to the connection attempt within " + std::to_string(timeout.count() / 1000) + " s");
-  }
   if (ec) throw WireError(peer_ + ": cannot connect: " + ec.message() + " (is `tessera serve` running there?)");
   socket_.set_option(tcp::no_delay(true), ec);
 }

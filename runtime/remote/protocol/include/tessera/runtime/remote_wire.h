@@ -130,6 +130,9 @@ class Channel {
   void close();
 
  private:
+  // Runs the started operation until its handler set `done`, for at most `timeout`; past it, closes
+  // the socket (cancelling the operation) and returns false.
+  bool runFor(const bool& done, std::chrono::milliseconds timeout);
   // Runs one asynchronous read or write to completion or `timeout`.
   template <class Start>
   size_t complete(Start start, std::chrono::milliseconds timeout, const char* doing);
