@@ -129,17 +129,11 @@ class BoardTarget : public Target {
       link_.writeMem(static_cast<uint32_t>(boardAddress(r.first)), dram_.raw(r.first), r.end - r.first);
     std::vector<uint8_t> code(uint64_t(count) * 16);
     for (size_t i = 0; i < prog.size(); ++i) {
-      hw::Insn moved = prog[i];
       const hw::DramRange r = hw::dramRange(prog[i], cfg_);
-      if (r.end > r.first) {
-        const int64_t delta = static_cast<int64_t>(boardAddress(r.first)) - static_cast<int64_t>(r.first);
-        const int64_t eb = cfg_.dramElemBytes(static_cast<hw::MemId>(moved.memType));
-        if (delta % eb)
-          throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
-                      "cannot move it by " + std::to_string(delta) + " bytes, not a whole number of " +
-                          std::to_string(eb) + "-byte elements");
-        moved.dramBase = static_cast<uint32_t>(static_cast<int64_t>(moved.dramBase) + delta / eb);
-      }
+      const hw::Insn moved =
+          r.end > r.first
+              ? movedDramBase(prog[i], i, static_cast<int64_t>(boardAddress(r.first)) - static_cast<int64_t>(r.first), cfg_)
+              : prog[i];
       hw::Isa::rawToBytes(isa_.encode(moved, hw::insnName(i, prog[i])), code.data() + 16 * i);
     }
     link_.writeMem(static_cast<uint32_t>(insnAt), code.data(), code.size());

@@ -340,16 +340,9 @@ StagedRun::StagedRun(Board& board, const std::vector<hw::Insn>& prog, uint64_t i
 void StagedRun::writeRelocated(const std::vector<hw::Insn>& prog, int64_t delta) {
   const hw::Config& cfg = board_.config();
   for (size_t i = 0; i < prog.size(); ++i) {
-    hw::Insn moved = prog[i];
-    if (moved.isMem() && !moved.isNop() && moved.ySize != 0) {
-      const int64_t eb = cfg.dramElemBytes(static_cast<hw::MemId>(moved.memType));
-      if (delta % eb)
-        throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
-                    "cannot move it by " + std::to_string(delta) + " bytes, not a whole number of " +
-                        std::to_string(eb) + "-byte elements");
-      // In range: the moved bytes lie inside the buffer, below 4 GiB.
-      moved.dramBase = static_cast<uint32_t>(static_cast<int64_t>(moved.dramBase) + delta / eb);
-    }
+    const hw::Insn& in = prog[i];
+    // In range: the moved bytes lie inside the buffer, below 4 GiB.
+    const hw::Insn moved = in.isMem() && !in.isNop() && in.ySize != 0 ? movedDramBase(in, i, delta, cfg) : in;
     hw::Isa::rawToBytes(board_.isa().encode(moved, hw::insnName(i, prog[i])),
                         board_.buffer_.data() + insnOffset_ + static_cast<uint64_t>(cfg.insnBytes) * i);
   }
