@@ -5,7 +5,8 @@ set -euo pipefail
 # Each package is what one part of the build looks for (checked on a bare Debian 12 by
 # scripts/fresh-check.sh): the toolchain and generators; GoogleTest and Google Benchmark (tests/);
 # Boost.Program_options (the CLI); Boost.Asio, header-only in libboost1.74-dev (remote execution:
-# tessera serve, remote: targets); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
+# tessera serve, remote: targets); OpenSSL's libcrypto, libssl-dev (remote execution's HMAC-SHA-256
+# challenge-response); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
 # are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks, the Xilinx resource
 # report, gate-level netlists); nextpnr-ice40 and fpga-icestorm (the iCE40 fit check); Python 3 (the
 # HLS synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
@@ -20,7 +21,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
-  libboost-program-options-dev libboost1.74-dev nlohmann-json3-dev
+  libboost-program-options-dev libboost1.74-dev libssl-dev nlohmann-json3-dev
   verilator zlib1g-dev libsystemc-dev yosys nextpnr-ice40 fpga-icestorm
   python3 tcl
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev

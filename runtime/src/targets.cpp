@@ -3,21 +3,18 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <climits>
-#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <optional>
+#include <sstream>
 
-#include "tessera/support/error.h"
 #include "tessera/hw/fsim.h"
-#include "tessera/runtime/remote.h"
+#include "tessera/runtime/plugin_path.h"
 #include "tessera/runtime/target_plugin.h"
-#include "tessera/runtime/icebreaker.h"
-#include "tessera/runtime/zynq.h"
+#include "tessera/support/error.h"
 
 namespace tessera::runtime {
 
@@ -68,21 +65,62 @@ bool endsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-std::string executableDir() {
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  const std::string exe(path, static_cast<size_t>(n));
-  const size_t slash = exe.rfind('/');
-  return slash == std::string::npos ? "" : exe.substr(0, slash);
-}
+bool startsWith(const std::string& s, const std::string& head) { return s.compare(0, head.size(), head) == 0; }
+
+// One line of a manifest (runtime/README.md, "Plugin manifests"): a target's name, or a name
+// prefix every target of a family starts with, and whether it is listed.
+struct ManifestEntry {
+  std::string name;     // the target's name, or the prefix ("remote:" for remote:*)
+  bool prefix = false;  // written NAME*: every name starting with `name`
+  bool device = false;  // needs a device: looked up by name only, never listed
+  bool listed() const { return !prefix && !device; }
+};
 
 // A plugin as its manifest describes it; loaded on first use.
 struct Plugin {
   std::string manifest, library;
-  std::vector<std::string> targets;
+  std::vector<ManifestEntry> entries;
   bool loaded = false;
+
+  const ManifestEntry* entryFor(const std::string& name) const {
+    for (const auto& e : entries)
+      if (!e.prefix && e.name == name) return &e;
+    for (const auto& e : entries)
+      if (e.prefix && startsWith(name, e.name)) return &e;
+    return nullptr;
+  }
+  bool declares(const std::string& name, bool prefix) const {
+    for (const auto& e : entries)
+      if (e.name == name && e.prefix == prefix) return true;
+    return false;
+  }
 };
+
+// Parses one manifest line ("NAME", "NAME device", "PREFIX*"); empty with `problem` set if it is
+// none of these.
+std::optional<ManifestEntry> parseManifestLine(const std::string& line, std::string* problem) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  ManifestEntry e;
+  e.name = words.front();
+  if (e.name.size() > 1 && e.name.back() == '*') {
+    e.prefix = true;
+    e.name.pop_back();
+  }
+  if (e.name.find('*') != std::string::npos) {
+    *problem = "'" + words.front() + "' is neither a target name nor a name prefix (PREFIX*)";
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i] != "device") {
+      *problem = "unknown attribute '" + words[i] + "' of " + words.front() + " (the one attribute is device)";
+      return std::nullopt;
+    }
+    e.device = true;
+  }
+  return e;
+}
 
 // The one registry of the process. Built on first use with fsim registered; the manifests of the
 // plugins on the search path are read, loading none, only when a name is not built in or a listing
@@ -100,30 +138,23 @@ class Registry final : public TargetRegistrar {
     targets_.push_back(std::move(info));
   }
 
+  void addNamePrefix(std::string prefix, std::function<TargetInfo(const std::string&)> make) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    for (const auto& p : prefixes_)
+      if (p.prefix == prefix) throw Error("target name prefix '" + prefix + "'", "registered twice");
+    prefixes_.push_back({std::move(prefix), std::move(make)});
+  }
+
   const TargetInfo& find(const std::string& name) {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     if (const TargetInfo* t = registered(name)) return *t;
-    // remote:HOST:PORT[/T] names a server, not a registered target: one entry per name, made on
-    // first use and kept out of the listings.
-    if (remote::isRemoteName(name)) {
-      for (const auto& t : remotes_)
-        if (t.name == name) return t;
-      remotes_.push_back(remote::remoteTargetInfo(name));
-      return remotes_.back();
-    }
-    // zynq and icebreaker drive a board: they need a device to exist, so the listings (which tests and regressions
-    // run every target of) leave it out, as they leave out remote servers.
-    if (name == zynq::kName || name == icebreaker::kName) {
-      for (const auto& t : boards_)
-        if (t.name == name) return t;
-      boards_.push_back(name == zynq::kName ? zynq::zynqTargetInfo() : icebreaker::serialTargetInfo());
-      return boards_.back();
-    }
     scanOnce();
     for (Plugin& p : plugins_) {
-      if (std::find(p.targets.begin(), p.targets.end(), name) == p.targets.end()) continue;
+      const ManifestEntry* entry = p.entryFor(name);
+      if (!entry) continue;
       load(p, name);
       if (const TargetInfo* t = registered(name)) return *t;
+      if (entry->prefix) return named(*entry, p, name);
       throw Error("target '" + name + "'", "plugin " + p.library + " is listed by " + p.manifest +
                                                " as providing it but did not register it");
     }
@@ -131,7 +162,8 @@ class Registry final : public TargetRegistrar {
     for (const auto& d : searchPath_) dirs += (dirs.empty() ? "" : ", ") + d;
     throw Error("target '" + name + "'", "unknown or not built (available: " + names() +
                                              "); no plugin manifest (*" + kManifestSuffix + ") names it in " + dirs +
-                                             " (TESSERA_PLUGIN_PATH adds directories)");
+                                             " (TESSERA_PLUGIN_PATH adds directories)" +
+                                             (skipped_.empty() ? "" : "; manifest lines skipped: " + skipped_));
   }
 
   std::vector<const TargetInfo*> all() {
@@ -147,53 +179,48 @@ class Registry final : public TargetRegistrar {
     return s;
   }
 
-  std::vector<std::string> searchPath() {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
-    scanOnce();
-    return searchPath_;
-  }
-
  private:
+  struct NamePrefix {
+    std::string prefix;
+    std::function<TargetInfo(const std::string&)> make;
+  };
+
   Registry() { targets_.push_back(fsimTarget()); }
 
   void scanOnce() {
     if (scanned_) return;
     scanned_ = true;
-    if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
-      const std::string path = env;
-      for (size_t pos = 0; pos <= path.size();) {
-        size_t colon = path.find(':', pos);
-        if (colon == std::string::npos) colon = path.size();
-        if (colon > pos) searchPath_.push_back(path.substr(pos, colon - pos));
-        pos = colon + 1;
-      }
-    }
-    const std::string exeDir = executableDir();
-    if (!exeDir.empty()) {
-      searchPath_.push_back(exeDir);
-      const size_t slash = exeDir.rfind('/');  // ../lib/tessera, spelled without the ".."
-      if (slash != std::string::npos) searchPath_.push_back(exeDir.substr(0, slash) + "/lib/tessera");
-    }
-#ifdef TESSERA_BUILD_PLUGIN_DIR
-    searchPath_.push_back(TESSERA_BUILD_PLUGIN_DIR);
-#endif
-#ifdef TESSERA_INSTALL_PLUGIN_DIR
-    searchPath_.push_back(TESSERA_INSTALL_PLUGIN_DIR);
-#endif
-    std::vector<std::string> unique;  // the build's CLI finds build/lib/tessera twice
-    for (const auto& dir : searchPath_)
-      if (std::find(unique.begin(), unique.end(), dir) == unique.end()) unique.push_back(dir);
-    searchPath_ = unique;
+    searchPath_ = pluginSearchPath();
     for (const auto& dir : searchPath_) scan(dir);
   }
 
   const TargetInfo* registered(const std::string& name) const {
     for (const auto& t : targets_)
       if (t.name == name) return &t;
+    for (const auto& t : named_)
+      if (t.name == name) return &t;
     return nullptr;
   }
 
-  // Registered targets first (fsim), then those the manifests promise, each name once.
+  // The target `name` of the family its plugin registered for `entry`'s prefix, made on its
+  // first lookup (which throws if the name is malformed) and kept.
+  const TargetInfo& named(const ManifestEntry& entry, const Plugin& plugin, const std::string& name) {
+    for (const auto& p : prefixes_)
+      if (p.prefix == entry.name) {
+        TargetInfo info = p.make(name);
+        if (info.name != name)
+          throw Error("target '" + name + "'", "plugin " + plugin.library + " made target '" + info.name +
+                                                   "' for it (a plugin bug)");
+        named_.push_back(std::move(info));
+        return named_.back();
+      }
+    throw Error("target '" + name + "'", "plugin " + plugin.library + " is listed by " + plugin.manifest +
+                                             " as providing the names " + entry.name +
+                                             "* but did not register that prefix");
+  }
+
+  // Registered targets first (fsim), then those the manifests list, each name once. Targets that
+  // need a device and name families are left out: they are looked up by name only.
   std::vector<std::string> nameList() {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     scanOnce();
@@ -201,10 +228,21 @@ class Registry final : public TargetRegistrar {
     auto addName = [&](const std::string& n) {
       if (std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
     };
-    for (const auto& t : targets_) addName(t.name);
+    for (const auto& t : targets_)
+      if (listed(t.name)) addName(t.name);
     for (const auto& p : plugins_)
-      for (const auto& n : p.targets) addName(n);
+      for (const auto& e : p.entries)
+        if (e.listed()) addName(e.name);
     return list;
+  }
+
+  // A registered target is listed unless the manifest of its plugin says it needs a device.
+  bool listed(const std::string& name) const {
+    for (const auto& p : plugins_)
+      if (p.loaded)
+        for (const auto& e : p.entries)
+          if (!e.prefix && e.name == name) return e.listed();
+    return true;  // built in
   }
 
   // Reads every manifest in `dir` (sorted by name); a plugin file already found earlier on the
@@ -227,10 +265,13 @@ class Registry final : public TargetRegistrar {
       plugin.library = dir + "/" + stem + kPluginSuffix;
       std::ifstream in(plugin.manifest);
       std::string line;
-      while (std::getline(in, line)) {
+      for (int number = 1; std::getline(in, line); ++number) {
         line.erase(0, line.find_first_not_of(" \t"));
         line.erase(line.find_last_not_of(" \t\r") + 1);
-        if (!line.empty() && line[0] != '#') plugin.targets.push_back(line);
+        if (line.empty() || line[0] == '#') continue;
+        std::string problem;
+        if (auto entry = parseManifestLine(line, &problem)) plugin.entries.push_back(*entry);
+        else skipped_ += (skipped_.empty() ? "" : "; ") + plugin.manifest + ":" + std::to_string(number) + ": " + problem;
       }
       plugins_.push_back(std::move(plugin));
     }
@@ -257,21 +298,26 @@ class Registry final : public TargetRegistrar {
                             ", this runtime has " + std::to_string(TESSERA_TARGET_PLUGIN_ABI) + " (rebuild it)");
     plugin.loaded = true;
     detail::releaseGlobalSessionBeforePluginStatics();
-    const size_t before = targets_.size();
+    const size_t targetsBefore = targets_.size(), prefixesBefore = prefixes_.size();
     registerTargets(*this);
     // Listing reads manifests only, so a target the manifest does not name would be invisible there.
-    for (size_t i = before; i < targets_.size(); ++i)
-      if (std::find(plugin.targets.begin(), plugin.targets.end(), targets_[i].name) == plugin.targets.end())
+    for (size_t i = targetsBefore; i < targets_.size(); ++i)
+      if (!plugin.declares(targets_[i].name, false))
         throw Error(what, "plugin " + plugin.library + " registered target '" + targets_[i].name +
                               "', which its manifest " + plugin.manifest + " does not list (rebuild it)");
+    for (size_t i = prefixesBefore; i < prefixes_.size(); ++i)
+      if (!plugin.declares(prefixes_[i].prefix, true))
+        throw Error(what, "plugin " + plugin.library + " registered the names " + prefixes_[i].prefix +
+                              "*, which its manifest " + plugin.manifest + " does not list (rebuild it)");
   }
 
   std::recursive_mutex mutex_;
   std::deque<TargetInfo> targets_;
-  std::deque<TargetInfo> remotes_;
-  std::deque<TargetInfo> boards_;
+  std::vector<NamePrefix> prefixes_;
+  std::deque<TargetInfo> named_;  // made by the families of prefixes_, one per name looked up
   std::vector<Plugin> plugins_;
   std::vector<std::string> searchPath_;
+  std::string skipped_;  // the manifest lines that name nothing, where and why
   bool scanned_ = false;
 };
 
@@ -282,8 +328,6 @@ std::vector<const TargetInfo*> availableTargets() { return Registry::get().all()
 std::string availableTargetNames() { return Registry::get().names(); }
 
 const TargetInfo& findTarget(const std::string& name) { return Registry::get().find(name); }
-
-std::vector<std::string> pluginSearchPath() { return Registry::get().searchPath(); }
 
 void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options) {
   for (const auto& [key, value] : options) {

@@ -1,13 +1,12 @@
-// tessera serve: offers one device (target) to remote:HOST:PORT clients over TCP (docs/remote.md).
+// tessera serve: offers one device (target) to remote:HOST:PORT clients over TCP (docs/remote.md); tessera-cli-serve.so, loaded by the executable for this verb only (module_loader.cpp).
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 
-#include <unistd.h>
-
 #include "cli.h"
+#include "tessera/runtime/remote_server.h"
 #include "tessera/support/error.h"
-#include "tessera/runtime/remote.h"
+#include "tessera/support/file_io.h"
 
 namespace tessera::cli {
 
@@ -15,13 +14,11 @@ namespace {
 
 // Written whole under a temporary name first, so a test polling for the file never reads half a number.
 void writePortFile(const std::string& path, uint16_t port) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << port << "\n";
-    if (!out) throw Error("--port-file " + path, "cannot write " + tmp);
+  try {
+    writeTextFile(path, std::to_string(port) + "\n", true);
+  } catch (const Error& e) {
+    throw Error("--port-file " + path, e.reason());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("--port-file " + path, "cannot rename " + tmp + " to it");
 }
 
 }  // namespace
@@ -81,3 +78,13 @@ int cmdServe(const std::vector<std::string>& args) {
 }
 
 }  // namespace tessera::cli
+
+extern "C" __attribute__((visibility("default"))) int tessera_cli_serve_main(const char* verb, int argc,
+                                                                              const char* const* argv) {
+  using namespace tessera::cli;
+  if (std::strcmp(verb, "serve") != 0) {
+    std::fprintf(stderr, "tessera %s: internal error: the serve module has no such command\n", verb);
+    return 1;
+  }
+  return runCommand(verb, cmdServe, std::vector<std::string>(argv, argv + argc));
+}

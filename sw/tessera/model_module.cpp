@@ -1,5 +1,5 @@
 // tessera-cli-model.so: the model commands with everything only they need (ONNX, protobuf, image
-// readers), loaded by the executable when one of them runs (model_loader.cpp).
+// readers), loaded by the executable when one of them runs (module_loader.cpp).
 #include <cstring>
 
 #include "cli.h"

@@ -155,16 +155,33 @@ cp "$(dirname "$TESSERA")/../lib/tessera/tessera-hls.so" plugins/tessera-fake.so
 printf 'fake\n' > plugins/tessera-fake.targets
 expect 1 "target 'fake': plugin $WORK/plugins/tessera-fake.so registered target 'hls', which its manifest $WORK/plugins/tessera-fake.targets does not list" \
   -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target fake "${simargs[@]}"
+# Manifest attributes: a target that needs a device is found by name but never listed; a line the
+# runtime cannot read is skipped and named; a name prefix the plugin does not register is an error.
+mkdir -p plugins2
+printf 'spectre device\n' > plugins2/tessera-spectre.targets
+printf 'odd shiny\n' > plugins2/tessera-odd.targets
+cp "$(dirname "$TESSERA")/../lib/tessera/tessera-hls.so" plugins2/tessera-family.so
+printf 'hls\nfamily:*\n' > plugins2/tessera-family.targets
+expect 1 "target 'spectre': plugin $WORK/plugins2/tessera-spectre.so \(listed by .*\) cannot be loaded" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins2" "$TESSERA" sim --target spectre "${simargs[@]}"
+out=$(env TESSERA_PLUGIN_PATH="$WORK/plugins2" "$TESSERA" sim --target warp "${simargs[@]}" 2>&1)
+[[ "$out" == *"available: fsim,"* && "$out" != *spectre* && "$out" != *family* ]] && ok || bad "a device target or a prefix is listed: $out"
+[[ "$out" == *"manifest lines skipped: $WORK/plugins2/tessera-odd.targets:1: unknown attribute 'shiny'"* ]] && ok \
+  || bad "a manifest line with an unknown attribute: $out"
+expect 1 "target 'family:x': plugin $WORK/plugins2/tessera-family.so is listed by $WORK/plugins2/tessera-family.targets as providing the names family:\* but did not register that prefix" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins2" "$TESSERA" sim --target family:x "${simargs[@]}"
 # A copy of the CLI elsewhere still finds this build's plugins (the build's plugin directory ends the search path).
 cp "$TESSERA" ./tessera-copy
 expect 0 "ran 6 instructions on hls" -- ./tessera-copy sim --target hls "${simargs[@]}"
 
-# --- start-up: the executable maps no protobuf, ONNX, libpng or zlib; the model commands load their module
-loaded_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'lib(protobuf|onnx_proto|png16|z)\.so[.0-9]*|tessera-cli-model\.so' | sort -u | tr '\n' ' '; }
+# --- start-up: the executable maps no protobuf, ONNX, libpng, zlib or libcrypto; the model commands and serve load their modules
+loaded_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'lib(protobuf|onnx_proto|png16|z|crypto)\.so[.0-9]*|tessera-cli-(model|serve)\.so' | sort -u | tr '\n' ' '; }
 [ -z "$(loaded_libs "$TESSERA" --help)" ] && ok || bad "tessera --help loads: $(loaded_libs "$TESSERA" --help)"
 [ -z "$(loaded_libs "$TESSERA" sim "${simargs[@]}")" ] && ok || bad "an fsim run loads: $(loaded_libs "$TESSERA" sim "${simargs[@]}")"
 [[ "$(loaded_libs "$TESSERA" run --help)" == *tessera-cli-model.so*libprotobuf* || "$(loaded_libs "$TESSERA" run --help)" == *libprotobuf*tessera-cli-model.so* ]] \
   && ok || bad "tessera run --help loads: $(loaded_libs "$TESSERA" run --help)"
+[[ "$(loaded_libs "$TESSERA" serve --help)" == *libcrypto*tessera-cli-serve.so* ]] \
+  && ok || bad "tessera serve --help loads: $(loaded_libs "$TESSERA" serve --help)"
 expect 1 "tessera run: error: nope.tsm" -- "$TESSERA" run nope.tsm
 expect 2 "see 'tessera run --help'" -- "$TESSERA" run --bogus
 # A copy of the CLI elsewhere still finds the module (the build's plugin directory ends the search path).

@@ -4,7 +4,8 @@
 # usage: install_test.sh BUILD_DIR SOURCE_DIR [deb]
 set -uo pipefail
 build=$1; src=$2; want_deb=${3:-}
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d); serve_pid=""
+trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null; rm -rf "$work"' EXIT
 prefix="$work/prefix"
 passed=0; failed=0
 ok() { passed=$((passed + 1)); }
@@ -15,7 +16,7 @@ run cmake --install "$build" --prefix "$prefix" || exit 1
 for f in bin/tessera lib/libtessera_runtime.a lib/libtessera_compiler.a lib/libtessera_network.a \
          include/vta/driver.h include/vta/runtime.h include/tessera/runtime/tessera.h include/tessera/c/model.h \
          include/tessera/gen/host_interface.h lib/cmake/Tessera/TesseraConfig.cmake lib/pkgconfig/tessera.pc \
-         lib/tessera/tessera-cli-model.so share/tessera/configs/default.json; do
+         lib/tessera/tessera-cli-model.so lib/tessera/tessera-cli-serve.so share/tessera/configs/default.json; do
   [ -e "$prefix/$f" ] && ok || bad "not installed: $f"
 done
 
@@ -46,6 +47,20 @@ fi
 [ -x "$work/consumer/compile_conv" ] && run "$work/consumer/compile_conv" fsim && ok
 [ -x "$work/consumer/compile_conv" ] && TESSERA_PLUGIN_PATH="$prefix/lib/tessera" run "$work/consumer/compile_conv" hls && ok
 
+# The installed CLI serves a device (its serve module) and reaches it through the remote plugin; a
+# board target is found by its manifest and asks for its device.
+"$prefix/bin/tessera" serve --port 0 --port-file "$work/port" --quiet > "$work/serve.log" 2>&1 &
+serve_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+if [ -s "$work/port" ]; then
+  run "$prefix/bin/tessera" regress --programs 3 --targets "fsim,remote:127.0.0.1:$(cat "$work/port")/fsim" && ok
+else
+  bad "the installed tessera serve did not start: $(cat "$work/serve.log")"
+fi
+kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=""
+"$prefix/bin/tessera" sim --target zynq --insn 0x10000:1 > "$work/log" 2>&1
+grep -q "UIO device 'tessera'" "$work/log" && ok || bad "the installed zynq target: $(cat "$work/log")"
+
 # A C program through pkg-config, with the prefix moved: the .pc file finds it relative to itself.
 mv "$prefix" "$work/moved"; prefix="$work/moved"
 flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs tessera) && ok || bad "pkg-config tessera"
@@ -62,7 +77,15 @@ if [ "$want_deb" = deb ]; then
   if [ -n "$deb" ]; then
     dpkg-deb -c "$deb" > "$work/contents"
     grep -q "./usr/bin/tessera$" "$work/contents" && ok || bad "the .deb has no /usr/bin/tessera"
-    grep -q "./usr/lib/tessera/tessera-hls.so$" "$work/contents" && ok || bad "the .deb has no plugin"
+    # Every plugin of the build, each with its manifest, and the CLI's modules.
+    for f in "$build"/lib/tessera/*.targets; do
+      name=$(basename "$f" .targets)
+      grep -q "./usr/lib/tessera/$name.so$" "$work/contents" && grep -q "./usr/lib/tessera/$name.targets$" "$work/contents" \
+        && ok || bad "the .deb lacks the plugin $name.so or its manifest"
+    done
+    for m in tessera-cli-model.so tessera-cli-serve.so; do
+      grep -q "./usr/lib/tessera/$m$" "$work/contents" && ok || bad "the .deb has no $m"
+    done
     dpkg-deb -f "$deb" Depends | grep -q "libc6" && ok || bad "the .deb declares no shared-library dependencies"
     echo "package: $(basename "$deb"), $(du -k "$deb" | cut -f1) KiB"
   else

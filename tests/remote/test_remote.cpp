@@ -12,12 +12,13 @@
 #include <sstream>
 #include <thread>
 
-#include "remote_wire.h"
 #include "tessera/support/error.h"
 #include "tessera/regress/check.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/runner.h"
 #include "tessera/runtime/remote.h"
+#include "tessera/runtime/remote_server.h"
+#include "tessera/runtime/remote_wire.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/tessera.h"
 #include "tessera/sw/workloads.h"
@@ -197,17 +198,34 @@ std::string hex(const std::array<uint8_t, 32>& d) {
   return s;
 }
 
-TEST(RemoteAuth, Sha256AndHmacMatchPublishedVectors) {
+// RFC 4231's test cases 1-4, 6 and 7 (5 truncates the MAC): short keys, data of repeated bytes,
+// and keys longer than SHA-256's block, which HMAC hashes first.
+TEST(RemoteAuth, HmacSha256MatchesRfc4231) {
   namespace wire = tessera::runtime::remote::wire;
-  const std::string abc = "abc";
-  EXPECT_EQ(hex(wire::sha256(reinterpret_cast<const uint8_t*>(abc.data()), abc.size())),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  const std::string two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";  // padding spills into a second block
-  EXPECT_EQ(hex(wire::sha256(reinterpret_cast<const uint8_t*>(two.data()), two.size())),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  const std::string jefe = "what do ya want for nothing?";
-  EXPECT_EQ(hex(wire::hmacSha256("Jefe", std::vector<uint8_t>(jefe.begin(), jefe.end()))),
+  auto mac = [](const std::string& key, const std::string& data) {
+    return hex(wire::hmacSha256(key, std::vector<uint8_t>(data.begin(), data.end())));
+  };
+  EXPECT_EQ(mac(std::string(20, '\x0b'), "Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(mac("Jefe", "what do ya want for nothing?"),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(mac(std::string(20, '\xaa'), std::string(50, '\xdd')),
+            "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+  std::string key4;
+  for (char c = 1; c <= 25; ++c) key4 += c;
+  EXPECT_EQ(mac(key4, std::string(50, '\xcd')), "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  EXPECT_EQ(mac(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(mac(std::string(131, '\xaa'),
+                "This is a test using a larger than block-size key and a larger than block-size data. The key needs "
+                "to be hashed before being used by the HMAC algorithm."),
+            "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+  const auto a = wire::hmacSha256("k", {1, 2, 3});
+  auto b = a;
+  EXPECT_TRUE(wire::equalConstantTime(a.data(), b.data(), b.size()));
+  b.back() ^= 1;
+  EXPECT_FALSE(wire::equalConstantTime(a.data(), b.data(), b.size()));
+  EXPECT_NE(wire::randomNonce(), wire::randomNonce());
 }
 
 // --- Names ---

@@ -33,16 +33,15 @@ target_compile_definitions(tessera_icebreaker_rtl PRIVATE ${VL_DEFINES})
 target_link_libraries(tessera_icebreaker_rtl PUBLIC tessera_verilated)
 add_dependencies(tessera_icebreaker_rtl tessera_generated_headers)
 
-# The harness and the host-link driver (the runtime's own source, so the plugin needs nothing from
-# the program that loads it), position-independent for the plugin.
-add_library(tessera_icebreaker_sim STATIC board/sim_board.cpp "${CMAKE_SOURCE_DIR}/runtime/src/icebreaker_target.cpp")
-target_include_directories(tessera_icebreaker_sim PUBLIC board "${CMAKE_SOURCE_DIR}/runtime/include")
+# The harness, over the iCEBreaker driver the icebreaker target links too (runtime/icebreaker).
+add_library(tessera_icebreaker_sim STATIC board/sim_board.cpp)
+target_include_directories(tessera_icebreaker_sim PUBLIC board)
 target_include_directories(tessera_icebreaker_sim SYSTEM PRIVATE "${ib_dir}" "${ib_mdir}")
 set_source_files_properties(board/sim_board.cpp PROPERTIES OBJECT_DEPENDS "${ib_dir}/${ib_prefix}__stamp.h"
                             COMPILE_DEFINITIONS "${VL_DEFINES}" COMPILE_OPTIONS "-O3")
-target_link_libraries(tessera_icebreaker_sim PUBLIC tessera_hw PRIVATE tessera_icebreaker_rtl tessera_verilated)
+target_link_libraries(tessera_icebreaker_sim PUBLIC tessera_icebreaker_driver PRIVATE tessera_icebreaker_rtl tessera_verilated)
 
-tessera_add_target_plugin(icebreaker TARGETS icebreaker-sim SOURCES board/target_plugin.cpp
+tessera_add_target_plugin(icebreaker-sim TARGETS icebreaker-sim SOURCES board/target_plugin.cpp
                           LIBRARIES tessera_icebreaker_sim)
 
 add_executable(tessera-fake-icebreaker board/fake_icebreaker.cpp)
@@ -88,7 +87,7 @@ if(TESSERA_BUILD_ICEBREAKER_GLS AND ICEBREAKER_YOSYS AND ICEBREAKER_ICE40_CELLS)
   target_include_directories(tessera_icebreaker_gls_model SYSTEM PRIVATE "${ibg_mdir}")
   target_compile_definitions(tessera_icebreaker_gls_model PRIVATE ${VL_DEFINES})
   target_link_libraries(tessera_icebreaker_gls_model PUBLIC tessera_verilated)
-  # The harness compiled again against the netlist's model; the driver is the runtime's.
+  # The harness compiled again against the netlist's model, over the same driver.
   add_executable(tessera_icebreaker_gls_regress board/sim_board.cpp "${CMAKE_SOURCE_DIR}/tests/icebreaker/gls_regress.cpp")
   target_include_directories(tessera_icebreaker_gls_regress PRIVATE board)
   target_include_directories(tessera_icebreaker_gls_regress SYSTEM PRIVATE "${ibg_dir}" "${ibg_mdir}")
@@ -97,5 +96,6 @@ if(TESSERA_BUILD_ICEBREAKER_GLS AND ICEBREAKER_YOSYS AND ICEBREAKER_ICE40_CELLS)
   add_custom_target(tessera_icebreaker_gls_verilated DEPENDS "${ibg_dir}/${ib_prefix}__stamp.h")
   add_dependencies(tessera_icebreaker_gls_regress tessera_icebreaker_gls_verilated)
   target_compile_definitions(tessera_icebreaker_gls_regress PRIVATE ${VL_DEFINES})
-  target_link_libraries(tessera_icebreaker_gls_regress PRIVATE tessera_icebreaker_gls_model tessera_regress tessera_verilated)
+  target_link_libraries(tessera_icebreaker_gls_regress PRIVATE tessera_icebreaker_gls_model tessera_icebreaker_driver
+                                                               tessera_regress tessera_verilated)
 endif()

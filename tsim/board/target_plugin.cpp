@@ -8,7 +8,7 @@ TESSERA_TARGET_PLUGIN(registrar) {
   info.name = ib::kSimName;
   info.description = "the iCEBreaker board top (pico core + 128 KiB board memory + UART host link, the bitstream's "
                      "RTL) under Verilator, driven bit by bit through its UART lines (config pico; docs/fpga.md)";
-  info.options = {{"timeout", "seconds a run may take before it is reported as hung (default 60)"}};
+  info.options = {{ib::kTimeoutKey, "seconds a run may take before it is reported as hung (default 60)"}};
   info.unsupportedReason = [](const tessera::hw::Config& cfg) { return ib::configProblem(cfg); };
   info.create = [](const tessera::hw::Config& cfg, tessera::hw::Dram& dram,
                    const tessera::runtime::TargetOptions& options) {

@@ -63,28 +63,31 @@ struct TargetInfo {
 };
 
 // Where targets register. fsim registers itself inside the runtime; every other target lives in a
-// plugin (a shared object, see target_plugin.h) whose entry point is handed the registrar.
+// plugin (a shared object, see target_plugin.h) whose entry point is handed the registrar. What a
+// plugin registers, its manifest lists (runtime/README.md, "Plugin manifests").
 class TargetRegistrar {
  public:
   // Throws tessera::Error if a target of that name is already registered.
   virtual void add(TargetInfo info) = 0;
+  // A family of targets: every name starting with `prefix` (e.g. "remote:" for the
+  // remote:HOST:PORT[/T] names). `make` builds the TargetInfo of one such name, with that name, on
+  // its first lookup, or throws tessera::Error saying what is wrong with the name. Throws if the
+  // prefix is already registered.
+  virtual void addNamePrefix(std::string prefix, std::function<TargetInfo(const std::string& name)> make) = 0;
 
  protected:
   ~TargetRegistrar() = default;
 };
 
-// Every target this build has: fsim and those of every plugin found (loading them all).
+// Every listed target: fsim and those of every plugin found (loading them all). Targets that need a
+// device (zynq, icebreaker) and name families (remote:) are left out: they are found by name only.
 std::vector<const TargetInfo*> availableTargets();
-// Comma-separated names of every target, from the plugins' manifests: loads no plugin.
+// Comma-separated names of every listed target, from the plugins' manifests: loads no plugin.
 std::string availableTargetNames();
 // The target of that name, loading the plugin that provides it on first use; throws
 // tessera::Error listing the available targets and the plugin directories searched if there is
 // none, or naming the plugin file and the loader's error if it cannot be loaded.
 const TargetInfo& findTarget(const std::string& name);
-// The directories searched for plugins, in order: $TESSERA_PLUGIN_PATH (colon-separated), the
-// running executable's directory, ../lib/tessera relative to it, then the build tree's plugin
-// directory.
-std::vector<std::string> pluginSearchPath();
 // Throws tessera::Error naming the first key `info` does not accept, or why it cannot run `cfg`.
 void checkTarget(const TargetInfo& info, const hw::Config& cfg, const TargetOptions& options);
 // Creates a target by name after checkTarget().

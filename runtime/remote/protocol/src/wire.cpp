@@ -1,15 +1,8 @@
-// The remote protocol's wire layer: framing with deadlines over Asio, field codecs, SHA-256 and HMAC.
-#include "remote_wire.h"
+// The remote protocol's wire layer: framing with deadlines over Asio and the field codecs.
+#include "tessera/runtime/remote_wire.h"
 
-#include <sys/stat.h>
-
-#include <cstring>
-#include <fstream>
-#include <random>
-#include <sstream>
 
 #include "tessera/support/error.h"
-#include "tessera/support/file_io.h"
 
 namespace tessera::runtime::remote::wire {
 
@@ -100,6 +93,17 @@ void Reader::end() {
 
 Channel::Channel(std::string peer) : socket_(io_), peer_(std::move(peer)) {}
 
+bool Channel::runFor(const bool& done, std::chrono::milliseconds timeout) {
+  io_.run_for(timeout);
+  if (done) return true;
+  // Closing cancels the operation; running again lets its handler see the cancellation.
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  io_.restart();
+  io_.run();
+  return false;
+}
+
 template <class Start>
 size_t Channel::complete(Start start, std::chrono::milliseconds timeout, const char* doing) {
   bool done = false;
@@ -111,15 +115,8 @@ size_t Channel::complete(Start start, std::chrono::milliseconds timeout, const c
     done = true;
   });
   io_.restart();
-  io_.run_for(timeout);
-  if (!done) {
-    // Closing cancels the operation; running again lets its handler see the cancellation.
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    io_.restart();
-    io_.run();
+  if (!runFor(done, timeout))
     throw WireError(peer_ + ": timed out after " + std::to_string(timeout.count() / 1000.0).substr(0, 5) + " s " + doing);
-  }
   lastWasEof_ = ec == asio::error::eof;
   if (ec) {
     boost::system::error_code ignored;
@@ -142,14 +139,8 @@ void Channel::connect(const std::string& host, uint16_t port, std::chrono::milli
     ec = e;
     done = true;
   });
-  io_.run_for(timeout);
-  if (!done) {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    io_.restart();
-    io_.run();
+  if (!runFor(done, timeout))
     throw WireError(peer_ + ": no answer to the connection attempt within " + std::to_string(timeout.count() / 1000) + " s");
-  }
   if (ec) throw WireError(peer_ + ": cannot connect: " + ec.message() + " (is `tessera serve` running there?)");
   socket_.set_option(tcp::no_delay(true), ec);
 }
@@ -281,132 +272,6 @@ std::vector<hw::RunSpans> getSpans(Reader& r) {
     }
   }
   return out;
-}
-
-// --- SHA-256 (FIPS 180-4) and HMAC (RFC 2104) ---
-
-namespace {
-
-constexpr uint32_t kRoundConstants[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-void compressBlock(uint32_t state[8], const uint8_t block[64]) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i)
-    w[i] = uint32_t(block[4 * i]) << 24 | uint32_t(block[4 * i + 1]) << 16 | uint32_t(block[4 * i + 2]) << 8 | block[4 * i + 3];
-  for (int i = 16; i < 64; ++i) {
-    const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6], h = state[7];
-  for (int i = 0; i < 64; ++i) {
-    const uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRoundConstants[i] + w[i];
-    const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  state[0] += a;
-  state[1] += b;
-  state[2] += c;
-  state[3] += d;
-  state[4] += e;
-  state[5] += f;
-  state[6] += g;
-  state[7] += h;
-}
-
-}  // namespace
-
-std::array<uint8_t, 32> sha256(const uint8_t* data, size_t n) {
-  uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  size_t full = n / 64;
-  for (size_t i = 0; i < full; ++i) compressBlock(state, data + 64 * i);
-  // The tail, the 0x80 marker and the message's bit length fill one or two final blocks.
-  uint8_t tail[128] = {};
-  const size_t rest = n - 64 * full;
-  if (rest) std::memcpy(tail, data + 64 * full, rest);
-  tail[rest] = 0x80;
-  const size_t tailBlocks = rest + 1 + 8 <= 64 ? 1 : 2;
-  const uint64_t bits = uint64_t(n) * 8;
-  for (int i = 0; i < 8; ++i) tail[64 * tailBlocks - 1 - i] = static_cast<uint8_t>(bits >> (8 * i));
-  for (size_t i = 0; i < tailBlocks; ++i) compressBlock(state, tail + 64 * i);
-  std::array<uint8_t, 32> digest;
-  for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < 4; ++j) digest[4 * i + j] = static_cast<uint8_t>(state[i] >> (24 - 8 * j));
-  return digest;
-}
-
-std::array<uint8_t, 32> hmacSha256(const std::string& key, const std::vector<uint8_t>& message) {
-  uint8_t block[64] = {};
-  if (key.size() > 64) {
-    const auto k = sha256(reinterpret_cast<const uint8_t*>(key.data()), key.size());
-    std::memcpy(block, k.data(), k.size());
-  } else {
-    std::memcpy(block, key.data(), key.size());
-  }
-  std::vector<uint8_t> inner(64), outer(64);
-  for (int i = 0; i < 64; ++i) {
-    inner[i] = block[i] ^ 0x36;
-    outer[i] = block[i] ^ 0x5c;
-  }
-  inner.insert(inner.end(), message.begin(), message.end());
-  const auto innerDigest = sha256(inner.data(), inner.size());
-  outer.insert(outer.end(), innerDigest.begin(), innerDigest.end());
-  return sha256(outer.data(), outer.size());
-}
-
-bool equalConstantTime(const uint8_t* a, const uint8_t* b, size_t n) {
-  uint8_t diff = 0;
-  for (size_t i = 0; i < n; ++i) diff |= static_cast<uint8_t>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-std::array<uint8_t, kNonceBytes> randomNonce() {
-  std::random_device device;  // /dev/urandom on Linux
-  std::array<uint8_t, kNonceBytes> nonce;
-  for (size_t i = 0; i < nonce.size(); i += 4) {
-    const uint32_t v = device();
-    for (size_t j = 0; j < 4; ++j) nonce[i + j] = static_cast<uint8_t>(v >> (8 * j));
-  }
-  return nonce;
-}
-
-std::string readSecretFile(const std::string& path, const std::string& what) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(what + " " + path, "cannot open file for reading");
-  if (st.st_mode & (S_IRWXG | S_IRWXO))
-    throw Error(what + " " + path, "readable by group or others; the secret must be private (chmod 600)");
-  std::string secret;
-  try {
-    secret = readTextFile(path);
-  } catch (const Error& e) {
-    throw Error(what + " " + path, e.reason());
-  }
-  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
-  if (secret.empty()) throw Error(what + " " + path, "empty: a shared secret needs at least one byte");
-  return secret;
-}
-
-std::vector<uint8_t> authMessage(const char* label, const uint8_t* serverNonce, const uint8_t* clientNonce) {
-  std::vector<uint8_t> m(label, label + std::strlen(label));
-  m.insert(m.end(), serverNonce, serverNonce + kNonceBytes);
-  m.insert(m.end(), clientNonce, clientNonce + kNonceBytes);
-  return m;
 }
 
 }  // namespace tessera::runtime::remote::wire

@@ -1,10 +1,8 @@
-// The zynq target: the RTL accelerator on a Zynq board (registers through UIO or /dev/mem, DRAM from u-dma-buf), or a fake device standing in for one (docs/deploy.md).
+// The zynq target's board interface, shared with its fake board (tessera-fake-zynq): register window sizes, u-dma-buf's sync directions, and the address syntax of sysfs and the options (docs/deploy.md).
 #pragma once
 
 #include <cstdint>
 #include <string>
-
-#include "tessera/runtime/target.h"
 
 namespace tessera::runtime::zynq {
 
@@ -18,10 +16,6 @@ uint64_t hlsRegisterWindowBytes();
 
 // u-dma-buf's sync_direction values (the kernel's enum dma_data_direction).
 constexpr int kSyncBidirectional = 0, kSyncToDevice = 1, kSyncFromDevice = 2;
-
-// The registry entry of `zynq`: made on first use and kept out of the target listings, as a
-// board target needs a device to exist (options: docs/deploy.md, "Target options").
-TargetInfo zynqTargetInfo();
 
 // Parses "0x1f000000" (hex with 0x) or "520093696" (decimal) as sysfs and the options write
 // addresses; throws tessera::Error naming `what` otherwise.

@@ -12,9 +12,9 @@
 
 #include <sys/socket.h>
 
-#include "remote_wire.h"
+#include "tessera/runtime/remote_server.h"
+#include "tessera/runtime/remote_wire.h"
 #include "tessera/support/error.h"
-#include "tessera/runtime/remote.h"
 
 namespace tessera::runtime::remote {
 

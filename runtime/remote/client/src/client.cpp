@@ -11,70 +11,17 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "remote_wire.h"
 #include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/runtime/remote.h"
+#include "tessera/runtime/remote_wire.h"
+#include "tessera/runtime/target_plugin.h"
+#include "tessera/runtime/target_support.h"
 
 namespace tessera::runtime::remote {
 
 using std::chrono::milliseconds;
-
-std::string Endpoint::address() const {
-  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-bool isRemoteName(const std::string& name) { return name.rfind(kNamePrefix, 0) == 0; }
-
-Endpoint parseRemoteName(const std::string& name) {
-  const std::string where = "target '" + name + "'";
-  if (!isRemoteName(name)) throw Error(where, "not a remote target (expected remote:HOST:PORT[/TARGET])");
-  std::string rest = name.substr(std::strlen(kNamePrefix));
-  Endpoint ep;
-  size_t portStart;
-  if (!rest.empty() && rest[0] == '[') {
-    const size_t close = rest.find(']');
-    if (close == std::string::npos || close + 1 >= rest.size() || rest[close + 1] != ':')
-      throw Error(where, "an IPv6 host is written [ADDRESS]:PORT");
-    ep.host = rest.substr(1, close - 1);
-    portStart = close + 2;
-  } else {
-    const size_t colon = rest.find(':');
-    if (colon == std::string::npos || colon == 0)
-      throw Error(where, "expected remote:HOST:PORT[/TARGET], e.g. remote:127.0.0.1:" + std::to_string(kDefaultPort) + "/fsim");
-    ep.host = rest.substr(0, colon);
-    portStart = colon + 1;
-  }
-  const size_t slash = rest.find('/', portStart);
-  const std::string port = rest.substr(portStart, slash == std::string::npos ? std::string::npos : slash - portStart);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(port) == 0 || std::stoul(port) > 65535)
-    throw Error(where, "port '" + port + "' is not a number in [1, 65535]");
-  ep.port = static_cast<uint16_t>(std::stoul(port));
-  if (slash != std::string::npos) {
-    ep.target = rest.substr(slash + 1);
-    if (ep.target.empty()) throw Error(where, "empty target after '/' (leave out the '/' to take the server's)");
-    if (ep.target.find_first_of(":/,") != std::string::npos)
-      throw Error(where, "target name '" + ep.target + "' holds ':', '/' or ','");
-  }
-  return ep;
-}
-
-size_t remoteNameLength(const std::string& spec) {
-  if (!isRemoteName(spec)) return 0;
-  size_t pos = std::strlen(kNamePrefix);
-  if (pos < spec.size() && spec[pos] == '[') {
-    const size_t close = spec.find(']', pos);
-    pos = close == std::string::npos ? spec.size() : close + 1;
-  } else {
-    pos = spec.find(':', pos);
-    if (pos == std::string::npos) return spec.size();
-  }
-  // Past HOST: ':' PORT, then an optional '/' TARGET, then options begin at the next ':'.
-  const size_t next = spec.find(':', pos + 1);
-  return next == std::string::npos ? spec.size() : next;
-}
 
 namespace {
 
@@ -90,16 +37,6 @@ struct ClientSettings {
   milliseconds queueWait{600000};
   TargetOptions forwarded;  // every other key, for the server's target
 };
-
-milliseconds secondsOption(const TargetOptions& options, const char* key, milliseconds fallback) {
-  const auto it = options.find(key);
-  if (it == options.end()) return fallback;
-  char* end = nullptr;
-  const double s = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end || !(s > 0) || s > 1e6)
-    throw Error(std::string("target option ") + key + "=" + it->second, "expected a number of seconds in (0, 1e6]");
-  return milliseconds(static_cast<int64_t>(s * 1000));
-}
 
 ClientSettings settingsOf(const TargetOptions& options) {
   ClientSettings s;
@@ -588,8 +525,7 @@ class RemoteTarget : public Target {
   std::unordered_map<uint64_t, std::vector<uint8_t>> shadow_;
 };
 
-}  // namespace
-
+// The target of one remote:HOST:PORT[/T] name.
 TargetInfo remoteTargetInfo(const std::string& name) {
   const Endpoint ep = parseRemoteName(name);
   TargetInfo info;
@@ -606,4 +542,12 @@ TargetInfo remoteTargetInfo(const std::string& name) {
   return info;
 }
 
+}  // namespace
+
 }  // namespace tessera::runtime::remote
+
+// Every remote:... name is a target of this plugin, made when it is first looked up.
+TESSERA_TARGET_PLUGIN(registrar) {
+  namespace remote = tessera::runtime::remote;
+  registrar.addNamePrefix(remote::kNamePrefix, remote::remoteTargetInfo);
+}

@@ -1,4 +1,4 @@
-// The iCEBreaker host link (docs/fpga.md): the byte protocol of rtl/board/tessera_board_link.sv, a driver target that speaks it over any byte channel, and the serial-port channel of the icebreaker target.
+// The iCEBreaker driver (docs/fpga.md): the host link's byte protocol (rtl/board/tessera_board_link.sv) and a target that speaks it over any byte channel, shared by the icebreaker and icebreaker-sim plugins.
 #pragma once
 
 #include <chrono>
@@ -102,9 +102,6 @@ class Link {
   uint32_t maxBlock_ = 0;
 };
 
-// The serial port at `device` in raw mode, 8N1 at `baud`; throws tessera::Error naming the device.
-std::unique_ptr<ByteChannel> openSerial(const std::string& device, uint32_t baud);
-
 // A driver target over `channel`: each run packs the DRAM pages the program uses into the board
 // memory (moving its LOAD/STOREs to match), starts the accelerator through its registers, polls for
 // done and copies the stored ranges back. `name` is the registered target name.
@@ -113,10 +110,8 @@ std::unique_ptr<Target> makeTarget(const std::string& name, const hw::Config& cf
 
 // Why `cfg` is not the board's config; empty if it is.
 std::string configProblem(const hw::Config& cfg);
-// The option timeout=SECONDS (default 60 s); throws tessera::Error on a bad value.
+// The option timeout=SECONDS (default 60 s) both targets take; throws tessera::Error on a bad value.
+constexpr const char* kTimeoutKey = "timeout";
 std::chrono::milliseconds timeoutOption(const TargetOptions& options);
-
-// The registry entry of `icebreaker`: kept out of the target listings, as it needs a device.
-TargetInfo serialTargetInfo();
 
 }  // namespace tessera::runtime::icebreaker

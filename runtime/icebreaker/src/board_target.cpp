@@ -1,284 +1,21 @@
-// The iCEBreaker host link's driver: the protocol client, the target that runs programs through it, and the serial-port channel of the icebreaker target.
-#include "tessera/runtime/icebreaker.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/file.h>
-#include <termios.h>
-#include <unistd.h>
-
+// The iCEBreaker driver's target: runs programs on the pico bitstream through the host link, over whatever byte channel it is given (a serial port, the simulated board's UART).
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdint>
 #include <iterator>
 #include <thread>
 
 #include "tessera/gen/host_interface.h"
-#include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/hw/program.h"
 #include "tessera/hw/run_error.h"
+#include "tessera/runtime/icebreaker.h"
+#include "tessera/runtime/target_support.h"
+#include "tessera/support/error.h"
 #include "tessera/support/format.h"
 
 namespace tessera::runtime::icebreaker {
-
-namespace {
-
-const char* commandName(uint8_t command) {
-  switch (command) {
-    case kHello: return "HELLO";
-    case kReadReg: return "READ_REG";
-    case kWriteReg: return "WRITE_REG";
-    case kReadMem: return "READ_MEM";
-    case kWriteMem: return "WRITE_MEM";
-    case kStatus: return "STATUS";
-    default: return "command";
-  }
-}
-
-void putLe(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-uint32_t getLe32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t(p[3]) << 24; }
-
-}  // namespace
-
-std::string statusName(uint8_t status) {
-  switch (status) {
-    case kOk: return "OK";
-    case kBadCommand: return "BAD_COMMAND";
-    case kBadLength: return "BAD_LENGTH";
-    case kBadAddress: return "BAD_ADDRESS";
-    case kBusError: return "BUS_ERROR";
-    default: return "unknown status " + hex(status);
-  }
-}
-
-Reply Link::transact(uint8_t command, uint32_t address, uint16_t length, const std::vector<uint8_t>& payload,
-                     size_t replyPayload) {
-  std::vector<uint8_t> frame{kRequestSync, command};
-  putLe(frame, address, 4);
-  putLe(frame, length, 2);
-  frame.insert(frame.end(), payload.begin(), payload.end());
-  channel_.write(frame.data(), frame.size());
-  const std::string what = std::string(commandName(command)) + " " + hex(command) + " at " + hex(address) +
-                           " length " + std::to_string(length) + " on " + channel_.describe();
-  uint8_t head[2];
-  const size_t got = channel_.read(head, 2, timeout_);
-  if (got < 2)
-    throw Error(what, "no reply within " + std::to_string(timeout_.count()) + " ms (" + std::to_string(got) +
-                          " of 2 bytes): is the board programmed, at this baud rate, and the device the right one?");
-  if (head[0] != kReplySync)
-    throw Error(what, "the reply began with " + hex(head[0]) + ", not the reply sync byte " + hex(kReplySync) +
-                          ": the link lost sync (wrong baud rate, or another program on the port)");
-  Reply r;
-  r.status = head[1];
-  if (r.status != kOk) {
-    // The board drains the rest of a refused request until the line is quiet (resync rule).
-    channel_.quiet(2 * kIdleTimeoutBits);
-    return r;
-  }
-  r.payload.resize(replyPayload);
-  const size_t n = channel_.read(r.payload.data(), replyPayload, timeout_);
-  if (n < replyPayload)
-    throw Error(what, "the reply stopped after " + std::to_string(n) + " of its " + std::to_string(replyPayload) +
-                          " payload bytes");
-  return r;
-}
-
-void Link::expectOk(const Reply& r, const std::string& request) {
-  if (r.status != kOk)
-    throw Error(request + " on " + channel_.describe(), "the board answered " + statusName(r.status));
-}
-
-BoardInfo Link::hello() {
-  const Reply r = transact(kHello, 0, 0, {}, kHelloBytes);
-  expectOk(r, "HELLO");
-  BoardInfo info;
-  info.version = r.payload[0];
-  info.memBytes = uint64_t(1) << r.payload[1];
-  info.maxBlock = 1u << r.payload[2];
-  info.regAddrWidth = r.payload[3];
-  if (info.version != kVersion)
-    throw Error("HELLO on " + channel_.describe(), "the board speaks protocol version " +
-                                                       std::to_string(info.version) + "; this driver speaks " +
-                                                       std::to_string(kVersion));
-  maxBlock_ = info.maxBlock;
-  return info;
-}
-
-uint32_t Link::readReg(uint32_t offset) {
-  const Reply r = transact(kReadReg, offset, kRegBytes, {}, kRegBytes);
-  expectOk(r, "READ_REG " + hex(offset));
-  return getLe32(r.payload.data());
-}
-
-void Link::writeReg(uint32_t offset, uint32_t value) {
-  std::vector<uint8_t> data;
-  putLe(data, value, 4);
-  expectOk(transact(kWriteReg, offset, kRegBytes, data, 0), "WRITE_REG " + hex(offset));
-}
-
-void Link::readMem(uint32_t address, uint8_t* out, size_t n) {
-  if (!maxBlock_) hello();
-  for (size_t done = 0; done < n;) {
-    const size_t block = std::min<size_t>(n - done, maxBlock_);
-    const uint32_t at = address + static_cast<uint32_t>(done);
-    const Reply r = transact(kReadMem, at, static_cast<uint16_t>(block), {}, block);
-    expectOk(r, "READ_MEM " + hex(at) + " length " + std::to_string(block));
-    std::memcpy(out + done, r.payload.data(), block);
-    done += block;
-  }
-}
-
-void Link::writeMem(uint32_t address, const uint8_t* data, size_t n) {
-  if (!maxBlock_) hello();
-  for (size_t done = 0; done < n;) {
-    const size_t block = std::min<size_t>(n - done, maxBlock_);
-    const uint32_t at = address + static_cast<uint32_t>(done);
-    const std::vector<uint8_t> bytes(data + done, data + done + block);
-    expectOk(transact(kWriteMem, at, static_cast<uint16_t>(block), bytes, 0),
-             "WRITE_MEM " + hex(at) + " length " + std::to_string(block));
-    done += block;
-  }
-}
-
-BoardStatus Link::status() {
-  const Reply r = transact(kStatus, 0, 0, {}, kStatusBytes);
-  expectOk(r, "STATUS");
-  BoardStatus s;
-  s.irq = r.payload[0] & 1;
-  s.frameErrorSeen = r.payload[0] & 2;
-  s.overrunSeen = r.payload[0] & 4;
-  s.errors = r.payload[1];
-  return s;
-}
-
-// ---------------------------------------------------------------- serial port
-
-namespace {
-
-speed_t speedOf(uint32_t baud, const std::string& device) {
-  switch (baud) {
-    case 9600: return B9600;
-    case 19200: return B19200;
-    case 38400: return B38400;
-    case 57600: return B57600;
-    case 115200: return B115200;
-    case 230400: return B230400;
-    case 460800: return B460800;
-    case 921600: return B921600;
-    case 1000000: return B1000000;
-    case 2000000: return B2000000;
-    case 3000000: return B3000000;
-    default:
-      throw Error("target option baud=" + std::to_string(baud) + " for " + device,
-                  "not a rate termios offers (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600, 1000000, "
-                  "2000000, 3000000)");
-  }
-}
-
-class SerialChannel : public ByteChannel {
- public:
-  SerialChannel(const std::string& device, uint32_t baud) : device_(device), baud_(baud) {
-    const speed_t speed = speedOf(baud, device);
-    fd_ = ::open(device.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(device, std::string("cannot open the serial port: ") + std::strerror(errno));
-    termios t;
-    if (::tcgetattr(fd_, &t) != 0) {
-      const int err = errno;
-      ::close(fd_);
-      throw Error(device, std::string("not a serial port (tcgetattr: ") + std::strerror(err) + ")");
-    }
-    // Two drivers on one board interleave their requests' bytes and read each other's replies: the
-    // second is refused while the first holds the port.
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      const int err = errno;
-      ::close(fd_);
-      throw Error(device, err == EWOULDBLOCK ? std::string("the serial port is in use by another process (it holds a lock on it)")
-                                             : std::string("cannot lock the serial port: ") + std::strerror(err));
-    }
-    // Raw 8N1: no echo, no line editing, no flow control, no translation of any byte.
-    ::cfmakeraw(&t);
-    t.c_cflag |= CLOCAL | CREAD;
-    t.c_cflag &= ~(CSTOPB | PARENB | CRTSCTS);
-    t.c_cc[VMIN] = 0;
-    t.c_cc[VTIME] = 0;
-    ::cfsetispeed(&t, speed);
-    ::cfsetospeed(&t, speed);
-    if (::tcsetattr(fd_, TCSANOW, &t) != 0) {
-      const int err = errno;
-      ::close(fd_);
-      throw Error(device, std::string("cannot set raw mode at ") + std::to_string(baud) + " baud: " +
-                              std::strerror(err));
-    }
-    ::tcflush(fd_, TCIOFLUSH);
-  }
-  ~SerialChannel() override { ::close(fd_); }
-
-  void write(const uint8_t* data, size_t n) override {
-    for (size_t done = 0; done < n;) {
-      const ssize_t w = ::write(fd_, data + done, n - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && errno == EAGAIN) {
-        pollFor(POLLOUT, 100);
-        continue;
-      }
-      if (w < 0) throw Error(device_, std::string("write to the serial port failed: ") + std::strerror(errno));
-      done += static_cast<size_t>(w);
-    }
-  }
-
-  size_t read(uint8_t* data, size_t n, std::chrono::milliseconds timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    size_t got = 0;
-    while (got < n) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      if (!pollFor(POLLIN, static_cast<int>(left.count()))) continue;
-      const ssize_t r = ::read(fd_, data + got, n - got);
-      if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (r < 0) throw Error(device_, std::string("read from the serial port failed: ") + std::strerror(errno));
-      if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a hung-up pty: wait out the timeout
-      got += static_cast<size_t>(r);
-    }
-    return got;
-  }
-
-  void quiet(uint32_t bits) override {
-    ::tcdrain(fd_);
-    // Twice the line time, and never under 20 ms: the board counts from the last byte it received,
-    // and a stand-in board behind a pty (tessera-fake-icebreaker) may wait for the scheduler.
-    const auto micros = std::chrono::microseconds(std::max<uint64_t>(2000000ull * bits / baud_, 20000));
-    std::this_thread::sleep_for(micros);
-    ::tcflush(fd_, TCIFLUSH);
-  }
-
-  std::string describe() const override { return "serial port " + device_; }
-
- private:
-  bool pollFor(short events, int ms) {
-    pollfd p{fd_, events, 0};
-    const int r = ::poll(&p, 1, ms);
-    if (r < 0 && errno != EINTR) throw Error(device_, std::string("poll failed: ") + std::strerror(errno));
-    return r > 0;
-  }
-  std::string device_;
-  uint32_t baud_;
-  int fd_ = -1;
-};
-
-}  // namespace
-
-std::unique_ptr<ByteChannel> openSerial(const std::string& device, uint32_t baud) {
-  return std::make_unique<SerialChannel>(device, baud);
-}
-
-// ---------------------------------------------------------------- the target
 
 namespace {
 
@@ -392,17 +129,11 @@ class BoardTarget : public Target {
       link_.writeMem(static_cast<uint32_t>(boardAddress(r.first)), dram_.raw(r.first), r.end - r.first);
     std::vector<uint8_t> code(uint64_t(count) * 16);
     for (size_t i = 0; i < prog.size(); ++i) {
-      hw::Insn moved = prog[i];
       const hw::DramRange r = hw::dramRange(prog[i], cfg_);
-      if (r.end > r.first) {
-        const int64_t delta = static_cast<int64_t>(boardAddress(r.first)) - static_cast<int64_t>(r.first);
-        const int64_t eb = cfg_.dramElemBytes(static_cast<hw::MemId>(moved.memType));
-        if (delta % eb)
-          throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
-                      "cannot move it by " + std::to_string(delta) + " bytes, not a whole number of " +
-                          std::to_string(eb) + "-byte elements");
-        moved.dramBase = static_cast<uint32_t>(static_cast<int64_t>(moved.dramBase) + delta / eb);
-      }
+      const hw::Insn moved =
+          r.end > r.first
+              ? movedDramBase(prog[i], i, static_cast<int64_t>(boardAddress(r.first)) - static_cast<int64_t>(r.first), cfg_)
+              : prog[i];
       hw::Isa::rawToBytes(isa_.encode(moved, hw::insnName(i, prog[i])), code.data() + 16 * i);
     }
     link_.writeMem(static_cast<uint32_t>(insnAt), code.data(), code.size());
@@ -609,10 +340,6 @@ class BoardTarget : public Target {
   hw::Counters counters_;
 };
 
-constexpr const char* kDeviceKey = "device";
-constexpr const char* kBaudKey = "baud";
-constexpr const char* kTimeoutKey = "timeout";
-
 }  // namespace
 
 std::unique_ptr<Target> makeTarget(const std::string& name, const hw::Config& cfg, hw::Dram& dram,
@@ -621,51 +348,12 @@ std::unique_ptr<Target> makeTarget(const std::string& name, const hw::Config& cf
 }
 
 std::string configProblem(const hw::Config& cfg) {
-  hw::Config board = hw::Config::load(kBoardConfig);
-  hw::Config session = cfg;
-  board.name.clear();
-  board.description.clear();
-  session.name.clear();
-  session.description.clear();
-  if (board.toJson() == session.toJson()) return "";
+  if (sameHardware(hw::Config::load(kBoardConfig), cfg)) return "";
   return std::string("the iCEBreaker board top is built for config ") + kBoardConfig + " only, not " + cfg.name;
 }
 
 std::chrono::milliseconds timeoutOption(const TargetOptions& options) {
-  const auto it = options.find(kTimeoutKey);
-  if (it == options.end()) return std::chrono::milliseconds(60000);
-  char* end = nullptr;
-  const double seconds = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end || !(seconds > 0) || seconds > 1e6)
-    throw Error(std::string("target option ") + kTimeoutKey + "=" + it->second, "expected a number of seconds in (0, 1e6]");
-  return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
-}
-
-TargetInfo serialTargetInfo() {
-  TargetInfo info;
-  info.name = kName;
-  info.description = "the pico accelerator on an iCEBreaker (iCE40 UP5K bitstream), through its UART host link on a "
-                     "serial port (config pico; docs/fpga.md)";
-  info.options = {{kDeviceKey, "the serial port of the board (required), e.g. /dev/ttyUSB1"},
-                  {kBaudKey, "the UART's baud rate (default 115200)"},
-                  {kTimeoutKey, "seconds a run may take before it is reported as hung (default 60)"}};
-  info.unsupportedReason = [](const hw::Config& cfg) { return configProblem(cfg); };
-  info.create = [](const hw::Config& cfg, hw::Dram& dram, const TargetOptions& options) {
-    const auto device = options.find(kDeviceKey);
-    if (device == options.end() || device->second.empty())
-      throw Error("target icebreaker", "give the board's serial port with --target-option device=/dev/ttyUSBn");
-    uint32_t baud = 115200;
-    if (const auto it = options.find(kBaudKey); it != options.end()) {
-      char* end = nullptr;
-      const unsigned long v = std::strtoul(it->second.c_str(), &end, 10);
-      if (it->second.empty() || *end || v == 0 || v > 4000000)
-        throw Error(std::string("target option ") + kBaudKey + "=" + it->second, "expected a baud rate such as 115200");
-      baud = static_cast<uint32_t>(v);
-    }
-    const auto timeout = timeoutOption(options);
-    return makeTarget(kName, cfg, dram, openSerial(device->second, baud), timeout);
-  };
-  return info;
+  return secondsOption(options, kTimeoutKey, std::chrono::milliseconds(60000));
 }
 
 }  // namespace tessera::runtime::icebreaker

@@ -1,4 +1,4 @@
-// The remote protocol's wire layer: frames over TCP with bounded sizes and timeouts, field encoding, HMAC-SHA-256.
+// The remote protocol's wire layer: frames over TCP with bounded sizes and timeouts, field encoding, and the challenge-response's HMAC-SHA-256.
 #pragma once
 
 #include <array>
@@ -130,6 +130,9 @@ class Channel {
   void close();
 
  private:
+  // Runs the started operation until its handler set `done`, for at most `timeout`; past it, closes
+  // the socket (cancelling the operation) and returns false.
+  bool runFor(const bool& done, std::chrono::milliseconds timeout);
   // Runs one asynchronous read or write to completion or `timeout`.
   template <class Start>
   size_t complete(Start start, std::chrono::milliseconds timeout, const char* doing);
@@ -153,11 +156,12 @@ hw::Counters getCounters(Reader& r);
 void putSpans(Writer& w, const std::vector<hw::RunSpans>& runs);
 std::vector<hw::RunSpans> getSpans(Reader& r);
 
-// HMAC-SHA-256 (RFC 2104 over FIPS 180-4), for the challenge-response.
-std::array<uint8_t, 32> sha256(const uint8_t* data, size_t n);
-std::array<uint8_t, 32> hmacSha256(const std::string& key, const std::vector<uint8_t>& message);
+// The challenge-response (auth.cpp, on OpenSSL's libcrypto). HMAC-SHA-256 (RFC 2104) of `message`
+// under `key`.
+std::array<uint8_t, kMacBytes> hmacSha256(const std::string& key, const std::vector<uint8_t>& message);
 // Compares without an early exit, so the time taken does not reveal how many bytes matched.
 bool equalConstantTime(const uint8_t* a, const uint8_t* b, size_t n);
+// kNonceBytes from the system's cryptographic random generator.
 std::array<uint8_t, kNonceBytes> randomNonce();
 // The secret of a --secret-file / remote.secret-file: the file's bytes, trailing newlines
 // dropped; throws tessera::Error if unreadable, empty, or readable by group or others.
