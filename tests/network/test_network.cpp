@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "../../compiler/src/network/passes.h"
+#include "../../compiler/src/network/requantization.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/operator.h"

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "passes.h"
+#include "requantization.h"
 #include "tessera/compiler/compile.h"
 #include "tessera/compiler/host_ops.h"
 #include "tessera/support/error.h"
