@@ -591,6 +591,31 @@ class Quantizer {
 
 }  // namespace
 
+std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibration) {
+  if (calibration.samples.empty()) throw Error(calibration.origin, "the calibration set is empty");
+  std::map<std::string, float> maxAbs;
+  for (size_t s = 0; s < calibration.samples.size(); ++s) {
+    const auto& sample = calibration.samples[s];
+    for (const std::string& in : g.inputs) {
+      auto it = sample.find(in);
+      if (it == sample.end())
+        throw Error(calibration.origin, "sample " + std::to_string(s) + " has no value for input '" + in + "'");
+      const Tensor& want = g.tensor(in);
+      if (it->second.shape != want.shape || it->second.dtype != want.dtype)
+        throw Error(calibration.origin, "sample " + std::to_string(s) + ": input '" + in + "' is " +
+                                            it->second.describe() + ", the model takes " + want.describe());
+    }
+    for (const auto& kv : evaluate(g, sample)) {
+      if (kv.second.dtype != DType::kFloat32) continue;
+      float m = 0;
+      for (float v : kv.second.floats) m = std::max(m, std::fabs(v));
+      float& slot = maxAbs[kv.first];
+      slot = std::max(slot, m);
+    }
+  }
+  return maxAbs;
+}
+
 void quantizeFloat(const hw::Config& cfg, Graph& g, const Calibration& calibration) {
   ActivationScales scales;
   scales.config = &cfg;

@@ -1,9 +1,8 @@
-// Graph passes: constant folding, BatchNorm folding, calibration and post-training quantization.
+// Constant folding and BatchNorm folding: what the graph computes from constants alone is computed once, here.
 #include "passes.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <set>
 
 #include "tessera/compiler/host_ops.h"
@@ -16,13 +15,6 @@ using graph::DType;
 using graph::Graph;
 using graph::Node;
 using graph::Tensor;
-
-const char* const kTesseraDomain = "tessera";
-
-bool isAccelerator(const Node& n) {
-  return n.domain == kTesseraDomain && (n.opType == "conv2d" || n.opType == "dense" || n.opType == "add" ||
-                                        n.opType == "maxpool" || n.opType == "avgpool");
-}
 
 namespace {
 
@@ -62,35 +54,6 @@ bool isGraphOutput(const Graph& g, const std::string& t) {
 }
 
 }  // namespace
-
-Operator acceleratorOperator(const Graph& g, const Node& n) {
-  auto it = n.attrs.find("spec");
-  if (it == n.attrs.end()) throw Error(g.origin, "accelerator node '" + n.name + "' has no spec");
-  Operator op = Operator::parse(it->second.s, "node '" + n.name + "'");
-  op.name = n.name;
-  return op;
-}
-
-OperatorData acceleratorConstants(const Graph& g, const Node& n) {
-  OperatorData d;
-  if (n.opType != "conv2d" && n.opType != "dense") return d;
-  const Tensor& w = g.tensor(n.inputs.at(1));
-  d.weights.reserve(w.ints.size());
-  for (int64_t v : w.ints) d.weights.push_back(static_cast<int8_t>(v));
-  const Tensor& b = g.tensor(n.inputs.at(2));
-  for (int64_t v : b.ints) d.bias.push_back(static_cast<int32_t>(v));
-  if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
-    const Tensor& m = g.tensor(n.inputs[3]);
-    for (int64_t v : m.ints) d.multipliers.push_back(static_cast<int32_t>(v));
-  }
-  if (n.inputs.size() > 5 && !n.inputs[4].empty()) {
-    for (int64_t v : g.tensor(n.inputs[4]).ints) d.clipLow.push_back(static_cast<int32_t>(v));
-    for (int64_t v : g.tensor(n.inputs[5]).ints) d.clipHigh.push_back(static_cast<int32_t>(v));
-  }
-  if (n.inputs.size() > 6 && !n.inputs[6].empty())
-    for (int64_t v : g.tensor(n.inputs[6]).ints) d.multipliersLow.push_back(static_cast<int32_t>(v));
-  return d;
-}
 
 void foldConstants(Graph& g) {
   std::vector<Node> kept;
@@ -193,31 +156,6 @@ void foldBatchNorm(Graph& g) {
     if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(kept);
   g.pruneTensors();
-}
-
-std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibration) {
-  if (calibration.samples.empty()) throw Error(calibration.origin, "the calibration set is empty");
-  std::map<std::string, float> maxAbs;
-  for (size_t s = 0; s < calibration.samples.size(); ++s) {
-    const auto& sample = calibration.samples[s];
-    for (const std::string& in : g.inputs) {
-      auto it = sample.find(in);
-      if (it == sample.end())
-        throw Error(calibration.origin, "sample " + std::to_string(s) + " has no value for input '" + in + "'");
-      const Tensor& want = g.tensor(in);
-      if (it->second.shape != want.shape || it->second.dtype != want.dtype)
-        throw Error(calibration.origin, "sample " + std::to_string(s) + ": input '" + in + "' is " +
-                                            it->second.describe() + ", the model takes " + want.describe());
-    }
-    for (const auto& kv : evaluate(g, sample)) {
-      if (kv.second.dtype != DType::kFloat32) continue;
-      float m = 0;
-      for (float v : kv.second.floats) m = std::max(m, std::fabs(v));
-      float& slot = maxAbs[kv.first];
-      slot = std::max(slot, m);
-    }
-  }
-  return maxAbs;
 }
 
 }  // namespace tessera::compiler::detail
