@@ -99,7 +99,7 @@ Window window(int outStart, int stride, int pad, int extent, int count, int step
 // Largest value a field of `op`'s format can hold.
 int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
 
-// add and the poolings (compiler/src/vector.cpp): tiles of `tco` planes (batch block x channel
+// add and the poolings (vector_lowering.cpp): tiles of `tco` planes (batch block x channel
 // block) x `th` output rows x `tw` output columns; `tci` is always 1.
 std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t);
 CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& params);

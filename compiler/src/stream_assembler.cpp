@@ -1,5 +1,5 @@
 // Micro-op kernels and VTA runtime calls turned into a program's micro-ops and instruction stream.
-#include "emit.h"
+#include "stream_assembler.h"
 
 #include <sstream>
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "emit.h"
+#include "stream_assembler.h"
 #include "schedule.h"
 #include "tessera/support/error.h"
 

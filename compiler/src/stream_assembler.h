@@ -77,7 +77,7 @@ class OperatorLowering : public Emitter {
   virtual void summarize(ProgramSummary& s) const = 0;
 };
 
-// add and the poolings on the vector ALU (compiler/src/vector.cpp); `t` must be legal.
+// add and the poolings on the vector ALU (vector_lowering.cpp); `t` must be legal.
 std::unique_ptr<OperatorLowering> makeVectorLowering(const hw::Config& cfg, const Operator& op, const Tiling& t);
 
 // The "*** IR dump after <stage> ***" line of print-after-all.

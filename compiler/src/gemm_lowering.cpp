@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "emit.h"
+#include "stream_assembler.h"
 #include "schedule.h"
 #include "tessera/compiler/compile.h"
 #include "tessera/compiler/layout.h"
