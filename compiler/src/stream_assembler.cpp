@@ -234,6 +234,4 @@ std::string Emitter::runtimeCalls(const Program& prog) const {
   return os.str();
 }
 
-void banner(std::ostream& os, const char* stage) { os << "\n*** IR dump after " << stage << " ***\n"; }
-
 }  // namespace tessera::compiler::detail

@@ -1,9 +1,7 @@
-// Internal to the compiler: micro-op kernels, VTA runtime calls, and their assembly into instructions.
+// Internal to the operator compiler: micro-op kernels, VTA runtime calls, and their assembly into an instruction stream.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -61,26 +59,5 @@ class Emitter {
   std::vector<Kernel> kernels_;
   std::vector<Call> calls_;
 };
-
-// One operator's lowering: fills the emitter with kernels and calls for a chosen tiling, and
-// describes what it did for the printed stages and the summary.
-class OperatorLowering : public Emitter {
- public:
-  virtual ~OperatorLowering() = default;
-  // Emits every kernel and call; the program's buffers already exist.
-  virtual void run(Program& prog) = 0;
-  // The tiled loop nest as pseudo-code with buffer scopes.
-  virtual std::string loopNest() const = 0;
-  // The tiling in one line (the summary's `tiling`).
-  virtual std::string tilingText() const = 0;
-  // Tiles, steps and SRAM entries in use.
-  virtual void summarize(ProgramSummary& s) const = 0;
-};
-
-// add and the poolings on the vector ALU (vector_lowering.cpp); `t` must be legal.
-std::unique_ptr<OperatorLowering> makeVectorLowering(const hw::Config& cfg, const Operator& op, const Tiling& t);
-
-// The "*** IR dump after <stage> ***" line of print-after-all.
-void banner(std::ostream& os, const char* stage);
 
 }  // namespace tessera::compiler::detail

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "stream_assembler.h"
+#include "lowering.h"
 #include "schedule.h"
 #include "tessera/support/error.h"
 
