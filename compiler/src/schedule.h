@@ -99,7 +99,33 @@ Window window(int outStart, int stride, int pad, int extent, int count, int step
 // Largest value a field of `op`'s format can hold.
 int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
 
-// add and the poolings (vector_lowering.cpp): tiles of `tco` planes (batch block x channel
+// The operator as the vector ALU sees it: planes of BATCH x BLOCK_OUT lanes, one accumulator entry
+// per pixel. Operands arrive by LOAD ACC_8BIT (sign-extended int8) and leave by STORE.
+struct VectorGeometry {
+  bool isAdd = false, isMax = false;
+  int P = 1;  // planes: batch blocks x channel blocks
+  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
+  int accCap = 0;  // entries of one accumulator half
+  int rows = 0, rowBase = 0;  // resident scale rows (wide=1) above both halves
+};
+
+VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op);
+
+// One tile in the accumulator half: the input window of each plane (`ih` x `iw`, LOAD padding
+// included), then the output region [tco][th][tw]. add's "window" is its first operand, which is
+// also its output; its second operand follows.
+struct VectorTile {
+  int ih = 1, iw = 1;
+  int windowEntries = 0;  // per half: all planes' windows (add: the first operand)
+  int outEntries = 0;     // per half: [tco][th][tw]
+  int accEntries = 0;     // per half
+  int outBase = 0;        // offset of the output region in a half
+  int uopBound = 0;       // micro-ops of every kernel, at most
+};
+
+VectorTile vectorTile(const VectorGeometry& g, const Tiling& t);
+
+// add and the poolings (vector_schedule.cpp): tiles of `tco` planes (batch block x channel
 // block) x `th` output rows x `tw` output columns; `tci` is always 1.
 std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const Tiling& t);
 CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Tiling& t, const CostParams& params);
