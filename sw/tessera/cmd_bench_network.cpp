@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "tessera/compiler/model_zoo.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/support/error.h"
 #include "tessera/runtime/session.h"

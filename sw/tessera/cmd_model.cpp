@@ -18,6 +18,8 @@
 #include "sim_export.h"
 #include "tessera/compiler/codegen.h"
 #include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/chrome_trace.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/compiler/tensor_io.h"

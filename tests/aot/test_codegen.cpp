@@ -7,7 +7,7 @@
 #include <random>
 
 #include "tessera/compiler/codegen.h"
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 

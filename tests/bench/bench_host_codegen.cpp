@@ -7,6 +7,7 @@
 
 #include "fashion_cnn_qdq.h"
 #include "tessera/compiler/codegen.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/compiler/tensor_io.h"

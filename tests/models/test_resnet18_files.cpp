@@ -8,6 +8,7 @@
 #include <random>
 
 #include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/compiler/operator.h"

@@ -8,6 +8,8 @@
 
 #include "../../compiler/src/network/requantization.h"
 #include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/chrome_trace.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/operator.h"
 #include "tessera/gen/host_interface.h"

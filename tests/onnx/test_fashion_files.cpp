@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/compiler/tensor_io.h"

@@ -9,6 +9,7 @@
 
 #include "tessera/compiler/codegen.h"
 #include "tessera/compiler/host_ops.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/network.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/hw/config.h"

@@ -8,7 +8,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/compiled_model.h"
 
 namespace tessera::compiler::codegen::detail {
 

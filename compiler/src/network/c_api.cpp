@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 

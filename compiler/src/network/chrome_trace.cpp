@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/chrome_trace.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/support/error.h"

@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "../binary_io.h"
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/compiled_model.h"
 #include "tessera/hw/isa.h"
 #include "tessera/support/error.h"
 #include "tessera/support/file_io.h"

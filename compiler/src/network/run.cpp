@@ -6,7 +6,7 @@
 
 #include "tessera/compiler/host_ops.h"
 #include "tessera/compiler/layout.h"
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/compiler/program.h"
 #include "tessera/hw/isa.h"
 #include "tessera/runtime/session.h"

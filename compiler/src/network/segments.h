@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tessera/compiler/graph.h"
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/compiled_model.h"
 #include "tessera/hw/config.h"
 
 namespace tessera::compiler::detail {

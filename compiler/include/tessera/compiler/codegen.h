@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/model_run.h"
 #include "tessera/runtime/aot.h"
 
 namespace tessera::compiler::codegen {
