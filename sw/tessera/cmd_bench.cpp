@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "cli.h"
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/program.h"
-#include "tessera/compiler/suite.h"
-#include "tessera/support/error.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/program.h"
+#include "tessera/compiler/op/suite.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
-#include "tessera/sw/workloads.h"
+#include "tessera/support/error.h"
 #include "tessera/support/format.h"
+#include "tessera/sw/workloads.h"
 
 namespace tessera::cli {
 

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
-#include "tessera/compiler/model_zoo.h"
-#include "tessera/compiler/model_run.h"
-#include "tessera/compiler/network.h"
-#include "tessera/support/error.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/ir/resnet18.h"
+#include "tessera/compiler/model/run.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/error.h"
 #include "tessera/support/format.h"
 
 namespace tessera::cli {

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "cli.h"
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/error.h"
 
 namespace tessera::cli {
 

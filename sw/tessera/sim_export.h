@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/compiler/model_run.h"
+#include "tessera/compiler/model/run.h"
 #include "tessera/hw/config.h"
 
 namespace tessera::cli {

@@ -6,10 +6,10 @@
 #include <limits>
 #include <random>
 
-#include "tessera/compiler/codegen.h"
-#include "tessera/compiler/model_run.h"
-#include "tessera/support/error.h"
+#include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/model/run.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/error.h"
 
 namespace {
 

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "fashion_cnn_qdq.h"
-#include "tessera/compiler/codegen.h"
-#include "tessera/compiler/model_run.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
-#include "tessera/compiler/tensor_io.h"
+#include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/io/tensor_io.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/runtime/session.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "binary_io.h"
+#include "tessera/compiler/op/binary_io.h"
 
 namespace tessera::fuzz {
 

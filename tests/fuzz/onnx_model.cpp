@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/support/error.h"
 
 using namespace tessera;

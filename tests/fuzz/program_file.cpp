@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "checksummed.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
 #include "tessera/support/error.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "checksummed.h"
-#include "tessera/compiler/compiled_model.h"
+#include "tessera/compiler/model/compiled_model.h"
 #include "tessera/support/error.h"
 
 using namespace tessera;

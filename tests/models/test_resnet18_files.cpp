@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <random>
 
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/model_run.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
-#include "tessera/compiler/operator.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
+#include "tessera/compiler/op/operator.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"

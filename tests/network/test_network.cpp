@@ -6,18 +6,18 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "../../compiler/src/network/requantization.h"
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/chrome_trace.h"
-#include "tessera/compiler/model_run.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/operator.h"
+#include "../../compiler/graph/src/requantization.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/model/chrome_trace.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/op/operator.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "tessera/support/error.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <random>
 
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/hw/config.h"
 #include "tessera/support/error.h"
 

@@ -7,15 +7,15 @@
 #include <memory>
 #include <set>
 
-#include "tessera/compiler/codegen.h"
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/model_run.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "tessera/support/error.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <exception>
 
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/operator.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/operator.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 
