@@ -17,8 +17,8 @@ namespace tessera::cli {
 
 namespace {
 
-compiler::graph::Tensor randomImage(uint32_t seed) {
-  compiler::graph::Tensor t;
+compiler::ir::Tensor randomImage(uint32_t seed) {
+  compiler::ir::Tensor t;
   t.name = "data";
   t.shape = {1, 3, 224, 224};
   t.hasShape = true;
@@ -36,18 +36,18 @@ int benchResnet18Network(runtime::Session& session, bool json) {
     std::printf("\nwhole network: ResNet-18 built as a float graph (seeded weights, BatchNorm folded), post-training "
                 "quantized on one seeded image, compiled as one network\n");
   const auto t0 = std::chrono::steady_clock::now();
-  compiler::graph::Graph g = compiler::resnet18Graph(1);
-  compiler::Calibration calibration;
+  compiler::ir::Graph g = compiler::ir::resnet18Graph(1);
+  compiler::graph::Calibration calibration;
   calibration.origin = "seeded image";
   calibration.samples.push_back({{"data", randomImage(7)}});
-  compiler::NetworkOptions options;
+  compiler::graph::NetworkOptions options;
   options.calibration = &calibration;
-  const compiler::CompiledModel model = compiler::compileNetwork(cfg, g, options);
+  const compiler::model::CompiledModel model = compiler::graph::compileNetwork(cfg, g, options);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::map<std::string, compiler::graph::Tensor> input = {{"data", randomImage(8)}};
-  compiler::ModelRunner runner(model, session);
-  const compiler::ModelRunResult r = runner.run(input, true);
-  const compiler::ModelRunResult want = compiler::runReference(model, input);
+  const std::map<std::string, compiler::ir::Tensor> input = {{"data", randomImage(8)}};
+  compiler::model::ModelRunner runner(model, session);
+  const compiler::model::ModelRunResult r = runner.run(input, true);
+  const compiler::model::ModelRunResult want = compiler::model::runReference(model, input);
   const bool ok = r.outputs.at("logits").floats == want.outputs.at("logits").floats;
   size_t accel = 0, host = 0;
   uint64_t macs = 0;

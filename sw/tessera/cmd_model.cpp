@@ -33,9 +33,9 @@ namespace tessera::cli {
 
 namespace fs = std::filesystem;
 namespace codegen = compiler::codegen;
-using compiler::CompiledModel;
-using compiler::graph::DType;
-using compiler::graph::Tensor;
+using compiler::model::CompiledModel;
+using compiler::ir::DType;
+using compiler::ir::Tensor;
 
 namespace {
 
@@ -69,11 +69,11 @@ Tensor readInputFile(const std::string& path, const Tensor& want) {
   char magic[6] = {0};
   f.read(magic, 6);
   const bool npy = f.gcount() == 6 && std::string(magic + 1, 5) == "NUMPY" && uint8_t(magic[0]) == 0x93;
-  const Tensor src = npy ? compiler::readNpy(path) : compiler::readImage(path);
+  const Tensor src = npy ? compiler::io::readNpy(path) : compiler::io::readImage(path);
   return convertToInput(src, want, path);
 }
 
-Tensor fromIdx(const compiler::IdxImages& images, int64_t index, const Tensor& want, const std::string& origin) {
+Tensor fromIdx(const compiler::io::IdxImages& images, int64_t index, const Tensor& want, const std::string& origin) {
   Tensor t;
   t.dtype = DType::kUInt8;
   t.shape = {1, 1, images.rows, images.cols};
@@ -84,8 +84,8 @@ Tensor fromIdx(const compiler::IdxImages& images, int64_t index, const Tensor& w
 }
 
 // A directory of .npy samples (sorted by name) or an IDX image file (its first `count` images).
-compiler::Calibration loadCalibration(const std::string& path, const CompiledModel& shape, int count) {
-  compiler::Calibration c;
+compiler::graph::Calibration loadCalibration(const std::string& path, const CompiledModel& shape, int count) {
+  compiler::graph::Calibration c;
   c.origin = path;
   if (shape.inputs.size() != 1)
     throw Error(path, "calibration sets are supported for single-input models; this one has " +
@@ -99,17 +99,17 @@ compiler::Calibration loadCalibration(const std::string& path, const CompiledMod
     if (files.empty()) throw Error(path, "holds no .npy calibration samples");
     for (const std::string& f : files) {
       if (int(c.samples.size()) >= count) break;
-      c.samples.push_back({{want.name, convertToInput(compiler::readNpy(f), want, f)}});
+      c.samples.push_back({{want.name, convertToInput(compiler::io::readNpy(f), want, f)}});
     }
   } else {
-    const compiler::IdxImages images = compiler::readIdxImages(path);
+    const compiler::io::IdxImages images = compiler::io::readIdxImages(path);
     for (int64_t i = 0; i < images.count && i < count; ++i) c.samples.push_back({{want.name, fromIdx(images, i, want, path)}});
   }
   return c;
 }
 
 // Input descriptions of an ONNX model, before compiling it (for reading calibration data).
-CompiledModel describeInputs(const compiler::graph::Graph& g) {
+CompiledModel describeInputs(const compiler::ir::Graph& g) {
   CompiledModel m;
   for (const std::string& in : g.inputs) m.inputs.push_back(g.tensor(in));
   return m;
@@ -122,23 +122,23 @@ struct ModelArgs {
 };
 
 CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double* seconds,
-                               compiler::graph::Graph* floatGraph) {
+                               compiler::ir::Graph* floatGraph) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!isOnnxFile(a.model)) {
     CompiledModel m = CompiledModel::load(a.model);
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return m;
   }
-  compiler::graph::Graph g = compiler::importOnnx(a.model);
+  compiler::ir::Graph g = compiler::onnx::importOnnx(a.model);
   if (floatGraph) *floatGraph = g;
-  compiler::NetworkOptions o;
+  compiler::graph::NetworkOptions o;
   o.printAfterAll = a.printAfterAll ? &std::cout : nullptr;
-  compiler::Calibration calibration;
+  compiler::graph::Calibration calibration;
   if (!a.calibrate.empty()) {
     calibration = loadCalibration(a.calibrate, describeInputs(g), a.calibrationCount);
     o.calibration = &calibration;
   }
-  CompiledModel m = compiler::compileNetwork(cfg, g, o);
+  CompiledModel m = compiler::graph::compileNetwork(cfg, g, o);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }
@@ -153,7 +153,7 @@ void addModelOptions(po::options_description& opts, ModelArgs& a) {
 }
 
 std::vector<std::string> labelsOf(const CompiledModel& m, const std::string& labelsFile) {
-  if (!labelsFile.empty()) return compiler::readLabels(labelsFile);
+  if (!labelsFile.empty()) return compiler::io::readLabels(labelsFile);
   std::vector<std::string> labels;
   auto it = m.metadata.find("labels");
   if (it == m.metadata.end()) return labels;
@@ -177,13 +177,13 @@ std::vector<int> topK(const std::vector<float>& v, int k) {
 }
 
 // `hostTimed`: whether host steps were timed one by one (generated code runs them as one function).
-void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
+void printLayerTable(const CompiledModel& m, const compiler::model::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
   std::printf("%-4s %-28s %-11s %-9s %14s %12s %8s %12s\n", "#", "layer", "ran on", "op", "MACs", "cycles", "GEMM%",
               "DRAM bytes");
   for (size_t i = 0; i < m.layers.size(); ++i) {
-    const compiler::LayerInfo& l = m.layers[i];
-    const compiler::LayerTiming& t = r.layers[i];
+    const compiler::model::LayerInfo& l = m.layers[i];
+    const compiler::model::LayerTiming& t = r.layers[i];
     char cycles[32] = "-", util[16] = "-";
     if (l.onAccelerator && t.cycles) {
       std::snprintf(cycles, sizeof cycles, "%s", thousands(t.cycles).c_str());
@@ -211,12 +211,12 @@ void printLayerTable(const CompiledModel& m, const compiler::ModelRunResult& r, 
                 "above is the whole stream, one FINISH per segment)\n", thousands(layerSum).c_str());
 }
 
-nlohmann::json layersJson(const CompiledModel& m, const compiler::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
+nlohmann::json layersJson(const CompiledModel& m, const compiler::model::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
   nlohmann::json layers = nlohmann::json::array();
   for (size_t i = 0; i < m.layers.size(); ++i) {
-    const compiler::LayerInfo& l = m.layers[i];
-    const compiler::LayerTiming& t = r.layers[i];
+    const compiler::model::LayerInfo& l = m.layers[i];
+    const compiler::model::LayerTiming& t = r.layers[i];
     nlohmann::json j = {{"name", l.name}, {"op", l.kind}, {"ran_on", l.onAccelerator ? "accelerator" : "host"},
                         {"macs", l.macs}, {"detail", l.detail}};
     if (l.onAccelerator) {
@@ -386,7 +386,7 @@ int cmdRun(const std::vector<std::string>& args) {
     if (want == m.inputs.end()) throw Error("--input " + inputs[i], "the model has no input named '" + name + "'");
     feeds[name] = readInputFile(file, *want);
   }
-  compiler::ModelRunResult r;
+  compiler::model::ModelRunResult r;
   double jitHostMicros = 0, jitCompileSeconds = 0;
   if (jit) {
     const codegen::JitModel code(m, codegen::symbolNameFor(a.model));
@@ -397,10 +397,10 @@ int cmdRun(const std::vector<std::string>& args) {
     jitHostMicros = (r.seconds - r.segmentSeconds) * 1e6;
     jitCompileSeconds = code.compileSeconds();
   } else {
-    compiler::ModelRunner runner(m, session);
+    compiler::model::ModelRunner runner(m, session);
     if (simExport)
-      runner.observeSegments([&](const compiler::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
-    compiler::RunOptions runOptions;
+      runner.observeSegments([&](const compiler::model::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
+    compiler::model::RunOptions runOptions;
     runOptions.layerCycles = !noLayerCycles;
     runOptions.instructionSpans = !timeline.empty();
     r = runner.run(feeds, runOptions);
@@ -416,7 +416,7 @@ int cmdRun(const std::vector<std::string>& args) {
   for (const Tensor& want : m.outputs) {
     if (json) {
       const Tensor& o = r.outputs.at(want.name);
-      nlohmann::json j = {{"shape", o.shape}, {"dtype", compiler::graph::dtypeName(o.dtype)}};
+      nlohmann::json j = {{"shape", o.shape}, {"dtype", compiler::ir::dtypeName(o.dtype)}};
       const std::vector<float> v = asFloats(o);
       nlohmann::json topList = nlohmann::json::array();
       for (int k : topK(v, top))
@@ -442,12 +442,12 @@ int cmdRun(const std::vector<std::string>& args) {
       std::string file = want.name;
       std::replace(file.begin(), file.end(), '/', '_');
       const std::string path = (fs::path(outputDir) / (file + ".npy")).string();
-      compiler::writeNpy(path, result, a.force);
+      compiler::io::writeNpy(path, result, a.force);
       if (!json) std::printf("  wrote %s\n", path.c_str());
     }
   }
   if (!timeline.empty()) {
-    const std::string trace = compiler::chromeTrace(m, r);
+    const std::string trace = compiler::model::chromeTrace(m, r);
     writeTextFile(timeline, trace, a.force);
     if (!json) std::printf("wrote %s\n", timeline.c_str());
   }
@@ -475,12 +475,12 @@ namespace {
 // The quantization step of a quantized file's output: the scale of the DequantizeLinear it comes
 // from, through the float operations a file may put after it (a bias Add with a constant,
 // Reshape, Flatten, Identity); 0 when there is none.
-float outputStep(const compiler::graph::Graph& g, const std::string& output) {
+float outputStep(const compiler::ir::Graph& g, const std::string& output) {
   std::string t = output;
   for (int hops = 0; hops < 8; ++hops) {
     const int p = g.producer(t);
     if (p < 0) return 0.0f;
-    const compiler::graph::Node& n = g.nodes[size_t(p)];
+    const compiler::ir::Node& n = g.nodes[size_t(p)];
     if (n.opType == "DequantizeLinear" && n.inputs.size() > 1 && g.tensors.count(n.inputs[1]) &&
         g.tensor(n.inputs[1]).floats.size() == 1)
       return g.tensor(n.inputs[1]).floats[0];
@@ -525,17 +525,17 @@ int cmdEval(const std::vector<std::string>& args) {
   const hw::Config cfg = hw::Config::load(a.config);
   runtime::Session session(target, cfg);
   double compileSeconds = 0;
-  compiler::graph::Graph floatGraph;
+  compiler::ir::Graph floatGraph;
   const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, &floatGraph);
   const bool haveFloat = isOnnxFile(a.model);
-  const compiler::IdxImages images = compiler::readIdxImages(dataset[0]);
-  const std::vector<uint8_t> labels = compiler::readIdxLabels(dataset[1]);
+  const compiler::io::IdxImages images = compiler::io::readIdxImages(dataset[0]);
+  const std::vector<uint8_t> labels = compiler::io::readIdxLabels(dataset[1]);
   if (int64_t(labels.size()) != images.count)
     throw Error(dataset[1], "has " + std::to_string(labels.size()) + " labels for " + std::to_string(images.count) + " images");
   if (m.inputs.size() != 1 || m.outputs.size() != 1) throw Error(a.model, "eval needs a model with one input and one output");
   const int64_t n = count > 0 ? std::min(count, images.count) : images.count;
   const bool floatReference = m.quantization.rfind("post-training", 0) == 0 || m.quantization.rfind("float", 0) == 0;
-  compiler::ModelRunner runner(m, session);
+  compiler::model::ModelRunner runner(m, session);
   int64_t top1 = 0, top5 = 0, ftop1 = 0, ftop5 = 0, agree = 0;
   // For a QDQ or QOperator file: how far each output lies from the file's own semantics, in steps
   // of the output's quantization (the scale of the DequantizeLinear it comes from).
@@ -545,13 +545,13 @@ int cmdEval(const std::vector<std::string>& args) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < n; ++i) {
     const Tensor x = fromIdx(images, i, m.inputs[0], dataset[0]);
-    const compiler::ModelRunResult r = runner.run({{m.inputs[0].name, x}});
+    const compiler::model::ModelRunResult r = runner.run({{m.inputs[0].name, x}});
     const std::vector<int> q = topK(asFloats(r.outputs.at(m.outputs[0].name)), 5);
     const int label = labels[size_t(i)];
     top1 += q[0] == label;
     top5 += std::find(q.begin(), q.end(), label) != q.end();
     if (haveFloat) {
-      const auto values = compiler::evaluate(floatGraph, {{m.inputs[0].name, x}});
+      const auto values = compiler::host::evaluate(floatGraph, {{m.inputs[0].name, x}});
       const std::vector<int> f = topK(asFloats(values.at(m.outputs[0].name)), 5);
       ftop1 += f[0] == label;
       ftop5 += std::find(f.begin(), f.end(), label) != f.end();

@@ -18,7 +18,7 @@
 
 namespace {
 
-using namespace tessera::compiler;
+using namespace tessera::compiler::op;
 using tessera::Error;
 using tessera::hw::Config;
 

@@ -10,7 +10,7 @@ using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    (void)compiler::importOnnxBytes(std::vector<uint8_t>(data, data + size), "fuzz.onnx");
+    (void)compiler::onnx::importOnnxBytes(std::vector<uint8_t>(data, data + size), "fuzz.onnx");
   } catch (const Error&) {
   }
   return 0;

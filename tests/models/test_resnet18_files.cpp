@@ -19,7 +19,7 @@
 
 namespace {
 
-using tessera::compiler::graph::Tensor;
+using tessera::compiler::ir::Tensor;
 
 std::string modelDir() {
   const char* d = std::getenv("TESSERA_RESNET18_DIR");
@@ -54,10 +54,10 @@ size_t argmax(const std::vector<float>& v) { return size_t(std::max_element(v.be
 TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
-  const auto g = tessera::compiler::importOnnx(path);
+  const auto g = tessera::compiler::onnx::importOnnx(path);
   const auto t0 = std::chrono::steady_clock::now();
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const auto m = tessera::compiler::compileNetwork(cfg, g);
+  const auto m = tessera::compiler::graph::compileNetwork(cfg, g);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   size_t onAccel = 0;
   for (const auto& l : m.layers) onAccel += l.onAccelerator;
@@ -71,8 +71,8 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const uint32_t images = more && std::atoi(more) > 0 ? uint32_t(std::atoi(more)) : 4u;
   for (uint32_t s = 0; s < images; ++s) {
     const std::map<std::string, Tensor> in = {{"data", image(50 + s)}};
-    const auto want = tessera::compiler::evaluate(g, in).at("logits").floats;
-    const auto got = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
+    const auto want = tessera::compiler::host::evaluate(g, in).at("logits").floats;
+    const auto got = tessera::compiler::model::runReference(m, in).outputs.at("logits").floats;
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       const long steps = std::lround(std::fabs(got[i] - want[i]) / step);
@@ -95,15 +95,15 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
 TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
-  const auto g = tessera::compiler::importOnnx(path);
+  const auto g = tessera::compiler::onnx::importOnnx(path);
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   // One file layer per accelerator layer: the residual adds stay apart here (fused, they compute
   // the same bits; tests/network checks that).
-  tessera::compiler::NetworkOptions options;
+  tessera::compiler::graph::NetworkOptions options;
   options.fuseResidualAdds = false;
-  const auto m = tessera::compiler::compileNetwork(cfg, g, options);
+  const auto m = tessera::compiler::graph::compileNetwork(cfg, g, options);
   const std::map<std::string, Tensor> in = {{"data", image(50)}};
-  auto file = tessera::compiler::evaluate(g, in);
+  auto file = tessera::compiler::host::evaluate(g, in);
   // The compiler renames a value's Q->DQ->Q chain "X_dq_q"; the file calls it "X_q".
   for (auto [name, t] : std::map<std::string, Tensor>(file)) {
     if (name.size() > 2 && name.substr(name.size() - 2) == "_q") file[name.substr(0, name.size() - 2) + "_dq_q"] = t;
@@ -118,13 +118,13 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     bool all = true;
     for (const auto& t : l.tensors) all = all && file.count(t);
     if (!all) continue;
-    tessera::compiler::Program p;
+    tessera::compiler::op::Program p;
     p.configJson = m.configJson;
-    p.op = tessera::compiler::Operator::parse(l.spec, "layer");
+    p.op = tessera::compiler::op::Operator::parse(l.spec, "layer");
     for (const auto& c : l.constants) {
-      tessera::compiler::ProgramBuffer b;
+      tessera::compiler::op::ProgramBuffer b;
       b.name = c.buffer;
-      b.role = tessera::compiler::BufferRole::kConstant;
+      b.role = tessera::compiler::op::BufferRole::kConstant;
       b.memType = c.memType;
       b.bytes = c.bytes;
       b.data.assign(m.constantImage.begin() + int64_t(c.offset), m.constantImage.begin() + int64_t(c.offset + c.bytes));
@@ -133,8 +133,8 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     auto data = p.constants();
     auto i8 = [](const Tensor& t) { std::vector<int8_t> v; for (auto x : t.ints) v.push_back(int8_t(x)); return v; };
     data.input = i8(file.at(l.tensors.at(0)));
-    if (p.op.kind == tessera::compiler::OpKind::kAdd || p.op.residual) data.input2 = i8(file.at(l.tensors.at(1)));
-    const auto out = tessera::compiler::reference(p.op, data);
+    if (p.op.kind == tessera::compiler::op::OpKind::kAdd || p.op.residual) data.input2 = i8(file.at(l.tensors.at(1)));
+    const auto out = tessera::compiler::op::reference(p.op, data);
     const auto& want = file.at(l.tensors.back()).ints;
     size_t h[3] = {0, 0, 0};
     for (size_t i = 0; i < out.size() && i < want.size(); ++i) ++h[std::min<long>(std::labs(long(out[i]) - long(want[i])), 2)];
@@ -168,12 +168,12 @@ TEST_P(Resnet18OnTarget, QdqFileRunsBitExactWithTheHostReference) {
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   if (!built(GetParam(), cfg)) GTEST_SKIP() << GetParam() << " is not built for default";
-  const auto m = tessera::compiler::compileNetwork(cfg, tessera::compiler::importOnnx(path));
+  const auto m = tessera::compiler::graph::compileNetwork(cfg, tessera::compiler::onnx::importOnnx(path));
   const std::map<std::string, Tensor> in = {{"data", image(60)}};
   tessera::runtime::Session session(GetParam(), cfg);
-  tessera::compiler::ModelRunner runner(m, session);
+  tessera::compiler::model::ModelRunner runner(m, session);
   const auto r = runner.run(in);
-  EXPECT_EQ(r.outputs.at("logits").floats, tessera::compiler::runReference(m, in).outputs.at("logits").floats);
+  EXPECT_EQ(r.outputs.at("logits").floats, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats);
   std::printf("ResNet-18 (QDQ) on %s: %llu cycles, %llu instructions, %.3f s\n", GetParam().c_str(),
               (unsigned long long)r.counters.cycles, (unsigned long long)r.counters.totalInsns(), r.seconds);
 }

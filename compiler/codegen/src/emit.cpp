@@ -32,8 +32,11 @@
 
 namespace tessera::compiler::codegen {
 
-using graph::DType;
-using graph::Tensor;
+using ir::DType;
+using ir::Tensor;
+using model::CompiledModel;
+using model::ModelRunResult;
+using model::checkModelInputs;
 
 namespace {
 
@@ -286,7 +289,7 @@ ModelRunResult runGenerated(const CompiledModel& m, const TesseraAotModel& code,
   std::vector<std::vector<uint8_t>> in;
   for (const Tensor& want : m.inputs) in.push_back(inputs.at(want.name).elementBytes());
   std::vector<std::vector<uint8_t>> out;
-  for (const Tensor& want : m.outputs) out.emplace_back(size_t(want.elements()) * graph::elementBytes(want.dtype));
+  for (const Tensor& want : m.outputs) out.emplace_back(size_t(want.elements()) * ir::elementBytes(want.dtype));
   std::vector<const void*> inPtrs;
   for (auto& v : in) inPtrs.push_back(v.data());
   std::vector<void*> outPtrs;

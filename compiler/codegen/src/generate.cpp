@@ -25,10 +25,20 @@
 
 namespace tessera::compiler::codegen {
 
-using graph::DType;
-using graph::Node;
-using graph::Tensor;
 using Shape = std::vector<int64_t>;
+using host::WindowPads;
+using host::hostSupports;
+using host::inferShapes;
+using host::runHostNode;
+using host::windowPads;
+using ir::DType;
+using ir::Node;
+using ir::Tensor;
+using model::CompiledModel;
+using model::Segment;
+using model::SegmentTensor;
+using model::Step;
+using op::ActivationLayout;
 
 const std::vector<std::string>& supportedHostOps() {
   static const std::vector<std::string> ops = {"Identity", "Dropout", "Flatten", "Reshape", "Transpose", "Relu", "Clip",
@@ -103,7 +113,7 @@ class Lowering {
   llvm::Value* arena_ = nullptr;
   llvm::BasicBlock* fail_ = nullptr;
   uint64_t scratchBytes_ = 0;
-  graph::Graph shapes_;  // every tensor's dtype and shape, from the host executor's own shape rules
+  ir::Graph shapes_;  // every tensor's dtype and shape, from the host executor's own shape rules
   std::map<std::string, Buf> values_;
   std::map<std::string, Tensor> folded_;  // host steps computed here at compile time (all inputs constant)
 
@@ -193,7 +203,7 @@ class Lowering {
       }
     for (const Step& step : m_.steps)
       if (step.kind == Step::Kind::kHost) shapes_.nodes.push_back(m_.hostSteps[size_t(step.index)].node);
-    compiler::inferShapes(shapes_);
+    compiler::host::inferShapes(shapes_);
   }
 
   [[noreturn]] void fail(const Node& n, const std::string& why) const { throw Error(m_.source + ": " + n.label(m_.opset), why); }
@@ -273,7 +283,7 @@ class Lowering {
 
   Buf newBuffer(const std::string& tensor) {
     const Tensor& t = shapes_.tensor(tensor);
-    const uint64_t bytes = uint64_t(count(t.shape)) * graph::elementBytes(t.dtype);
+    const uint64_t bytes = uint64_t(count(t.shape)) * ir::elementBytes(t.dtype);
     const uint64_t at = (scratchBytes_ + 15) / 16 * 16;
     scratchBytes_ = at + bytes;
     Buf buf;
@@ -351,7 +361,7 @@ class Lowering {
         throw Error(m_.source, "output '" + want.name + "' is described as " + want.describe() + " but computed as " + got.describe());
       }
       llvm::Value* p = b_.CreateLoad(i8p_, b_.CreateConstInBoundsGEP1_64(i8p_, outputs, i));
-      const uint64_t bytes = uint64_t(count(v.shape)) * graph::elementBytes(v.dtype);
+      const uint64_t bytes = uint64_t(count(v.shape)) * ir::elementBytes(v.dtype);
       if (bytes) b_.CreateMemCpy(p, llvm::MaybeAlign(1), b_.CreateBitCast(v.ptr, i8p_), llvm::MaybeAlign(1), bytes);
     }
     b_.CreateRet(llvm::ConstantInt::get(i32_, 0));
@@ -367,9 +377,9 @@ class Lowering {
     const std::string tag = "seg" + std::to_string(si);
     for (const SegmentTensor& st : seg.inputs) {
       const Buf src = value(st.tensor);
-      if (graph::elementBytes(src.dtype) != 1)
+      if (ir::elementBytes(src.dtype) != 1)
         throw Error(m_.source, "segment " + std::to_string(si) + " input '" + st.tensor + "' is " +
-                                   graph::dtypeName(src.dtype) + ", the accelerator takes 8-bit tensors");
+                                   ir::dtypeName(src.dtype) + ", the accelerator takes 8-bit tensors");
       ActivationLayout l;
       l.n = st.n, l.c = st.c, l.h = st.h, l.w = st.w, l.batch = cfg.batch, l.block = st.block;
       if (uint64_t(count(src.shape)) != uint64_t(l.n) * l.c * l.h * l.w)

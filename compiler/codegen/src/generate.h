@@ -13,7 +13,7 @@
 namespace tessera::compiler::codegen::detail {
 
 // The module defining <symbol>_run and <symbol>_model for `triple` with `layout`; verified.
-std::unique_ptr<llvm::Module> lowerHost(const CompiledModel& model, const std::string& symbol, llvm::LLVMContext& context,
+std::unique_ptr<llvm::Module> lowerHost(const model::CompiledModel& model, const std::string& symbol, llvm::LLVMContext& context,
                                         const std::string& triple, const llvm::DataLayout& layout);
 
 }  // namespace tessera::compiler::codegen::detail

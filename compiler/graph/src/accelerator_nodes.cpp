@@ -2,11 +2,13 @@
 #include "passes.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using op::Operator;
+using op::OperatorData;
 
 const char* const kTesseraDomain = "tessera";
 
@@ -44,4 +46,4 @@ OperatorData acceleratorConstants(const Graph& g, const Node& n) {
   return d;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

@@ -6,10 +6,12 @@
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/host/executor.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::graph {
 
-using graph::Graph;
-using graph::Tensor;
+using host::inferShapes;
+using ir::Graph;
+using ir::Tensor;
+using model::CompiledModel;
 
 namespace {
 
@@ -70,4 +72,4 @@ CompiledModel compileNetwork(const hw::Config& cfg, Graph g, const NetworkOption
   return m;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::graph

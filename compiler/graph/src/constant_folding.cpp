@@ -8,13 +8,15 @@
 #include "tessera/compiler/host/executor.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Attribute;
-using graph::DType;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using host::hostSupports;
+using host::runHostNode;
+using ir::Attribute;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
 
 namespace {
 
@@ -158,4 +160,4 @@ void foldBatchNorm(Graph& g) {
   g.pruneTensors();
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

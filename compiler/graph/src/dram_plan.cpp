@@ -7,12 +7,14 @@
 
 #include "tessera/compiler/op/dram_layout.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
 using hw::MemId;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using model::CompiledModel;
+using op::ActivationLayout;
 
 namespace {
 
@@ -136,4 +138,4 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
   return plan;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

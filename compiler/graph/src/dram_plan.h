@@ -9,7 +9,7 @@
 
 #include "partition.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
 // One activation a segment touches, in one channel block's layout.
 struct Slot {
@@ -38,7 +38,7 @@ uint64_t alignUp(uint64_t v, uint64_t a);
 
 // Slots for each segment's inputs, intermediates and outputs, with their lifetimes in layer times;
 // slots whose lifetimes do not overlap share memory, first fit by address. Sets the model's arena sizes.
-DramPlan planDram(const hw::Config& cfg, const graph::Graph& g, const Partition& p, CompiledModel& m,
+DramPlan planDram(const hw::Config& cfg, const ir::Graph& g, const Partition& p, model::CompiledModel& m,
                   std::ostream* printAfterAll);
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

@@ -7,13 +7,24 @@
 #include "tessera/compiler/op/compile.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Graph;
-using graph::Node;
 using hw::Insn;
 using hw::MemId;
 using hw::Opcode;
+using ir::Graph;
+using ir::Node;
+using model::CompiledModel;
+using model::LayerInfo;
+using model::Segment;
+using model::SegmentTensor;
+using op::BufferRole;
+using op::Operator;
+using op::OperatorData;
+using op::Program;
+using op::ProgramBuffer;
+using op::compile;
+using op::formatSummary;
 
 namespace {
 
@@ -142,4 +153,4 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
   }
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

@@ -5,13 +5,16 @@
 #include "tessera/compiler/op/compile.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Attribute;
-using graph::DType;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using ir::Attribute;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using op::Operator;
+using op::chooseTiling;
+using op::estimateCycles;
 
 namespace {
 
@@ -115,4 +118,4 @@ void foldNarrowInputs(const hw::Config& cfg, Graph& g) {
   g.pruneTensors();
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

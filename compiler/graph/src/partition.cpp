@@ -4,10 +4,13 @@
 #include "passes.h"
 #include "partition.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Graph;
-using graph::Node;
+using ir::Graph;
+using ir::Node;
+using model::CompiledModel;
+using model::LayerInfo;
+using model::Step;
 
 bool readsInputBlocks(const Node& n) { return n.opType == "conv2d" || n.opType == "dense"; }
 
@@ -100,4 +103,4 @@ Partition partition(const hw::Config& cfg, const Graph& g, CompiledModel& m, std
   return p;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

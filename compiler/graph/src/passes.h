@@ -11,7 +11,7 @@
 #include "tessera/compiler/op/operator.h"
 #include "tessera/hw/config.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
 // Accelerator nodes the passes create carry domain kTesseraDomain (so does the host's
 // tessera.FoldInput, which isAccelerator() tells apart), op type = the operator kind
@@ -21,23 +21,23 @@ namespace tessera::compiler::detail {
 // residual add's other activation (inputs[7]).
 extern const char* const kTesseraDomain;
 
-bool isAccelerator(const graph::Node& n);
+bool isAccelerator(const ir::Node& n);
 // The operator and its constants of an accelerator node.
-Operator acceleratorOperator(const graph::Graph& g, const graph::Node& n);
-OperatorData acceleratorConstants(const graph::Graph& g, const graph::Node& n);
+op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
+op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);
 
 // Constant nodes become constants, Identity and inference Dropout disappear, nodes whose inputs
 // are all constant are evaluated.
-void foldConstants(graph::Graph& g);
+void foldConstants(ir::Graph& g);
 // Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
-void foldBatchNorm(graph::Graph& g);
+void foldBatchNorm(ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
-bool recognizeQuantized(const hw::Config& cfg, graph::Graph& g, std::vector<QuantizationNote>& notes,
+bool recognizeQuantized(const hw::Config& cfg, ir::Graph& g, std::vector<model::QuantizationNote>& notes,
                         std::string& kind);
 // Float Conv/Gemm/MatMul/Add/pooling (with a following Relu fused) become accelerator nodes,
 // scales calibrated on `calibration`; Quantize/Dequantize host nodes at the float edges.
-void quantizeFloat(const hw::Config& cfg, graph::Graph& g, const Calibration& calibration);
+void quantizeFloat(const hw::Config& cfg, ir::Graph& g, const Calibration& calibration);
 // Scales of int8 symmetric activations (real = scale * q) and per-channel weight scales.
 struct ActivationScales {
   std::map<std::string, float> activation;            // by float tensor name
@@ -55,16 +55,16 @@ struct ActivationScales {
   const hw::Config* config = nullptr;
 };
 // quantizeFloat's rewriting with given scales (recognizeQuantized uses it for QDQ files).
-void quantizeWithScales(graph::Graph& g, const ActivationScales& scales);
+void quantizeWithScales(ir::Graph& g, const ActivationScales& scales);
 // A narrow first convolution gets its kernel folded into channels (input rearranged on the host).
-void foldNarrowInputs(const hw::Config& cfg, graph::Graph& g);
+void foldNarrowInputs(const hw::Config& cfg, ir::Graph& g);
 
 // An accelerator add of a conv2d/dense output that nothing else reads becomes that layer's fused
 // residual add (Operator::residual), run where the add ran; inputs[7] of the fused node is the
 // other operand. Returns how many were fused.
-int fuseResidualAdds(graph::Graph& g);
+int fuseResidualAdds(ir::Graph& g);
 
 // Per-tensor max |x| over the calibration samples, for every float tensor the graph computes.
-std::map<std::string, float> calibrate(const graph::Graph& g, const Calibration& calibration);
+std::map<std::string, float> calibrate(const ir::Graph& g, const Calibration& calibration);
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

@@ -8,12 +8,15 @@
 #include "tessera/compiler/host/executor.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::DType;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using host::inferShapes;
+using host::runHostNode;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using model::QuantizationNote;
 
 namespace {
 
@@ -45,7 +48,7 @@ InternalQuant internalQuant(const std::string& tensor, DType dtype, float scale,
   QuantizationNote n;
   n.tensor = tensor;
   std::ostringstream os;
-  os << graph::dtypeName(dtype) << " zero point " << zp << " -> int8 symmetric, scale " << scale << " -> " << widened
+  os << ir::dtypeName(dtype) << " zero point " << zp << " -> int8 symmetric, scale " << scale << " -> " << widened
      << " (x" << widened / scale << "; an average pool takes no zero point)";
   n.change = os.str();
   n.maxAbsError = widened / 2;  // rounding to the coarser grid, against the file's own grid
@@ -92,7 +95,7 @@ void expandQOperators(Graph& g) {
     d.opType = "DequantizeLinear";
     d.inputs = {q, s, z};
     if (axis >= 0) {
-      graph::Attribute a;
+      ir::Attribute a;
       a.i = axis;
       d.attrs["axis"] = a;
     }
@@ -251,7 +254,7 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
         scales.weights[t.name] = floatsOf(g.tensor(n.inputs[1]));
         scales.weightAxis[t.name] = int(n.attrInt("axis", 1));
       } else if (q.dtype != DType::kInt32) {
-        notes.push_back({n.inputs[0], std::string(graph::dtypeName(q.dtype)) +
+        notes.push_back({n.inputs[0], std::string(ir::dtypeName(q.dtype)) +
                                           " weights with zero points -> int8 symmetric per channel (requantized)", 0});
       }
       continue;
@@ -365,4 +368,4 @@ bool recognizeQuantized(const hw::Config& cfg, Graph& g, std::vector<Quantizatio
 }
 
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

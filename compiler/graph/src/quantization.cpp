@@ -13,13 +13,19 @@
 #include "tessera/compiler/op/compile.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Attribute;
-using graph::DType;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using host::evaluate;
+using ir::Attribute;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using op::Epilogue;
+using op::Operator;
+using op::Tiling;
+using op::kindName;
+using op::tilingProblem;
 
 namespace {
 
@@ -625,4 +631,4 @@ void quantizeFloat(const hw::Config& cfg, Graph& g, const Calibration& calibrati
 
 void quantizeWithScales(Graph& g, const ActivationScales& scales) { Quantizer(g, scales).run(); }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

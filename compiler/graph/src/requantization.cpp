@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
 namespace {
 
@@ -256,4 +256,4 @@ std::optional<Requantization> lowBitsRequantization(const std::vector<double>& r
   return std::nullopt;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

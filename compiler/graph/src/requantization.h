@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
 // The integer requantization of real multipliers m[o] (shared shift, per-channel 16-bit
 // multipliers, rounding folded into the bias); see docs/graph.md.
@@ -62,4 +62,4 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
 std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
                                                     int64_t worstAccumulator, int64_t low, int64_t high);
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

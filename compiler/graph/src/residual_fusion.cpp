@@ -5,10 +5,11 @@
 #include "passes.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::graph::detail {
 
-using graph::Graph;
-using graph::Node;
+using ir::Graph;
+using ir::Node;
+using op::Operator;
 
 namespace {
 
@@ -81,4 +82,4 @@ int fuseResidualAdds(Graph& g) {
   return fused;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::graph::detail

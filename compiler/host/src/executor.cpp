@@ -10,12 +10,12 @@
 
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::host {
 
-using graph::DType;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
 using Shape = std::vector<int64_t>;
 
 namespace {
@@ -655,7 +655,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     if (zp && zp->elements() != scale.elements()) c.fail("scale and zero point differ in size");
     const DType outType = op == "DequantizeLinear" ? DType::kFloat32 : zp ? zp->dtype : DType::kUInt8;
     if (op == "QuantizeLinear" && outType != DType::kUInt8 && outType != DType::kInt8)
-      c.fail("quantizes to uint8 or int8 only, not " + std::string(graph::dtypeName(outType)));
+      c.fail("quantizes to uint8 or int8 only, not " + std::string(ir::dtypeName(outType)));
     if (op == "DequantizeLinear" && x.dtype == DType::kFloat32) c.fail("dequantizes integers, not float32");
     if (op == "QuantizeLinear" && x.dtype != DType::kFloat32 && x.dtype != DType::kInt32) c.fail("quantizes float32 or int32");
     const int64_t axis = n.attrInt("axis", 1);
@@ -766,4 +766,4 @@ WindowPads windowPads(const Node& n, int64_t inH, int64_t inW, int64_t extentH, 
   return p;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::host

@@ -14,10 +14,10 @@
 #include "tessera/support/error.h"
 #include "tessera/support/file_io.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::io {
 
-using graph::DType;
-using graph::Tensor;
+using ir::DType;
+using ir::Tensor;
 
 namespace {
 
@@ -285,4 +285,4 @@ std::vector<std::string> readLabels(const std::string& path) {
   return labels;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::io

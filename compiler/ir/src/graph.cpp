@@ -9,7 +9,7 @@
 
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::graph {
+namespace tessera::compiler::ir {
 
 const char* dtypeName(DType t) {
   switch (t) {
@@ -36,7 +36,7 @@ size_t elementBytes(DType t) {
 }
 
 void Tensor::appendElements(const uint8_t* b, int64_t count) {
-  const size_t width = graph::elementBytes(dtype);
+  const size_t width = ir::elementBytes(dtype);
   for (int64_t i = 0; i < count; ++i, b += width) {
     uint64_t v = 0;
     for (size_t k = width; k-- > 0;) v = v << 8 | b[k];
@@ -57,7 +57,7 @@ void Tensor::appendElements(const uint8_t* b, int64_t count) {
 }
 
 std::vector<uint8_t> Tensor::elementBytes() const {
-  const size_t width = graph::elementBytes(dtype);
+  const size_t width = ir::elementBytes(dtype);
   const size_t n = dtype == DType::kFloat32 ? floats.size() : ints.size();
   std::vector<uint8_t> out(n * width);
   for (size_t i = 0; i < n; ++i) {
@@ -280,4 +280,4 @@ std::string Graph::print() const {
   return out.str();
 }
 
-}  // namespace tessera::compiler::graph
+}  // namespace tessera::compiler::ir

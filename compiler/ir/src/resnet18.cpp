@@ -5,12 +5,12 @@
 #include <random>
 #include <string>
 
-namespace tessera::compiler {
+namespace tessera::compiler::ir {
 
-using graph::Attribute;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using ir::Attribute;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
 
 namespace {
 
@@ -135,4 +135,4 @@ Graph resnet18Graph(uint32_t seed) {
   return g;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::ir

@@ -9,15 +9,15 @@
 #include "tessera/runtime/session.h"
 #include "tessera/support/error.h"
 
-using tessera::compiler::graph::DType;
-using tessera::compiler::graph::Tensor;
+using tessera::compiler::ir::DType;
+using tessera::compiler::ir::Tensor;
 
 struct TesseraModel {
-  tessera::compiler::CompiledModel model;
+  tessera::compiler::model::CompiledModel model;
   std::unique_ptr<tessera::runtime::Session> session;
-  std::unique_ptr<tessera::compiler::ModelRunner> runner;
+  std::unique_ptr<tessera::compiler::model::ModelRunner> runner;
   std::map<std::string, Tensor> inputs;
-  tessera::compiler::ModelRunResult last;
+  tessera::compiler::model::ModelRunResult last;
   std::string error;
 };
 
@@ -73,10 +73,10 @@ TesseraModel* tessera_model_open(const char* path, const char* target, char* err
   if (!path) return fail("tessera_model_open: no model path given");
   try {
     auto m = std::make_unique<TesseraModel>();
-    m->model = tessera::compiler::CompiledModel::load(path);
+    m->model = tessera::compiler::model::CompiledModel::load(path);
     const tessera::hw::Config cfg = tessera::hw::Config::fromJson(m->model.configJson, std::string(path) + ": config");
     m->session = std::make_unique<tessera::runtime::Session>(target ? target : "fsim", cfg);
-    m->runner = std::make_unique<tessera::compiler::ModelRunner>(m->model, *m->session);
+    m->runner = std::make_unique<tessera::compiler::model::ModelRunner>(m->model, *m->session);
     return m.release();
   } catch (const std::exception& e) {
     return fail(e.what());
@@ -112,7 +112,7 @@ int tessera_model_set_input(TesseraModel* m, const char* name, const void* data,
     for (const Tensor& t : m->model.inputs)
       if (name && t.name == name) want = &t;
     if (!want) throw tessera::Error("tessera_model_set_input", std::string("the model has no input named '") + (name ? name : "(null)") + "'");
-    const size_t need = size_t(want->elements()) * tessera::compiler::graph::elementBytes(want->dtype);
+    const size_t need = size_t(want->elements()) * tessera::compiler::ir::elementBytes(want->dtype);
     if (!data || bytes != need)
       throw tessera::Error("tessera_model_set_input", "input '" + want->name + "' (" + want->describe() + ") takes " +
                                                           std::to_string(need) + " bytes, " + std::to_string(bytes) + " given");
@@ -135,7 +135,7 @@ int tessera_model_get_output(TesseraModel* m, const char* name, void* data, size
       throw tessera::Error("tessera_model_get_output", std::string("no output named '") + (name ? name : "(null)") +
                                                            "' from the last run (did tessera_model_run succeed?)");
     const Tensor& t = it->second;
-    const size_t need = size_t(t.elements()) * tessera::compiler::graph::elementBytes(t.dtype);
+    const size_t need = size_t(t.elements()) * tessera::compiler::ir::elementBytes(t.dtype);
     if (!data || bytes != need)
       throw tessera::Error("tessera_model_get_output", "output '" + t.name + "' (" + t.describe() + ") is " +
                                                            std::to_string(need) + " bytes, the buffer " + std::to_string(bytes));

@@ -7,7 +7,7 @@
 #include "tessera/hw/asm.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::model {
 
 std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double clockMhz) {
   // Hand-written JSON: names are escaped; numbers are plain.
@@ -59,11 +59,11 @@ std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double 
     // A track shows non-overlapping slices only (Perfetto and chrome://tracing nest the slices of
     // one thread), and load has up to three instructions in flight: each unit gets as many lanes
     // as it needs, the first free one taking the next span. Lane 0 of unit u is thread u + 1.
-    std::vector<std::vector<uint64_t>> laneEnd(host::kNumTraceUnits);
-    auto thread = [](uint32_t unit, size_t lane) { return int(1 + unit + size_t(host::kNumTraceUnits) * lane); };
+    std::vector<std::vector<uint64_t>> laneEnd(tessera::host::kNumTraceUnits);
+    auto thread = [](uint32_t unit, size_t lane) { return int(1 + unit + size_t(tessera::host::kNumTraceUnits) * lane); };
     std::string spans;
     for (const hw::InsnSpan& sp : ss.run.spans) {
-      if (sp.insn >= seg.insns.size() || sp.unit >= uint32_t(host::kNumTraceUnits))
+      if (sp.insn >= seg.insns.size() || sp.unit >= uint32_t(tessera::host::kNumTraceUnits))
         throw Error(m.source, "segment " + std::to_string(ss.segment) + ": a span of instruction " + std::to_string(sp.insn) +
                                   " on unit " + std::to_string(sp.unit) + ", which the segment or the trace port does not have");
       std::vector<uint64_t>& ends = laneEnd[sp.unit];
@@ -77,13 +77,13 @@ std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double 
       spans += ",{\"name\":\"" + name + "\",\"cat\":\"instruction\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) +
                ",\"tid\":" + std::to_string(thread(sp.unit, lane)) + ",\"ts\":" + micros(start + double(sp.begin) / clockMhz) +
                ",\"dur\":" + micros(double(sp.end - sp.begin) / clockMhz) + ",\"args\":{\"insn\":" + std::to_string(sp.insn) +
-               ",\"unit\":\"" + host::kTraceUnitNames[sp.unit] + "\",\"layer\":\"" +
+               ",\"unit\":\"" + tessera::host::kTraceUnitNames[sp.unit] + "\",\"layer\":\"" +
                (li >= 0 ? escape(m.layers[size_t(li)].name) : std::string()) + "\",\"begin_cycle\":" +
                std::to_string(sp.begin) + ",\"end_cycle\":" + std::to_string(sp.end) + "}}";
     }
-    for (uint32_t u = 0; u < uint32_t(host::kNumTraceUnits); ++u)
+    for (uint32_t u = 0; u < uint32_t(tessera::host::kNumTraceUnits); ++u)
       for (size_t lane = 0; lane < std::max<size_t>(laneEnd[u].size(), 1); ++lane) {
-        const std::string label = host::kTraceUnitNames[u] + (lane ? " (" + std::to_string(lane + 1) + ")" : std::string());
+        const std::string label = tessera::host::kTraceUnitNames[u] + (lane ? " (" + std::to_string(lane + 1) + ")" : std::string());
         events += meta("thread_name", pid, thread(u, lane), "\"name\":\"" + label + "\"");
         events += meta("thread_sort_index", pid, thread(u, lane), "\"sort_index\":" + std::to_string(16 * u + lane));
       }
@@ -107,4 +107,4 @@ std::string chromeTrace(const CompiledModel& m, const ModelRunResult& r, double 
          ",\"instruction_tracks_note\":\"" + note + "\",\"segments\":[" + segmentsJson + "]},\"traceEvents\":[" + events + "]}\n";
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::model

@@ -7,14 +7,16 @@
 #include "tessera/support/error.h"
 #include "tessera/support/file_io.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::model {
 
-using detail::Reader;
-using detail::Writer;
-using graph::Attribute;
-using graph::DType;
-using graph::Node;
-using graph::Tensor;
+using op::BinaryReader;
+using op::BinaryWriter;
+using op::fnv1a;
+using op::openChecked;
+using ir::Attribute;
+using ir::DType;
+using ir::Node;
+using ir::Tensor;
 
 namespace {
 
@@ -23,12 +25,12 @@ constexpr uint32_t kVersion = 1;
 // Sanity bound on any element count read from a file before allocating for it.
 constexpr uint64_t kMaxElements = uint64_t(1) << 32;
 
-void writeStrings(Writer& w, const std::vector<std::string>& v) {
+void writeStrings(BinaryWriter& w, const std::vector<std::string>& v) {
   w.u32(uint32_t(v.size()));
   for (const auto& s : v) w.str(s);
 }
 
-std::vector<std::string> readStrings(Reader& r, const char* what) {
+std::vector<std::string> readStrings(BinaryReader& r, const char* what) {
   const uint32_t n = r.u32(what);
   std::vector<std::string> v;
   for (uint32_t i = 0; i < n; ++i) v.push_back(r.str(what));
@@ -44,7 +46,7 @@ int elementWidth(DType t) {
   }
 }
 
-void writeTensor(Writer& w, const Tensor& t) {
+void writeTensor(BinaryWriter& w, const Tensor& t) {
   w.str(t.name);
   w.u32(uint32_t(t.dtype));
   w.u32(t.hasShape);
@@ -72,7 +74,7 @@ void writeTensor(Writer& w, const Tensor& t) {
 // The largest tensor rank a compiled-model file holds.
 constexpr uint32_t kMaxRank = 8;
 
-Tensor readTensor(Reader& r) {
+Tensor readTensor(BinaryReader& r) {
   Tensor t;
   t.name = r.str("tensor name");
   const uint32_t dt = r.u32("tensor dtype");
@@ -117,7 +119,7 @@ Tensor readTensor(Reader& r) {
   return t;
 }
 
-void writeNode(Writer& w, const Node& n) {
+void writeNode(BinaryWriter& w, const Node& n) {
   w.str(n.name);
   w.str(n.opType);
   w.str(n.domain);
@@ -140,7 +142,7 @@ void writeNode(Writer& w, const Node& n) {
   }
 }
 
-Node readNode(Reader& r) {
+Node readNode(BinaryReader& r) {
   Node n;
   n.name = r.str("node name");
   n.opType = r.str("node op type");
@@ -167,7 +169,7 @@ Node readNode(Reader& r) {
   return n;
 }
 
-void writeSegmentTensor(Writer& w, const SegmentTensor& t) {
+void writeSegmentTensor(BinaryWriter& w, const SegmentTensor& t) {
   w.str(t.tensor);
   w.u64(t.offset);
   for (int v : {t.n, t.c, t.h, t.w, t.block}) w.u32(uint32_t(v));
@@ -176,7 +178,7 @@ void writeSegmentTensor(Writer& w, const SegmentTensor& t) {
   for (int64_t d : t.shape) w.u64(uint64_t(d));
 }
 
-SegmentTensor readSegmentTensor(Reader& r) {
+SegmentTensor readSegmentTensor(BinaryReader& r) {
   SegmentTensor t;
   t.tensor = r.str("segment tensor");
   t.offset = r.u64("segment tensor offset");
@@ -193,7 +195,7 @@ SegmentTensor readSegmentTensor(Reader& r) {
 std::vector<uint8_t> CompiledModel::serialize() const {
   const hw::Config cfg = hw::Config::fromJson(configJson, "model config");
   const hw::Isa isa(cfg);
-  Writer w;
+  BinaryWriter w;
   w.b.insert(w.b.end(), kMagic, kMagic + 8);
   w.u32(kVersion);
   w.str(configJson);
@@ -265,12 +267,12 @@ std::vector<uint8_t> CompiledModel::serialize() const {
     w.str(q.change);
     w.f64(q.maxAbsError);
   }
-  w.u64(detail::fnv1a(w.b.data(), w.b.size()));
+  w.u64(fnv1a(w.b.data(), w.b.size()));
   return w.b;
 }
 
 CompiledModel CompiledModel::deserialize(const std::vector<uint8_t>& bytes, const std::string& origin) {
-  Reader r = detail::openChecked(bytes, kMagic, kVersion, "compiled model", origin);
+  BinaryReader r = openChecked(bytes, kMagic, kVersion, "compiled model", origin);
   const size_t body = bytes.size() - 8;
   CompiledModel m;
   m.configJson = r.str("config");
@@ -376,4 +378,4 @@ void CompiledModel::save(const std::string& path, bool overwrite) const {
 
 CompiledModel CompiledModel::load(const std::string& path) { return deserialize(readBinaryFile(path), path); }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::model

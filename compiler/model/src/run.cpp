@@ -12,11 +12,18 @@
 #include "tessera/runtime/session.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::model {
 
-using graph::DType;
-using graph::Node;
-using graph::Tensor;
+using ir::DType;
+using ir::Node;
+using ir::Tensor;
+using op::ActivationLayout;
+using op::BufferRole;
+using op::OpKind;
+using op::Operator;
+using op::OperatorData;
+using op::Program;
+using op::ProgramBuffer;
 
 struct ModelRunner::Impl {
   const CompiledModel& model;
@@ -153,7 +160,7 @@ void checkModelInputs(const CompiledModel& m, const std::map<std::string, Tensor
     const Tensor& got = it->second;
     if (got.shape != want.shape || got.dtype != want.dtype)
       throw Error(m.source, "input '" + want.name + "' is " + got.describe() + ", the model takes " + want.describe());
-    if ((graph::isInteger(got.dtype) ? got.ints.size() : got.floats.size()) != size_t(want.elements()))
+    if ((ir::isInteger(got.dtype) ? got.ints.size() : got.floats.size()) != size_t(want.elements()))
       throw Error(m.source, "input '" + want.name + "' holds a different number of values than its shape says");
   }
   for (const auto& kv : inputs)
@@ -180,7 +187,7 @@ ModelRunResult executeSteps(const CompiledModel& m, const std::map<std::string, 
     std::vector<const Tensor*> ins;
     for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &lookup(m, values, in));
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Tensor> outs = runHostNode(n, ins, m.opset);
+    std::vector<Tensor> outs = host::runHostNode(n, ins, m.opset);
     if (step.layer >= 0)
       result.layers[size_t(step.layer)].hostMicros =
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -241,7 +248,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
       if (nchw.size() != uint64_t(l.n) * l.c * l.h * l.w)
         throw Error(m.source, "tensor '" + st.tensor + "' has " + std::to_string(nchw.size()) + " values, segment " +
                                   std::to_string(si) + " expects " + std::to_string(uint64_t(l.n) * l.c * l.h * l.w));
-      const std::vector<int8_t> packed = packActivations(l, nchw);
+      const std::vector<int8_t> packed = op::packActivations(l, nchw);
       std::memcpy(impl.arena->host + st.offset, packed.data(), packed.size());
     }
     SegmentRunView view;
@@ -281,7 +288,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
       const ActivationLayout l = layoutOf(st, impl.cfg.batch);
       std::vector<int8_t> packed(l.bytes());
       std::memcpy(packed.data(), impl.arena->host + st.offset, packed.size());
-      values[st.tensor] = int8Tensor(st.tensor, st.shape, unpackActivations(l, packed));
+      values[st.tensor] = int8Tensor(st.tensor, st.shape, op::unpackActivations(l, packed));
     }
     if (options.layerCycles && spent.cycles) {
       // The layers again one by one, after the outputs are read: the arena's slots have been
@@ -326,4 +333,4 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
   });
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::model

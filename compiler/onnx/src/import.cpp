@@ -1,4 +1,4 @@
-// The ONNX importer: ModelProto -> graph::Graph with every field checked and every error naming where.
+// The ONNX importer: ModelProto -> ir::Graph with every field checked and every error naming where.
 #include "tessera/compiler/onnx/import.h"
 
 #include <onnx/onnx_pb.h>
@@ -9,13 +9,13 @@
 #include "tessera/support/error.h"
 #include "tessera/support/file_io.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::onnx {
 
-using graph::Attribute;
-using graph::DType;
-using graph::Graph;
-using graph::Node;
-using graph::Tensor;
+using ir::Attribute;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
 
 namespace {
 
@@ -25,23 +25,23 @@ constexpr int64_t kMaxElements = int64_t(1) << 31;
 
 DType dtypeOf(int32_t onnxType, const std::string& where) {
   switch (onnxType) {
-    case onnx::TensorProto::FLOAT: return DType::kFloat32;
-    case onnx::TensorProto::UINT8: return DType::kUInt8;
-    case onnx::TensorProto::INT8: return DType::kInt8;
-    case onnx::TensorProto::INT32: return DType::kInt32;
-    case onnx::TensorProto::INT64: return DType::kInt64;
+    case ::onnx::TensorProto::FLOAT: return DType::kFloat32;
+    case ::onnx::TensorProto::UINT8: return DType::kUInt8;
+    case ::onnx::TensorProto::INT8: return DType::kInt8;
+    case ::onnx::TensorProto::INT32: return DType::kInt32;
+    case ::onnx::TensorProto::INT64: return DType::kInt64;
     default: break;
   }
   throw Error(where, "element type " + std::to_string(onnxType) + " (" +
-                         onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnxType)) +
+                         ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(onnxType)) +
                          ") is not supported (float32, uint8, int8, int32, int64 are)");
 }
 
-Tensor tensorFrom(const onnx::TensorProto& p, const std::string& where) {
+Tensor tensorFrom(const ::onnx::TensorProto& p, const std::string& where) {
   Tensor t;
   t.name = p.name();
   const std::string at = where + ": tensor '" + p.name() + "'";
-  if (p.data_location() == onnx::TensorProto::EXTERNAL)
+  if (p.data_location() == ::onnx::TensorProto::EXTERNAL)
     throw Error(at, "uses external data files, which are not supported (save the model with its data inside)");
   t.dtype = dtypeOf(p.data_type(), at);
   t.hasShape = true;
@@ -55,9 +55,9 @@ Tensor tensorFrom(const onnx::TensorProto& p, const std::string& where) {
   }
   if (p.has_raw_data()) {
     const std::string& raw = p.raw_data();
-    if (raw.size() != size_t(n) * graph::elementBytes(t.dtype))
+    if (raw.size() != size_t(n) * ir::elementBytes(t.dtype))
       throw Error(at, "raw_data holds " + std::to_string(raw.size()) + " bytes, its shape needs " +
-                          std::to_string(size_t(n) * graph::elementBytes(t.dtype)));
+                          std::to_string(size_t(n) * ir::elementBytes(t.dtype)));
     t.appendElements(reinterpret_cast<const uint8_t*>(raw.data()), n);
     return t;
   }
@@ -77,29 +77,29 @@ Tensor tensorFrom(const onnx::TensorProto& p, const std::string& where) {
   return t;
 }
 
-Attribute attributeFrom(const onnx::AttributeProto& a, const std::string& where) {
+Attribute attributeFrom(const ::onnx::AttributeProto& a, const std::string& where) {
   Attribute r;
   switch (a.type()) {
-    case onnx::AttributeProto::FLOAT: r.kind = Attribute::Kind::kFloat, r.f = a.f(); break;
-    case onnx::AttributeProto::INT: r.kind = Attribute::Kind::kInt, r.i = a.i(); break;
-    case onnx::AttributeProto::STRING: r.kind = Attribute::Kind::kString, r.s = a.s(); break;
-    case onnx::AttributeProto::INTS: r.kind = Attribute::Kind::kInts, r.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case onnx::AttributeProto::FLOATS:
+    case ::onnx::AttributeProto::FLOAT: r.kind = Attribute::Kind::kFloat, r.f = a.f(); break;
+    case ::onnx::AttributeProto::INT: r.kind = Attribute::Kind::kInt, r.i = a.i(); break;
+    case ::onnx::AttributeProto::STRING: r.kind = Attribute::Kind::kString, r.s = a.s(); break;
+    case ::onnx::AttributeProto::INTS: r.kind = Attribute::Kind::kInts, r.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case ::onnx::AttributeProto::FLOATS:
       r.kind = Attribute::Kind::kFloats, r.floats.assign(a.floats().begin(), a.floats().end());
       break;
-    case onnx::AttributeProto::TENSOR:
+    case ::onnx::AttributeProto::TENSOR:
       r.kind = Attribute::Kind::kTensor;
       r.tensor = std::make_shared<Tensor>(tensorFrom(a.t(), where));
       break;
     default:
       throw Error(where, "attribute '" + a.name() + "' has type " +
-                             onnx::AttributeProto_AttributeType_Name(a.type()) + ", which is not supported");
+                             ::onnx::AttributeProto_AttributeType_Name(a.type()) + ", which is not supported");
   }
   return r;
 }
 
 // A graph input's or output's declared type; inputs must have a static shape.
-void declare(Graph& g, const onnx::ValueInfoProto& v, bool needShape, const std::string& where) {
+void declare(Graph& g, const ::onnx::ValueInfoProto& v, bool needShape, const std::string& where) {
   Tensor t;
   t.name = v.name();
   const std::string at = where + ": " + (needShape ? "input '" : "output '") + v.name() + "'";
@@ -133,7 +133,7 @@ Graph importOnnx(const std::string& path) { return importOnnxBytes(readBinaryFil
 
 Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path) {
   if (bytes.empty()) throw Error(path, "is empty, not an ONNX model");
-  onnx::ModelProto model;
+  ::onnx::ModelProto model;
   if (bytes.size() > size_t(INT32_MAX) || !model.ParseFromArray(bytes.data(), int(bytes.size())))
     throw Error(path, "is not a readable ONNX model (protobuf parsing failed: truncated or corrupt file?)");
   if (!model.has_graph()) throw Error(path, "holds no graph (not an ONNX model?)");
@@ -221,7 +221,7 @@ Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path
 
 Tensor readOnnxTensor(const std::string& path) {
   const std::vector<uint8_t> bytes = readBinaryFile(path);
-  onnx::TensorProto p;
+  ::onnx::TensorProto p;
   if (bytes.size() > size_t(INT32_MAX) || !p.ParseFromArray(bytes.data(), int(bytes.size())))
     throw Error(path, "is not a readable TensorProto (truncated or corrupt?)");
   Tensor t = tensorFrom(p, path);
@@ -229,4 +229,4 @@ Tensor readOnnxTensor(const std::string& path) {
   return t;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::onnx

@@ -11,7 +11,7 @@
 #include "tessera/hw/asm.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 using hw::MemId;
 
@@ -260,4 +260,4 @@ std::string formatSummary(const hw::Config& cfg, const Program& p) {
   return os.str();
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

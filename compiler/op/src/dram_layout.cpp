@@ -5,7 +5,7 @@
 
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 namespace {
 
@@ -133,4 +133,4 @@ std::vector<int32_t> unpackBias(const hw::Config& cfg, const std::vector<uint8_t
   return bias;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

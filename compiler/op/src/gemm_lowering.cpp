@@ -6,7 +6,7 @@
 #include "schedule.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 using hw::Insn;
 using hw::MemId;
@@ -294,7 +294,7 @@ class GemmLowering : public OperatorLowering {
     }
     if (op_.residual) {
       // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in
-      // the order and with the immediates or resident rows the add operator uses (vector.cpp).
+      // the order and with the immediates or resident rows the add operator uses (vector_lowering.cpp).
       const Epilogue& r = op_.residualEpilogue;
       const bool wide = r.wideScales;
       if (op_.residualA != 1) {
@@ -553,4 +553,4 @@ std::unique_ptr<OperatorLowering> makeGemmLowering(const hw::Config& cfg, const 
   return std::make_unique<GemmLowering>(cfg, op, t);
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

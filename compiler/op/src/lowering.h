@@ -9,7 +9,7 @@
 #include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 // One operator's lowering: fills the emitter with kernels and calls for a chosen tiling, and
 // describes what it did for the printed stages and the summary.
@@ -31,4 +31,4 @@ std::unique_ptr<OperatorLowering> makeGemmLowering(const hw::Config& cfg, const 
 // add and the poolings on the vector ALU (vector_lowering.cpp); `t` must be legal.
 std::unique_ptr<OperatorLowering> makeVectorLowering(const hw::Config& cfg, const Operator& op, const Tiling& t);
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

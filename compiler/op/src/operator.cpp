@@ -8,7 +8,7 @@
 
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 namespace {
 
@@ -679,4 +679,4 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   return out;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -11,11 +11,8 @@
 #include "tessera/support/error.h"
 #include "tessera/support/file_io.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
-using detail::fnv1a;
-using detail::Reader;
-using detail::Writer;
 
 namespace {
 
@@ -90,7 +87,7 @@ OperatorData Program::constants() const {
 std::vector<uint8_t> Program::serialize() const {
   const hw::Config cfg = hw::Config::fromJson(configJson, "program config");
   const hw::Isa isa(cfg);
-  Writer w;
+  BinaryWriter w;
   w.b.insert(w.b.end(), kMagic, kMagic + 8);
   w.u32(kVersion);
   w.str(configJson);
@@ -123,7 +120,7 @@ std::vector<uint8_t> Program::serialize() const {
 }
 
 Program Program::deserialize(const std::vector<uint8_t>& bytes, const std::string& origin) {
-  Reader r = detail::openChecked(bytes, kMagic, kVersion, "program file", origin);
+  BinaryReader r = openChecked(bytes, kMagic, kVersion, "program file", origin);
   const size_t body = bytes.size() - 8;
   Program p;
   p.configJson = r.str("config");
@@ -252,4 +249,4 @@ RunResult runProgram(const Program& program, runtime::Session& session, const Op
   return r;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -7,7 +7,7 @@
 #include "tessera/hw/isa.h"
 #include "tessera/support/error.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 using detail::Geometry;
 using detail::TileShape;
@@ -388,4 +388,4 @@ Tiling chooseTiling(const hw::Config& cfg, const Operator& op, uint64_t* legal, 
   return best;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -8,7 +8,7 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/isa.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 // The operator in blocks, as the accelerator sees it.
 struct Geometry {
@@ -135,4 +135,4 @@ int vectorPlanes(const hw::Config& cfg, const Operator& op);
 // rounding constant. Each fills every lane of its accumulator entry; empty for the other forms.
 std::vector<int32_t> vectorScaleRows(const Operator& op);
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

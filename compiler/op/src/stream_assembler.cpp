@@ -5,7 +5,7 @@
 
 #include "tessera/hw/dep_stream.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 using hw::Insn;
 using hw::MemId;
@@ -234,4 +234,4 @@ std::string Emitter::runtimeCalls(const Program& prog) const {
   return os.str();
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

@@ -9,7 +9,7 @@
 #include "tessera/compiler/op/program.h"
 #include "tessera/hw/isa.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 // A micro-op kernel: its micro-ops and the two loops of the GEMM/ALU instructions that run it.
 struct Kernel {
@@ -60,4 +60,4 @@ class Emitter {
   std::vector<Call> calls_;
 };
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

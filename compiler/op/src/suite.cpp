@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 std::vector<SuiteLayer> resnet18Suite() {
   struct Shape {
@@ -53,4 +53,4 @@ std::vector<SuiteLayer> resnet18VectorSuite() {
   return layers;
 }
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

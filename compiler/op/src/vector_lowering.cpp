@@ -5,7 +5,7 @@
 #include "lowering.h"
 #include "schedule.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 using hw::AluOp;
 using hw::MemId;
@@ -282,4 +282,4 @@ std::unique_ptr<OperatorLowering> makeVectorLowering(const hw::Config& cfg, cons
   return std::make_unique<VectorLowering>(cfg, op, t);
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

@@ -3,7 +3,7 @@
 
 #include "schedule.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op::detail {
 
 using hw::Field;
 using hw::Opcode;
@@ -181,4 +181,4 @@ CostEstimate vectorEstimate(const hw::Config& cfg, const Operator& op, const Til
   return e;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op::detail

@@ -33,16 +33,16 @@ struct EmitOptions {
 
 // The model's host side for `options.triple`: IR text (as generated and verified, or optimized), or
 // an object or shared library (optimized). Throws tessera::Error naming the triple, node or file on failure.
-std::vector<uint8_t> emit(const CompiledModel& model, Emit kind, const EmitOptions& options);
+std::vector<uint8_t> emit(const model::CompiledModel& model, Emit kind, const EmitOptions& options);
 
 // The C header declaring what an object or shared library defines: the descriptor and the run
 // function, with the inputs' and outputs' names, dtypes and shapes.
-std::string header(const CompiledModel& model, const std::string& symbol);
+std::string header(const model::CompiledModel& model, const std::string& symbol);
 
 // The same IR compiled in this process through LLVM's ORC JIT.
 class JitModel {
  public:
-  JitModel(const CompiledModel& model, const std::string& symbol);
+  JitModel(const model::CompiledModel& model, const std::string& symbol);
   ~JitModel();
   JitModel(const JitModel&) = delete;
   JitModel& operator=(const JitModel&) = delete;
@@ -59,7 +59,7 @@ class JitModel {
 // Runs generated code (JIT or linked) on `session`: checks the inputs as ModelRunner does,
 // converts them to row-major buffers and the outputs back. Only outputs, seconds and segmentSeconds are filled;
 // `layers` has one zero entry per layer.
-ModelRunResult runGenerated(const CompiledModel& model, const TesseraAotModel& code, TesseraAotSession* session,
-                            const std::map<std::string, graph::Tensor>& inputs);
+model::ModelRunResult runGenerated(const model::CompiledModel& model, const TesseraAotModel& code, TesseraAotSession* session,
+                            const std::map<std::string, ir::Tensor>& inputs);
 
 }  // namespace tessera::compiler::codegen

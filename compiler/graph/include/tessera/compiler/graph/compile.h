@@ -10,11 +10,11 @@
 #include "tessera/compiler/model/compiled_model.h"
 #include "tessera/hw/config.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::graph {
 
 // Sample inputs for post-training quantization: each sample maps every graph input to a tensor.
 struct Calibration {
-  std::vector<std::map<std::string, graph::Tensor>> samples;
+  std::vector<std::map<std::string, ir::Tensor>> samples;
   std::string origin;  // where the samples came from, for diagnostics
 };
 
@@ -28,6 +28,6 @@ struct NetworkOptions {
 
 // Runs the passes (docs/graph.md) and lowers every accelerator segment. Throws tessera::Error
 // naming the node, tensor or file on anything it cannot compile.
-CompiledModel compileNetwork(const hw::Config& cfg, graph::Graph g, const NetworkOptions& options = NetworkOptions());
+model::CompiledModel compileNetwork(const hw::Config& cfg, ir::Graph g, const NetworkOptions& options = NetworkOptions());
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::graph

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace tessera::compiler::graph {
+namespace tessera::compiler::ir {
 
 // Element types the importer, the passes and the host executor handle.
 enum class DType { kFloat32, kUInt8, kInt8, kInt32, kInt64 };
@@ -102,4 +102,4 @@ struct Graph {
   std::string print() const;
 };
 
-}  // namespace tessera::compiler::graph
+}  // namespace tessera::compiler::ir

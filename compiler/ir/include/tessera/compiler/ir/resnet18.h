@@ -5,11 +5,11 @@
 
 #include "tessera/compiler/ir/graph.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::ir {
 
 // torchvision's ResNet-18 (batch 1, input "data" float [1,3,224,224], output "logits" [1,1000]),
 // opset 13, BatchNormalization kept as nodes. Weights are He-initialized and BatchNorm statistics
 // non-trivial, from `seed`; no pretrained weights exist here.
-graph::Graph resnet18Graph(uint32_t seed);
+ir::Graph resnet18Graph(uint32_t seed);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::ir

@@ -6,7 +6,7 @@
 #include "tessera/compiler/model/compiled_model.h"
 #include "tessera/compiler/model/run.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::model {
 
 // The run as a Chrome trace-event file (JSON; opens in Perfetto or chrome://tracing). Process 1: one
 // track of layers in execution order, each accelerator layer as long as its own cycles at
@@ -17,4 +17,4 @@ namespace tessera::compiler {
 // each instruction a complete event named by its mnemonic, with its index, unit, layer and cycles. otherData says whether the instruction tracks are there, and why not.
 std::string chromeTrace(const CompiledModel& model, const ModelRunResult& run, double clockMhz = 100.0);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::model

@@ -9,7 +9,7 @@
 #include "tessera/compiler/ir/graph.h"
 #include "tessera/hw/isa.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::model {
 
 // What quantization changed in a tensor relative to the file's own semantics.
 struct QuantizationNote {
@@ -59,7 +59,7 @@ struct Segment {
 
 // A host step: one graph node run by the host executor.
 struct HostStep {
-  graph::Node node;
+  ir::Node node;
 };
 
 struct Step {
@@ -74,9 +74,9 @@ struct CompiledModel {
   std::string configJson;
   std::string source;                       // the model file it was compiled from
   int64_t opset = 0;                        // of the host steps' ONNX nodes
-  std::vector<graph::Tensor> inputs, outputs;  // descriptions (name, dtype, shape; no data)
+  std::vector<ir::Tensor> inputs, outputs;  // descriptions (name, dtype, shape; no data)
   std::map<std::string, std::string> metadata;
-  std::map<std::string, graph::Tensor> constants;  // host steps' constant inputs
+  std::map<std::string, ir::Tensor> constants;  // host steps' constant inputs
   std::vector<uint8_t> constantImage;       // the segments' constants region, in DRAM layout
   uint64_t arenaBytes = 0;                  // activations region (liveness-planned)
   uint64_t arenaBytesWithoutReuse = 0;      // what it would be with one slot per tensor
@@ -93,4 +93,4 @@ struct CompiledModel {
   static CompiledModel load(const std::string& path);
 };
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::model

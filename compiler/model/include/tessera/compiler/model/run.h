@@ -17,7 +17,7 @@ namespace tessera::runtime {
 class Session;
 }
 
-namespace tessera::compiler {
+namespace tessera::compiler::model {
 
 struct LayerTiming {
   uint64_t cycles = 0;        // timed targets, when asked: the layer's own instructions run alone
@@ -32,7 +32,7 @@ struct SegmentSpans {
 };
 
 struct ModelRunResult {
-  std::map<std::string, graph::Tensor> outputs;  // by graph output name, the model's output dtype
+  std::map<std::string, ir::Tensor> outputs;  // by graph output name, the model's output dtype
   std::vector<LayerTiming> layers;               // parallel to CompiledModel::layers
   hw::Counters counters;                         // all segments of this run
   double seconds = 0;                            // whole run, wall clock
@@ -55,11 +55,11 @@ struct RunOptions {
 
 // Checks that `inputs` are exactly the model's inputs, each with its shape, type and number of
 // values; throws tessera::Error naming the model and the input otherwise.
-void checkModelInputs(const CompiledModel& model, const std::map<std::string, graph::Tensor>& inputs);
+void checkModelInputs(const CompiledModel& model, const std::map<std::string, ir::Tensor>& inputs);
 
-// Runs the model on the host only: every accelerator layer by compiler::reference() (exactly the
+// Runs the model on the host only: every accelerator layer by compiler::op::reference() (exactly the
 // accelerator's integer arithmetic), host steps as on a target. Every target must match it bit for bit.
-ModelRunResult runReference(const CompiledModel& model, const std::map<std::string, graph::Tensor>& inputs);
+ModelRunResult runReference(const CompiledModel& model, const std::map<std::string, ir::Tensor>& inputs);
 
 // One accelerator segment as the device sees it, for tools that replay or inspect what it runs
 // (tessera run --export-sim): every DRAM region its stream reads or writes, at its physical address,
@@ -92,8 +92,8 @@ class ModelRunner {
   // naming the input if one is missing, unknown, or has the wrong shape or dtype. RunOptions say
   // what else to measure; the answer and ModelRunResult::counters come from the whole-segment
   // runs either way.
-  ModelRunResult run(const std::map<std::string, graph::Tensor>& inputs, const RunOptions& options);
-  ModelRunResult run(const std::map<std::string, graph::Tensor>& inputs, bool layerCycles = false) {
+  ModelRunResult run(const std::map<std::string, ir::Tensor>& inputs, const RunOptions& options);
+  ModelRunResult run(const std::map<std::string, ir::Tensor>& inputs, bool layerCycles = false) {
     RunOptions o;
     o.layerCycles = layerCycles;
     return run(inputs, o);
@@ -108,4 +108,4 @@ class ModelRunner {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::model

@@ -7,17 +7,17 @@
 
 #include "tessera/compiler/ir/graph.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::onnx {
 
 // Reads an ONNX model of opset 11 to 17. Initializers become constants; graph inputs need static
 // shapes. Throws tessera::Error naming the file and the node, tensor or field on anything it cannot
 // read (truncated or corrupt files, unsupported element types, external data, dynamic shapes,
 // undefined tensors).
-graph::Graph importOnnx(const std::string& path);
+ir::Graph importOnnx(const std::string& path);
 // The same for a model file's bytes already in memory; `origin` names it in errors.
-graph::Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& origin);
+ir::Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& origin);
 
 // Reads a serialized TensorProto (the ONNX node tests' input_N.pb / output_N.pb).
-graph::Tensor readOnnxTensor(const std::string& path);
+ir::Tensor readOnnxTensor(const std::string& path);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::onnx

@@ -1,4 +1,4 @@
-// Internal to the compiler: little-endian binary writing and bounds-checked reading for its file formats.
+// The framing of the compiler's file formats (programs, compiled models): little-endian writing, bounds-checked reading, checksum and version.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include "tessera/support/error.h"
 
-namespace tessera::compiler::detail {
+namespace tessera::compiler::op {
 
 inline uint64_t fnv1a(const uint8_t* p, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -16,7 +16,7 @@ inline uint64_t fnv1a(const uint8_t* p, size_t n) {
   return h;
 }
 
-class Writer {
+class BinaryWriter {
  public:
   void u32(uint32_t v) { for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i))); }
   void u64(uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i))); }
@@ -38,9 +38,9 @@ class Writer {
 
 // Reads with a bounds check on every field, so a truncated or corrupt file is an error naming
 // the field, never a read past the end.
-class Reader {
+class BinaryReader {
  public:
-  Reader(const std::vector<uint8_t>& b, size_t end, std::string origin) : b_(b), end_(end), origin_(std::move(origin)) {}
+  BinaryReader(const std::vector<uint8_t>& b, size_t end, std::string origin) : b_(b), end_(end), origin_(std::move(origin)) {}
   const uint8_t* take(uint64_t n, const char* what) {
     if (n > end_ - pos_)
       throw Error(origin_, std::string("truncated at byte ") + std::to_string(pos_) + " reading " + what);
@@ -86,7 +86,7 @@ class Reader {
 // A file of the compiler's formats: 8-byte magic, 32-bit version, body, 64-bit FNV-1a checksum of
 // all that precedes it. Checks magic, checksum and version (naming `what` and the expected magic),
 // and returns a reader positioned after the version and bounded before the checksum.
-inline Reader openChecked(const std::vector<uint8_t>& bytes, const char (&magic)[8], uint32_t version,
+inline BinaryReader openChecked(const std::vector<uint8_t>& bytes, const char (&magic)[8], uint32_t version,
                           const std::string& what, const std::string& origin) {
   if (bytes.size() < 8 + 4 + 8 || std::memcmp(bytes.data(), magic, 8) != 0)
     throw Error(origin, "not a Tessera " + what + " (bad magic; expected " + std::string(magic, 8) + ")");
@@ -94,7 +94,7 @@ inline Reader openChecked(const std::vector<uint8_t>& bytes, const char (&magic)
   uint64_t stored = 0;
   for (int i = 7; i >= 0; --i) stored = stored << 8 | bytes[body + size_t(i)];
   if (stored != fnv1a(bytes.data(), body)) throw Error(origin, "checksum mismatch: the file is corrupt or truncated");
-  Reader r(bytes, body, origin);
+  BinaryReader r(bytes, body, origin);
   r.take(8, "magic");
   const uint32_t found = r.u32("version");
   if (found != version)
@@ -103,4 +103,4 @@ inline Reader openChecked(const std::vector<uint8_t>& bytes, const char (&magic)
   return r;
 }
 
-}  // namespace tessera::compiler::detail
+}  // namespace tessera::compiler::op

@@ -10,7 +10,7 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/dram_timing.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 // Tile sizes in blocks: output-channel blocks (tco), output rows (th), output columns (tw) per
 // output tile, and input-channel blocks (tci) per reduction step. Each step loads one half of the
@@ -59,4 +59,4 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
 // The per-operator summary as text (tiles, SRAM occupancy, instructions, micro-ops, DRAM bytes).
 std::string formatSummary(const hw::Config& cfg, const Program& program);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -8,7 +8,7 @@
 #include "tessera/compiler/op/operator.h"
 #include "tessera/hw/config.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 // Activations NCHW{BATCH}n{BLOCK}c: [ceil(N/BATCH)][ceil(C/BLOCK)][H][W][BATCH][BLOCK] int8, padding
 // lanes zero. BLOCK is BLOCK_IN for an operator's input and BLOCK_OUT for its output.
@@ -54,4 +54,4 @@ std::vector<uint8_t> packBias(const hw::Config& cfg, const std::vector<int32_t>&
 // The `outChannels` biases of packBias's layout (the first batch row).
 std::vector<int32_t> unpackBias(const hw::Config& cfg, const std::vector<uint8_t>& packed, int outChannels);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 // What happens to each int32 accumulator before it is stored as int8, in this order (all on the
 // accelerator's vector ALU, all wrapping int32 arithmetic as the ALU computes it):
@@ -168,4 +168,4 @@ void poolScale(const Operator& op, int32_t* multiplier, int* shift);
 // The operator kind's spec keyword: "conv2d", "dense", "add", "maxpool", "avgpool".
 std::string kindName(OpKind kind);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -14,7 +14,7 @@ namespace tessera::runtime {
 class Session;
 }
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 enum class BufferRole : uint32_t { kInput = 0, kOutput = 1, kConstant = 2 };
 
@@ -84,4 +84,4 @@ struct RunResult {
 RunResult runProgram(const Program& program, runtime::Session& session, const OperatorData& data,
                      uint32_t waitCycles = 0);
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op

@@ -5,7 +5,7 @@
 
 #include "tessera/compiler/op/operator.h"
 
-namespace tessera::compiler {
+namespace tessera::compiler::op {
 
 struct SuiteLayer {
   Operator op;      // named C1..C11, FC
@@ -22,4 +22,4 @@ std::vector<SuiteLayer> resnet18Suite();
 // global average pooling (512 channels).
 std::vector<SuiteLayer> resnet18VectorSuite();
 
-}  // namespace tessera::compiler
+}  // namespace tessera::compiler::op
