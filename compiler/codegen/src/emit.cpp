@@ -179,7 +179,7 @@ std::vector<uint8_t> emit(const CompiledModel& model, Emit kind, const EmitOptio
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(options.triple);
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> mod =
-      detail::lowerHost(model, options.symbol, context, tm->getTargetTriple().str(), tm->createDataLayout());
+      detail::generateModule(model, options.symbol, context, tm->getTargetTriple().str(), tm->createDataLayout());
   if (kind == Emit::kIr) {
     if (options.optimizeIr) optimize(*mod, tm.get());
     std::string text;
@@ -267,7 +267,7 @@ JitModel::JitModel(const CompiledModel& model, const std::string& symbol) : impl
 
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> mod =
-      detail::lowerHost(model, symbol, *context, j.getTargetTriple().str(), j.getDataLayout());
+      detail::generateModule(model, symbol, *context, j.getTargetTriple().str(), j.getDataLayout());
   optimize(*mod, tm->get());
   if (auto e = j.addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) jitFailure(model.source, std::move(e));
   auto sym = j.lookup(symbol + "_model");

@@ -70,9 +70,9 @@ struct Buf {
   Shape shape;
 };
 
-class Lowering {
+class ModuleGenerator {
  public:
-  Lowering(const CompiledModel& m, const std::string& symbol, llvm::LLVMContext& ctx, const std::string& triple,
+  ModuleGenerator(const CompiledModel& m, const std::string& symbol, llvm::LLVMContext& ctx, const std::string& triple,
            const llvm::DataLayout& layout)
       : m_(m), symbol_(symbol), ctx_(ctx), mod_(std::make_unique<llvm::Module>(symbol, ctx)), b_(ctx) {
     mod_->setTargetTriple(triple);
@@ -347,8 +347,8 @@ class Lowering {
       values_[t.name] = buf;
     }
     for (const Step& step : m_.steps) {
-      if (step.kind == Step::Kind::kSegment) lowerSegment(step.index);
-      else lowerHostStep(m_.hostSteps[size_t(step.index)].node);
+      if (step.kind == Step::Kind::kSegment) generateSegment(step.index);
+      else generateHostStep(m_.hostSteps[size_t(step.index)].node);
     }
     for (size_t i = 0; i < m_.outputs.size(); ++i) {
       const Tensor& want = m_.outputs[i];
@@ -371,7 +371,7 @@ class Lowering {
 
   // Inputs packed into the arena in the accelerator's blocked layout, the stream run by the
   // runtime, outputs unpacked to row-major NCHW: the layout changes at the segment's edges.
-  void lowerSegment(int si) {
+  void generateSegment(int si) {
     const Segment& seg = m_.segments[size_t(si)];
     const hw::Config cfg = hw::Config::fromJson(m_.configJson, m_.source + ": config");
     const std::string tag = "seg" + std::to_string(si);
@@ -423,7 +423,7 @@ class Lowering {
 
   // ---- host operators --------------------------------------------------------------------------
 
-  void lowerHostStep(const Node& n) {
+  void generateHostStep(const Node& n) {
     const bool known = n.domain.empty() || n.domain == "ai.onnx" ? std::count(supportedHostOps().begin(), supportedHostOps().end(), n.opType) > 0
                                                                  : n.domain == "tessera" && n.opType == "FoldInput";
     // A step whose inputs are all constants is computed now by the host executor itself.
@@ -508,13 +508,13 @@ class Lowering {
       forEach(y.shape, tag, [&](const std::vector<llvm::Value*>& i) { store(y, linear(i, stridesOf(y.shape)), load(x, linear(i, from))); });
       return;
     }
-    if (op == "Softmax") return lowerSoftmax(n, x, y);
-    if (op == "QuantizeLinear" || op == "DequantizeLinear") return lowerQuantization(n, x, y);
-    if (op == "FoldInput") return lowerFoldInput(n, x, y);
-    if (op == "Conv") return lowerConv(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
-    if (op == "Gemm" || op == "MatMul") return lowerMatrixProduct(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
-    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return lowerPool(n, x, y);
-    if (op == "BatchNormalization") return lowerBatchNorm(n, x, y);
+    if (op == "Softmax") return generateSoftmax(n, x, y);
+    if (op == "QuantizeLinear" || op == "DequantizeLinear") return generateQuantization(n, x, y);
+    if (op == "FoldInput") return generateFoldInput(n, x, y);
+    if (op == "Conv") return generateConv(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
+    if (op == "Gemm" || op == "MatMul") return generateMatrixProduct(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
+    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return generatePool(n, x, y);
+    if (op == "BatchNormalization") return generateBatchNorm(n, x, y);
     fail(n, "host operator " + op + " has no LLVM lowering");
   }
 
@@ -590,7 +590,7 @@ class Lowering {
   // the columns whose input column exists. Each element thus sums its taps in (channel, ky, kx)
   // order, as the executor does, and the column loop vectorizes (no sum is reassociated). Then the
   // bias (0 without one) is added and the sum rounded once to float32.
-  void lowerConv(const Node& n, const Buf& x, const Buf& w, const Buf& bias, const Buf& y) {
+  void generateConv(const Node& n, const Buf& x, const Buf& w, const Buf& bias, const Buf& y) {
     if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32) fail(n, "Conv takes float32");
     if (x.shape.size() != 4 || w.shape.size() != 4) fail(n, "only 2-D convolutions are lowered");
     const Window win = windowOf(n, x.shape, y.shape, w.shape[2], w.shape[3], false);
@@ -636,7 +636,7 @@ class Lowering {
 
   // Gemm (transA, transB, alpha, beta, a broadcast C) and MatMul (numpy rules: 1-D operands, batch
   // dimensions broadcast): double sums in k order, rounded once to float32.
-  void lowerMatrixProduct(const Node& n, const Buf& a, const Buf& bm, const Buf& c, const Buf& y) {
+  void generateMatrixProduct(const Node& n, const Buf& a, const Buf& bm, const Buf& c, const Buf& y) {
     const bool gemm = n.opType == "Gemm";
     if (a.dtype != DType::kFloat32 || bm.dtype != DType::kFloat32) fail(n, n.opType + " takes float32");
     Shape as = a.shape, bs = bm.shape;
@@ -687,7 +687,7 @@ class Lowering {
 
   // Max in double from -inf (std::max), or the sum of the taps inside divided by their count (with
   // the explicit padding's count under count_include_pad), as the executor does.
-  void lowerPool(const Node& n, const Buf& x, const Buf& y) {
+  void generatePool(const Node& n, const Buf& x, const Buf& y) {
     const bool global = n.opType == "GlobalAveragePool", max = n.opType == "MaxPool";
     if (x.shape.size() != 4) fail(n, "only 2-D (N,C,H,W) pooling is lowered");
     if (!max && x.dtype != DType::kFloat32) fail(n, n.opType + " takes float32");
@@ -737,7 +737,7 @@ class Lowering {
 
   // Inference batch normalization: the per-channel factor scale / sqrt(var + eps) computed here in
   // double exactly as the executor does (sqrt is correctly rounded), the rest per element.
-  void lowerBatchNorm(const Node& n, const Buf& x, const Buf& y) {
+  void generateBatchNorm(const Node& n, const Buf& x, const Buf& y) {
     if (x.shape.size() < 2 || x.dtype != DType::kFloat32) fail(n, "takes a float32 input of rank 2 or more");
     if (n.attrInt("training_mode", 0)) fail(n, "training mode is not supported");
     const int64_t C = x.shape[1];
@@ -786,7 +786,7 @@ class Lowering {
     return t->dtype == DType::kFloat32 ? t->floats[0] : float(double(t->ints[0]));
   }
 
-  void lowerSoftmax(const Node& n, const Buf& x, const Buf& y) {
+  void generateSoftmax(const Node& n, const Buf& x, const Buf& y) {
     int64_t axis = n.attrInt("axis", m_.opset >= 13 ? -1 : 1);
     if (axis < 0) axis += int64_t(x.shape.size());
     int64_t len = x.shape.at(size_t(axis)), inner = 1;
@@ -821,7 +821,7 @@ class Lowering {
     });
   }
 
-  void lowerQuantization(const Node& n, const Buf& x, const Buf& y) {
+  void generateQuantization(const Node& n, const Buf& x, const Buf& y) {
     const bool quantize = n.opType == "QuantizeLinear";
     if (n.inputs.size() < 2 || n.inputs[1].empty()) fail(n, "input 1 (the scale) is missing");
     const Tensor* scale = constantTensor(n.inputs[1]);
@@ -871,7 +871,7 @@ class Lowering {
   }
 
   // tessera.FoldInput: y[b][(c*KW + kx)*P + py][y'][x'] = x[b][c][P*y' + py - ph][sw*x' + kx - pw], pad_value outside.
-  void lowerFoldInput(const Node& n, const Buf& x, const Buf& y) {
+  void generateFoldInput(const Node& n, const Buf& x, const Buf& y) {
     if (x.shape.size() != 4 || y.shape.size() != 4) fail(n, "folds N,C,H,W tensors");
     const int64_t kw = n.attrInt("kw", 1), sw = n.attrInt("sw", 1), phases = n.attrInt("phases", 1);
     const int64_t ph = n.attrInt("ph", 0), pw = n.attrInt("pw", 0), oh = y.shape[2], ow = y.shape[3];
@@ -955,9 +955,9 @@ class Lowering {
 
 }  // namespace
 
-std::unique_ptr<llvm::Module> lowerHost(const CompiledModel& model, const std::string& symbol, llvm::LLVMContext& context,
+std::unique_ptr<llvm::Module> generateModule(const CompiledModel& model, const std::string& symbol, llvm::LLVMContext& context,
                                         const std::string& triple, const llvm::DataLayout& layout) {
-  return Lowering(model, symbol, context, triple, layout).run();
+  return ModuleGenerator(model, symbol, context, triple, layout).run();
 }
 
 }  // namespace detail

@@ -1,4 +1,4 @@
-// Internal: a compiled model's host side lowered to an LLVM module (lower_host.cpp), shared by the emitters and the JIT.
+// Internal to the code generator: a compiled model's host side as an LLVM module (generate.cpp), which the object writer and the JIT (emit.cpp) share.
 #pragma once
 
 #include <memory>
@@ -13,7 +13,7 @@
 namespace tessera::compiler::codegen::detail {
 
 // The module defining <symbol>_run and <symbol>_model for `triple` with `layout`; verified.
-std::unique_ptr<llvm::Module> lowerHost(const model::CompiledModel& model, const std::string& symbol, llvm::LLVMContext& context,
+std::unique_ptr<llvm::Module> generateModule(const model::CompiledModel& model, const std::string& symbol, llvm::LLVMContext& context,
                                         const std::string& triple, const llvm::DataLayout& layout);
 
 }  // namespace tessera::compiler::codegen::detail

@@ -60,7 +60,7 @@ CompiledModel compileNetwork(const hw::Config& cfg, Graph g, const NetworkOption
   }
   if (options.foldNarrowInput) {
     detail::foldNarrowInputs(cfg, g);
-    dump(options, "layout", g);
+    dump(options, "narrow-input fold", g);
   }
   if (options.fuseResidualAdds && detail::fuseResidualAdds(g) > 0) dump(options, "residual fusion", g);
   const detail::Partition p = detail::partition(cfg, g, m, options.printAfterAll);

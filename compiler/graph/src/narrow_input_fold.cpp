@@ -1,4 +1,4 @@
-// The layout pass's fold of narrow first convolutions: kernel columns and row stride phases become input channels.
+// The narrow-input fold: a narrow first convolution's kernel columns and row stride phases become input channels.
 #include <algorithm>
 
 #include "passes.h"

@@ -1,4 +1,4 @@
-// Internal to the graph compiler: the passes between import and lowering, each Graph -> Graph.
+// Internal to the graph compiler: the passes between import and partitioning, each Graph -> Graph.
 #pragma once
 
 #include <map>

@@ -232,7 +232,7 @@ class Quantizer {
   }
 
   // Conv (groups 1, no dilation, symmetric pads) or a dense layer given as OIHW weights.
-  void emitConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
+  void addConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
                        const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
                        bool relu, const std::vector<float>* weightScales) {
@@ -408,7 +408,7 @@ class Quantizer {
       }
       bool relu;
       const std::string y = outputAfterRelu(&relu);
-      emitConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1], kh, kw, sh, sw, ph, pw, false, y,
+      addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1], kh, kw, sh, sw, ph, pw, false, y,
                       g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]));
       return true;
     }
@@ -441,12 +441,12 @@ class Quantizer {
         const Tensor& src = g_.tensor(flat->second);
         const int64_t C = src.shape[1], H = src.shape[2], W = src.shape[3];
         if (C * H * W == K) {
-          emitConvolution(n.name, flat->second, wOK, bias, O, C, int(H), int(W), 1, 1, 0, 0, H * W == 1, y,
+          addConvolution(n.name, flat->second, wOK, bias, O, C, int(H), int(W), 1, 1, 0, 0, H * W == 1, y,
                           g_.tensor(y).shape, relu, denseScales(n, transB));
           return true;
         }
       }
-      emitConvolution(n.name, a, wOK, bias, O, K, 1, 1, 1, 1, 0, 0, true, y, g_.tensor(y).shape, relu,
+      addConvolution(n.name, a, wOK, bias, O, K, 1, 1, 1, 1, 0, 0, true, y, g_.tensor(y).shape, relu,
                       denseScales(n, transB));
       return true;
     }

@@ -56,7 +56,7 @@ class GemmLowering : public OperatorLowering {
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.zeroPointBase), 0, 1,
                   uint32_t(g_.zeroPointClasses * g_.COB), uint32_t(g_.zeroPointClasses * g_.COB)),
           prog.bufferIndex("zero_point_corrections"));
-    // A tile's epilogue and store are emitted between the next tile's reduction steps: the
+    // A tile's epilogue and store are issued between the next tile's reduction steps: the
     // compute stage runs those GEMMs on one accumulator bank while its ALU pipe requantizes the
     // finished tile in the other (docs/rtl.md), and the next tile's reset goes right after the
     // last GEMM of the tile before it, so it overlaps that GEMM too.
@@ -106,7 +106,7 @@ class GemmLowering : public OperatorLowering {
               if (havePending) {
                 const size_t spread = s_.stepsPerTile >= 3 ? size_t(s_.stepsPerTile - 1) : 1;
                 const size_t n = pendingOps.size();
-                if (size_t(cit) < spread) emitOps(pendingOps, size_t(cit) * n / spread, (size_t(cit) + 1) * n / spread);
+                if (size_t(cit) < spread) issueOps(pendingOps, size_t(cit) * n / spread, (size_t(cit) + 1) * n / spread);
                 if (size_t(cit) + 1 == spread) {
                   storeTile(pending, outBuf);
                   havePending = false;
@@ -119,7 +119,7 @@ class GemmLowering : public OperatorLowering {
     if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
     if (havePending) {
       const std::vector<EpilogueOp> ops = epilogueOps(pending, biasBuf, multBuf, clipLowBuf);
-      emitOps(ops, 0, ops.size());
+      issueOps(ops, 0, ops.size());
       storeTile(pending, outBuf);
     }
     // The last releases of each half are never waited for; take them so no token is left at FINISH.
@@ -339,7 +339,7 @@ class GemmLowering : public OperatorLowering {
     return out;
   }
 
-  void emitOps(const std::vector<EpilogueOp>& ops, size_t begin, size_t end) {
+  void issueOps(const std::vector<EpilogueOp>& ops, size_t begin, size_t end) {
     for (size_t i = begin; i < end && i < ops.size(); ++i) {
       if (ops[i].reset) gemm(ops[i].kernel, true);
       else alu(ops[i].kernel, ops[i].op, ops[i].useImm, ops[i].imm);

@@ -11,12 +11,12 @@
 
 namespace tessera::compiler::op::detail {
 
-// One operator's lowering: fills the emitter with kernels and calls for a chosen tiling, and
+// One operator's lowering: fills the stream assembler with kernels and calls for a chosen tiling, and
 // describes what it did for the printed stages and the summary.
-class OperatorLowering : public Emitter {
+class OperatorLowering : public StreamAssembler {
  public:
   virtual ~OperatorLowering() = default;
-  // Emits every kernel and call; the program's buffers already exist.
+  // Adds every kernel and call; the program's buffers already exist.
   virtual void run(Program& prog) = 0;
   // The tiled loop nest as pseudo-code with buffer scopes.
   virtual std::string loopNest() const = 0;

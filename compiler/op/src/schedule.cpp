@@ -327,7 +327,7 @@ CostEstimate estimateCycles(const hw::Config& cfg, const Operator& op, const Til
   // The compute stage's GEMM pipe runs the reduction steps back to back while its ALU pipe runs
   // the previous tile's epilogue and the next tile's reset in the other accumulator bank
   // (docs/rtl.md). Instructions leave the queue in order, so the GEMM pipe waits after a step
-  // until the ALU pipe has taken all but the last epilogue instruction emitted after it. The last
+  // until the ALU pipe has taken all but the last epilogue instruction issued after it. The last
   // one pushes the store's token, which waits for the older GEMM step to finish; the store
   // follows, and the reset of the tile after next waits for it (the two tiles share a bank).
   const double gemmStep = std::max(compute, load);

@@ -32,7 +32,7 @@ bool sameUops(const std::vector<hw::Uop>& a, const std::vector<hw::Uop>& b) {
 
 // The instruction stream with its dependency flags (hw::DependencyStream), and the program
 // buffer each instruction moves (-1 for compute instructions and carriers).
-class Assembler {
+class FlaggedStream {
  public:
   void insn(const Insn& in, int buffer) {
     Insn& added = stream_.append(in.stage());
@@ -85,21 +85,21 @@ Insn memInsn(Opcode op, MemId mem, uint32_t sram, uint32_t dram, uint32_t y, uin
   return in;
 }
 
-int Emitter::kernel(Kernel k) {
+int StreamAssembler::kernel(Kernel k) {
   for (size_t i = 0; i < kernels_.size(); ++i)
     if (sameLoops(kernels_[i], k) && sameUops(kernels_[i].uops, k.uops)) return static_cast<int>(i);
   kernels_.push_back(std::move(k));
   return static_cast<int>(kernels_.size() - 1);
 }
 
-void Emitter::add(const Insn& in, int buffer) {
+void StreamAssembler::add(const Insn& in, int buffer) {
   Call c;
   c.insn = in;
   c.buffer = buffer;
   calls_.push_back(c);
 }
 
-void Emitter::loadUops(int buffer) {
+void StreamAssembler::loadUops(int buffer) {
   Call c;
   c.insn = memInsn(Opcode::kLoad, MemId::kUop, 0, 0, 1, 0, 0);
   c.buffer = buffer;
@@ -107,7 +107,7 @@ void Emitter::loadUops(int buffer) {
   calls_.push_back(c);
 }
 
-void Emitter::push(int from, int to) {
+void StreamAssembler::push(int from, int to) {
   Call c;
   c.kind = Call::kPush;
   c.from = from;
@@ -115,7 +115,7 @@ void Emitter::push(int from, int to) {
   calls_.push_back(c);
 }
 
-void Emitter::pop(int from, int to) {
+void StreamAssembler::pop(int from, int to) {
   Call c;
   c.kind = Call::kPop;
   c.from = from;
@@ -123,7 +123,7 @@ void Emitter::pop(int from, int to) {
   calls_.push_back(c);
 }
 
-void Emitter::gemm(int kernel, bool reset) {
+void StreamAssembler::gemm(int kernel, bool reset) {
   const Kernel& k = kernels_[size_t(kernel)];
   Call c;
   c.insn.opcode = Opcode::kGemm;
@@ -140,7 +140,7 @@ void Emitter::gemm(int kernel, bool reset) {
   calls_.push_back(c);
 }
 
-void Emitter::alu(int kernel, hw::AluOp op, bool useImm, int32_t imm) {
+void StreamAssembler::alu(int kernel, hw::AluOp op, bool useImm, int32_t imm) {
   const Kernel& k = kernels_[size_t(kernel)];
   Call c;
   c.insn.opcode = Opcode::kAlu;
@@ -157,7 +157,7 @@ void Emitter::alu(int kernel, hw::AluOp op, bool useImm, int32_t imm) {
   calls_.push_back(c);
 }
 
-void Emitter::placeKernels(Program& prog) {
+void StreamAssembler::placeKernels(Program& prog) {
   prog.uops.clear();
   for (size_t i = 0; i < kernels_.size(); ++i) {
     Kernel& k = kernels_[i];
@@ -173,8 +173,8 @@ void Emitter::placeKernels(Program& prog) {
   }
 }
 
-void Emitter::assemble(Program& prog) const {
-  Assembler a;
+void StreamAssembler::assemble(Program& prog) const {
+  FlaggedStream a;
   for (const Call& c : calls_) {
     if (c.kind == Call::kPush) {
       a.push(c.from, c.to);
@@ -199,7 +199,7 @@ void Emitter::assemble(Program& prog) const {
   prog.insnBuffer = std::move(a.buffers());
 }
 
-std::string Emitter::runtimeCalls(const Program& prog) const {
+std::string StreamAssembler::runtimeCalls(const Program& prog) const {
   std::ostringstream os;
   for (const Kernel& k : kernels_) {
     os << "finit " << k.name << " (micro-ops " << k.begin << ".." << k.begin + k.uops.size() << "):\n";

@@ -17,7 +17,7 @@ struct Kernel {
   std::vector<hw::Uop> uops;
   uint32_t iterOut = 1, iterIn = 1;
   uint32_t dstOut = 0, dstIn = 0, srcOut = 0, srcIn = 0, wgtOut = 0, wgtIn = 0;
-  uint32_t begin = 0;  // index in the micro-op buffer, set by Emitter::placeKernels
+  uint32_t begin = 0;  // index in the micro-op buffer, set by StreamAssembler::placeKernels
 };
 
 // One call of VTA's runtime API as a lowering issues it. LOAD/STORE/GEMM/ALU calls carry the
@@ -34,7 +34,7 @@ struct Call {
 hw::Insn memInsn(hw::Opcode op, hw::MemId mem, uint32_t sram, uint32_t dram, uint32_t y, uint32_t x, uint32_t stride);
 
 // Collects kernels and runtime calls, then turns them into a program's micro-ops and instructions.
-class Emitter {
+class StreamAssembler {
  public:
   // Adds a kernel and returns its index; an identical kernel already added is reused.
   int kernel(Kernel k);

@@ -15,7 +15,7 @@ namespace tessera::compiler::codegen {
 // The triples `tessera compile --triple` accepts (docs/aot.md), in the order the docs list them.
 const std::vector<std::string>& supportedTriples();
 
-// The ONNX operators (default domain) and Tessera's own (tessera.FoldInput) the generator lowers
+// The ONNX operators (default domain) and Tessera's own (tessera.FoldInput) the generator turns
 // to loops; other host steps are refused naming the node.
 const std::vector<std::string>& supportedHostOps();
 

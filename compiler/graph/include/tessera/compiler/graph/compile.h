@@ -26,8 +26,8 @@ struct NetworkOptions {
   bool fuseResidualAdds = true;  // run a residual add in its convolution's epilogue (docs/graph.md)
 };
 
-// Runs the passes (docs/graph.md) and lowers every accelerator segment. Throws tessera::Error
-// naming the node, tensor or file on anything it cannot compile.
+// Runs the passes (docs/graph.md), then partitions the graph, plans DRAM and links every accelerator
+// segment. Throws tessera::Error naming the node, tensor or file on anything it cannot compile.
 model::CompiledModel compileNetwork(const hw::Config& cfg, ir::Graph g, const NetworkOptions& options = NetworkOptions());
 
 }  // namespace tessera::compiler::graph
