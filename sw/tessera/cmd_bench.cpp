@@ -162,7 +162,7 @@ int benchResnet18(runtime::Session& session) {
   std::printf("ideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT), of the unpadded layer; util = ideal / cycles; the total "
               "lines' util is MAC-weighted;\nest err = (cost-model estimate - cycles) / cycles; DRAM bytes are bus beats x "
               "bus bytes on timed targets, LOAD/STORE bytes on fsim.\n");
-  if (benchResnet18Network(session, false)) ++failures;
+  if (benchResnet18Graph(session, false)) ++failures;
   return failures ? 1 : 0;
 }
 
@@ -197,7 +197,7 @@ int cmdBench(const std::vector<std::string>& args) {
       throw Error("tessera bench resnet18", "takes only --target, --config and --json");
     runtime::Session::reset(target, config);
     // --json: the whole network's figures as one object (the per-layer suite is text only).
-    if (json) return benchResnet18Network(runtime::Session::global(), true);
+    if (json) return benchResnet18Graph(runtime::Session::global(), true);
     return benchResnet18(runtime::Session::global());
   }
   if (json) throw Error("tessera bench gemm", "--json is for resnet18");

@@ -27,7 +27,7 @@ struct Fixture {
   std::map<std::string, Tensor> inputs;
   explicit Fixture(const std::string& file) {
     const hw::Config cfg = hw::Config::load("default");
-    model = compiler::graph::compileNetwork(cfg, compiler::onnx::importOnnx(kModels + file));
+    model = compiler::graph::compile(cfg, compiler::onnx::importOnnx(kModels + file));
     session = std::make_unique<runtime::Session>("fsim", cfg);
     inputs[model.inputs.at(0).name] = compiler::io::readNpy(kModels + "sample_0.npy");
   }

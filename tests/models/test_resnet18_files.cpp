@@ -57,7 +57,7 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const auto g = tessera::compiler::onnx::importOnnx(path);
   const auto t0 = std::chrono::steady_clock::now();
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const auto m = tessera::compiler::graph::compileNetwork(cfg, g);
+  const auto m = tessera::compiler::graph::compile(cfg, g);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   size_t onAccel = 0;
   for (const auto& l : m.layers) onAccel += l.onAccelerator;
@@ -99,9 +99,9 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   // One file layer per accelerator layer: the residual adds stay apart here (fused, they compute
   // the same bits; tests/network checks that).
-  tessera::compiler::graph::NetworkOptions options;
+  tessera::compiler::graph::CompileOptions options;
   options.fuseResidualAdds = false;
-  const auto m = tessera::compiler::graph::compileNetwork(cfg, g, options);
+  const auto m = tessera::compiler::graph::compile(cfg, g, options);
   const std::map<std::string, Tensor> in = {{"data", image(50)}};
   auto file = tessera::compiler::host::evaluate(g, in);
   // The compiler renames a value's Q->DQ->Q chain "X_dq_q"; the file calls it "X_q".
@@ -168,7 +168,7 @@ TEST_P(Resnet18OnTarget, QdqFileRunsBitExactWithTheHostReference) {
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   if (!built(GetParam(), cfg)) GTEST_SKIP() << GetParam() << " is not built for default";
-  const auto m = tessera::compiler::graph::compileNetwork(cfg, tessera::compiler::onnx::importOnnx(path));
+  const auto m = tessera::compiler::graph::compile(cfg, tessera::compiler::onnx::importOnnx(path));
   const std::map<std::string, Tensor> in = {{"data", image(60)}};
   tessera::runtime::Session session(GetParam(), cfg);
   tessera::compiler::model::ModelRunner runner(m, session);

@@ -120,9 +120,9 @@ CompiledModel compileSmall(const tessera::hw::Config& cfg) {
   tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 8; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::graph::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
-  return tessera::compiler::graph::compileNetwork(cfg, smallNetwork(7), o);
+  return tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
 }
 
 TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
@@ -149,12 +149,12 @@ TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
   tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::graph::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const CompiledModel folded = tessera::compiler::graph::compileNetwork(cfg, smallNetwork(7), o);
+  const CompiledModel folded = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
   o.foldNarrowInput = false;
-  const CompiledModel plain = tessera::compiler::graph::compileNetwork(cfg, smallNetwork(7), o);
+  const CompiledModel plain = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
   EXPECT_NE(folded.layers[2].detail, plain.layers[1].detail);
   for (uint32_t s = 0; s < 3; ++s) {
     const auto in = sample(400 + s);
@@ -172,13 +172,13 @@ TEST(Network, TheResidualFusionChangesNoBit) {
   tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::graph::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   for (const char* name : {"default", "batch2"}) {
     const tessera::hw::Config cfg = tessera::hw::Config::load(name);
-    const CompiledModel fused = tessera::compiler::graph::compileNetwork(cfg, smallNetwork(7), o);
+    const CompiledModel fused = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
     o.fuseResidualAdds = false;
-    const CompiledModel plain = tessera::compiler::graph::compileNetwork(cfg, smallNetwork(7), o);
+    const CompiledModel plain = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
     o.fuseResidualAdds = true;
     auto adds = [](const CompiledModel& m) {
       return std::count_if(m.layers.begin(), m.layers.end(), [](const auto& l) { return l.kind == "add"; });
@@ -309,10 +309,10 @@ TEST(Network, CalibrationOfTheWrongShapeIsNamed) {
   c.origin = "calib-dir";
   std::mt19937 rng(3);
   c.samples.push_back({{"x", floatTensor("x", {1, 1, 32, 32}, rng, 1, false)}});
-  tessera::compiler::graph::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   try {
-    tessera::compiler::graph::compileNetwork(tessera::hw::Config::load("default"), smallNetwork(7), o);
+    tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
     FAIL();
   } catch (const tessera::Error& e) {
     EXPECT_NE(std::string(e.what()).find("calib-dir"), std::string::npos) << e.what();

@@ -51,7 +51,7 @@ TEST_P(FashionFile, EveryTargetIsBitExactAndWithinOneStepOfTheFile) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   const auto g = tessera::compiler::onnx::importOnnx(path);
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const auto m = tessera::compiler::graph::compileNetwork(cfg, g);
+  const auto m = tessera::compiler::graph::compile(cfg, g);
   EXPECT_EQ(m.segments.size(), 1u);
   for (const auto& note : m.quantizationNotes) ADD_FAILURE() << "widened: " << note.tensor << ": " << note.change;
   const std::string out = g.outputs.at(0);

@@ -52,7 +52,7 @@ onnx::ModelProto model(int64_t opset, const std::string& op = "Relu", bool dynam
 std::string expectError(const std::string& path) {
   try {
     auto g = tessera::compiler::onnx::importOnnx(path);
-    tessera::compiler::graph::compileNetwork(tessera::hw::Config::load("default"), g);
+    tessera::compiler::graph::compile(tessera::hw::Config::load("default"), g);
   } catch (const tessera::Error& e) {
     return e.what();
   }

@@ -154,7 +154,7 @@ TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
     }
     frozen.inputs.resize(std::min<size_t>(frozen.inputs.size(), 1));
     const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-    const tessera::compiler::model::CompiledModel m = tessera::compiler::graph::compileNetwork(cfg, frozen);
+    const tessera::compiler::model::CompiledModel m = tessera::compiler::graph::compile(cfg, frozen);
     const bool accelerated = !m.segments.empty();
     // 3. The host side JIT-compiled (docs/aot.md): the same outputs as the interpreter's, bit for bit.
     std::unique_ptr<tessera::compiler::codegen::JitModel> jit;

@@ -15,14 +15,14 @@ using model::CompiledModel;
 
 namespace {
 
-void dump(const NetworkOptions& o, const char* pass, const Graph& g) {
+void dump(const CompileOptions& o, const char* pass, const Graph& g) {
   if (!o.printAfterAll) return;
   *o.printAfterAll << "*** IR dump after " << pass << " ***\n" << g.print() << "\n";
 }
 
 }  // namespace
 
-CompiledModel compileNetwork(const hw::Config& cfg, Graph g, const NetworkOptions& options) {
+CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& options) {
   CompiledModel m;
   m.configJson = cfg.toJson();
   m.source = g.origin;

@@ -18,7 +18,7 @@ struct Calibration {
   std::string origin;  // where the samples came from, for diagnostics
 };
 
-struct NetworkOptions {
+struct CompileOptions {
   std::ostream* printAfterAll = nullptr;  // each pass's graph after it runs
   // Float models are quantized with it; without it, a float model's operators run on the host.
   const Calibration* calibration = nullptr;
@@ -28,6 +28,6 @@ struct NetworkOptions {
 
 // Runs the passes (docs/graph.md), then partitions the graph, plans DRAM and links every accelerator
 // segment. Throws tessera::Error naming the node, tensor or file on anything it cannot compile.
-model::CompiledModel compileNetwork(const hw::Config& cfg, ir::Graph g, const NetworkOptions& options = NetworkOptions());
+model::CompiledModel compile(const hw::Config& cfg, ir::Graph g, const CompileOptions& options = CompileOptions());
 
 }  // namespace tessera::compiler::graph

@@ -1,4 +1,4 @@
-// tessera compile/run/eval for whole models: ONNX in, compiled model files, answers, accuracy and timing out.
+// The graph compiler's CLI: tessera compile/run/eval for whole models: ONNX in, compiled model files, answers, accuracy and timing out.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -131,14 +131,14 @@ CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double
   }
   compiler::ir::Graph g = compiler::onnx::importOnnx(a.model);
   if (floatGraph) *floatGraph = g;
-  compiler::graph::NetworkOptions o;
+  compiler::graph::CompileOptions o;
   o.printAfterAll = a.printAfterAll ? &std::cout : nullptr;
   compiler::graph::Calibration calibration;
   if (!a.calibrate.empty()) {
     calibration = loadCalibration(a.calibrate, describeInputs(g), a.calibrationCount);
     o.calibration = &calibration;
   }
-  CompiledModel m = compiler::graph::compileNetwork(cfg, g, o);
+  CompiledModel m = compiler::graph::compile(cfg, g, o);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }

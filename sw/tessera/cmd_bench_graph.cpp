@@ -1,4 +1,4 @@
-// tessera bench resnet18's whole-network part: the real ResNet-18 graph compiled as one network and run end to end.
+// tessera bench resnet18's whole-network part: the real ResNet-18 graph through the graph compiler, run end to end.
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -30,7 +30,7 @@ compiler::ir::Tensor randomImage(uint32_t seed) {
 
 }  // namespace
 
-int benchResnet18Network(runtime::Session& session, bool json) {
+int benchResnet18Graph(runtime::Session& session, bool json) {
   const hw::Config& cfg = session.config();
   if (!json)
     std::printf("\nwhole network: ResNet-18 built as a float graph (seeded weights, BatchNorm folded), post-training "
@@ -40,9 +40,9 @@ int benchResnet18Network(runtime::Session& session, bool json) {
   compiler::graph::Calibration calibration;
   calibration.origin = "seeded image";
   calibration.samples.push_back({{"data", randomImage(7)}});
-  compiler::graph::NetworkOptions options;
+  compiler::graph::CompileOptions options;
   options.calibration = &calibration;
-  const compiler::model::CompiledModel model = compiler::graph::compileNetwork(cfg, g, options);
+  const compiler::model::CompiledModel model = compiler::graph::compile(cfg, g, options);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::map<std::string, compiler::ir::Tensor> input = {{"data", randomImage(8)}};
   compiler::model::ModelRunner runner(model, session);
