@@ -11,6 +11,7 @@ namespace tessera::compiler::op::detail {
 using hw::Insn;
 using hw::MemId;
 using hw::Opcode;
+using hw::Stage;
 
 namespace {
 
@@ -70,7 +71,7 @@ class GemmLowering : public OperatorLowering {
             // Tiles take the accumulator's regions in turn: consecutive tiles alternate banks, and
             // with four regions a tile's reset waits for the store of the tile four back.
             const int q = static_cast<int>(tile % s_.slots);
-            if (tile >= s_.slots) pop(2, 1);
+            if (tile >= s_.slots) pop(Stage::kStore, Stage::kCompute);
             gemm(resetKernel_[q], true);
             if (havePending && in2Buf >= 0) loadResidual(pending, in2Buf);
             std::vector<EpilogueOp> pendingOps;
@@ -79,7 +80,7 @@ class GemmLowering : public OperatorLowering {
             const detail::Window cols = detail::window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
             for (int cit = 0; cit < s_.stepsPerTile; ++cit, ++step) {
               const int p = static_cast<int>(step % 2);
-              if (step >= 2) pop(1, 0);
+              if (step >= 2) pop(Stage::kCompute, Stage::kLoad);
               for (int ci = 0; ci < t_.tci; ++ci) {
                 Insn in = memInsn(Opcode::kLoad, MemId::kInp,
                                   static_cast<uint32_t>(p * g_.inpCap + ci * s_.ih * s_.iw),
@@ -97,10 +98,10 @@ class GemmLowering : public OperatorLowering {
                           static_cast<uint32_t>((cot * t_.tco * g_.CIB + cit * t_.tci) * int(kk)), uint32_t(t_.tco),
                           uint32_t(t_.tci) * kk, uint32_t(g_.CIB) * kk),
                   wBuf);
-              push(0, 1);
-              pop(0, 1);
+              push(Stage::kLoad, Stage::kCompute);
+              pop(Stage::kLoad, Stage::kCompute);
               gemm(gemmKernel_[p][q], false);
-              push(1, 0);
+              push(Stage::kCompute, Stage::kLoad);
               // The finished tile's epilogue goes out over the first steps, all but the last when
               // there are three or more (so its store overlaps the last); then its store.
               if (havePending) {
@@ -123,8 +124,8 @@ class GemmLowering : public OperatorLowering {
       storeTile(pending, outBuf);
     }
     // The last releases of each half are never waited for; take them so no token is left at FINISH.
-    for (long i = 0; i < std::min<long>(step, 2); ++i) pop(1, 0);
-    for (long i = 0; i < std::min<long>(tile, s_.slots); ++i) pop(2, 1);
+    for (long i = 0; i < std::min<long>(step, 2); ++i) pop(Stage::kCompute, Stage::kLoad);
+    for (long i = 0; i < std::min<long>(tile, s_.slots); ++i) pop(Stage::kStore, Stage::kCompute);
     steps_ = step;
     tiles_ = tile;
   }
@@ -349,8 +350,8 @@ class GemmLowering : public OperatorLowering {
   // A finished tile's STORE, after its epilogue: tokens to the store module and back.
   void storeTile(const FinishedTile& f, int outBuf) {
     const uint32_t acc = regionBase(f.q);
-    push(1, 2);
-    pop(1, 2);
+    push(Stage::kCompute, Stage::kStore);
+    pop(Stage::kCompute, Stage::kStore);
     const uint32_t outBase = tileBase(f);
     if (t_.tw == g_.OW) {
       add(memInsn(Opcode::kStore, MemId::kOut, acc, outBase, uint32_t(t_.tco), uint32_t(t_.th * g_.OW),
@@ -362,7 +363,7 @@ class GemmLowering : public OperatorLowering {
                     outBase + uint32_t(co * g_.OH * g_.OW), uint32_t(t_.th), uint32_t(t_.tw), uint32_t(g_.OW)),
             outBuf);
     }
-    push(2, 1);
+    push(Stage::kStore, Stage::kCompute);
   }
 
   // Accumulator index of region q: its bank (q % 2) and its slot in the bank (q / 2).

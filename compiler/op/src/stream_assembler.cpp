@@ -10,12 +10,18 @@ namespace tessera::compiler::op::detail {
 using hw::Insn;
 using hw::MemId;
 using hw::Opcode;
+using hw::Stage;
 
 namespace {
 
-const char* stageMacro(int s) {
-  static const char* names[] = {"VTA_STAGE_LOAD", "VTA_STAGE_COMPUTE", "VTA_STAGE_STORE"};
-  return names[s];
+// VTA runtime's name of a stage in VTADepPush/VTADepPop calls.
+const char* stageMacro(Stage s) {
+  switch (s) {
+    case Stage::kLoad: return "VTA_STAGE_LOAD";
+    case Stage::kCompute: return "VTA_STAGE_COMPUTE";
+    case Stage::kStore: return "VTA_STAGE_STORE";
+  }
+  return "?";
 }
 
 bool sameLoops(const Kernel& a, const Kernel& b) {
@@ -43,20 +49,20 @@ class FlaggedStream {
     bufferCarriers();
     buffers_.back() = buffer;
   }
-  void pop(int from, int to) {
-    stream_.pop(static_cast<hw::Stage>(from), static_cast<hw::Stage>(to));
+  void pop(Stage from, Stage to) {
+    stream_.pop(from, to);
     bufferCarriers();
   }
-  void push(int from, int to) {
-    stream_.push(static_cast<hw::Stage>(from), static_cast<hw::Stage>(to));
+  void push(Stage from, Stage to) {
+    stream_.push(from, to);
     bufferCarriers();
   }
   // Compute must see the last store and the last load before FINISH drains the queues.
   void finish() {
-    push(2, 1);
-    push(0, 1);
-    pop(2, 1);
-    pop(0, 1);
+    push(Stage::kStore, Stage::kCompute);
+    push(Stage::kLoad, Stage::kCompute);
+    pop(Stage::kStore, Stage::kCompute);
+    pop(Stage::kLoad, Stage::kCompute);
     Insn fin;
     fin.opcode = Opcode::kFinish;
     insn(fin, -1);
@@ -107,7 +113,7 @@ void StreamAssembler::loadUops(int buffer) {
   calls_.push_back(c);
 }
 
-void StreamAssembler::push(int from, int to) {
+void StreamAssembler::push(Stage from, Stage to) {
   Call c;
   c.kind = Call::kPush;
   c.from = from;
@@ -115,7 +121,7 @@ void StreamAssembler::push(int from, int to) {
   calls_.push_back(c);
 }
 
-void StreamAssembler::pop(int from, int to) {
+void StreamAssembler::pop(Stage from, Stage to) {
   Call c;
   c.kind = Call::kPop;
   c.from = from;

@@ -27,7 +27,7 @@ struct Call {
   hw::Insn insn;
   int buffer = -1;
   int kernel = -1;
-  int from = 0, to = 0;  // hw::Stage values
+  hw::Stage from = hw::Stage::kLoad, to = hw::Stage::kLoad;  // of a push or pop
   bool allUops = false;  // LOAD UOP of the whole micro-op buffer, sized when the kernels are placed
 };
 
@@ -41,8 +41,8 @@ class StreamAssembler {
   void add(const hw::Insn& in, int buffer);
   // LOAD UOP of every placed micro-op from `buffer` (the program's "uops") into the buffer's start.
   void loadUops(int buffer);
-  void push(int from, int to);
-  void pop(int from, int to);
+  void push(hw::Stage from, hw::Stage to);
+  void pop(hw::Stage from, hw::Stage to);
   void gemm(int kernel, bool reset);
   void alu(int kernel, hw::AluOp op, bool useImm, int32_t imm);
   // Places every kernel's micro-ops in `prog.uops`, storing identical sequences once.

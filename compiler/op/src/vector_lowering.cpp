@@ -10,6 +10,7 @@ namespace tessera::compiler::op::detail {
 using hw::AluOp;
 using hw::MemId;
 using hw::Opcode;
+using hw::Stage;
 
 namespace {
 
@@ -32,7 +33,7 @@ class VectorLowering : public OperatorLowering {
           const int q = static_cast<int>(tile % 2);
           const uint32_t base = uint32_t(q * g_.accCap);
           const int plane0 = pt * t_.tco;
-          if (tile >= 2) pop(2, 1);
+          if (tile >= 2) pop(Stage::kStore, Stage::kCompute);
           const Window rows = window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, 1, g_.H);
           const Window cols = window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
           loadWindow(inBuf, base, plane0, rows, cols);
@@ -43,12 +44,12 @@ class VectorLowering : public OperatorLowering {
           } else {
             poolTile(base, rows, cols);
           }
-          push(1, 2);
-          pop(1, 2);
+          push(Stage::kCompute, Stage::kStore);
+          pop(Stage::kCompute, Stage::kStore);
           storeTile(outBuf, base + uint32_t(s_.outBase), plane0, yt, xt);
-          push(2, 1);
+          push(Stage::kStore, Stage::kCompute);
         }
-    for (long i = 0; i < std::min<long>(tile, 2); ++i) pop(2, 1);
+    for (long i = 0; i < std::min<long>(tile, 2); ++i) pop(Stage::kStore, Stage::kCompute);
     tiles_ = tile;
   }
 
