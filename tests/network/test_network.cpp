@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "../../compiler/graph/src/requantization.h"
 #include "tessera/compiler/graph/compile.h"
@@ -141,6 +142,36 @@ TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
   for (const auto& in : m.segments[0].insns) finishes += in.opcode == tessera::hw::Opcode::kFinish;
   EXPECT_EQ(finishes, 1u);
   EXPECT_LT(m.arenaBytes, m.arenaBytesWithoutReuse);
+}
+
+// --print-after-all: every pass, partitioning, DRAM planning and each layer's lowering, in order,
+// each under the banner the operator compiler's stages use too.
+TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  std::ostringstream os;
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  o.printAfterAll = &os;
+  const CompiledModel m = tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
+  const std::string s = os.str();
+  std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
+                                     "QDQ recognition",   "quantization and fusion", "narrow-input fold",
+                                     "residual fusion",   "partitioning",      "DRAM planning"};
+  for (const auto& l : m.layers)
+    if (l.onAccelerator) stages.push_back("lowering '" + l.name + "': " + l.detail);
+  size_t at = 0;
+  for (const std::string& stage : stages) {
+    const size_t found = s.find("\n*** IR dump after " + stage + " ***\n", at);
+    ASSERT_NE(found, std::string::npos) << "no banner for '" << stage << "' after offset " << at;
+    at = found + 1;
+  }
+  size_t banners = 0;
+  for (size_t p = s.find("*** IR dump after "); p != std::string::npos; p = s.find("*** IR dump after ", p + 1)) ++banners;
+  EXPECT_EQ(banners, stages.size());
+  EXPECT_NE(s.find("activation arena"), std::string::npos);
+  EXPECT_NE(s.find("SRAM occupancy"), std::string::npos) << "each layer's lowering prints its summary";
 }
 
 // The narrow-input fold reorders the first convolution's sums; int32 sums wrap associatively, so

@@ -5,6 +5,7 @@
 #include "partition.h"
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/op/print_after_all.h"
 
 namespace tessera::compiler::graph {
 
@@ -12,12 +13,14 @@ using host::inferShapes;
 using ir::Graph;
 using ir::Tensor;
 using model::CompiledModel;
+using op::printDumpBanner;
 
 namespace {
 
 void dump(const CompileOptions& o, const char* pass, const Graph& g) {
   if (!o.printAfterAll) return;
-  *o.printAfterAll << "*** IR dump after " << pass << " ***\n" << g.print() << "\n";
+  printDumpBanner(*o.printAfterAll, pass);
+  *o.printAfterAll << g.print();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tessera/compiler/op/dram_layout.h"
+#include "tessera/compiler/op/print_after_all.h"
 
 namespace tessera::compiler::graph::detail {
 
@@ -15,6 +16,7 @@ using ir::Node;
 using ir::Tensor;
 using model::CompiledModel;
 using op::ActivationLayout;
+using op::printDumpBanner;
 
 namespace {
 
@@ -128,12 +130,12 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
   m.arenaBytesWithoutReuse = noReuse;
   if (printAfterAll) {
     std::ostream& os = *printAfterAll;
-    os << "*** IR dump after DRAM planning ***\n";
+    printDumpBanner(os, "DRAM planning");
     for (Slot* s : order)
       os << "  [" << s->offset << ", " << s->offset + s->bytes << ") " << s->tensor << " NCHW" << cfg.batch << "n"
          << s->block << "c " << s->n << "x" << s->c << "x" << s->h << "x" << s->w << ", live in layers " << s->start
          << ".." << s->end << "\n";
-    os << "  activation arena " << top << " bytes (" << noReuse << " without reuse)\n\n";
+    os << "  activation arena " << top << " bytes (" << noReuse << " without reuse)\n";
   }
   return plan;
 }

@@ -5,6 +5,7 @@
 
 #include "passes.h"
 #include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/print_after_all.h"
 #include "tessera/support/error.h"
 
 namespace tessera::compiler::graph::detail {
@@ -25,6 +26,7 @@ using op::Program;
 using op::ProgramBuffer;
 using op::compile;
 using op::formatSummary;
+using op::printDumpBanner;
 
 namespace {
 
@@ -146,8 +148,10 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
       } catch (const Error& e) {
         throw Error(g.origin, "node '" + n.name + "' (" + op.describe() + "): " + e.reason());
       }
-      if (printAfterAll)
-        *printAfterAll << "*** lowered '" << n.name << "': " << op.describe() << " ***\n" << formatSummary(cfg, prog) << "\n";
+      if (printAfterAll) {
+        printDumpBanner(*printAfterAll, "lowering '" + n.name + "': " + op.describe());
+        *printAfterAll << formatSummary(cfg, prog);
+      }
       linkLayer(cfg, g, plan, m, si, seg, n, op, prog, li == 0, li + 1 == sp.nodes.size(), p.layerOfNode.at(sp.nodes[li]));
     }
   }

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "passes.h"
+#include "tessera/compiler/op/print_after_all.h"
 #include "partition.h"
 
 namespace tessera::compiler::graph::detail {
@@ -11,6 +12,7 @@ using ir::Node;
 using model::CompiledModel;
 using model::LayerInfo;
 using model::Step;
+using op::printDumpBanner;
 
 bool readsInputBlocks(const Node& n) { return n.opType == "conv2d" || n.opType == "dense"; }
 
@@ -88,7 +90,7 @@ Partition partition(const hw::Config& cfg, const Graph& g, CompiledModel& m, std
   closeSegment();
   if (printAfterAll) {
     std::ostream& os = *printAfterAll;
-    os << "*** IR dump after partitioning ***\n";
+    printDumpBanner(os, "partitioning");
     for (const Step& s : m.steps) {
       if (s.kind == Step::Kind::kHost) {
         os << "host: " << m.hostSteps[size_t(s.index)].node.label(g.opset) << "\n";
@@ -98,7 +100,6 @@ Partition partition(const hw::Config& cfg, const Graph& g, CompiledModel& m, std
       for (int ni : p.segments[size_t(s.index)].nodes)
         os << "  " << g.nodes[size_t(ni)].opType << " '" << g.nodes[size_t(ni)].name << "'\n";
     }
-    os << "\n";
   }
   return p;
 }

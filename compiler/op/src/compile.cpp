@@ -8,6 +8,7 @@
 #include "schedule.h"
 #include "tessera/compiler/op/compile.h"
 #include "tessera/compiler/op/dram_layout.h"
+#include "tessera/compiler/op/print_after_all.h"
 #include "tessera/hw/asm.h"
 #include "tessera/support/error.h"
 
@@ -16,9 +17,6 @@ namespace tessera::compiler::op {
 using hw::MemId;
 
 namespace {
-
-// The "*** IR dump after <stage> ***" line of print-after-all.
-void banner(std::ostream& os, const char* stage) { os << "\n*** IR dump after " << stage << " ***\n"; }
 
 std::unique_ptr<detail::OperatorLowering> makeLowering(const hw::Config& cfg, const Operator& op, const Tiling& t) {
   if (op.onVectorAlu()) return detail::makeVectorLowering(cfg, op, t);
@@ -58,7 +56,7 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   std::ostream* out = options.printAfterAll;
   const OperatorLayouts layouts = operatorLayouts(cfg, op);
   if (out) {
-    banner(*out, "operator");
+    printDumpBanner(*out, "operator");
     *out << op.describe() << "\n";
     *out << "padded for config " << cfg.name << " (" << cfg.batch << "x" << cfg.blockIn << "x" << cfg.blockOut
          << "): input " << layouts.input.describe() << (op.kind == OpKind::kAdd ? " (both operands)" : "")
@@ -179,15 +177,15 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
                            std::to_string(cfg.uopDepth));
 
   if (out) {
-    banner(*out, "tiling search");
+    printDumpBanner(*out, "tiling search");
     *out << legal << " legal tilings; chosen " << low->tilingText() << "\n";
     *out << "estimated cycles " << static_cast<uint64_t>(est.cycles) << " (GEMM " << static_cast<uint64_t>(est.computeCycles)
          << ", loads " << static_cast<uint64_t>(est.loadCycles) << (op.onVectorAlu() ? "" : " mostly hidden")
          << ", vector ALU " << static_cast<uint64_t>(est.epilogueCycles) << ", stores "
          << static_cast<uint64_t>(est.storeCycles) << ")\n";
-    banner(*out, "loop nest");
+    printDumpBanner(*out, "loop nest");
     *out << low->loopNest();
-    banner(*out, "runtime calls");
+    printDumpBanner(*out, "runtime calls");
     *out << low->runtimeCalls(prog);
   }
   low->assemble(prog);
@@ -204,14 +202,14 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   sum.estimatedCycles = est.cycles;
   sum.legalTilings = legal;
   if (out) {
-    banner(*out, "instruction selection (disassembly)");
+    printDumpBanner(*out, "instruction selection (disassembly)");
     for (size_t i = 0; i < prog.insns.size(); ++i) {
       const int b = prog.insnBuffer[i];
       *out << i << ": " << hw::disassemble(isa, prog.insns[i])
            << (b >= 0 ? "   # dram_base relative to " + prog.buffers[size_t(b)].name : std::string()) << "\n";
     }
     for (size_t i = 0; i < prog.uops.size(); ++i) *out << "uop " << i << ": " << hw::disassembleUop(prog.uops[i]) << "\n";
-    banner(*out, "summary");
+    printDumpBanner(*out, "summary");
     *out << formatSummary(cfg, prog);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char buf[64];
