@@ -1,7 +1,6 @@
 // tessera bench resnet18's whole-network part: the real ResNet-18 graph through the graph compiler, run end to end.
 #include <chrono>
 #include <cstdio>
-#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -15,21 +14,6 @@
 
 namespace tessera::cli {
 
-namespace {
-
-compiler::ir::Tensor randomImage(uint32_t seed) {
-  compiler::ir::Tensor t;
-  t.name = "data";
-  t.shape = {1, 3, 224, 224};
-  t.hasShape = true;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  for (int64_t i = 0; i < t.elements(); ++i) t.floats.push_back(d(rng));
-  return t;
-}
-
-}  // namespace
-
 int benchResnet18Graph(runtime::Session& session, bool json) {
   const hw::Config& cfg = session.config();
   if (!json)
@@ -39,12 +23,12 @@ int benchResnet18Graph(runtime::Session& session, bool json) {
   compiler::ir::Graph g = compiler::ir::resnet18Graph(1);
   compiler::graph::Calibration calibration;
   calibration.origin = "seeded image";
-  calibration.samples.push_back({{"data", randomImage(7)}});
+  calibration.samples.push_back({{"data", compiler::ir::resnet18Input(7)}});
   compiler::graph::CompileOptions options;
   options.calibration = &calibration;
   const compiler::model::CompiledModel model = compiler::graph::compile(cfg, g, options);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::map<std::string, compiler::ir::Tensor> input = {{"data", randomImage(8)}};
+  const std::map<std::string, compiler::ir::Tensor> input = {{"data", compiler::ir::resnet18Input(8)}};
   compiler::model::ModelRunner runner(model, session);
   const compiler::model::ModelRunResult r = runner.run(input, true);
   const compiler::model::ModelRunResult want = compiler::model::runReference(model, input);

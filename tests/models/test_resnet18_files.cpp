@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/ir/resnet18.h"
 #include "tessera/compiler/model/run.h"
 #include "tessera/compiler/onnx/import.h"
 #include "tessera/compiler/op/operator.h"
@@ -24,17 +24,6 @@ using tessera::compiler::ir::Tensor;
 std::string modelDir() {
   const char* d = std::getenv("TESSERA_RESNET18_DIR");
   return d ? d : "";
-}
-
-Tensor image(uint32_t seed) {
-  Tensor t;
-  t.name = "data";
-  t.shape = {1, 3, 224, 224};
-  t.hasShape = true;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  for (int64_t i = 0; i < t.elements(); ++i) t.floats.push_back(d(rng));
-  return t;
 }
 
 bool built(const std::string& target, const tessera::hw::Config& cfg) {
@@ -70,7 +59,7 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const char* more = std::getenv("TESSERA_RESNET18_IMAGES");
   const uint32_t images = more && std::atoi(more) > 0 ? uint32_t(std::atoi(more)) : 4u;
   for (uint32_t s = 0; s < images; ++s) {
-    const std::map<std::string, Tensor> in = {{"data", image(50 + s)}};
+    const std::map<std::string, Tensor> in = {{"data", tessera::compiler::ir::resnet18Input(50 + s)}};
     const auto want = tessera::compiler::host::evaluate(g, in).at("logits").floats;
     const auto got = tessera::compiler::model::runReference(m, in).outputs.at("logits").floats;
     ASSERT_EQ(got.size(), want.size());
@@ -102,7 +91,7 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
   tessera::compiler::graph::CompileOptions options;
   options.fuseResidualAdds = false;
   const auto m = tessera::compiler::graph::compile(cfg, g, options);
-  const std::map<std::string, Tensor> in = {{"data", image(50)}};
+  const std::map<std::string, Tensor> in = {{"data", tessera::compiler::ir::resnet18Input(50)}};
   auto file = tessera::compiler::host::evaluate(g, in);
   // The compiler renames a value's Q->DQ->Q chain "X_dq_q"; the file calls it "X_q".
   for (auto [name, t] : std::map<std::string, Tensor>(file)) {
@@ -169,7 +158,7 @@ TEST_P(Resnet18OnTarget, QdqFileRunsBitExactWithTheHostReference) {
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   if (!built(GetParam(), cfg)) GTEST_SKIP() << GetParam() << " is not built for default";
   const auto m = tessera::compiler::graph::compile(cfg, tessera::compiler::onnx::importOnnx(path));
-  const std::map<std::string, Tensor> in = {{"data", image(60)}};
+  const std::map<std::string, Tensor> in = {{"data", tessera::compiler::ir::resnet18Input(60)}};
   tessera::runtime::Session session(GetParam(), cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
   const auto r = runner.run(in);

@@ -35,14 +35,7 @@ void initSlot(const hw::Config& cfg, const Graph& g, Slot& s, const std::string&
   s.block = block;
   s.shape = x.shape;
   extents(x, &s.n, &s.c, &s.h, &s.w);
-  ActivationLayout l;
-  l.n = s.n;
-  l.c = s.c;
-  l.h = s.h;
-  l.w = s.w;
-  l.batch = cfg.batch;
-  l.block = block;
-  s.bytes = l.bytes();
+  s.bytes = ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, block}.bytes();
 }
 
 }  // namespace

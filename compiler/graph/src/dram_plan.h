@@ -11,15 +11,10 @@
 
 namespace tessera::compiler::graph::detail {
 
-// One activation a segment touches, in one channel block's layout.
-struct Slot {
-  std::string tensor;
-  int block = 0;
-  int n = 1, c = 1, h = 1, w = 1;
-  uint64_t bytes = 0;
+// One activation a segment touches, in one channel block's layout: where it lies in the arena
+// (what the segment's inputs and outputs record), and when it lives.
+struct Slot : model::SegmentTensor {
   int start = 0, end = 0;  // layer times (inclusive)
-  uint64_t offset = 0;     // bytes into the arena
-  std::vector<int64_t> shape;
 };
 
 struct DramPlan {

@@ -18,7 +18,6 @@ using ir::Node;
 using model::CompiledModel;
 using model::LayerInfo;
 using model::Segment;
-using model::SegmentTensor;
 using op::BufferRole;
 using op::Operator;
 using op::OperatorData;
@@ -29,20 +28,6 @@ using op::formatSummary;
 using op::printDumpBanner;
 
 namespace {
-
-SegmentTensor describe(const Slot& s) {
-  SegmentTensor t;
-  t.tensor = s.tensor;
-  t.offset = s.offset;
-  t.n = s.n;
-  t.c = s.c;
-  t.h = s.h;
-  t.w = s.w;
-  t.block = s.block;
-  t.bytes = s.bytes;
-  t.shape = s.shape;
-  return t;
-}
 
 // Appends one compiled layer to its segment's stream: constants into the model's image, activation
 // buffers relocated into their slots, and the FINISH of every layer but the last a carrier.
@@ -134,9 +119,9 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
     Segment& seg = m.segments[si];
     auto inputs = plan.inputsOf.find(si), outputs = plan.outputsOf.find(si);
     if (inputs != plan.inputsOf.end())
-      for (const std::string& k : inputs->second) seg.inputs.push_back(describe(plan.slots.at(k)));
+      for (const std::string& k : inputs->second) seg.inputs.push_back(plan.slots.at(k));
     if (outputs != plan.outputsOf.end())
-      for (const std::string& k : outputs->second) seg.outputs.push_back(describe(plan.slots.at(k)));
+      for (const std::string& k : outputs->second) seg.outputs.push_back(plan.slots.at(k));
     const SegmentPlan& sp = p.segments[si];
     for (size_t li = 0; li < sp.nodes.size(); ++li) {
       const Node& n = g.nodes[size_t(sp.nodes[li])];

@@ -7,11 +7,6 @@
 
 namespace tessera::compiler::ir {
 
-using ir::Attribute;
-using ir::Graph;
-using ir::Node;
-using ir::Tensor;
-
 namespace {
 
 class Builder {
@@ -133,6 +128,17 @@ Graph resnet18Graph(uint32_t seed) {
         g.tensors[o] = t;
       }
   return g;
+}
+
+Tensor resnet18Input(uint32_t seed) {
+  Tensor t;
+  t.name = "data";
+  t.shape = {1, 3, 224, 224};
+  t.hasShape = true;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (int64_t i = 0; i < t.elements(); ++i) t.floats.push_back(d(rng));
+  return t;
 }
 
 }  // namespace tessera::compiler::ir

@@ -14,25 +14,31 @@ using detail::TileShape;
 
 namespace detail {
 
+SpatialShape spatialShape(const Operator& op) {
+  SpatialShape w;
+  w.H = op.height;
+  w.W = op.width;
+  w.OH = op.outHeight();
+  w.OW = op.outWidth();
+  w.KH = op.kernelH;
+  w.KW = op.kernelW;
+  w.SH = op.strideH;
+  w.SW = op.strideW;
+  w.PH = op.padH;
+  w.PW = op.padW;
+  return w;
+}
+
 Geometry geometry(const hw::Config& cfg, const Operator& op) {
   op.validate();
   Geometry g;
+  static_cast<SpatialShape&>(g) = spatialShape(op);
   g.B = cfg.batch;
   g.BI = cfg.blockIn;
   g.BO = cfg.blockOut;
   g.NB = (op.batch + g.B - 1) / g.B;
   g.CIB = (op.inChannels + g.BI - 1) / g.BI;
   g.COB = (op.outChannels + g.BO - 1) / g.BO;
-  g.H = op.height;
-  g.W = op.width;
-  g.OH = op.outHeight();
-  g.OW = op.outWidth();
-  g.KH = op.kernelH;
-  g.KW = op.kernelW;
-  g.SH = op.strideH;
-  g.SW = op.strideW;
-  g.PH = op.padH;
-  g.PW = op.padW;
   g.biasEntries = op.epilogue.bias ? g.COB : 0;
   g.inpCap = static_cast<int>(cfg.inpDepth / 2);
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);

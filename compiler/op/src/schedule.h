@@ -10,11 +10,16 @@
 
 namespace tessera::compiler::op::detail {
 
+// An operator's spatial shape: input and output height and width, kernel, stride and padding.
+struct SpatialShape {
+  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
+};
+SpatialShape spatialShape(const Operator& op);
+
 // The operator in blocks, as the accelerator sees it.
-struct Geometry {
+struct Geometry : SpatialShape {
   int B = 1, BI = 1, BO = 1;             // the config's BATCH, BLOCK_IN, BLOCK_OUT
   int NB = 1, CIB = 1, COB = 1;          // batch blocks, input- and output-channel blocks (padded)
-  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int biasEntries = 0;                   // accumulator entries holding the bias (COB, or 0)
   int inpCap = 0, wgtCap = 0, accCap = 0;  // entries of one half of each buffer
   int accHalf = 0;                       // accumulator index where the second half starts (its second bank)
@@ -101,10 +106,9 @@ int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
 
 // The operator as the vector ALU sees it: planes of BATCH x BLOCK_OUT lanes, one accumulator entry
 // per pixel. Operands arrive by LOAD ACC_8BIT (sign-extended int8) and leave by STORE.
-struct VectorGeometry {
+struct VectorGeometry : SpatialShape {
   bool isAdd = false, isMax = false;
   int P = 1;  // planes: batch blocks x channel blocks
-  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int accCap = 0;  // entries of one accumulator half
   int rows = 0, rowBase = 0;  // resident scale rows (wide=1) above both halves
 };

@@ -113,17 +113,13 @@ void StreamAssembler::loadUops(int buffer) {
   calls_.push_back(c);
 }
 
-void StreamAssembler::push(Stage from, Stage to) {
-  Call c;
-  c.kind = Call::kPush;
-  c.from = from;
-  c.to = to;
-  calls_.push_back(c);
-}
+void StreamAssembler::push(Stage from, Stage to) { token(Call::kPush, from, to); }
 
-void StreamAssembler::pop(Stage from, Stage to) {
+void StreamAssembler::pop(Stage from, Stage to) { token(Call::kPop, from, to); }
+
+void StreamAssembler::token(Call::Kind kind, Stage from, Stage to) {
   Call c;
-  c.kind = Call::kPop;
+  c.kind = kind;
   c.from = from;
   c.to = to;
   calls_.push_back(c);

@@ -56,6 +56,8 @@ class StreamAssembler {
   const std::vector<Kernel>& kernels() const { return kernels_; }
 
  private:
+  void token(Call::Kind kind, hw::Stage from, hw::Stage to);  // a push or a pop
+
   std::vector<Kernel> kernels_;
   std::vector<Call> calls_;
 };

@@ -1,4 +1,4 @@
-// Networks built in C++ as float graphs (seeded weights), for benchmarks and tests that need no model file.
+// ResNet-18 built in C++ as a float graph (seeded weights) and a seeded input, for benchmarks and tests that need no model file.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,10 @@ namespace tessera::compiler::ir {
 // torchvision's ResNet-18 (batch 1, input "data" float [1,3,224,224], output "logits" [1,1000]),
 // opset 13, BatchNormalization kept as nodes. Weights are He-initialized and BatchNorm statistics
 // non-trivial, from `seed`; no pretrained weights exist here.
-ir::Graph resnet18Graph(uint32_t seed);
+Graph resnet18Graph(uint32_t seed);
+
+// An input for it (and for the ResNet-18 ONNX files of scripts/models): "data", float
+// [1,3,224,224], normally distributed (mean 0, deviation 1) from `seed`.
+Tensor resnet18Input(uint32_t seed);
 
 }  // namespace tessera::compiler::ir

@@ -40,7 +40,8 @@ class BinaryWriter {
 // the field, never a read past the end.
 class BinaryReader {
  public:
-  BinaryReader(const std::vector<uint8_t>& b, size_t end, std::string origin) : b_(b), end_(end), origin_(std::move(origin)) {}
+  BinaryReader(const std::vector<uint8_t>& b, size_t end, std::string origin)
+      : b_(b), end_(end), origin_(std::move(origin)) {}
   const uint8_t* take(uint64_t n, const char* what) {
     if (n > end_ - pos_)
       throw Error(origin_, std::string("truncated at byte ") + std::to_string(pos_) + " reading " + what);
@@ -87,7 +88,7 @@ class BinaryReader {
 // all that precedes it. Checks magic, checksum and version (naming `what` and the expected magic),
 // and returns a reader positioned after the version and bounded before the checksum.
 inline BinaryReader openChecked(const std::vector<uint8_t>& bytes, const char (&magic)[8], uint32_t version,
-                          const std::string& what, const std::string& origin) {
+                                const std::string& what, const std::string& origin) {
   if (bytes.size() < 8 + 4 + 8 || std::memcmp(bytes.data(), magic, 8) != 0)
     throw Error(origin, "not a Tessera " + what + " (bad magic; expected " + std::string(magic, 8) + ")");
   const size_t body = bytes.size() - 8;
