@@ -1,4 +1,4 @@
-// Internal to the code generator: a compiled model's host side as an LLVM module (generate.cpp), which the object writer and the JIT (emit.cpp) share.
+// Internal to the code generator: a compiled model's host side as an LLVM module, shared by the object writer and the JIT.
 #pragma once
 
 #include <memory>

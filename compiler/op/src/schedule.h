@@ -1,4 +1,4 @@
-// Internal to the compiler: the tile geometry both the cost model and the lowering derive from a tiling.
+// Internal to the operator compiler: the tile geometry both the cost model and the lowering derive from a tiling.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Operator descriptions the compiler accepts (quantized conv2d, dense, elementwise add, pooling), their data and host references.
+// Operator descriptions the operator compiler accepts (quantized conv2d, dense, elementwise add, pooling), their data and host references.
 #pragma once
 
 #include <cstdint>
