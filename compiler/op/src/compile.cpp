@@ -101,40 +101,27 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     addBuffer("weights", BufferRole::kConstant, MemId::kWgt, packedW.size(), wl.describe())
         ->data.assign(packedW.begin(), packedW.end());
   }
+  // A resident per-channel vector (bias, multipliers, clip bounds): packBias's layout, one
+  // accumulator element per BLOCK_OUT channels, each value repeated per batch row.
+  auto addChannelVector = [&](const std::string& name, const std::vector<int32_t>& values, const std::string& what) {
+    const auto packed = packBias(cfg, values);
+    addBuffer(name, BufferRole::kConstant, MemId::kAcc, packed.size(),
+              "[" + std::to_string(packed.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
+                  std::to_string(cfg.blockOut) + "] int32 (each " + what + " repeated per batch row)")
+        ->data = packed;
+  };
   if (op.epilogue.bias) {
     std::vector<int32_t> bias = op.inputZeroPoint ? detail::zeroPointBias(op, data) : data.bias;
     // With the bias after the multiply, the output zero point joins it (Z * 2^shift).
     if (op.epilogue.biasAfterMultiply && op.epilogue.outputZeroPoint)
       for (int32_t& b : bias) b = int32_t(uint32_t(b) + (uint32_t(op.epilogue.outputZeroPoint) << op.epilogue.shift));
-    const auto packedB = packBias(cfg, bias);
-    addBuffer("bias", BufferRole::kConstant, MemId::kAcc, packedB.size(),
-              "[" + std::to_string(packedB.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
-                  std::to_string(cfg.blockOut) + "] int32 (each bias repeated per batch row)")
-        ->data = packedB;
+    addChannelVector("bias", bias, "bias");
   }
-  if (op.epilogue.perChannelMultiplier) {
-    const auto packedM = packBias(cfg, data.multipliers);
-    addBuffer("multipliers", BufferRole::kConstant, MemId::kAcc, packedM.size(),
-              "[" + std::to_string(packedM.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
-                  std::to_string(cfg.blockOut) + "] int32 (each multiplier repeated per batch row)")
-        ->data = packedM;
-  }
-  if (op.epilogue.lowBits) {
-    const auto packed = packBias(cfg, data.multipliersLow);
-    addBuffer("multipliers_low", BufferRole::kConstant, MemId::kAcc, packed.size(),
-              "[" + std::to_string(packed.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
-                  std::to_string(cfg.blockOut) + "] int32 (each low multiplier repeated per batch row)")
-        ->data = packed;
-  }
+  if (op.epilogue.perChannelMultiplier) addChannelVector("multipliers", data.multipliers, "multiplier");
+  if (op.epilogue.lowBits) addChannelVector("multipliers_low", data.multipliersLow, "low multiplier");
   if (op.epilogue.perChannelClip) {
-    for (const auto& [name, values] : {std::pair<const char*, const std::vector<int32_t>*>{"clip_low", &data.clipLow},
-                                       {"clip_high", &data.clipHigh}}) {
-      const auto packed = packBias(cfg, *values);
-      addBuffer(name, BufferRole::kConstant, MemId::kAcc, packed.size(),
-                "[" + std::to_string(packed.size() / cfg.accElemBytes) + "][" + std::to_string(cfg.batch) + "][" +
-                    std::to_string(cfg.blockOut) + "] int32 (each bound repeated per batch row)")
-          ->data = packed;
-    }
+    addChannelVector("clip_low", data.clipLow, "bound");
+    addChannelVector("clip_high", data.clipHigh, "bound");
   }
   if (op.inputZeroPoint && !op.onVectorAlu()) {
     const detail::Geometry g = detail::geometry(cfg, op);

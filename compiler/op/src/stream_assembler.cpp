@@ -125,37 +125,34 @@ void StreamAssembler::token(Call::Kind kind, Stage from, Stage to) {
   calls_.push_back(c);
 }
 
-void StreamAssembler::gemm(int kernel, bool reset) {
+Call StreamAssembler::kernelCall(Opcode opcode, int kernel) const {
   const Kernel& k = kernels_[size_t(kernel)];
   Call c;
-  c.insn.opcode = Opcode::kGemm;
-  c.insn.reset = reset;
+  c.insn.opcode = opcode;
   c.insn.iterOut = k.iterOut;
   c.insn.iterIn = k.iterIn;
   c.insn.dstFactorOut = k.dstOut;
   c.insn.dstFactorIn = k.dstIn;
   c.insn.srcFactorOut = k.srcOut;
   c.insn.srcFactorIn = k.srcIn;
-  c.insn.wgtFactorOut = k.wgtOut;
-  c.insn.wgtFactorIn = k.wgtIn;
   c.kernel = kernel;
+  return c;
+}
+
+void StreamAssembler::gemm(int kernel, bool reset) {
+  Call c = kernelCall(Opcode::kGemm, kernel);
+  const Kernel& k = kernels_[size_t(kernel)];
+  c.insn.reset = reset;
+  c.insn.wgtFactorOut = k.wgtOut;  // ALU instructions have no weight loops
+  c.insn.wgtFactorIn = k.wgtIn;
   calls_.push_back(c);
 }
 
 void StreamAssembler::alu(int kernel, hw::AluOp op, bool useImm, int32_t imm) {
-  const Kernel& k = kernels_[size_t(kernel)];
-  Call c;
-  c.insn.opcode = Opcode::kAlu;
+  Call c = kernelCall(Opcode::kAlu, kernel);
   c.insn.aluOp = static_cast<uint32_t>(op);
   c.insn.useImm = useImm;
   c.insn.imm = imm;
-  c.insn.iterOut = k.iterOut;
-  c.insn.iterIn = k.iterIn;
-  c.insn.dstFactorOut = k.dstOut;
-  c.insn.dstFactorIn = k.dstIn;
-  c.insn.srcFactorOut = k.srcOut;
-  c.insn.srcFactorIn = k.srcIn;
-  c.kernel = kernel;
   calls_.push_back(c);
 }
 

@@ -57,6 +57,8 @@ class StreamAssembler {
 
  private:
   void token(Call::Kind kind, hw::Stage from, hw::Stage to);  // a push or a pop
+  // A GEMM or ALU call running `kernel`: its micro-op loops (iterations, destination and source factors).
+  Call kernelCall(hw::Opcode opcode, int kernel) const;
 
   std::vector<Kernel> kernels_;
   std::vector<Call> calls_;
