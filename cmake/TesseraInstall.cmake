@@ -1,12 +1,13 @@
 # Installing Tessera: the CLI and its plugins, the libraries with their public headers, a CMake package
-# (find_package(Tessera) -> Tessera::runtime, Tessera::compiler, Tessera::network), a pkg-config file,
-# and a .deb through CPack (docs/install.md).
+# (find_package(Tessera) -> Tessera::runtime, Tessera::compiler_op, Tessera::compiler_model,
+# Tessera::compiler_graph, ...), a pkg-config file, and a .deb through CPack (docs/install.md).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # The libraries a program links, in dependency order; each exported as Tessera::<name without tessera_>.
 set(tessera_installed_libraries tessera_support tessera_host_contract tessera_host_interface tessera_hw tessera_runtime
-                                tessera_compiler tessera_graph tessera_network)
+                                tessera_compiler_op tessera_compiler_ir tessera_compiler_host tessera_compiler_model
+                                tessera_compiler_graph)
 foreach(lib ${tessera_installed_libraries})
   string(REGEX REPLACE "^tessera_" "" export_name "${lib}")
   set_target_properties(${lib} PROPERTIES EXPORT_NAME "${export_name}")
@@ -15,10 +16,11 @@ install(TARGETS ${tessera_installed_libraries} EXPORT TesseraTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
-# Public headers: support (the error type, formatting, file I/O), hw (configs, ISA, fsim), runtime (VTA's driver.h and runtime.h, Tessera's C
-# extensions, the C++ Target API), compiler (operators, graph, compiled models and their C API), and
-# the generated host-interface contract they include.
-foreach(dir support hw runtime compiler)
+# Public headers of the installed libraries: support (the error type, formatting, file I/O), hw
+# (configs, ISA, fsim), runtime (VTA's driver.h and runtime.h, Tessera's C extensions, the C++ Target
+# API), the compiler's op, ir, host, model (compiled models and their C API) and graph, and the
+# generated host-interface contract they include.
+foreach(dir support hw runtime compiler/op compiler/ir compiler/host compiler/model compiler/graph)
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
           FILES_MATCHING PATTERN "*.h")
 endforeach()

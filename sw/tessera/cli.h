@@ -51,15 +51,15 @@ int cmdRegress(const std::vector<std::string>& args);
 int cmdBench(const std::vector<std::string>& args);
 int cmdCompile(const std::vector<std::string>& args);
 int cmdRunOp(const std::vector<std::string>& args);
-// The model commands (cmd_model.cpp) live in a module of their own, tessera-cli-model.so, with the
-// ONNX importer and the image readers, so the executable starts without loading protobuf, ONNX,
+// The model commands (cmd_graph.cpp: the graph compiler's CLI) live in a module of their own,
+// tessera-cli-model.so, with the ONNX importer and the image readers, so the executable starts without loading protobuf, ONNX,
 // libpng or zlib; model_module.cpp loads it when one of them runs.
 int cmdCompileModel(const std::vector<std::string>& args);
 int cmdRun(const std::vector<std::string>& args);
 int cmdEval(const std::vector<std::string>& args);
 int cmdStream(const std::vector<std::string>& args);
 int cmdServe(const std::vector<std::string>& args);
-// tessera bench resnet18's whole-network part (cmd_bench_network.cpp); returns non-zero on a mismatch.
-int benchResnet18Network(runtime::Session& session, bool json);
+// tessera bench resnet18's whole-network part (cmd_bench_graph.cpp); returns non-zero on a mismatch.
+int benchResnet18Graph(runtime::Session& session, bool json);
 
 }  // namespace tessera::cli

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "cli.h"
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/program.h"
-#include "tessera/compiler/suite.h"
-#include "tessera/support/error.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/program.h"
+#include "tessera/compiler/op/suite.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
-#include "tessera/sw/workloads.h"
+#include "tessera/support/error.h"
 #include "tessera/support/format.h"
+#include "tessera/sw/workloads.h"
 
 namespace tessera::cli {
 
@@ -66,22 +66,22 @@ int benchResnet18(runtime::Session& session) {
   double compileSeconds = 0;
   int failures = 0;
   uint32_t seed = 1;
-  for (const compiler::SuiteLayer& layer : compiler::resnet18Suite()) {
-    const compiler::Operator& op = layer.op;
-    const compiler::OperatorData data = compiler::OperatorData::random(op, seed++);
+  for (const compiler::op::SuiteLayer& layer : compiler::op::resnet18Suite()) {
+    const compiler::op::Operator& op = layer.op;
+    const compiler::op::OperatorData data = compiler::op::OperatorData::random(op, seed++);
     const auto t0 = std::chrono::steady_clock::now();
-    const compiler::Program prog = compiler::compile(cfg, op, data);
+    const compiler::op::Program prog = compiler::op::compile(cfg, op, data);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     compileSeconds += secs;
-    const compiler::RunResult r = compiler::runProgram(prog, session, data);
-    const bool ok = r.output == compiler::reference(op, data);
+    const compiler::op::RunResult r = compiler::op::runProgram(prog, session, data);
+    const bool ok = r.output == compiler::op::reference(op, data);
     if (!ok) ++failures;
     const hw::Counters& c = r.counters;
     const uint64_t ideal = op.macs() / perCycle;
     const uint64_t read = c.cycles ? c.dramReadBeats * uint64_t(cfg.busBytes) : c.totalLoadBytes();
     const uint64_t write = c.cycles ? c.dramWriteBeats * uint64_t(cfg.busBytes) : c.storeBytes;
     char shape[64], util[16] = "-", cycles[32] = "-", err[16] = "-";
-    if (op.kind == compiler::OpKind::kDense)
+    if (op.kind == compiler::op::OpKind::kDense)
       std::snprintf(shape, sizeof shape, "dense %d->%d", op.inChannels, op.outChannels);
     else
       std::snprintf(shape, sizeof shape, "%dx%dx%d->%d k%d p%d s%d", op.height, op.width, op.inChannels, op.outChannels,
@@ -122,25 +122,25 @@ int benchResnet18(runtime::Session& session) {
   std::printf("\nvector-ALU layers\n%-5s %-26s %3s %14s %11s %11s %11s %11s %10s %8s %10s  %s\n", "layer", "shape", "x",
               "outputs", "cycles", "outputs/cyc", "DRAM read B", "DRAM wr B", "compile ms", "est err", "tiling", "check");
   uint64_t vectorCycles = 0;
-  for (const compiler::SuiteLayer& layer : compiler::resnet18VectorSuite()) {
-    const compiler::Operator& op = layer.op;
-    const compiler::OperatorData data = compiler::OperatorData::random(op, seed++);
+  for (const compiler::op::SuiteLayer& layer : compiler::op::resnet18VectorSuite()) {
+    const compiler::op::Operator& op = layer.op;
+    const compiler::op::OperatorData data = compiler::op::OperatorData::random(op, seed++);
     const auto t0 = std::chrono::steady_clock::now();
-    const compiler::Program prog = compiler::compile(cfg, op, data);
+    const compiler::op::Program prog = compiler::op::compile(cfg, op, data);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     compileSeconds += secs;
-    const compiler::RunResult r = compiler::runProgram(prog, session, data);
-    const bool ok = r.output == compiler::reference(op, data);
+    const compiler::op::RunResult r = compiler::op::runProgram(prog, session, data);
+    const bool ok = r.output == compiler::op::reference(op, data);
     if (!ok) ++failures;
     const hw::Counters& c = r.counters;
     const uint64_t outputs = uint64_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth();
     const uint64_t read = c.cycles ? c.dramReadBeats * uint64_t(cfg.busBytes) : c.totalLoadBytes();
     const uint64_t write = c.cycles ? c.dramWriteBeats * uint64_t(cfg.busBytes) : c.storeBytes;
     char shape[64], rate[16] = "-", cycles[32] = "-", err[16] = "-";
-    if (op.kind == compiler::OpKind::kAdd)
+    if (op.kind == compiler::op::OpKind::kAdd)
       std::snprintf(shape, sizeof shape, "add %dx%dx%d", op.height, op.width, op.inChannels);
     else
-      std::snprintf(shape, sizeof shape, "%s %dx%dx%d k%d p%d s%d", op.kind == compiler::OpKind::kMaxPool ? "max" : "avg",
+      std::snprintf(shape, sizeof shape, "%s %dx%dx%d k%d p%d s%d", op.kind == compiler::op::OpKind::kMaxPool ? "max" : "avg",
                     op.height, op.width, op.inChannels, op.kernelH, op.padH, op.strideH);
     if (c.cycles) {
       std::snprintf(rate, sizeof rate, "%.2f", double(outputs) / double(c.cycles));
@@ -162,7 +162,7 @@ int benchResnet18(runtime::Session& session) {
   std::printf("ideal = MACs / (BATCH*BLOCK_IN*BLOCK_OUT), of the unpadded layer; util = ideal / cycles; the total "
               "lines' util is MAC-weighted;\nest err = (cost-model estimate - cycles) / cycles; DRAM bytes are bus beats x "
               "bus bytes on timed targets, LOAD/STORE bytes on fsim.\n");
-  if (benchResnet18Network(session, false)) ++failures;
+  if (benchResnet18Graph(session, false)) ++failures;
   return failures ? 1 : 0;
 }
 
@@ -197,7 +197,7 @@ int cmdBench(const std::vector<std::string>& args) {
       throw Error("tessera bench resnet18", "takes only --target, --config and --json");
     runtime::Session::reset(target, config);
     // --json: the whole network's figures as one object (the per-layer suite is text only).
-    if (json) return benchResnet18Network(runtime::Session::global(), true);
+    if (json) return benchResnet18Graph(runtime::Session::global(), true);
     return benchResnet18(runtime::Session::global());
   }
   if (json) throw Error("tessera bench gemm", "--json is for resnet18");

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "cli.h"
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/error.h"
 
 namespace tessera::cli {
 
@@ -41,8 +41,8 @@ void addOpOptions(po::options_description& opts, OpArgs& a) {
       ("force", po::bool_switch(&a.force), "overwrite --output if it exists");
 }
 
-compiler::Tiling parseTiling(const std::string& text) {
-  compiler::Tiling t;
+compiler::op::Tiling parseTiling(const std::string& text) {
+  compiler::op::Tiling t;
   int* fields[4] = {&t.tco, &t.th, &t.tw, &t.tci};
   std::stringstream ss(text);
   std::string part;
@@ -59,8 +59,8 @@ compiler::Tiling parseTiling(const std::string& text) {
 }
 
 struct Compiled {
-  compiler::Program program;
-  compiler::OperatorData data;
+  compiler::op::Program program;
+  compiler::op::OperatorData data;
   double seconds = 0;
 };
 
@@ -69,26 +69,26 @@ Compiled compileOrLoad(const OpArgs& a, const hw::Config& cfg) {
   Compiled c;
   if (!a.program.empty()) {
     if (!a.spec.empty()) throw Error("--program " + a.program, "give either an operator spec or --program, not both");
-    c.program = compiler::Program::load(a.program);
+    c.program = compiler::op::Program::load(a.program);
     const hw::Config programCfg = hw::Config::fromJson(c.program.configJson, a.program);
     if (programCfg.toJson() != cfg.toJson())
       throw Error(a.program, "was compiled for config '" + programCfg.name + "', not '" + cfg.name +
                                  "' (give --config " + programCfg.name + ")");
     c.data = c.program.constants();
-    const compiler::OperatorData inputs = compiler::OperatorData::random(c.program.op, a.seed);
+    const compiler::op::OperatorData inputs = compiler::op::OperatorData::random(c.program.op, a.seed);
     c.data.input = inputs.input;
     c.data.input2 = inputs.input2;
     std::printf("loaded %s: %s\n", a.program.c_str(), c.program.op.describe().c_str());
     return c;
   }
   if (a.spec.empty()) throw Error("tessera", "no operator given (a spec such as \"conv2d cin=16 h=8 w=8 cout=16 kernel=3 pad=1\")");
-  const compiler::Operator op = compiler::Operator::parse(a.spec, "operator spec");
-  c.data = compiler::OperatorData::random(op, a.seed);
-  compiler::CompileOptions o;
+  const compiler::op::Operator op = compiler::op::Operator::parse(a.spec, "operator spec");
+  c.data = compiler::op::OperatorData::random(op, a.seed);
+  compiler::op::CompileOptions o;
   if (a.printAfterAll) o.printAfterAll = &std::cout;
   if (!a.tiling.empty()) o.tiling = parseTiling(a.tiling);
   const auto t0 = std::chrono::steady_clock::now();
-  c.program = compiler::compile(cfg, op, c.data, o);
+  c.program = compiler::op::compile(cfg, op, c.data, o);
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout.flush();
   if (!a.output.empty()) {
@@ -120,7 +120,7 @@ int cmdCompile(const std::vector<std::string>& args) {
     return 0;
   const hw::Config cfg = hw::Config::load(a.config);
   const Compiled c = compileOrLoad(a, cfg);
-  if (!a.printAfterAll) std::printf("%s", compiler::formatSummary(cfg, c.program).c_str());
+  if (!a.printAfterAll) std::printf("%s", compiler::op::formatSummary(cfg, c.program).c_str());
   std::printf("compiled in %.3f ms\n", c.seconds * 1e3);
   return 0;
 }
@@ -142,9 +142,9 @@ int cmdRunOp(const std::vector<std::string>& args) {
   const hw::Config cfg = hw::Config::load(a.config);
   runtime::Session session(target, cfg);  // refuses an unknown target before compiling
   const Compiled c = compileOrLoad(a, cfg);
-  if (!a.printAfterAll) std::printf("%s", compiler::formatSummary(cfg, c.program).c_str());
-  const compiler::RunResult r = compiler::runProgram(c.program, session, c.data);
-  const std::vector<int8_t> want = compiler::reference(c.program.op, c.data);
+  if (!a.printAfterAll) std::printf("%s", compiler::op::formatSummary(cfg, c.program).c_str());
+  const compiler::op::RunResult r = compiler::op::runProgram(c.program, session, c.data);
+  const std::vector<int8_t> want = compiler::op::reference(c.program.op, c.data);
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < want.size(); ++i)
     if (r.output[i] != want[i] && bad++ == 0) first = i;

@@ -44,7 +44,7 @@ std::string SimExport::write(const std::string& relative, const uint8_t* bytes, 
   return relative;
 }
 
-void SimExport::observe(const compiler::SegmentRunView& v, bool finished) {
+void SimExport::observe(const compiler::model::SegmentRunView& v, bool finished) {
   const std::string seg = "segment" + std::to_string(v.segment) + "/";
   if (!finished) {
     current_ = "segment " + std::to_string(v.segment) + "\n";

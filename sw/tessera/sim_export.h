@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/model/run.h"
 #include "tessera/hw/config.h"
 
 namespace tessera::cli {
@@ -18,7 +18,7 @@ class SimExport {
   // replaced; nothing else in it is touched). Creates the directory.
   SimExport(std::string dir, bool force, const hw::Config& cfg, std::string model, std::string target);
 
-  void observe(const compiler::SegmentRunView& view, bool finished);
+  void observe(const compiler::model::SegmentRunView& view, bool finished);
   // Writes the manifest once the run is over; returns its path.
   std::string writeManifest();
 

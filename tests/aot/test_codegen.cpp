@@ -6,19 +6,19 @@
 #include <limits>
 #include <random>
 
-#include "tessera/compiler/codegen.h"
-#include "tessera/compiler/network.h"
-#include "tessera/support/error.h"
+#include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/model/run.h"
 #include "tessera/runtime/session.h"
+#include "tessera/support/error.h"
 
 namespace {
 
 using namespace tessera;
-using compiler::CompiledModel;
-using compiler::graph::Attribute;
-using compiler::graph::DType;
-using compiler::graph::Node;
-using compiler::graph::Tensor;
+using compiler::model::CompiledModel;
+using compiler::ir::Attribute;
+using compiler::ir::DType;
+using compiler::ir::Node;
+using compiler::ir::Tensor;
 
 Tensor tensor(const std::string& name, DType t, std::vector<int64_t> shape) {
   Tensor x;
@@ -87,8 +87,8 @@ CompiledModel hostModel(const std::vector<Tensor>& inputs, const std::vector<Ten
     m.constants[c.name] = c;
   }
   for (const Node& n : nodes) {
-    compiler::Step s;
-    s.kind = compiler::Step::Kind::kHost;
+    compiler::model::Step s;
+    s.kind = compiler::model::Step::Kind::kHost;
     s.index = int(m.hostSteps.size());
     m.hostSteps.push_back({n});
     m.steps.push_back(s);
@@ -113,11 +113,11 @@ void expectSame(const CompiledModel& m, unsigned seed = 1) {
   std::mt19937 rng(seed);
   std::map<std::string, Tensor> feeds;
   for (const Tensor& t : m.inputs) feeds[t.name] = randomData(t, rng);
-  const compiler::ModelRunResult want = compiler::runReference(m, feeds);
+  const compiler::model::ModelRunResult want = compiler::model::runReference(m, feeds);
   const compiler::codegen::JitModel code(m, "t");
   runtime::Session session("fsim", hw::Config::load("default"));
   runtime::AotSession aot(code.descriptor(), session);
-  const compiler::ModelRunResult got = compiler::codegen::runGenerated(m, code.descriptor(), aot.handle(), feeds);
+  const compiler::model::ModelRunResult got = compiler::codegen::runGenerated(m, code.descriptor(), aot.handle(), feeds);
   for (const Tensor& o : m.outputs) {
     const Tensor& w = want.outputs.at(o.name);
     const Tensor& g = got.outputs.at(o.name);

@@ -6,29 +6,30 @@
 #include <string>
 
 #include "fashion_cnn_qdq.h"
-#include "tessera/compiler/codegen.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
-#include "tessera/compiler/tensor_io.h"
+#include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/io/tensor_io.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/runtime/session.h"
 
 namespace {
 
 using namespace tessera;
-using compiler::graph::Tensor;
+using compiler::ir::Tensor;
 
 const std::string kModels = TESSERA_SOURCE_DIR "/models/fashion_mnist/";
 
 // One compiled model on fsim with the sample image, built once per model file.
 struct Fixture {
-  compiler::CompiledModel model;
+  compiler::model::CompiledModel model;
   std::unique_ptr<runtime::Session> session;
   std::map<std::string, Tensor> inputs;
   explicit Fixture(const std::string& file) {
     const hw::Config cfg = hw::Config::load("default");
-    model = compiler::compileNetwork(cfg, compiler::importOnnx(kModels + file));
+    model = compiler::graph::compile(cfg, compiler::onnx::importOnnx(kModels + file));
     session = std::make_unique<runtime::Session>("fsim", cfg);
-    inputs[model.inputs.at(0).name] = compiler::readNpy(kModels + "sample_0.npy");
+    inputs[model.inputs.at(0).name] = compiler::io::readNpy(kModels + "sample_0.npy");
   }
 };
 
@@ -48,10 +49,10 @@ void report(benchmark::State& state, double hostSeconds, double runSeconds) {
 
 void BM_HostInterpreter(benchmark::State& state, const std::string& file) {
   Fixture& f = fixture(file);
-  compiler::ModelRunner runner(f.model, *f.session);
+  compiler::model::ModelRunner runner(f.model, *f.session);
   double host = 0, run = 0;
   for (auto _ : state) {
-    const compiler::ModelRunResult r = runner.run(f.inputs);
+    const compiler::model::ModelRunResult r = runner.run(f.inputs);
     host += r.seconds - r.segmentSeconds;
     run += r.seconds;
   }
@@ -64,7 +65,7 @@ void BM_HostJit(benchmark::State& state, const std::string& file) {
   runtime::AotSession aot(code.descriptor(), *f.session);
   double host = 0, run = 0;
   for (auto _ : state) {
-    const compiler::ModelRunResult r = compiler::codegen::runGenerated(f.model, code.descriptor(), aot.handle(), f.inputs);
+    const compiler::model::ModelRunResult r = compiler::codegen::runGenerated(f.model, code.descriptor(), aot.handle(), f.inputs);
     host += r.seconds - r.segmentSeconds;
     run += r.seconds;
   }
@@ -77,7 +78,7 @@ void BM_HostAot(benchmark::State& state) {
   runtime::AotSession aot(fashion_cnn_qdq_model, *f.session);
   double host = 0, run = 0;
   for (auto _ : state) {
-    const compiler::ModelRunResult r = compiler::codegen::runGenerated(f.model, fashion_cnn_qdq_model, aot.handle(), f.inputs);
+    const compiler::model::ModelRunResult r = compiler::codegen::runGenerated(f.model, fashion_cnn_qdq_model, aot.handle(), f.inputs);
     host += r.seconds - r.segmentSeconds;
     run += r.seconds;
   }

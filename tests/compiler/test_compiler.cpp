@@ -7,18 +7,18 @@
 #include <string>
 #include <unistd.h>
 
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/layout.h"
-#include "tessera/compiler/program.h"
-#include "tessera/compiler/suite.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/dram_layout.h"
+#include "tessera/compiler/op/program.h"
+#include "tessera/compiler/op/suite.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "tessera/support/error.h"
 
 namespace {
 
-using namespace tessera::compiler;
+using namespace tessera::compiler::op;
 using tessera::Error;
 using tessera::hw::Config;
 

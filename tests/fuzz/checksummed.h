@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "binary_io.h"
+#include "tessera/compiler/op/binary_io.h"
 
 namespace tessera::fuzz {
 
@@ -14,7 +14,7 @@ namespace tessera::fuzz {
 // bodies (the files without their last 8 bytes).
 inline std::vector<uint8_t> withChecksum(const uint8_t* data, size_t size) {
   std::vector<uint8_t> file(data, data + size);
-  const uint64_t sum = compiler::detail::fnv1a(data, size);
+  const uint64_t sum = compiler::op::fnv1a(data, size);
   for (int i = 0; i < 8; ++i) file.push_back(static_cast<uint8_t>(sum >> (8 * i)));
   return file;
 }

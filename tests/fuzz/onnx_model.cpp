@@ -3,14 +3,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/support/error.h"
 
 using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    (void)compiler::importOnnxBytes(std::vector<uint8_t>(data, data + size), "fuzz.onnx");
+    (void)compiler::onnx::importOnnxBytes(std::vector<uint8_t>(data, data + size), "fuzz.onnx");
   } catch (const Error&) {
   }
   return 0;

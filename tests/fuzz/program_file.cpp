@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "checksummed.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
 #include "tessera/support/error.h"
@@ -44,16 +44,16 @@ void rawProgram(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rawProgram(data, size);
-  compiler::Program p;
+  compiler::op::Program p;
   try {
-    p = compiler::Program::deserialize(fuzz::withChecksum(data, size), "fuzz.tsp");
+    p = compiler::op::Program::deserialize(fuzz::withChecksum(data, size), "fuzz.tsp");
   } catch (const Error&) {
     return 0;
   }
   // An accepted file is one the writer could have written: it must read back the same.
   const std::vector<uint8_t> written = p.serialize();
   try {
-    if (compiler::Program::deserialize(written, "written back").serialize() != written)
+    if (compiler::op::Program::deserialize(written, "written back").serialize() != written)
       fail("a program file does not read back as written");
     (void)p.constants();
   } catch (const Error& e) {

@@ -6,22 +6,22 @@
 #include <vector>
 
 #include "checksummed.h"
-#include "tessera/compiler/network.h"
+#include "tessera/compiler/model/compiled_model.h"
 #include "tessera/support/error.h"
 
 using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  compiler::CompiledModel m;
+  compiler::model::CompiledModel m;
   try {
-    m = compiler::CompiledModel::deserialize(fuzz::withChecksum(data, size), "fuzz.tsm");
+    m = compiler::model::CompiledModel::deserialize(fuzz::withChecksum(data, size), "fuzz.tsm");
   } catch (const Error&) {
     return 0;
   }
   // An accepted model is one the writer could have written: it must read back the same.
   const std::vector<uint8_t> written = m.serialize();
   try {
-    if (compiler::CompiledModel::deserialize(written, "written back").serialize() != written) {
+    if (compiler::model::CompiledModel::deserialize(written, "written back").serialize() != written) {
       std::fprintf(stderr, "tsm_file: a compiled model does not read back as written\n");
       std::abort();
     }

@@ -13,7 +13,8 @@ bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 run() { "$@" > "$work/log" 2>&1 || { bad "'$*' failed:"; tail -20 "$work/log"; return 1; }; }
 
 run cmake --install "$build" --prefix "$prefix" || exit 1
-for f in bin/tessera lib/libtessera_runtime.a lib/libtessera_compiler.a lib/libtessera_network.a \
+for f in bin/tessera lib/libtessera_runtime.a lib/libtessera_compiler_op.a lib/libtessera_compiler_model.a \
+         lib/libtessera_compiler_graph.a include/tessera/compiler/op/compile.h include/tessera/compiler/model/run.h \
          include/vta/driver.h include/vta/runtime.h include/tessera/runtime/tessera.h include/tessera/c/model.h \
          include/tessera/gen/host_interface.h lib/cmake/Tessera/TesseraConfig.cmake lib/pkgconfig/tessera.pc \
          lib/tessera/tessera-cli-model.so lib/tessera/tessera-cli-serve.so share/tessera/configs/default.json; do

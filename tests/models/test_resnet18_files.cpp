@@ -5,35 +5,25 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
-#include "tessera/compiler/operator.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/ir/resnet18.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
+#include "tessera/compiler/op/operator.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 
 namespace {
 
-using tessera::compiler::graph::Tensor;
+using tessera::compiler::ir::Tensor;
 
 std::string modelDir() {
   const char* d = std::getenv("TESSERA_RESNET18_DIR");
   return d ? d : "";
-}
-
-Tensor image(uint32_t seed) {
-  Tensor t;
-  t.name = "data";
-  t.shape = {1, 3, 224, 224};
-  t.hasShape = true;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  for (int64_t i = 0; i < t.elements(); ++i) t.floats.push_back(d(rng));
-  return t;
 }
 
 bool built(const std::string& target, const tessera::hw::Config& cfg) {
@@ -53,10 +43,10 @@ size_t argmax(const std::vector<float>& v) { return size_t(std::max_element(v.be
 TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
-  const auto g = tessera::compiler::importOnnx(path);
+  const auto g = tessera::compiler::onnx::importOnnx(path);
   const auto t0 = std::chrono::steady_clock::now();
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const auto m = tessera::compiler::compileNetwork(cfg, g);
+  const auto m = tessera::compiler::graph::compile(cfg, g);
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   size_t onAccel = 0;
   for (const auto& l : m.layers) onAccel += l.onAccelerator;
@@ -69,9 +59,9 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
   const char* more = std::getenv("TESSERA_RESNET18_IMAGES");
   const uint32_t images = more && std::atoi(more) > 0 ? uint32_t(std::atoi(more)) : 4u;
   for (uint32_t s = 0; s < images; ++s) {
-    const std::map<std::string, Tensor> in = {{"data", image(50 + s)}};
-    const auto want = tessera::compiler::evaluate(g, in).at("logits").floats;
-    const auto got = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
+    const std::map<std::string, Tensor> in = {{"data", tessera::compiler::ir::resnet18Input(50 + s)}};
+    const auto want = tessera::compiler::host::evaluate(g, in).at("logits").floats;
+    const auto got = tessera::compiler::model::runReference(m, in).outputs.at("logits").floats;
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       const long steps = std::lround(std::fabs(got[i] - want[i]) / step);
@@ -94,15 +84,15 @@ TEST(Resnet18Files, QdqFileMatchesItsOwnSemanticsWithinOneStep) {
 TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
   const std::string path = modelDir() + "/resnet18_qdq.onnx";
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (ctest builds it first)";
-  const auto g = tessera::compiler::importOnnx(path);
+  const auto g = tessera::compiler::onnx::importOnnx(path);
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   // One file layer per accelerator layer: the residual adds stay apart here (fused, they compute
   // the same bits; tests/network checks that).
-  tessera::compiler::NetworkOptions options;
+  tessera::compiler::graph::CompileOptions options;
   options.fuseResidualAdds = false;
-  const auto m = tessera::compiler::compileNetwork(cfg, g, options);
-  const std::map<std::string, Tensor> in = {{"data", image(50)}};
-  auto file = tessera::compiler::evaluate(g, in);
+  const auto m = tessera::compiler::graph::compile(cfg, g, options);
+  const std::map<std::string, Tensor> in = {{"data", tessera::compiler::ir::resnet18Input(50)}};
+  auto file = tessera::compiler::host::evaluate(g, in);
   // The compiler renames a value's Q->DQ->Q chain "X_dq_q"; the file calls it "X_q".
   for (auto [name, t] : std::map<std::string, Tensor>(file)) {
     if (name.size() > 2 && name.substr(name.size() - 2) == "_q") file[name.substr(0, name.size() - 2) + "_dq_q"] = t;
@@ -117,13 +107,13 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     bool all = true;
     for (const auto& t : l.tensors) all = all && file.count(t);
     if (!all) continue;
-    tessera::compiler::Program p;
+    tessera::compiler::op::Program p;
     p.configJson = m.configJson;
-    p.op = tessera::compiler::Operator::parse(l.spec, "layer");
+    p.op = tessera::compiler::op::Operator::parse(l.spec, "layer");
     for (const auto& c : l.constants) {
-      tessera::compiler::ProgramBuffer b;
+      tessera::compiler::op::ProgramBuffer b;
       b.name = c.buffer;
-      b.role = tessera::compiler::BufferRole::kConstant;
+      b.role = tessera::compiler::op::BufferRole::kConstant;
       b.memType = c.memType;
       b.bytes = c.bytes;
       b.data.assign(m.constantImage.begin() + int64_t(c.offset), m.constantImage.begin() + int64_t(c.offset + c.bytes));
@@ -132,8 +122,8 @@ TEST(Resnet18Files, EachQdqLayerAloneAgainstTheFilesSemantics) {
     auto data = p.constants();
     auto i8 = [](const Tensor& t) { std::vector<int8_t> v; for (auto x : t.ints) v.push_back(int8_t(x)); return v; };
     data.input = i8(file.at(l.tensors.at(0)));
-    if (p.op.kind == tessera::compiler::OpKind::kAdd || p.op.residual) data.input2 = i8(file.at(l.tensors.at(1)));
-    const auto out = tessera::compiler::reference(p.op, data);
+    if (p.op.kind == tessera::compiler::op::OpKind::kAdd || p.op.residual) data.input2 = i8(file.at(l.tensors.at(1)));
+    const auto out = tessera::compiler::op::reference(p.op, data);
     const auto& want = file.at(l.tensors.back()).ints;
     size_t h[3] = {0, 0, 0};
     for (size_t i = 0; i < out.size() && i < want.size(); ++i) ++h[std::min<long>(std::labs(long(out[i]) - long(want[i])), 2)];
@@ -167,12 +157,12 @@ TEST_P(Resnet18OnTarget, QdqFileRunsBitExactWithTheHostReference) {
   if (modelDir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   if (!built(GetParam(), cfg)) GTEST_SKIP() << GetParam() << " is not built for default";
-  const auto m = tessera::compiler::compileNetwork(cfg, tessera::compiler::importOnnx(path));
-  const std::map<std::string, Tensor> in = {{"data", image(60)}};
+  const auto m = tessera::compiler::graph::compile(cfg, tessera::compiler::onnx::importOnnx(path));
+  const std::map<std::string, Tensor> in = {{"data", tessera::compiler::ir::resnet18Input(60)}};
   tessera::runtime::Session session(GetParam(), cfg);
-  tessera::compiler::ModelRunner runner(m, session);
+  tessera::compiler::model::ModelRunner runner(m, session);
   const auto r = runner.run(in);
-  EXPECT_EQ(r.outputs.at("logits").floats, tessera::compiler::runReference(m, in).outputs.at("logits").floats);
+  EXPECT_EQ(r.outputs.at("logits").floats, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats);
   std::printf("ResNet-18 (QDQ) on %s: %llu cycles, %llu instructions, %.3f s\n", GetParam().c_str(),
               (unsigned long long)r.counters.cycles, (unsigned long long)r.counters.totalInsns(), r.seconds);
 }

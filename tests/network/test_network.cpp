@@ -5,26 +5,29 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
-#include "../../compiler/src/network/passes.h"
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/operator.h"
+#include "../../compiler/graph/src/requantization.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/model/chrome_trace.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/op/operator.h"
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "tessera/support/error.h"
 
 namespace {
 
-using tessera::compiler::CompiledModel;
-using tessera::compiler::graph::Attribute;
-using tessera::compiler::graph::DType;
-using tessera::compiler::graph::Graph;
-using tessera::compiler::graph::Node;
-using tessera::compiler::graph::Tensor;
+using tessera::compiler::model::CompiledModel;
+using tessera::compiler::ir::Attribute;
+using tessera::compiler::ir::DType;
+using tessera::compiler::ir::Graph;
+using tessera::compiler::ir::Node;
+using tessera::compiler::ir::Tensor;
 
 Tensor floatTensor(const std::string& name, std::vector<int64_t> shape, std::mt19937& rng, float spread, bool constant) {
   Tensor t;
@@ -105,7 +108,7 @@ Graph smallNetwork(uint32_t seed) {
   fc.attrs["transB"] = transB;
   g.nodes.push_back(fc);
   g.outputs = {"logits"};
-  tessera::compiler::inferShapes(g);
+  tessera::compiler::host::inferShapes(g);
   return g;
 }
 
@@ -115,12 +118,12 @@ std::map<std::string, Tensor> sample(uint32_t seed) {
 }
 
 CompiledModel compileSmall(const tessera::hw::Config& cfg) {
-  tessera::compiler::Calibration c;
+  tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 8; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
-  return tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+  return tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
 }
 
 TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
@@ -141,25 +144,55 @@ TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
   EXPECT_LT(m.arenaBytes, m.arenaBytesWithoutReuse);
 }
 
+// --print-after-all: every pass, partitioning, DRAM planning and each layer's lowering, in order,
+// each under the banner the operator compiler's stages use too.
+TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  std::ostringstream os;
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  o.printAfterAll = &os;
+  const CompiledModel m = tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
+  const std::string s = os.str();
+  std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
+                                     "QDQ recognition",   "quantization and fusion", "narrow-input fold",
+                                     "residual fusion",   "partitioning",      "DRAM planning"};
+  for (const auto& l : m.layers)
+    if (l.onAccelerator) stages.push_back("lowering '" + l.name + "': " + l.detail);
+  size_t at = 0;
+  for (const std::string& stage : stages) {
+    const size_t found = s.find("\n*** IR dump after " + stage + " ***\n", at);
+    ASSERT_NE(found, std::string::npos) << "no banner for '" << stage << "' after offset " << at;
+    at = found + 1;
+  }
+  size_t banners = 0;
+  for (size_t p = s.find("*** IR dump after "); p != std::string::npos; p = s.find("*** IR dump after ", p + 1)) ++banners;
+  EXPECT_EQ(banners, stages.size());
+  EXPECT_NE(s.find("activation arena"), std::string::npos);
+  EXPECT_NE(s.find("SRAM occupancy"), std::string::npos) << "each layer's lowering prints its summary";
+}
+
 // The narrow-input fold reorders the first convolution's sums; int32 sums wrap associatively, so
 // the answers are the same bits with and without it.
 TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
-  tessera::compiler::Calibration c;
+  tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const CompiledModel folded = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+  const CompiledModel folded = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
   o.foldNarrowInput = false;
-  const CompiledModel plain = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+  const CompiledModel plain = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
   EXPECT_NE(folded.layers[2].detail, plain.layers[1].detail);
   for (uint32_t s = 0; s < 3; ++s) {
     const auto in = sample(400 + s);
-    const auto want = tessera::compiler::runReference(plain, in).outputs.at("logits").floats;
-    EXPECT_EQ(tessera::compiler::runReference(folded, in).outputs.at("logits").floats, want);
+    const auto want = tessera::compiler::model::runReference(plain, in).outputs.at("logits").floats;
+    EXPECT_EQ(tessera::compiler::model::runReference(folded, in).outputs.at("logits").floats, want);
     tessera::runtime::Session session("fsim", cfg);
-    tessera::compiler::ModelRunner runner(folded, session);
+    tessera::compiler::model::ModelRunner runner(folded, session);
     EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want);
   }
 }
@@ -167,16 +200,16 @@ TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
 // The residual fusion keeps the add's arithmetic, so it changes no bit either; without it the add
 // is a layer of its own.
 TEST(Network, TheResidualFusionChangesNoBit) {
-  tessera::compiler::Calibration c;
+  tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   for (const char* name : {"default", "batch2"}) {
     const tessera::hw::Config cfg = tessera::hw::Config::load(name);
-    const CompiledModel fused = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+    const CompiledModel fused = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
     o.fuseResidualAdds = false;
-    const CompiledModel plain = tessera::compiler::compileNetwork(cfg, smallNetwork(7), o);
+    const CompiledModel plain = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
     o.fuseResidualAdds = true;
     auto adds = [](const CompiledModel& m) {
       return std::count_if(m.layers.begin(), m.layers.end(), [](const auto& l) { return l.kind == "add"; });
@@ -186,10 +219,10 @@ TEST(Network, TheResidualFusionChangesNoBit) {
     EXPECT_EQ(fused.layers.size() + 1, plain.layers.size());
     for (uint32_t s = 0; s < 3; ++s) {
       const auto in = sample(500 + s);
-      const auto want = tessera::compiler::runReference(plain, in).outputs.at("logits").floats;
-      EXPECT_EQ(tessera::compiler::runReference(fused, in).outputs.at("logits").floats, want) << name;
+      const auto want = tessera::compiler::model::runReference(plain, in).outputs.at("logits").floats;
+      EXPECT_EQ(tessera::compiler::model::runReference(fused, in).outputs.at("logits").floats, want) << name;
       tessera::runtime::Session session("fsim", cfg);
-      tessera::compiler::ModelRunner runner(fused, session);
+      tessera::compiler::model::ModelRunner runner(fused, session);
       EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want) << name;
     }
   }
@@ -202,8 +235,8 @@ TEST(Network, QuantizedAnswersFollowTheFloatModel) {
   int sameTop = 0;
   for (uint32_t s = 0; s < 8; ++s) {
     const auto in = sample(200 + s);
-    const auto q = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
-    const auto f = tessera::compiler::evaluate(g, in).at("logits").floats;
+    const auto q = tessera::compiler::model::runReference(m, in).outputs.at("logits").floats;
+    const auto f = tessera::compiler::host::evaluate(g, in).at("logits").floats;
     ASSERT_EQ(q.size(), f.size());
     size_t qa = 0, fa = 0;
     for (size_t i = 0; i < q.size(); ++i) {
@@ -232,10 +265,10 @@ TEST_P(NetworkOnTarget, MatchesTheHostReferenceBitForBit) {
   if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
   const CompiledModel m = compileSmall(cfg);
   tessera::runtime::Session session(target, cfg);
-  tessera::compiler::ModelRunner runner(m, session);
+  tessera::compiler::model::ModelRunner runner(m, session);
   for (uint32_t s = 0; s < 2; ++s) {
     const auto in = sample(300 + s);
-    const auto want = tessera::compiler::runReference(m, in).outputs.at("logits").floats;
+    const auto want = tessera::compiler::model::runReference(m, in).outputs.at("logits").floats;
     const auto got = runner.run(in);
     EXPECT_EQ(got.outputs.at("logits").floats, want) << target << "/" << config << " sample " << s;
     EXPECT_GT(got.counters.macs, 0u);
@@ -257,8 +290,8 @@ TEST(Network, CompiledModelFilesRoundTripAndRefuseCorruption) {
   const std::vector<uint8_t> bytes = m.serialize();
   const CompiledModel back = CompiledModel::deserialize(bytes, "mem");
   const auto in = sample(9);
-  EXPECT_EQ(tessera::compiler::runReference(back, in).outputs.at("logits").floats,
-            tessera::compiler::runReference(m, in).outputs.at("logits").floats);
+  EXPECT_EQ(tessera::compiler::model::runReference(back, in).outputs.at("logits").floats,
+            tessera::compiler::model::runReference(m, in).outputs.at("logits").floats);
   std::vector<uint8_t> corrupt = bytes;
   corrupt[corrupt.size() / 2] ^= 0x10;
   EXPECT_THROW(CompiledModel::deserialize(corrupt, "corrupt.tsm"), tessera::Error);
@@ -291,26 +324,26 @@ TEST(Network, WrongInputsAreNamed) {
   const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
   std::mt19937 rng(1);
   try {
-    tessera::compiler::runReference(m, {{"x", floatTensor("x", {1, 3, 8, 8}, rng, 1, false)}});
+    tessera::compiler::model::runReference(m, {{"x", floatTensor("x", {1, 3, 8, 8}, rng, 1, false)}});
     FAIL();
   } catch (const tessera::Error& e) {
     EXPECT_NE(std::string(e.what()).find("input 'x'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(tessera::compiler::runReference(m, {}), tessera::Error);
+  EXPECT_THROW(tessera::compiler::model::runReference(m, {}), tessera::Error);
   auto extra = sample(1);
   extra["y"] = extra["x"];
-  EXPECT_THROW(tessera::compiler::runReference(m, extra), tessera::Error);
+  EXPECT_THROW(tessera::compiler::model::runReference(m, extra), tessera::Error);
 }
 
 TEST(Network, CalibrationOfTheWrongShapeIsNamed) {
-  tessera::compiler::Calibration c;
+  tessera::compiler::graph::Calibration c;
   c.origin = "calib-dir";
   std::mt19937 rng(3);
   c.samples.push_back({{"x", floatTensor("x", {1, 1, 32, 32}, rng, 1, false)}});
-  tessera::compiler::NetworkOptions o;
+  tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   try {
-    tessera::compiler::compileNetwork(tessera::hw::Config::load("default"), smallNetwork(7), o);
+    tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
     FAIL();
   } catch (const tessera::Error& e) {
     EXPECT_NE(std::string(e.what()).find("calib-dir"), std::string::npos) << e.what();
@@ -329,7 +362,7 @@ TEST(Requantization, IntegerPipelineTracksTheRealMultiplier) {
     const double b = base(rng) * (trial % 3 == 0 ? 20 : 1);
     for (double& r : real) r = b * spread(rng);
     const int64_t worst = int64_t(1) << (10 + trial % 16);
-    const auto r = tessera::compiler::detail::requantization(real, worst);
+    const auto r = tessera::compiler::graph::detail::requantization(real, worst);
     std::uniform_int_distribution<int64_t> acc(-worst, worst);
     for (int k = 0; k < 300; ++k) {
       const size_t o = size_t(k) % real.size();
@@ -362,7 +395,7 @@ TEST(Requantization, ChannelClipBoundsAreExactAndNeverWrap) {
     if (trial % 7 == 0) real[3] = 0;  // a channel of zero weights
     const bool relu = trial % 2 == 1;
     const int64_t worst = int64_t(1) << (8 + trial % 22);
-    const auto r = tessera::compiler::detail::clippedRequantization(real, worst, relu);
+    const auto r = tessera::compiler::graph::detail::clippedRequantization(real, worst, relu);
     // Where one accumulator step can exceed an output step (a multiplier near 1 or above), or the
     // multiplier would be too coarse, the form is refused (the older forms take over).
     if (!r) {
@@ -396,7 +429,7 @@ TEST(Requantization, ChannelClipBoundsAreExactAndNeverWrap) {
   EXPECT_GT(immediate, 0) << "large multipliers take the rounding immediate";
   EXPECT_GT(refused, 0);
   EXPECT_LT(refused, 150);
-  EXPECT_FALSE(tessera::compiler::detail::clippedRequantization({0.01, -0.02}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::graph::detail::clippedRequantization({0.01, -0.02}, 1000, false).has_value());
 }
 
 // The bias after the multiply: through the reference's int32 arithmetic (applyEpilogue, which
@@ -418,14 +451,14 @@ TEST(Requantization, BiasAfterTheMultiplyRoundsExactlyThroughWrappingInt32) {
     const int64_t maxAcc = int64_t(1) << (8 + trial % 23);
     std::vector<int64_t> bias(real.size());
     for (auto& v : bias) v = trial % 3 == 0 ? biasDist(rng) / (int64_t(1) << (trial % 20)) : 0;
-    const auto r = tessera::compiler::detail::productBiasRequantization(real, bias, maxAcc, relu);
+    const auto r = tessera::compiler::graph::detail::productBiasRequantization(real, bias, maxAcc, relu);
     if (!r) {
       ++refused;
       continue;
     }
     ASSERT_TRUE(r->biasAfterMultiply && r->perChannelClip);
     ASSERT_EQ(r->shift, 24);
-    tessera::compiler::Epilogue e;
+    tessera::compiler::op::Epilogue e;
     e.perChannelMultiplier = e.perChannelClip = e.biasAfterMultiply = true;
     e.shift = r->shift;
     e.relu = relu;
@@ -433,7 +466,7 @@ TEST(Requantization, BiasAfterTheMultiplyRoundsExactlyThroughWrappingInt32) {
     for (int k = 0; k < 400; ++k) {
       const size_t o = size_t(k) % real.size();
       const int64_t a = k < 8 ? maxAcc : k < 16 ? -maxAcc : acc(rng);
-      const int8_t got = tessera::compiler::applyEpilogue(e, int32_t(a), r->productBias[o], r->multipliers[o],
+      const int8_t got = tessera::compiler::op::applyEpilogue(e, int32_t(a), r->productBias[o], r->multipliers[o],
                                                           r->clipLow[o], r->clipHigh[o]);
       const int64_t v = a + bias[o];
       const int64_t exact = v * r->multipliers[o] + (int64_t(1) << 23);
@@ -449,8 +482,8 @@ TEST(Requantization, BiasAfterTheMultiplyRoundsExactlyThroughWrappingInt32) {
   }
   EXPECT_GT(wrapped, 0) << "large biases make intermediate products wrap";
   EXPECT_LT(refused, 100);
-  EXPECT_FALSE(tessera::compiler::detail::productBiasRequantization({0.01, -0.02}, {0, 0}, 1000, false).has_value());
-  EXPECT_FALSE(tessera::compiler::detail::productBiasRequantization({0.01, 1.5}, {0, 0}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::graph::detail::productBiasRequantization({0.01, -0.02}, {0, 0}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::graph::detail::productBiasRequantization({0.01, 1.5}, {0, 0}, 1000, false).has_value());
 }
 
 // Low multiplier bits (lowbits=E): the two-word product gives exactly floor((v * M + 2^(S-1)) /
@@ -472,7 +505,7 @@ TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {
     for (auto& v : bias) v = trial % 3 == 0 ? biasDist(rng) / (int64_t(1) << (trial % 20)) : 0;
     int64_t worst = 0;
     for (int64_t v : bias) worst = std::max<int64_t>(worst, maxAcc + std::llabs(v));
-    const auto r = tessera::compiler::detail::lowBitsRequantization(real, worst, relu);
+    const auto r = tessera::compiler::graph::detail::lowBitsRequantization(real, worst, relu);
     if (!r) {
       ++refused;
       continue;
@@ -482,7 +515,7 @@ TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {
     ASSERT_LE(r->lowBits, 7);
     withSevenBits += r->lowBits == 7;
     const int total = r->shift + r->lowBits;
-    tessera::compiler::Epilogue e;
+    tessera::compiler::op::Epilogue e;
     e.perChannelMultiplier = e.perChannelClip = e.round = true;
     e.lowBits = r->lowBits;
     e.shift = r->shift;
@@ -491,9 +524,9 @@ TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {
     for (int k = 0; k < 400; ++k) {
       const size_t o = size_t(k) % real.size();
       const int64_t a = k < 8 ? maxAcc : k < 16 ? -maxAcc : acc(rng);
-      const int8_t got = tessera::compiler::applyEpilogue(e, int32_t(a), int32_t(bias[o]), r->multipliers[o],
+      const int8_t got = tessera::compiler::op::applyEpilogue(e, int32_t(a), int32_t(bias[o]), r->multipliers[o],
                                                           r->clipLow[o], r->clipHigh[o], r->multipliersLow[o]);
-      const int32_t value = tessera::compiler::epilogueValue(e, int32_t(a), int32_t(bias[o]), r->multipliers[o],
+      const int32_t value = tessera::compiler::op::epilogueValue(e, int32_t(a), int32_t(bias[o]), r->multipliers[o],
                                                              r->clipLow[o], r->clipHigh[o], r->multipliersLow[o]);
       const int64_t v = a + bias[o];
       const int64_t M = int64_t(r->multipliers[o]) * (int64_t(1) << r->lowBits) + r->multipliersLow[o];
@@ -509,8 +542,8 @@ TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {
   }
   EXPECT_GT(withSevenBits, 100);
   EXPECT_LT(refused, 100);
-  EXPECT_FALSE(tessera::compiler::detail::lowBitsRequantization({0.01, -0.02}, 1000, false).has_value());
-  EXPECT_FALSE(tessera::compiler::detail::lowBitsRequantization({0.01, 1.5}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::graph::detail::lowBitsRequantization({0.01, -0.02}, 1000, false).has_value());
+  EXPECT_FALSE(tessera::compiler::graph::detail::lowBitsRequantization({0.01, 1.5}, 1000, false).has_value());
 }
 
 }  // namespace
@@ -529,7 +562,7 @@ TEST(NetworkCApi, RunsACompiledModelFileAndNamesErrors) {
   ASSERT_EQ(c_api_smoke(path.c_str(), logits, 10, why, sizeof why), 0) << why;
   std::map<std::string, Tensor> zeros = sample(0);
   for (float& v : zeros["x"].floats) v = 0;
-  const auto want = tessera::compiler::runReference(m, zeros).outputs.at("logits").floats;
+  const auto want = tessera::compiler::model::runReference(m, zeros).outputs.at("logits").floats;
   EXPECT_EQ(std::vector<float>(logits, logits + 10), want);
   // A wrong output size is refused with a message, not a buffer overrun.
   EXPECT_NE(c_api_smoke(path.c_str(), logits, 9, why, sizeof why), 0);
@@ -551,9 +584,9 @@ TEST(NetworkTimeline, LayersAreBackToBackAndAddUpToTheirCycles) {
   if (!built("tsim", cfg)) GTEST_SKIP() << "tsim is not built for default";
   const CompiledModel m = compileSmall(cfg);
   tessera::runtime::Session session("tsim", cfg);
-  tessera::compiler::ModelRunner runner(m, session);
+  tessera::compiler::model::ModelRunner runner(m, session);
   const auto r = runner.run(sample(1), true);
-  const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, 100.0));
+  const auto j = nlohmann::json::parse(tessera::compiler::model::chromeTrace(m, r, 100.0));
   // Metadata first (the layer track's and process's names), then the layers; nothing else when
   // the run recorded no instruction spans.
   std::vector<nlohmann::json> events;
@@ -607,15 +640,15 @@ TEST(NetworkTimeline, InstructionTracksCoverEachSegmentRun) {
   const CompiledModel m = compileSmall(cfg);
   ASSERT_FALSE(m.segments.empty());
   tessera::runtime::Session session("tsim", cfg);
-  tessera::compiler::ModelRunner runner(m, session);
-  tessera::compiler::RunOptions o;
+  tessera::compiler::model::ModelRunner runner(m, session);
+  tessera::compiler::model::RunOptions o;
   o.layerCycles = true;
   o.instructionSpans = true;
   const auto r = runner.run(sample(1), o);
-  ASSERT_EQ(r.spans, tessera::compiler::ModelRunResult::Spans::kRecorded);
+  ASSERT_EQ(r.spans, tessera::compiler::model::ModelRunResult::Spans::kRecorded);
   ASSERT_EQ(r.segments.size(), m.segments.size());
   const double mhz = 100.0;
-  const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, mhz));
+  const auto j = nlohmann::json::parse(tessera::compiler::model::chromeTrace(m, r, mhz));
   EXPECT_TRUE(j.at("otherData").at("instruction_tracks").get<bool>());
   const auto& described = j.at("otherData").at("segments");
   ASSERT_EQ(described.size(), m.segments.size());
@@ -708,13 +741,13 @@ TEST(NetworkTimeline, UntimedTargetsKeepTheLayerTrackAndSaySo) {
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   const CompiledModel m = compileSmall(cfg);
   tessera::runtime::Session session("fsim", cfg);
-  tessera::compiler::ModelRunner runner(m, session);
-  tessera::compiler::RunOptions o;
+  tessera::compiler::model::ModelRunner runner(m, session);
+  tessera::compiler::model::RunOptions o;
   o.instructionSpans = true;
   const auto r = runner.run(sample(1), o);
-  EXPECT_EQ(r.spans, tessera::compiler::ModelRunResult::Spans::kUnsupported);
+  EXPECT_EQ(r.spans, tessera::compiler::model::ModelRunResult::Spans::kUnsupported);
   EXPECT_TRUE(r.segments.empty());
-  const auto j = nlohmann::json::parse(tessera::compiler::chromeTrace(m, r, 100.0));
+  const auto j = nlohmann::json::parse(tessera::compiler::model::chromeTrace(m, r, 100.0));
   for (const auto& e : j.at("traceEvents")) EXPECT_EQ(e.at("pid"), 1) << e.dump();
   EXPECT_FALSE(j.at("otherData").at("instruction_tracks").get<bool>());
   EXPECT_NE(j.at("otherData").at("instruction_tracks_note").get<std::string>().find("untimed"), std::string::npos);

@@ -4,17 +4,18 @@
 #include <cmath>
 #include <filesystem>
 
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
-#include "tessera/compiler/tensor_io.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/io/tensor_io.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
 
 namespace {
 
-using tessera::compiler::graph::Tensor;
+using tessera::compiler::ir::Tensor;
 
 bool built(const std::string& target, const tessera::hw::Config& cfg) {
   for (const auto* t : tessera::runtime::availableTargets())
@@ -24,7 +25,7 @@ bool built(const std::string& target, const tessera::hw::Config& cfg) {
 
 // Test images 0..count-1 as the model takes them: [1, 1, 28, 28] float, pixel / 255.
 std::vector<Tensor> images(int count) {
-  const auto idx = tessera::compiler::readIdxImages("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz");
+  const auto idx = tessera::compiler::io::readIdxImages("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz");
   std::vector<Tensor> out;
   for (int i = 0; i < count && i < idx.count; ++i) {
     Tensor t;
@@ -48,9 +49,9 @@ TEST_P(FashionFile, EveryTargetIsBitExactAndWithinOneStepOfTheFile) {
   const std::string path = std::string(TESSERA_SOURCE_DIR) + "/models/fashion_mnist/fashion_cnn_" + GetParam() + ".onnx";
   if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const auto g = tessera::compiler::importOnnx(path);
+  const auto g = tessera::compiler::onnx::importOnnx(path);
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const auto m = tessera::compiler::compileNetwork(cfg, g);
+  const auto m = tessera::compiler::graph::compile(cfg, g);
   EXPECT_EQ(m.segments.size(), 1u);
   for (const auto& note : m.quantizationNotes) ADD_FAILURE() << "widened: " << note.tensor << ": " << note.change;
   const std::string out = g.outputs.at(0);
@@ -63,8 +64,8 @@ TEST_P(FashionFile, EveryTargetIsBitExactAndWithinOneStepOfTheFile) {
   const auto inputs = images(24);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::map<std::string, Tensor> in = {{g.inputs.at(0), inputs[i]}};
-    const auto file = tessera::compiler::evaluate(g, in).at(out).floats;
-    const auto reference = tessera::compiler::runReference(m, in).outputs.at(out).floats;
+    const auto file = tessera::compiler::host::evaluate(g, in).at(out).floats;
+    const auto reference = tessera::compiler::model::runReference(m, in).outputs.at(out).floats;
     ASSERT_EQ(reference.size(), file.size());
     for (size_t k = 0; k < file.size(); ++k, ++total)
       within += std::fabs(reference[k] - file[k]) <= step * 1.0001f;
@@ -75,7 +76,7 @@ TEST_P(FashionFile, EveryTargetIsBitExactAndWithinOneStepOfTheFile) {
     for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
       if (!built(target, cfg)) continue;
       tessera::runtime::Session session(target, cfg);
-      tessera::compiler::ModelRunner runner(m, session);
+      tessera::compiler::model::ModelRunner runner(m, session);
       EXPECT_EQ(runner.run(in).outputs.at(out).floats, reference) << target << ", image " << i;
     }
   }

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <random>
 
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/hw/config.h"
 #include "tessera/support/error.h"
 
@@ -51,8 +51,8 @@ onnx::ModelProto model(int64_t opset, const std::string& op = "Relu", bool dynam
 
 std::string expectError(const std::string& path) {
   try {
-    auto g = tessera::compiler::importOnnx(path);
-    tessera::compiler::compileNetwork(tessera::hw::Config::load("default"), g);
+    auto g = tessera::compiler::onnx::importOnnx(path);
+    tessera::compiler::graph::compile(tessera::hw::Config::load("default"), g);
   } catch (const tessera::Error& e) {
     return e.what();
   }
@@ -63,7 +63,7 @@ std::string expectError(const std::string& path) {
 TEST(OnnxImport, ReadsAValidModel) {
   const std::string p = tempPath("valid.onnx");
   writeBytes(p, model(13).SerializeAsString());
-  const auto g = tessera::compiler::importOnnx(p);
+  const auto g = tessera::compiler::onnx::importOnnx(p);
   EXPECT_EQ(g.opset, 13);
   ASSERT_EQ(g.inputs.size(), 1u);
   EXPECT_EQ(g.tensor("x").shape, (std::vector<int64_t>{1, 4}));

@@ -7,20 +7,21 @@
 #include <memory>
 #include <set>
 
-#include "tessera/compiler/codegen.h"
-#include "tessera/compiler/host_ops.h"
-#include "tessera/compiler/network.h"
-#include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/model/run.h"
+#include "tessera/compiler/onnx/import.h"
 #include "tessera/hw/config.h"
-#include "tessera/support/error.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "tessera/support/error.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using tessera::compiler::graph::DType;
-using tessera::compiler::graph::Tensor;
+using tessera::compiler::ir::DType;
+using tessera::compiler::ir::Tensor;
 
 const char* kRoot = "/usr/share/libonnx-testdata/data/node";
 
@@ -85,7 +86,7 @@ std::vector<Tensor> readSet(const fs::path& dir, const char* prefix) {
   for (int i = 0;; ++i) {
     const fs::path p = dir / (std::string(prefix) + std::to_string(i) + ".pb");
     if (!fs::exists(p)) break;
-    v.push_back(tessera::compiler::readOnnxTensor(p.string()));
+    v.push_back(tessera::compiler::onnx::readOnnxTensor(p.string()));
   }
   return v;
 }
@@ -123,7 +124,7 @@ class NodeTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
   const fs::path dir = fs::path(kRoot) / GetParam();
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << dir << " is missing (install libonnx-testdata)";
-  const auto g = tessera::compiler::importOnnx((dir / "model.onnx").string());
+  const auto g = tessera::compiler::onnx::importOnnx((dir / "model.onnx").string());
   for (const auto& set : fs::directory_iterator(dir)) {
     if (!set.is_directory()) continue;
     const std::vector<Tensor> ins = readSet(set.path(), "input_"), outs = readSet(set.path(), "output_");
@@ -131,7 +132,7 @@ TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
     std::map<std::string, Tensor> feeds;
     for (size_t i = 0; i < ins.size() && i < g.inputs.size(); ++i) feeds[g.inputs[i]] = ins[i];
     // 1. The host executor: ONNX semantics, exact for integers.
-    const auto values = tessera::compiler::evaluate(g, feeds);
+    const auto values = tessera::compiler::host::evaluate(g, feeds);
     for (size_t i = 0; i < outs.size(); ++i)
       expectClose(values.at(g.outputs[i]), outs[i], GetParam() + " host output " + g.outputs[i], 0);
     // 2. Compiled for the default config and run on fsim and tsim. Float operators stay on the host
@@ -139,7 +140,7 @@ TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
     // requantization, within one step (docs/onnx.md says why).
     // The node tests feed weights, scales and zero points as graph inputs; in a model they are
     // initializers, so every input after the first is frozen to its test value here.
-    tessera::compiler::graph::Graph frozen = g;
+    tessera::compiler::ir::Graph frozen = g;
     std::map<std::string, Tensor> activations;
     for (size_t i = 0; i < frozen.inputs.size(); ++i) {
       if (i == 0) {
@@ -153,7 +154,7 @@ TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
     }
     frozen.inputs.resize(std::min<size_t>(frozen.inputs.size(), 1));
     const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-    const tessera::compiler::CompiledModel m = tessera::compiler::compileNetwork(cfg, frozen);
+    const tessera::compiler::model::CompiledModel m = tessera::compiler::graph::compile(cfg, frozen);
     const bool accelerated = !m.segments.empty();
     // 3. The host side JIT-compiled (docs/aot.md): the same outputs as the interpreter's, bit for bit.
     std::unique_ptr<tessera::compiler::codegen::JitModel> jit;
@@ -168,7 +169,7 @@ TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
     for (const std::string target : {"fsim", "tsim"}) {
       if (!built(target, cfg)) continue;
       tessera::runtime::Session session(target, cfg);
-      tessera::compiler::ModelRunner runner(m, session);
+      tessera::compiler::model::ModelRunner runner(m, session);
       const auto r = runner.run(activations);
       if (jit) {
         tessera::runtime::AotSession aot(jit->descriptor(), session);
@@ -208,12 +209,12 @@ TEST_P(UnsupportedNodeTest, FailsWithAClearError) {
   const fs::path dir = fs::path(kRoot) / GetParam().first;
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << dir << " is missing (install libonnx-testdata)";
   try {
-    auto g = tessera::compiler::importOnnx((dir / "model.onnx").string());
+    auto g = tessera::compiler::onnx::importOnnx((dir / "model.onnx").string());
     const std::vector<Tensor> ins = readSet(dir / "test_data_set_0", "input_");
     std::map<std::string, Tensor> feeds;
     for (size_t i = 0; i < ins.size() && i < g.inputs.size(); ++i) feeds[g.inputs[i]] = ins[i];
-    tessera::compiler::inferShapes(g);
-    tessera::compiler::evaluate(g, feeds);
+    tessera::compiler::host::inferShapes(g);
+    tessera::compiler::host::evaluate(g, feeds);
     FAIL() << GetParam().first << " ran; it uses an unsupported feature";
   } catch (const tessera::Error& e) {
     EXPECT_NE(std::string(e.what()).find(GetParam().second), std::string::npos) << e.what();

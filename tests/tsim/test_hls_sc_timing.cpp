@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
@@ -84,31 +84,31 @@ std::vector<Workload> workloads(const Config& cfg) {
                         return checked(sw::runAluTest(p), name + " on " + target);
                       }});
     }
-  compiler::Epilogue relu;
+  compiler::op::Epilogue relu;
   relu.relu = true;
   relu.shift = 6;
-  compiler::Epilogue sum;
+  compiler::op::Epilogue sum;
   sum.bias = false;
   sum.shift = 1;
   struct Op {
     std::string name;
-    compiler::Operator op;
+    compiler::op::Operator op;
     double spread;
   };
   const std::vector<Op> ops = {
-      {"op conv2d 32x8x8->32 k3", compiler::Operator::conv2d(cfg.batch, 32, 8, 8, 32, 3, 1, 1, relu), kConvSpread},
-      {"op dense 256->64", compiler::Operator::dense(cfg.batch, 256, 64, relu), kDenseSpread},
-      {"op add 32x8x8", compiler::Operator::add(cfg.batch, 32, 8, 8, sum), kVectorSpread},
-      {"op maxpool 32x16x16 k3 s2", compiler::Operator::maxPool(cfg.batch, 32, 16, 16, 3, 2, 1), kVectorSpread},
+      {"op conv2d 32x8x8->32 k3", compiler::op::Operator::conv2d(cfg.batch, 32, 8, 8, 32, 3, 1, 1, relu), kConvSpread},
+      {"op dense 256->64", compiler::op::Operator::dense(cfg.batch, 256, 64, relu), kDenseSpread},
+      {"op add 32x8x8", compiler::op::Operator::add(cfg.batch, 32, 8, 8, sum), kVectorSpread},
+      {"op maxpool 32x16x16 k3 s2", compiler::op::Operator::maxPool(cfg.batch, 32, 16, 16, 3, 2, 1), kVectorSpread},
   };
   uint32_t seed = 1;
   for (const auto& [name, op, spread] : ops) {
-    const compiler::OperatorData data = compiler::OperatorData::random(op, seed++);
-    const compiler::Program prog = compiler::compile(cfg, op, data);
-    const std::vector<int8_t> want = compiler::reference(op, data);
+    const compiler::op::OperatorData data = compiler::op::OperatorData::random(op, seed++);
+    const compiler::op::Program prog = compiler::op::compile(cfg, op, data);
+    const std::vector<int8_t> want = compiler::op::reference(op, data);
     list.push_back({name, spread, [=](const std::string& target) {
                       runtime::Session session(target, cfg);
-                      const compiler::RunResult r = compiler::runProgram(prog, session, data);
+                      const compiler::op::RunResult r = compiler::op::runProgram(prog, session, data);
                       EXPECT_EQ(r.output, want) << name << " on " << target;
                       return r.counters.cycles;
                     }});

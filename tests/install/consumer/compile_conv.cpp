@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <exception>
 
-#include "tessera/compiler/compile.h"
-#include "tessera/compiler/operator.h"
-#include "tessera/compiler/program.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/operator.h"
+#include "tessera/compiler/op/program.h"
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 
@@ -17,13 +17,13 @@ int main(int argc, char** argv) {
   try {
     using namespace tessera;
     const hw::Config cfg = hw::Config::load("default");
-    const compiler::Operator op =
-        compiler::Operator::parse("conv2d cin=32 h=14 w=14 cout=48 kernel=3 stride=1 pad=1 shift=9 bias=1 relu=1", "compile_conv");
-    const compiler::OperatorData data = compiler::OperatorData::random(op, 7);
-    const compiler::Program program = compiler::compile(cfg, op, data);
+    const compiler::op::Operator op =
+        compiler::op::Operator::parse("conv2d cin=32 h=14 w=14 cout=48 kernel=3 stride=1 pad=1 shift=9 bias=1 relu=1", "compile_conv");
+    const compiler::op::OperatorData data = compiler::op::OperatorData::random(op, 7);
+    const compiler::op::Program program = compiler::op::compile(cfg, op, data);
     runtime::Session session(argv[1], cfg);
-    const compiler::RunResult run = compiler::runProgram(program, session, data);
-    const auto expected = compiler::reference(op, data);
+    const compiler::op::RunResult run = compiler::op::runProgram(program, session, data);
+    const auto expected = compiler::op::reference(op, data);
     size_t differ = 0;
     for (size_t i = 0; i < expected.size(); ++i) differ += run.output[i] != expected[i];
     std::printf("%s on %s: %zu instructions, %zu outputs, %zu differ from the reference\n", op.describe().c_str(),

@@ -1,0 +1,33 @@
+// The graph compiler: an imported graph through its passes to a compiled model.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/ir/graph.h"
+#include "tessera/compiler/model/compiled_model.h"
+#include "tessera/hw/config.h"
+
+namespace tessera::compiler::graph {
+
+// Sample inputs for post-training quantization: each sample maps every graph input to a tensor.
+struct Calibration {
+  std::vector<std::map<std::string, ir::Tensor>> samples;
+  std::string origin;  // where the samples came from, for diagnostics
+};
+
+struct CompileOptions {
+  std::ostream* printAfterAll = nullptr;  // each pass's graph after it runs
+  // Float models are quantized with it; without it, a float model's operators run on the host.
+  const Calibration* calibration = nullptr;
+  bool foldNarrowInput = true;  // fold a 1- to 3-channel first convolution's kernel into its channels
+  bool fuseResidualAdds = true;  // run a residual add in its convolution's epilogue (docs/graph.md)
+};
+
+// Runs the passes (docs/graph.md), then partitions the graph, plans DRAM and links every accelerator
+// segment. Throws tessera::Error naming the node, tensor or file on anything it cannot compile.
+model::CompiledModel compile(const hw::Config& cfg, ir::Graph g, const CompileOptions& options = CompileOptions());
+
+}  // namespace tessera::compiler::graph

@@ -1,0 +1,78 @@
+// The graph compiler's driver: the passes in order, then partitioning, DRAM planning and linking.
+#include "dram_plan.h"
+#include "link.h"
+#include "passes.h"
+#include "partition.h"
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/op/print_after_all.h"
+
+namespace tessera::compiler::graph {
+
+using host::inferShapes;
+using ir::Graph;
+using ir::Tensor;
+using model::CompiledModel;
+using op::printDumpBanner;
+
+namespace {
+
+void dump(const CompileOptions& o, const char* pass, const Graph& g) {
+  if (!o.printAfterAll) return;
+  printDumpBanner(*o.printAfterAll, pass);
+  *o.printAfterAll << g.print();
+}
+
+}  // namespace
+
+CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& options) {
+  CompiledModel m;
+  m.configJson = cfg.toJson();
+  m.source = g.origin;
+  m.opset = g.opset;
+  m.metadata = g.metadata;
+  for (const std::string& in : g.inputs) {
+    Tensor t = g.tensor(in);
+    t.floats.clear();
+    t.ints.clear();
+    m.inputs.push_back(t);
+  }
+  inferShapes(g);
+  dump(options, "shape inference", g);
+  for (const std::string& out : g.outputs) {
+    Tensor t = g.tensor(out);
+    t.floats.clear();
+    t.ints.clear();
+    m.outputs.push_back(t);
+  }
+  detail::foldConstants(g);
+  dump(options, "constant folding", g);
+  detail::foldBatchNorm(g);
+  dump(options, "BatchNorm folding", g);
+  std::string kind;
+  const bool quantized = detail::recognizeQuantized(cfg, g, m.quantizationNotes, kind);
+  dump(options, "QDQ recognition", g);
+  if (quantized) {
+    m.quantization = kind;
+  } else if (options.calibration) {
+    detail::quantizeFloat(cfg, g, *options.calibration);
+    m.quantization = "post-training int8 (" + std::to_string(options.calibration->samples.size()) + " calibration samples)";
+    dump(options, "quantization and fusion", g);
+  } else {
+    m.quantization = "float (host)";
+  }
+  if (options.foldNarrowInput) {
+    detail::foldNarrowInputs(cfg, g);
+    dump(options, "narrow-input fold", g);
+  }
+  if (options.fuseResidualAdds && detail::fuseResidualAdds(g) > 0) dump(options, "residual fusion", g);
+  const detail::Partition p = detail::partition(cfg, g, m, options.printAfterAll);
+  const detail::DramPlan plan = detail::planDram(cfg, g, p, m, options.printAfterAll);
+  detail::link(cfg, g, p, plan, m, options.printAfterAll);
+  // Outputs that folded to constants are answered from the model's constants.
+  for (const std::string& out : g.outputs)
+    if (g.tensor(out).isConstant) m.constants[out] = g.tensor(out);
+  return m;
+}
+
+}  // namespace tessera::compiler::graph

@@ -1,0 +1,163 @@
+// Constant folding and BatchNorm folding: what the graph computes from constants alone is computed once, here.
+#include "passes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "tessera/compiler/host/executor.h"
+#include "tessera/support/error.h"
+
+namespace tessera::compiler::graph::detail {
+
+using host::hostSupports;
+using host::runHostNode;
+using ir::Attribute;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+
+namespace {
+
+Tensor constTensor(const std::string& name, DType t, std::vector<int64_t> shape) {
+  Tensor x;
+  x.name = name;
+  x.dtype = t;
+  x.shape = std::move(shape);
+  x.hasShape = true;
+  x.isConstant = true;
+  return x;
+}
+
+std::string uniqueName(const Graph& g, const std::string& base) {
+  if (!g.hasTensor(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!g.hasTensor(n)) return n;
+  }
+}
+
+bool isConst(const Graph& g, const std::string& name) {
+  return !name.empty() && g.hasTensor(name) && g.tensor(name).isConstant;
+}
+
+// Renames every use of `from` (node inputs, graph outputs) to `to`.
+void replaceUses(Graph& g, const std::string& from, const std::string& to) {
+  for (Node& n : g.nodes)
+    for (std::string& in : n.inputs)
+      if (in == from) in = to;
+  for (std::string& o : g.outputs)
+    if (o == from) o = to;
+}
+
+bool isGraphOutput(const Graph& g, const std::string& t) {
+  return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end();
+}
+
+}  // namespace
+
+void foldConstants(Graph& g) {
+  std::vector<Node> kept;
+  for (Node& n : g.nodes) {
+    if (n.domain.empty() && n.opType == "Constant") {
+      auto it = n.attrs.find("value");
+      if (it == n.attrs.end() || !it->second.tensor)
+        throw Error(g.origin, n.label(g.opset) + ": only the 'value' form of Constant is supported");
+      Tensor t = *it->second.tensor;
+      t.name = n.outputs.at(0);
+      t.isConstant = true;
+      t.hasShape = true;
+      g.tensors[t.name] = t;
+      continue;
+    }
+    const bool passThrough = n.domain.empty() && (n.opType == "Identity" || n.opType == "Dropout");
+    if (passThrough) {
+      if (n.opType == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() && !g.consumers(n.outputs[1]).empty())
+        throw Error(g.origin, n.label(g.opset) + ": its mask output is used; only inference Dropout is supported");
+      // The output name survives when it is a graph output, so the file's output names stay.
+      if (isGraphOutput(g, n.outputs[0])) {
+        kept.push_back(n);
+        continue;
+      }
+      replaceUses(g, n.outputs[0], n.inputs[0]);
+      continue;
+    }
+    bool allConst = !n.inputs.empty();
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !isConst(g, in)) allConst = false;
+    // Dequantized weights stay as they are: QDQ recognition reads their scales.
+    if (allConst && n.domain.empty() && n.opType != "DequantizeLinear" && hostSupports(n, g.opset)) {
+      std::vector<const Tensor*> ins;
+      for (const std::string& in : n.inputs) ins.push_back(in.empty() ? nullptr : &g.tensor(in));
+      std::vector<Tensor> outs = runHostNode(n, ins, g.opset);
+      for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
+        if (n.outputs[i].empty()) continue;
+        Tensor t = std::move(outs[i]);
+        t.name = n.outputs[i];
+        t.isConstant = true;
+        t.hasShape = true;
+        g.tensors[t.name] = std::move(t);
+      }
+      continue;
+    }
+    kept.push_back(n);
+  }
+  g.nodes = std::move(kept);
+  g.pruneTensors();
+}
+
+void foldBatchNorm(Graph& g) {
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& bn = g.nodes[i];
+    if (!bn.domain.empty() || bn.opType != "BatchNormalization") continue;
+    const int p = g.producer(bn.inputs[0]);
+    if (p < 0) continue;
+    Node& conv = g.nodes[size_t(p)];
+    if (conv.opType != "Conv" || !conv.domain.empty() || g.consumers(bn.inputs[0]).size() != 1 ||
+        isGraphOutput(g, bn.inputs[0]) || !isConst(g, conv.inputs.at(1)))
+      continue;
+    for (size_t k = 1; k < 5; ++k)
+      if (!isConst(g, bn.inputs.at(k))) throw Error(g.origin, bn.label(g.opset) + ": non-constant statistics");
+    const Tensor& w = g.tensor(conv.inputs[1]);
+    if (w.dtype != DType::kFloat32) continue;
+    const auto& gamma = g.tensor(bn.inputs[1]).floats;
+    const auto& beta = g.tensor(bn.inputs[2]).floats;
+    const auto& mean = g.tensor(bn.inputs[3]).floats;
+    const auto& var = g.tensor(bn.inputs[4]).floats;
+    const float eps = bn.attrFloat("epsilon", 1e-5f);
+    const int64_t outC = w.shape.at(0);
+    if (int64_t(gamma.size()) != outC || int64_t(beta.size()) != outC || int64_t(mean.size()) != outC ||
+        int64_t(var.size()) != outC)
+      throw Error(g.origin, bn.label(g.opset) + ": statistics have " + std::to_string(gamma.size()) +
+                                " channels, the convolution " + std::to_string(outC));
+    Tensor nw = w;
+    nw.name = uniqueName(g, conv.inputs[1] + "_bnfolded");
+    const int64_t per = w.elements() / outC;
+    std::vector<float> bias(size_t(outC), 0.0f);
+    if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) bias = g.tensor(conv.inputs[2]).floats;
+    Tensor nb = constTensor(uniqueName(g, conv.name + "_bnfolded_bias"), DType::kFloat32, {outC});
+    nb.floats.resize(size_t(outC));
+    for (int64_t o = 0; o < outC; ++o) {
+      const double k = double(gamma[size_t(o)]) / std::sqrt(double(var[size_t(o)]) + eps);
+      for (int64_t j = 0; j < per; ++j) nw.floats[size_t(o * per + j)] = float(w.floats[size_t(o * per + j)] * k);
+      nb.floats[size_t(o)] = float((bias[size_t(o)] - mean[size_t(o)]) * k + beta[size_t(o)]);
+    }
+    g.tensors[nw.name] = nw;
+    g.tensors[nb.name] = nb;
+    conv.inputs.resize(3);
+    conv.inputs[1] = nw.name;
+    conv.inputs[2] = nb.name;
+    conv.outputs[0] = bn.outputs[0];
+    conv.name = conv.name + "+" + bn.name;
+    drop[i] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  g.pruneTensors();
+}
+
+}  // namespace tessera::compiler::graph::detail

@@ -1,0 +1,70 @@
+// Internal to the graph compiler: the passes between import and partitioning, each Graph -> Graph.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/graph/compile.h"
+#include "tessera/compiler/ir/graph.h"
+#include "tessera/compiler/op/operator.h"
+#include "tessera/hw/config.h"
+
+namespace tessera::compiler::graph::detail {
+
+// Accelerator nodes the passes create carry domain kTesseraDomain (so does the host's
+// tessera.FoldInput, which isAccelerator() tells apart), op type = the operator kind
+// ("conv2d", "dense", "add", "maxpool", "avgpool"), attribute "spec" (Operator::spec()) and, for
+// conv2d/dense, inputs: the activation, then constant weights (int8 OIHW), bias (int32),
+// multipliers, clip low, clip high, low multiplier bits (int32; "" where absent), and a fused
+// residual add's other activation (inputs[7]).
+extern const char* const kTesseraDomain;
+
+bool isAccelerator(const ir::Node& n);
+// The operator and its constants of an accelerator node.
+op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
+op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);
+
+// Constant nodes become constants, Identity and inference Dropout disappear, nodes whose inputs
+// are all constant are evaluated.
+void foldConstants(ir::Graph& g);
+// Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
+void foldBatchNorm(ir::Graph& g);
+// QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
+// graph had any (then the model needs no calibration).
+bool recognizeQuantized(const hw::Config& cfg, ir::Graph& g, std::vector<model::QuantizationNote>& notes,
+                        std::string& kind);
+// Float Conv/Gemm/MatMul/Add/pooling (with a following Relu fused) become accelerator nodes,
+// scales calibrated on `calibration`; Quantize/Dequantize host nodes at the float edges.
+void quantizeFloat(const hw::Config& cfg, ir::Graph& g, const Calibration& calibration);
+// Scales of int8 symmetric activations (real = scale * q) and per-channel weight scales.
+struct ActivationScales {
+  std::map<std::string, float> activation;            // by float tensor name
+  std::map<std::string, std::vector<float>> weights;  // by float weight tensor name
+  std::map<std::string, int> weightAxis;
+  bool fixed = false;  // true: tensors without a scale stay float (QDQ files); false: calibrated
+  // Values the file's quantization clips at zero (uint8 with zero point 0): a ReLU in all but name,
+  // which the producing accelerator node applies.
+  std::set<std::string> clippedAtZero;
+  // The int8 zero point of a value's accelerator form (by float tensor name; absent: 0). A uint8
+  // tensor q with zero point z is stored exactly as q - 128 with zero point z - 128.
+  std::map<std::string, int> zeroPoint;
+  // The config the model compiles for: a requantization form whose resident vectors leave no room
+  // for a tile there is not chosen (null: every form may be).
+  const hw::Config* config = nullptr;
+};
+// quantizeFloat's rewriting with given scales (recognizeQuantized uses it for QDQ files).
+void quantizeWithScales(ir::Graph& g, const ActivationScales& scales);
+// A narrow first convolution gets its kernel folded into channels (input rearranged on the host).
+void foldNarrowInputs(const hw::Config& cfg, ir::Graph& g);
+
+// An accelerator add of a conv2d/dense output that nothing else reads becomes that layer's fused
+// residual add (Operator::residual), run where the add ran; inputs[7] of the fused node is the
+// other operand. Returns how many were fused.
+int fuseResidualAdds(ir::Graph& g);
+
+// Per-tensor max |x| over the calibration samples, for every float tensor the graph computes.
+std::map<std::string, float> calibrate(const ir::Graph& g, const Calibration& calibration);
+
+}  // namespace tessera::compiler::graph::detail

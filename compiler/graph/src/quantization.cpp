@@ -1,0 +1,634 @@
+// Post-training quantization: float Conv/Gemm/MatMul/Add/pooling become int8 accelerator nodes.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "passes.h"
+#include "requantization.h"
+#include "tessera/compiler/host/executor.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/support/error.h"
+
+namespace tessera::compiler::graph::detail {
+
+using host::evaluate;
+using ir::Attribute;
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using op::Epilogue;
+using op::Operator;
+using op::Tiling;
+using op::kindName;
+using op::tilingProblem;
+
+namespace {
+
+int8_t saturate8(double v) { return static_cast<int8_t>(std::clamp(std::nearbyint(v), -128.0, 127.0)); }
+
+class Quantizer {
+ public:
+  Quantizer(Graph& g, const ActivationScales& scales) : g_(g), scales_(scales) {}
+
+  void run() {
+    std::vector<Node> original = std::move(g_.nodes);
+    g_.nodes.clear();
+    original_ = &original;
+    for (size_t i = 0; i < original.size(); ++i) {
+      if (fused_.count(i)) continue;
+      if (!tryAccelerate(i)) keepOnHost(original[i]);
+    }
+    for (std::string& out : g_.outputs) {
+      auto deferred = deferredFlatten_.find(out);
+      if (deferred != deferredFlatten_.end()) {
+        Node flatten = deferred->second;
+        deferredFlatten_.erase(deferred);
+        keepOnHost(flatten);
+      }
+      out = floatValue(out);
+    }
+    g_.pruneTensors();
+  }
+
+ private:
+  const std::vector<Node>& nodes() const { return *original_; }
+
+  bool hasScale(const std::string& t) const { return !scales_.fixed || scales_.activation.count(t); }
+  // The scale an average pool's output `t` is quantized to: its own, or else that of the Flatten or
+  // Reshape that is its only consumer (QDQ files quantize after the Flatten).
+  std::optional<float> averageOutputScale(const std::string& t) const {
+    if (scales_.activation.count(t)) return scales_.activation.at(t);
+    if (consumerCount(t) != 1) return std::nullopt;
+    for (const Node& n : nodes())
+      if (n.domain.empty() && !n.inputs.empty() && n.inputs[0] == t && (n.opType == "Flatten" || n.opType == "Reshape") &&
+          scales_.activation.count(n.outputs.at(0)))
+        return scales_.activation.at(n.outputs[0]);
+    return std::nullopt;
+  }
+  float scaleFor(const std::string& floatTensor) const {
+    auto it = scales_.activation.find(floatTensor);
+    if (it == scales_.activation.end()) {
+      if (scales_.fixed) throw Error(g_.origin, "tensor '" + floatTensor + "' has no quantization parameters");
+      return 1.0f / 127.0f;
+    }
+    return it->second > 0 ? it->second : 1.0f / 127.0f;
+  }
+
+  // The int8 zero point of a value's accelerator form (QDQ and QOperator files; 0 otherwise).
+  int zeroPointFor(const std::string& floatTensor) const {
+    auto it = scales_.zeroPoint.find(floatTensor);
+    return it == scales_.zeroPoint.end() ? 0 : it->second;
+  }
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; g_.hasTensor(name); ++i) name = base + "_" + std::to_string(i);
+    return name;
+  }
+
+  std::string addConst(const std::string& base, DType t, std::vector<int64_t> shape, std::vector<int64_t> ints,
+                       std::vector<float> floats = {}) {
+    Tensor x;
+    x.name = fresh(base);
+    x.dtype = t;
+    x.shape = std::move(shape);
+    x.hasShape = true;
+    x.isConstant = true;
+    x.ints = std::move(ints);
+    x.floats = std::move(floats);
+    g_.tensors[x.name] = x;
+    return x.name;
+  }
+
+  // The int8 tensor holding `floatTensor`'s quantized value, quantizing on the host if needed.
+  std::string int8Value(const std::string& floatTensor) {
+    auto it = int8Of_.find(floatTensor);
+    if (it != int8Of_.end()) return it->second;
+    const Tensor& f = g_.tensor(floatTensor);
+    const float s = scaleFor(floatTensor);
+    Node q;
+    q.name = "quantize_" + floatTensor;
+    q.opType = "QuantizeLinear";
+    const std::string scale = addConst(floatTensor + "_scale", DType::kFloat32, {}, {}, {s});
+    const int z = zeroPointFor(floatTensor);
+    const std::string zp = addConst(floatTensor + "_zero_point", DType::kInt8, {}, {z});
+    Tensor out = f;
+    out.name = fresh(floatTensor + "_q");
+    out.dtype = DType::kInt8;
+    out.isConstant = false;
+    out.floats.clear();
+    out.quant.scale = {s};
+    out.quant.zeroPoint = {z};
+    g_.tensors[out.name] = out;
+    q.inputs = {floatTensor, scale, zp};
+    q.outputs = {out.name};
+    g_.nodes.push_back(q);
+    int8Of_[floatTensor] = out.name;
+    floatOf_[out.name] = floatTensor;
+    return out.name;
+  }
+
+  // The float tensor for a value that may now only exist as int8 (dequantized on the host).
+  std::string floatValue(const std::string& floatTensor) {
+    if (!pendingFloat_.count(floatTensor)) return floatTensor;
+    pendingFloat_.erase(floatTensor);
+    const std::string q = int8Of_.at(floatTensor);
+    const Tensor& qt = g_.tensor(q);
+    Node d;
+    d.name = "dequantize_" + floatTensor;
+    d.opType = "DequantizeLinear";
+    d.inputs = {q, addConst(floatTensor + "_scale", DType::kFloat32, {}, {}, {qt.quant.scale.at(0)}),
+                addConst(floatTensor + "_zero_point", DType::kInt8, {},
+                         {qt.quant.zeroPoint.empty() ? 0 : qt.quant.zeroPoint[0]})};
+    d.outputs = {floatTensor};
+    g_.tensors[floatTensor].isConstant = false;
+    g_.nodes.push_back(d);
+    return floatTensor;
+  }
+
+  // Declares `int8Name` (a new accelerator output) as the quantized form of `floatTensor`.
+  std::string defineInt8(const std::string& floatTensor, float scale, const std::vector<int64_t>& shape,
+                         int zeroPoint = 0) {
+    Tensor t;
+    t.name = fresh(floatTensor + "_q");
+    t.dtype = DType::kInt8;
+    t.shape = shape;
+    t.hasShape = true;
+    t.quant.scale = {scale};
+    t.quant.zeroPoint = {zeroPoint};
+    g_.tensors[t.name] = t;
+    int8Of_[floatTensor] = t.name;
+    floatOf_[t.name] = floatTensor;
+    pendingFloat_.insert(floatTensor);
+    return t.name;
+  }
+
+  void keepOnHost(Node n) {
+    for (std::string& in : n.inputs) {
+      // A flatten deferred for a dense layer that then stayed on the host runs here after all.
+      auto deferred = deferredFlatten_.find(in);
+      if (deferred != deferredFlatten_.end()) {
+        Node flatten = deferred->second;
+        deferredFlatten_.erase(deferred);
+        keepOnHost(flatten);
+      }
+      if (!in.empty()) in = floatValue(in);
+    }
+    g_.nodes.push_back(std::move(n));
+  }
+
+  int consumerCount(const std::string& t) const {
+    int c = 0;
+    for (const Node& n : nodes())
+      for (const std::string& in : n.inputs)
+        if (in == t) ++c;
+    for (const std::string& o : g_.outputs)
+      if (o == t) ++c;
+    return c;
+  }
+
+  // The Relu (or Clip with a zero lower bound) that alone consumes `t`, fused into its producer.
+  int fusableRelu(const std::string& t) const {
+    if (consumerCount(t) != 1) return -1;
+    for (size_t i = 0; i < nodes().size(); ++i) {
+      const Node& n = nodes()[i];
+      if (n.inputs.empty() || n.inputs[0] != t || !n.domain.empty()) continue;
+      if (n.opType == "Relu") return int(i);
+      if (n.opType == "Clip") {
+        float lo = -1;
+        if (n.inputs.size() > 1 && !n.inputs[1].empty() && g_.tensor(n.inputs[1]).isConstant)
+          lo = g_.tensor(n.inputs[1]).floats.at(0);
+        else if (n.has("min"))
+          lo = n.attrFloat("min", -1);
+        if (lo == 0.0f) return int(i);
+      }
+      return -1;
+    }
+    return -1;
+  }
+
+  bool floatActivation(const std::string& t) const {
+    return !t.empty() && g_.hasTensor(t) && !g_.tensor(t).isConstant && g_.tensor(t).dtype == DType::kFloat32;
+  }
+
+  void addAccelerator(const std::string& name, const Operator& op, std::vector<std::string> inputs,
+                      const std::string& output) {
+    Node n;
+    n.name = name;
+    n.domain = kTesseraDomain;
+    n.opType = kindName(op.kind);
+    Attribute spec;
+    spec.kind = Attribute::Kind::kString;
+    spec.s = op.spec();
+    n.attrs["spec"] = spec;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g_.nodes.push_back(n);
+  }
+
+  // Conv (groups 1, no dilation, symmetric pads) or a dense layer given as OIHW weights.
+  void addConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
+                       const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
+                       int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
+                       bool relu, const std::vector<float>* weightScales) {
+    const std::string xq = int8Value(input);
+    const Tensor& x = g_.tensor(xq);
+    const float sx = x.quant.scale.at(0);
+    const float sy = scaleFor(floatOut);
+    // Zero points: x - zx reaches 128 + |zx|; the requantized value before zy is added must land in
+    // [-128 - zy, 127 - zy] (not below 0 with ReLU).
+    const int zx = x.quant.zeroPoint.empty() ? 0 : int(x.quant.zeroPoint[0]);
+    const int zy = zeroPointFor(floatOut);
+    const int64_t inMax = 128 + std::abs(zx);
+    const int64_t outLow = relu ? std::max<int64_t>(0, -128 - zy) : -128 - zy, outHigh = 127 - zy;
+    const int64_t per = inC * kh * kw;
+    std::vector<int64_t> wq(static_cast<size_t>(outC * per));
+    std::vector<int64_t> bq(static_cast<size_t>(outC));
+    std::vector<double> real(static_cast<size_t>(outC));
+    int64_t worst = 0;
+    std::vector<int64_t> sumAbs(static_cast<size_t>(outC));
+    for (int64_t o = 0; o < outC; ++o) {
+      float m = 0;
+      for (int64_t j = 0; j < per; ++j) m = std::max(m, std::fabs(weights[size_t(o * per + j)]));
+      // A QDQ file's own per-channel scales reproduce its int8 weights exactly.
+      double sw8 = m > 0 ? m / 127.0 : 1.0;
+      if (weightScales && !weightScales->empty())
+        sw8 = weightScales->size() == 1 ? (*weightScales)[0] : (*weightScales)[size_t(o)];
+      for (int64_t j = 0; j < per; ++j) {
+        const int8_t q = saturate8(weights[size_t(o * per + j)] / sw8);
+        wq[size_t(o * per + j)] = q;
+        sumAbs[size_t(o)] += std::abs(int(q));
+      }
+      const double b = bias.empty() ? 0.0 : bias[size_t(o)];
+      bq[size_t(o)] = std::clamp<int64_t>(std::llround(b / (double(sx) * sw8)), -(int64_t(1) << 30), int64_t(1) << 30);
+      real[size_t(o)] = double(sx) * sw8 / double(sy);
+      worst = std::max<int64_t>(worst, inMax * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
+    }
+    int64_t maxAbsAcc = 0;
+    for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, inMax * v);
+    // The bias after the multiply rounds exactly and keeps more multiplier bits; the older forms
+    // take over where it does not apply.
+    // Low multiplier bits first (the most exact), then the bias after the multiply.
+    std::optional<Requantization> chosen = lowBitsRequantization(real, worst, outLow, outHigh);
+    // Its fifth resident vector (the low bits) must leave room for a tile, as in a config with a
+    // small accumulator and a wide dense layer it may not.
+    if (chosen && scales_.config) {
+      Operator probe = dense ? Operator::dense(1, int(inC), int(outC)) : Operator::conv2d(1, int(inC), kh, kw, int(outC), 1, 1, 0);
+      probe.kernelH = kh;
+      probe.kernelW = kw;
+      if (!dense && zx) {  // the border correction rows are resident too
+        probe = Operator::conv2d(1, int(inC), int(x.shape.at(2)), int(x.shape.at(3)), int(outC), 1, 1, 0);
+        probe.kernelH = kh;
+        probe.kernelW = kw;
+        probe.strideH = sh;
+        probe.strideW = sw;
+        probe.padH = ph;
+        probe.padW = pw;
+        probe.inputZeroPoint = zx;
+      }
+      probe.epilogue.perChannelMultiplier = probe.epilogue.perChannelClip = probe.epilogue.round = true;
+      probe.epilogue.lowBits = chosen->lowBits;
+      probe.epilogue.shift = chosen->shift;
+      if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) chosen.reset();
+    }
+    // The bias after the multiply cannot carry the input zero point's share (it is folded into a
+    // bias added before).
+    if (!chosen && !zx) chosen = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh);
+    if (!chosen) chosen = clippedRequantization(real, worst, outLow, outHigh);
+    const Requantization r = chosen ? *chosen : requantization(real, worst);
+    std::vector<int64_t> mults(static_cast<size_t>(outC));
+    for (int64_t o = 0; o < outC; ++o) {
+      bq[size_t(o)] = r.biasAfterMultiply ? r.productBias[size_t(o)] : bq[size_t(o)] + r.roundingBias[size_t(o)];
+      mults[size_t(o)] = r.multipliers[size_t(o)];
+    }
+    Epilogue e;
+    e.bias = true;
+    e.biasAfterMultiply = r.biasAfterMultiply;
+    e.perChannelMultiplier = true;
+    e.shift = r.shift;
+    e.preShift = r.preShift;
+    e.preClip = r.preClip;
+    e.perChannelClip = r.perChannelClip;
+    e.round = r.round;
+    e.lowBits = r.lowBits;
+    e.relu = relu;
+    e.outputZeroPoint = zy;
+    const auto& xs = x.shape;
+    Operator op;
+    if (dense) {
+      op = Operator::dense(int(xs.at(0)), int(inC), int(outC), e);
+    } else {
+      op = Operator::conv2d(int(xs.at(0)), int(inC), int(xs.at(2)), int(xs.at(3)), int(outC), kh, sh, ph, e);
+      op.kernelH = kh;
+      op.kernelW = kw;
+      op.strideH = sh;
+      op.strideW = sw;
+      op.padH = ph;
+      op.padW = pw;
+    }
+    op.name = name;
+    op.inputZeroPoint = zx;
+    op.validate();
+    const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC, kh, kw}, std::move(wq));
+    const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
+    const std::string m = addConst(name + "_multipliers", DType::kInt32, {outC}, std::move(mults));
+    std::vector<std::string> inputs = {xq, w, b, m};
+    if (r.perChannelClip) {
+      inputs.push_back(addConst(name + "_clip_low", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.clipLow.begin(), r.clipLow.end())));
+      inputs.push_back(addConst(name + "_clip_high", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.clipHigh.begin(), r.clipHigh.end())));
+    }
+    if (r.lowBits)
+      inputs.push_back(addConst(name + "_multipliers_low", DType::kInt32, {outC},
+                                std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end())));
+    const std::string out = defineInt8(floatOut, sy, outShape, zy);
+    addAccelerator(name, op, inputs, out);
+  }
+
+  // Symmetric pads and no dilation, or false.
+  bool simpleWindow(const Node& n, int* ph, int* pw, int* sh, int* sw, int* kh, int* kw, size_t spatialDims) {
+    if (n.attrString("auto_pad", "NOTSET") != "NOTSET" && n.attrString("auto_pad", "NOTSET") != "VALID") return false;
+    std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * spatialDims, 0));
+    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(spatialDims, 1));
+    std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(spatialDims, 1));
+    if (spatialDims != 2 || pads.size() != 4 || strides.size() != 2) return false;
+    for (int64_t d : dil)
+      if (d != 1) return false;
+    if (pads[0] != pads[2] || pads[1] != pads[3]) return false;
+    *ph = int(pads[0]);
+    *pw = int(pads[1]);
+    *sh = int(strides[0]);
+    *sw = int(strides[1]);
+    if (n.has("kernel_shape")) {
+      std::vector<int64_t> k = n.attrInts("kernel_shape", {});
+      if (k.size() != 2) return false;
+      *kh = int(k[0]);
+      *kw = int(k[1]);
+    }
+    return true;
+  }
+
+  bool tryAccelerate(size_t i) {
+    const Node& n = nodes()[i];
+    if (!n.domain.empty()) return false;
+    const std::string out = n.outputs.empty() ? "" : n.outputs[0];
+    // QDQ models: only what the file quantizes goes to the accelerator.
+    if (scales_.fixed && n.opType != "Flatten" && n.opType != "Reshape") {
+      if (!hasScale(n.inputs.at(0)) || (n.opType == "Add" && (n.inputs.size() < 2 || !hasScale(n.inputs[1])))) return false;
+      const int r = fusableRelu(out);
+      const std::string y = r >= 0 ? nodes()[size_t(r)].outputs[0] : out;
+      const bool pooling = n.opType == "MaxPool" || n.opType == "AveragePool" || n.opType == "GlobalAveragePool";
+      if (!pooling && !hasScale(y)) return false;
+    }
+    auto outputAfterRelu = [&](bool* relu) {
+      const int r = fusableRelu(out);
+      *relu = r >= 0 || scales_.clippedAtZero.count(out);
+      if (r >= 0) {
+        fused_.insert(size_t(r));
+        return nodes()[size_t(r)].outputs[0];
+      }
+      return out;
+    };
+    if (n.opType == "Conv") {
+      if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1)) || n.attrInt("group", 1) != 1) return false;
+      const Tensor& w = g_.tensor(n.inputs[1]);
+      if (w.shape.size() != 4 || g_.tensor(n.inputs[0]).shape.size() != 4) return false;
+      int ph, pw, sh, sw, kh = int(w.shape[2]), kw = int(w.shape[3]);
+      if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2)) return false;
+      std::vector<float> bias;
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        if (!isConstTensor(n.inputs[2])) return false;
+        bias = g_.tensor(n.inputs[2]).floats;
+      }
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1], kh, kw, sh, sw, ph, pw, false, y,
+                      g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]));
+      return true;
+    }
+    if (n.opType == "Gemm" || n.opType == "MatMul") {
+      std::string a = n.inputs[0];
+      if (!isConstTensor(n.inputs.at(1)) || !floatActivation(a)) return false;
+      if (n.opType == "Gemm" && (n.attrInt("transA", 0) || n.attrFloat("alpha", 1) != 1.0f || n.attrFloat("beta", 1) != 1.0f))
+        return false;
+      const Tensor& b = g_.tensor(n.inputs[1]);
+      if (b.shape.size() != 2 || g_.tensor(a).shape.size() != 2) return false;
+      const bool transB = n.opType == "Gemm" && n.attrInt("transB", 0);
+      const int64_t K = transB ? b.shape[1] : b.shape[0], O = transB ? b.shape[0] : b.shape[1];
+      std::vector<float> wOK(static_cast<size_t>(O * K));
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t k = 0; k < K; ++k) wOK[size_t(o * K + k)] = transB ? b.floats[size_t(o * K + k)] : b.floats[size_t(k * O + o)];
+      std::vector<float> bias;
+      if (n.opType == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        if (!isConstTensor(n.inputs[2])) return false;
+        const Tensor& c = g_.tensor(n.inputs[2]);
+        if (c.elements() == O) bias = c.floats;
+        else if (c.elements() == 1) bias.assign(size_t(O), c.floats.at(0));
+        else return false;
+      }
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      // A dense layer after Flatten of an [N,C,H,W] activation is a convolution with an HxW
+      // kernel over it: the flatten order (c, y, x) is the OIHW weight order, so no relayout.
+      auto flat = flattenedFrom_.find(a);
+      if (flat != flattenedFrom_.end()) {
+        const Tensor& src = g_.tensor(flat->second);
+        const int64_t C = src.shape[1], H = src.shape[2], W = src.shape[3];
+        if (C * H * W == K) {
+          addConvolution(n.name, flat->second, wOK, bias, O, C, int(H), int(W), 1, 1, 0, 0, H * W == 1, y,
+                          g_.tensor(y).shape, relu, denseScales(n, transB));
+          return true;
+        }
+      }
+      addConvolution(n.name, a, wOK, bias, O, K, 1, 1, 1, 1, 0, 0, true, y, g_.tensor(y).shape, relu,
+                      denseScales(n, transB));
+      return true;
+    }
+    if (n.opType == "Flatten" || n.opType == "Reshape") {
+      // Kept lazily: a following dense layer reads the 4-D activation directly.
+      const Tensor& in = g_.tensor(n.inputs[0]);
+      const Tensor& o = g_.tensor(out);
+      if (!floatActivation(n.inputs[0]) || in.shape.size() != 4 || o.shape.size() != 2 || o.shape[0] != in.shape[0])
+        return false;
+      if (n.opType == "Flatten" && n.attrInt("axis", 1) != 1) return false;
+      bool onlyDense = consumerCount(out) > 0;
+      for (const Node& c : nodes())
+        for (const std::string& ci : c.inputs)
+          if (ci == out && !(c.domain.empty() && (c.opType == "Gemm" || c.opType == "MatMul") && c.inputs[0] == out))
+            onlyDense = false;
+      if (!onlyDense || !int8Of_.count(n.inputs[0])) return false;
+      flattenedFrom_[out] = n.inputs[0];
+      deferredFlatten_[out] = n;
+      return true;
+    }
+    if (n.opType == "Add") {
+      if (n.inputs.size() != 2 || !floatActivation(n.inputs[0]) || !floatActivation(n.inputs[1])) return false;
+      const Tensor& a = g_.tensor(n.inputs[0]);
+      const Tensor& b = g_.tensor(n.inputs[1]);
+      if (a.shape != b.shape || a.shape.size() != 4) return false;
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      const std::string aq = int8Value(n.inputs[0]), bq = int8Value(n.inputs[1]);
+      const double sa = g_.tensor(aq).quant.scale.at(0), sb = g_.tensor(bq).quant.scale.at(0);
+      const float sy = scaleFor(y);
+      const int za = int(g_.tensor(aq).quant.zeroPoint.at(0)), zb = int(g_.tensor(bq).quant.zeroPoint.at(0));
+      const int zy = zeroPointFor(y);
+      // int32 multipliers from resident rows (wide=1): the largest shift whose worst sum
+      // 128 * (mA + mB) plus the rounding stays in int32, about 22 bits for two similar scales
+      // instead of the 15 of a 16-bit immediate.
+      const double ra = sa / double(sy), rb = sb / double(sy);
+      auto sumFits = [&](int k) {
+        const int64_t ma = std::llround(ra * std::ldexp(1.0, k)), mb = std::llround(rb * std::ldexp(1.0, k));
+        return std::max(ma, mb) <= (int64_t(1) << 30) &&
+               (128 + std::abs(za)) * std::llabs(ma) + (128 + std::abs(zb)) * std::llabs(mb) + (int64_t(1) << (k - 1)) +
+                       (int64_t(std::abs(zy)) << k) <=
+                   int64_t(std::numeric_limits<int32_t>::max());
+      };
+      int k = 30;
+      while (k > 1 && !sumFits(k)) --k;
+      Epilogue e;
+      e.bias = false;
+      e.multiplier = 1;
+      e.shift = k;
+      e.round = true;
+      e.relu = relu;
+      e.wideScales = true;
+      e.outputZeroPoint = zy;
+      Operator op = Operator::add(int(a.shape[0]), int(a.shape[1]), int(a.shape[2]), int(a.shape[3]), e);
+      op.scaleA = int(std::llround(ra * std::ldexp(1.0, k)));
+      op.scaleB = int(std::llround(rb * std::ldexp(1.0, k)));
+      op.zeroPointA = za;
+      op.zeroPointB = zb;
+      op.name = n.name;
+      op.validate();
+      addAccelerator(n.name, op, {aq, bq}, defineInt8(y, sy, g_.tensor(y).shape, zy));
+      return true;
+    }
+    if (n.opType == "MaxPool" || n.opType == "AveragePool" || n.opType == "GlobalAveragePool") {
+      if (!floatActivation(n.inputs[0])) return false;
+      const Tensor& x = g_.tensor(n.inputs[0]);
+      if (x.shape.size() != 4) return false;
+      int ph = 0, pw = 0, sh = 1, sw = 1, kh = int(x.shape[2]), kw = int(x.shape[3]);
+      if (n.opType != "GlobalAveragePool") {
+        if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2) || n.attrInt("ceil_mode", 0)) return false;
+        if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;
+        if (n.opType == "MaxPool" && n.attrInt("storage_order", 0)) return false;
+        // The accelerator's average divides by the whole window (padding counted as zero).
+        if (n.opType == "AveragePool" && (ph || pw) && !n.attrInt("count_include_pad", 0)) return false;
+      }
+      const std::string xq = int8Value(n.inputs[0]);
+      // Max pooling keeps its input's zero point (its padding, the smallest int8, never wins); an
+      // average takes none (the importer gave its operands none).
+      const int zx = int(g_.tensor(xq).quant.zeroPoint.at(0));
+      if (zx && n.opType != "MaxPool")
+        throw Error(g_.origin, "node '" + n.name + "': an average pool's input has zero point " + std::to_string(zx));
+      const int N = int(x.shape[0]), C = int(x.shape[1]), H = int(x.shape[2]), W = int(x.shape[3]);
+      Operator op = n.opType == "MaxPool" ? Operator::maxPool(N, C, H, W, kh, sh, ph) : Operator::avgPool(N, C, H, W, kh, sh, ph);
+      op.kernelH = kh;
+      op.kernelW = kw;
+      op.strideH = sh;
+      op.strideW = sw;
+      op.padH = ph;
+      op.padW = pw;
+      op.name = n.name;
+      // Max pooling keeps the input's scale. An average takes the output's own scale when it has one
+      // (the file's, or the calibration's), as the mean is much smaller than the values it averages.
+      const float sx = g_.tensor(xq).quant.scale.at(0);
+      float sy = sx;
+      if (n.opType != "MaxPool") {
+        const std::optional<float> own = averageOutputScale(out);
+        if (own && *own > 0) {
+          // An int32 multiplier from a resident row (wide=1): the largest shift whose worst
+          // window sum times it, plus the rounding, stays in int32.
+          const double real = double(sx) / (double(*own) * kh * kw);
+          auto fits = [&](int shift) {
+            const int64_t m = std::llround(real * std::ldexp(1.0, shift));
+            return m <= (int64_t(1) << 30) && int64_t(128) * kh * kw * m + (int64_t(1) << (shift - 1)) <= INT32_MAX;
+          };
+          int shift = 31;
+          while (shift > 1 && !fits(shift)) --shift;
+          const int64_t m = std::llround(real * std::ldexp(1.0, shift));
+          // Too small a multiplier would cost precision: keep the input's scale then.
+          if (m >= 256 && fits(shift)) {
+            op.epilogue.multiplier = int(m);
+            op.epilogue.shift = shift;
+            op.epilogue.round = true;
+            op.epilogue.wideScales = true;
+            sy = *own;
+          }
+        }
+      }
+      op.validate();
+      addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape, n.opType == "MaxPool" ? zx : 0));
+      return true;
+    }
+    return false;
+  }
+
+  const std::vector<float>* weightScalesOf(const std::string& w) const {
+    auto it = scales_.weights.find(w);
+    return it == scales_.weights.end() ? nullptr : &it->second;
+  }
+  // A MatMul's [K,N] weights are quantized per column (axis 1), a Gemm's per its output axis.
+  const std::vector<float>* denseScales(const Node& n, bool transB) const {
+    auto it = scales_.weights.find(n.inputs[1]);
+    if (it == scales_.weights.end()) return nullptr;
+    const int axis = scales_.weightAxis.count(n.inputs[1]) ? scales_.weightAxis.at(n.inputs[1]) : -1;
+    if (it->second.size() > 1 && axis != (transB ? 0 : 1)) return nullptr;
+    return &it->second;
+  }
+
+  bool isConstTensor(const std::string& t) const { return !t.empty() && g_.hasTensor(t) && g_.tensor(t).isConstant; }
+
+  Graph& g_;
+  const ActivationScales& scales_;
+  const std::vector<Node>* original_ = nullptr;
+  std::map<std::string, Node> deferredFlatten_;
+  std::set<size_t> fused_;
+  std::map<std::string, std::string> int8Of_, floatOf_, flattenedFrom_;
+  std::set<std::string> pendingFloat_;
+};
+
+}  // namespace
+
+std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibration) {
+  if (calibration.samples.empty()) throw Error(calibration.origin, "the calibration set is empty");
+  std::map<std::string, float> maxAbs;
+  for (size_t s = 0; s < calibration.samples.size(); ++s) {
+    const auto& sample = calibration.samples[s];
+    for (const std::string& in : g.inputs) {
+      auto it = sample.find(in);
+      if (it == sample.end())
+        throw Error(calibration.origin, "sample " + std::to_string(s) + " has no value for input '" + in + "'");
+      const Tensor& want = g.tensor(in);
+      if (it->second.shape != want.shape || it->second.dtype != want.dtype)
+        throw Error(calibration.origin, "sample " + std::to_string(s) + ": input '" + in + "' is " +
+                                            it->second.describe() + ", the model takes " + want.describe());
+    }
+    for (const auto& kv : evaluate(g, sample)) {
+      if (kv.second.dtype != DType::kFloat32) continue;
+      float m = 0;
+      for (float v : kv.second.floats) m = std::max(m, std::fabs(v));
+      float& slot = maxAbs[kv.first];
+      slot = std::max(slot, m);
+    }
+  }
+  return maxAbs;
+}
+
+void quantizeFloat(const hw::Config& cfg, Graph& g, const Calibration& calibration) {
+  ActivationScales scales;
+  scales.config = &cfg;
+  for (const auto& kv : calibrate(g, calibration)) scales.activation[kv.first] = kv.second / 127.0f;
+  Quantizer(g, scales).run();
+}
+
+void quantizeWithScales(Graph& g, const ActivationScales& scales) { Quantizer(g, scales).run(); }
+
+}  // namespace tessera::compiler::graph::detail

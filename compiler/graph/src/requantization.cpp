@@ -1,0 +1,259 @@
+// Requantization arithmetic: per-channel multipliers, shifts, rounding and clip bounds for a real multiplier, exact in int32.
+#include "requantization.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tessera::compiler::graph::detail {
+
+namespace {
+
+// Round half up: an ALU immediate 2^(shift-1) after the multiply when it fits (shift <= 15), else
+// folded into the bias, (acc + round(2^(total-1)/m)) * m ~ acc * m + 2^(total-1), which is off by
+// at most m/2 before a shift of more than 15 bits (under a quarter step).
+void foldRounding(Requantization& r, int total) {
+  r.roundingBias.assign(r.multipliers.size(), 0);
+  if (r.shift >= 1 && r.shift <= 15 && r.preShift == 0) {
+    r.round = true;
+    return;
+  }
+  for (size_t i = 0; i < r.multipliers.size(); ++i)
+    if (r.multipliers[i] && total > 0)
+      r.roundingBias[i] = static_cast<int32_t>(std::llround(std::ldexp(1.0, total - 1) / r.multipliers[i]));
+}
+
+}  // namespace
+
+Requantization requantization(const std::vector<double>& real, int64_t worstAccumulator) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max();
+  double largest = 0;
+  for (double x : real) largest = std::max(largest, std::fabs(x));
+  // The largest total shift (at most 31) whose multipliers fit the signed 16-bit range.
+  int total = 31;
+  while (total > 0 && largest * std::ldexp(1.0, total) > 32767.0) --total;
+  Requantization r;
+  int64_t maxMul = 1;
+  for (double x : real) {
+    const int64_t m = std::clamp<int64_t>(std::llround(x * std::ldexp(1.0, total)), -32767, 32767);
+    r.multipliers.push_back(static_cast<int32_t>(m));
+    maxMul = std::max<int64_t>(maxMul, std::llabs(m));
+  }
+  // Fewer multiplier bits first: the largest shift whose products cannot wrap at all, when it
+  // still leaves every channel's multiplier at least 128 (under 0.4% error, a quarter step at
+  // most): no extra ALU instruction.
+  for (int s = total; s > 0; --s) {
+    std::vector<int32_t> m;
+    int64_t hi = 1, lo = std::numeric_limits<int64_t>::max();
+    for (double x : real) {
+      const int64_t q = std::llround(x * std::ldexp(1.0, s));
+      m.push_back(static_cast<int32_t>(q));
+      hi = std::max<int64_t>(hi, std::llabs(q));
+      if (q) lo = std::min<int64_t>(lo, std::llabs(q));
+    }
+    if (lo < 128) break;
+    if ((worstAccumulator + (int64_t(1) << (s - 1))) * hi + hi <= int32Max) {
+      r.multipliers = m;
+      r.shift = s;
+      foldRounding(r, s);
+      return r;
+    }
+  }
+  const int64_t half = total ? int64_t(1) << (total - 1) : 0;
+  double smallest = largest;
+  for (double x : real)
+    if (x != 0) smallest = std::min(smallest, std::fabs(x));
+  // Beyond +-129 / (smallest multiplier) every channel saturates anyway: when that bound fits an
+  // ALU immediate and the products of the biggest rounding bias stay in int32, clip there instead
+  // of dropping bits.
+  if (smallest > 0) {
+    const int64_t clip = int64_t(std::ceil(129.0 / smallest));
+    if (clip <= 32767 && clip * maxMul < int32Max && worstAccumulator + half > clip) {
+      r.preClip = static_cast<int32_t>(clip);
+      r.shift = total;
+      foldRounding(r, total);
+      return r;
+    }
+  }
+  // The fewest low accumulator bits dropped before the multiply so that no product wraps: the
+  // worst accumulator (plus the folded rounding) times the largest multiplier stays in int32.
+  int pre = 0;
+  while (pre < total && ((worstAccumulator + half) >> pre) * maxMul + maxMul > int32Max) ++pre;
+  r.preShift = pre;
+  r.shift = total - pre;
+  foldRounding(r, total);
+  return r;
+}
+
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+}  // namespace
+
+std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    bool relu) {
+  return clippedRequantization(real, worstAccumulator, relu ? 0 : -128, 127);
+}
+
+std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    int64_t low, int64_t high) {
+  double largest = 0;
+  for (double x : real) {
+    if (!(x >= 0) || !std::isfinite(x)) return std::nullopt;
+    largest = std::max(largest, x);
+  }
+  // The bounds times the multiplier stay in [-2^31, 2^31 - 1] for a total shift of up to 24 (with
+  // the rounding folded into the bias; an immediate rounding needs a shift of at most 15 anyway).
+  int maxTotal = 24;
+  while (maxTotal > 0 && largest * std::ldexp(1.0, maxTotal) > 32767.0) --maxTotal;
+  // A range shifted by an output zero point (up to 256 values on one side) needs one bit more.
+  while (maxTotal > 0 && std::max(high + 1, -low) * (int64_t(1) << maxTotal) > (int64_t(1) << 31)) --maxTotal;
+  if (maxTotal < 1 || worstAccumulator + (int64_t(1) << maxTotal) >= std::numeric_limits<int32_t>::max())
+    return std::nullopt;
+  auto build = [&](int total, bool immediateRound) {
+    Requantization r;
+    r.perChannelClip = true;
+    r.shift = total;
+    r.round = immediateRound;
+    const int64_t one = int64_t(1) << total, half = one / 2;
+    const int64_t rounding = immediateRound ? half : 0;
+    for (double x : real) {
+      const int64_t m = std::min<int64_t>(std::llround(x * double(one)), 32767);
+      r.multipliers.push_back(int32_t(m));
+      const int64_t folded = (!immediateRound && m > 0) ? std::llround(double(half) / double(m)) : 0;
+      r.roundingBias.push_back(int32_t(folded));
+      if (m == 0) {
+        r.clipLow.push_back(0);
+        r.clipHigh.push_back(0);
+        continue;
+      }
+      // acc' = acc + bias + folded rounding; result = (acc' * m + rounding) >> total.
+      const int64_t hi = floorDiv((high + 1) * one - 1 - rounding, m), lo = ceilDiv(low * one - rounding, m);
+      // Exact only if the bounds themselves give the saturated values (not so when one
+      // accumulator step is more than an output step).
+      if (floorDiv(hi * m + rounding, one) != high || floorDiv(lo * m + rounding, one) != low) r.perChannelClip = false;
+      r.clipHigh.push_back(int32_t(hi));
+      r.clipLow.push_back(int32_t(lo));
+      // Error in output steps at the largest unsaturated result, plus the folded rounding's.
+      double err = x > 0 ? double(std::max(high + 1, -low)) * std::fabs(double(m) / double(one) - x) / x : 0.0;
+      if (!immediateRound) err += std::fabs(double(folded * m - half)) / double(one);
+      r.worstStepError = std::max(r.worstStepError, err);
+    }
+    return r;
+  };
+  // `build` clears perChannelClip when a bound would not saturate exactly.
+  std::optional<Requantization> best;
+  const Requantization folded = build(maxTotal, false);
+  if (folded.perChannelClip && folded.worstStepError < 1.0 / 16) best = folded;
+  if (!best || folded.worstStepError > 1.0 / 512) {
+    // The rounding immediate (one more ALU instruction), when folding would cost more than 1/512
+    // of a step or is not exact.
+    const Requantization immediate = build(std::min(maxTotal, 15), true);
+    if (immediate.perChannelClip && immediate.worstStepError < 1.0 / 16 &&
+        (!best || immediate.worstStepError < best->worstStepError))
+      best = immediate;
+  }
+  return best;
+}
+
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& real, const std::vector<int64_t>& bias,
+                                                        int64_t maxAbsAccumulator, bool relu) {
+  return productBiasRequantization(real, bias, maxAbsAccumulator, relu ? 0 : -128, 127);
+}
+
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& real, const std::vector<int64_t>& bias,
+                                                        int64_t maxAbsAccumulator, int64_t low, int64_t high) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
+  if (bias.size() != real.size() || maxAbsAccumulator < 0 || maxAbsAccumulator > int32Max) return std::nullopt;
+  // y = (v * m + 2^(s-1)) >> s for v = acc + bias clipped to [lo, hi], where the bounds saturate
+  // exactly and keep v * m + 2^(s-1) in [-128 * 2^s, 128 * 2^s): inside int32 for s = 24. The
+  // accelerator computes clip(acc, lo - bias, hi - bias) * m + (bias * m + 2^(s-1)), which is the
+  // same sum; its products may wrap, but int32 addition and multiplication wrap consistently
+  // (mod 2^32), so the final sum is exact.
+  const int shift = 24;
+  const int64_t one = int64_t(1) << shift, half = one / 2;
+  Requantization r;
+  r.perChannelClip = true;
+  r.biasAfterMultiply = true;
+  r.shift = shift;
+  r.roundingBias.assign(real.size(), 0);
+  for (size_t o = 0; o < real.size(); ++o) {
+    const double x = real[o];
+    if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
+    const int64_t m = std::llround(x * double(one));
+    const int64_t b = bias[o];
+    r.multipliers.push_back(int32_t(m));
+    r.productBias.push_back(int32_t(uint32_t(uint64_t(b * m + half))));
+    if (m == 0) {  // (0 + 2^(s-1)) >> s is 0 whatever the accumulator
+      r.clipLow.push_back(0);
+      r.clipHigh.push_back(0);
+      continue;
+    }
+    const int64_t hi = floorDiv((high + 1) * one - 1 - half, m), lo = ceilDiv(low * one - half, m);
+    if (floorDiv(hi * m + half, one) != high || floorDiv(lo * m + half, one) != low) return std::nullopt;
+    // Bounds beyond int32 are never reached by the accumulator: clamping them changes nothing.
+    r.clipHigh.push_back(int32_t(std::clamp(hi - b, int32Min, int32Max)));
+    r.clipLow.push_back(int32_t(std::clamp(lo - b, int32Min, int32Max)));
+    // Error of the multiplier at the largest |v| that is not saturated (or that can occur).
+    const double reach = std::min(double(std::max(hi, -lo)), double(maxAbsAccumulator + std::llabs(b)));
+    r.worstStepError = std::max(r.worstStepError, reach * std::fabs(double(m) - x * double(one)) / double(one));
+  }
+  if (r.worstStepError >= 1.0 / 16) return std::nullopt;
+  return r;
+}
+
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    bool relu) {
+  return lowBitsRequantization(real, worstAccumulator, relu ? 0 : -128, 127);
+}
+
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    int64_t low, int64_t high) {
+  const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
+  if (worstAccumulator < 0 || worstAccumulator >= int32Max) return std::nullopt;
+  for (double x : real)
+    if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
+  const int base = 24;
+  // y = floor((v * M + 2^(S-1)) / 2^S) for v = acc + bias clipped to bounds that saturate exactly,
+  // S = 24 + e and M = m * 2^e + mlow. The accelerator computes v * m + ((v * mlow) >> e) =
+  // floor(v * M / 2^e), adds 2^23 and shifts by 24: the same value, as long as |v| * mlow stays
+  // in int32 (the bounds keep the final sum there).
+  for (int e = 7; e >= 1; --e) {
+    const int total = base + e;
+    const int64_t one = int64_t(1) << total, half = one / 2;
+    Requantization r;
+    r.perChannelClip = true;
+    r.lowBits = e;
+    r.shift = base;
+    r.round = true;
+    r.roundingBias.assign(real.size(), 0);
+    bool fits = true;
+    for (double x : real) {
+      const int64_t M = std::llround(x * double(one));
+      const int64_t m = M >> e, ml = M & ((int64_t(1) << e) - 1);
+      r.multipliers.push_back(int32_t(m));
+      r.multipliersLow.push_back(int32_t(ml));
+      if (M == 0) {  // (0 + 2^(S-1)) >> S is 0 whatever the accumulator
+        r.clipLow.push_back(0);
+        r.clipHigh.push_back(0);
+        continue;
+      }
+      const int64_t hi = floorDiv((high + 1) * one - 1 - half, M), lo = ceilDiv(low * one - half, M);
+      if (floorDiv(hi * M + half, one) != high || floorDiv(lo * M + half, one) != low) fits = false;
+      // v never leaves [-worstAccumulator, worstAccumulator]; bounds beyond it change nothing. The
+      // low product must not wrap (it is shifted); the other terms may (the sum they wrap to is
+      // exact modulo 2^32 and, with these bounds, lies in int32).
+      const int64_t reach = std::min(std::max(hi, -lo), worstAccumulator);
+      if (reach * ml > int32Max) fits = false;
+      r.clipHigh.push_back(int32_t(std::clamp(hi, int32Min, int32Max)));
+      r.clipLow.push_back(int32_t(std::clamp(lo, int32Min, int32Max)));
+      r.worstStepError = std::max(r.worstStepError, double(reach) * std::fabs(double(M) - x * double(one)) / double(one));
+    }
+    if (fits && r.worstStepError < 1.0 / 16) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::compiler::graph::detail

@@ -1,0 +1,65 @@
+// Internal to the graph compiler: requantization arithmetic, real multipliers as the accelerator's integer epilogue forms.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tessera::compiler::graph::detail {
+
+// The integer requantization of real multipliers m[o] (shared shift, per-channel 16-bit
+// multipliers, rounding folded into the bias); see docs/graph.md.
+struct Requantization {
+  std::vector<int32_t> multipliers;
+  int preShift = 0;  // before the multiply, so no product wraps
+  int preClip = 0;   // or a clip before it (an immediate), when that saturates every channel
+  int shift = 0;     // after it
+  bool round = false;                 // rounding by the epilogue's immediate (shift <= 15)
+  std::vector<int32_t> roundingBias;  // or folded into each channel's bias
+  // Or per-channel bounds on acc + bias (rounding included) before the multiply: they saturate
+  // exactly where the result would, and keep every product inside int32 (Epilogue::perChannelClip).
+  bool perChannelClip = false;
+  std::vector<int32_t> clipLow, clipHigh;
+  double worstStepError = 0;  // bound on |result - acc * real| beyond rounding, in output steps
+  // Or the bias after the multiply (Epilogue::biasAfterMultiply): productBias[o] = bias[o] * m[o] +
+  // 2^(shift-1) replaces the bias, the clip bounds apply to the accumulator alone.
+  bool biasAfterMultiply = false;
+  std::vector<int32_t> productBias;
+  // Or multipliers with lowBits more bits (Epilogue::lowBits): the shift after the combined sum
+  // stays 24, the multiplier is multipliers[o] * 2^lowBits + multipliersLow[o].
+  int lowBits = 0;
+  std::vector<int32_t> multipliersLow;
+};
+// `worstAccumulator` bounds |acc + bias| over every input (127 * sum |w| + |bias|).
+Requantization requantization(const std::vector<double>& realMultipliers, int64_t worstAccumulator);
+// The per-channel-clip form (docs/graph.md), or nullopt when it does not apply: a negative
+// multiplier, an accumulator bound too large, a multiplier so large that the bounds cannot
+// saturate exactly, or so small that its 24-bit shift leaves more than 1/16 step of error.
+// `relu` makes the low bound map to 0.
+std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, bool relu);
+// The per-channel-clip form with the bias after the multiply (docs/graph.md): exact rounding at a
+// 24-bit shift and multipliers of up to 24 bits, for the same five ALU instructions. `bias` is in
+// accumulator units; `maxAbsAccumulator` bounds |acc| without it. nullopt when a multiplier is
+// negative, not finite or above 1 (an accumulator step larger than an output step), when the
+// accumulator could leave int32, or when a multiplier so small leaves more than 1/16 step of error.
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& realMultipliers,
+                                                        const std::vector<int64_t>& bias, int64_t maxAbsAccumulator,
+                                                        bool relu);
+// The per-channel-clip form with 1 to 7 low multiplier bits (Epilogue::lowBits; docs/graph.md):
+// exact rounding at a shift of 24 + lowBits, the most bits whose products stay in int32.
+// `worstAccumulator` bounds |acc + bias|. nullopt when a multiplier is negative, not finite or
+// above 1, when acc + bias could leave int32, or when no low bits keep the bounds exact.
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, bool relu);
+// The same three forms with the result's range given: [low, high] before an output zero point is
+// added (the relu forms above are [0, 127] and [-128, 127]).
+std::optional<Requantization> lowBitsRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, int64_t low, int64_t high);
+std::optional<Requantization> productBiasRequantization(const std::vector<double>& realMultipliers,
+                                                        const std::vector<int64_t>& bias, int64_t maxAbsAccumulator,
+                                                        int64_t low, int64_t high);
+std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, int64_t low, int64_t high);
+
+}  // namespace tessera::compiler::graph::detail

@@ -1,0 +1,769 @@
+// ONNX operators on the host with their reference semantics: shape rules, float and exact integer kernels.
+#include "tessera/compiler/host/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include "tessera/support/error.h"
+
+namespace tessera::compiler::host {
+
+using ir::DType;
+using ir::Graph;
+using ir::Node;
+using ir::Tensor;
+using Shape = std::vector<int64_t>;
+
+namespace {
+
+const std::set<std::string>& supportedOps() {
+  static const std::set<std::string> ops = {
+      "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
+      "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
+      "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear"};
+  return ops;
+}
+
+// Everything the executor needs to know about a node while running it: its label for errors.
+struct Ctx {
+  const Node& n;
+  int64_t opset;
+  [[noreturn]] void fail(const std::string& why) const { throw Error(n.label(opset), why); }
+  const Tensor& in(const std::vector<const Tensor*>& ins, size_t i) const {
+    if (i >= ins.size() || !ins[i]) fail("input " + std::to_string(i) + " is missing");
+    return *ins[i];
+  }
+  bool has(const std::vector<const Tensor*>& ins, size_t i) const { return i < ins.size() && ins[i]; }
+};
+
+int64_t count(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shapeText(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+Tensor make(DType t, Shape s) {
+  Tensor x;
+  x.dtype = t;
+  x.shape = std::move(s);
+  x.hasShape = true;
+  if (t == DType::kFloat32) x.floats.assign(size_t(count(x.shape)), 0.0f);
+  else x.ints.assign(size_t(count(x.shape)), 0);
+  return x;
+}
+
+double value(const Tensor& t, int64_t i) {
+  return t.dtype == DType::kFloat32 ? double(t.floats[size_t(i)]) : double(t.ints[size_t(i)]);
+}
+
+void checkData(const Ctx& c, const Tensor& t, const char* what) {
+  const size_t have = t.dtype == DType::kFloat32 ? t.floats.size() : t.ints.size();
+  if (int64_t(have) != count(t.shape))
+    c.fail(std::string(what) + " '" + t.name + "' holds " + std::to_string(have) + " values for shape " + shapeText(t.shape));
+}
+
+int64_t saturateTo(DType t, double v) {
+  const double r = std::nearbyint(v);  // the default rounding mode: half to even
+  if (t == DType::kUInt8) return int64_t(std::clamp(r, 0.0, 255.0));
+  if (t == DType::kInt8) return int64_t(std::clamp(r, -128.0, 127.0));
+  if (t == DType::kInt32) return int64_t(std::clamp(r, -2147483648.0, 2147483647.0));
+  return int64_t(r);
+}
+
+// Integer arithmetic wraps at the type's width, as ONNX's (numpy's) does.
+int64_t wrapTo(DType t, int64_t v) {
+  switch (t) {
+    case DType::kUInt8: return int64_t(uint8_t(v));
+    case DType::kInt8: return int64_t(int8_t(v));
+    case DType::kInt32: return int64_t(int32_t(v));
+    default: return v;
+  }
+}
+
+Shape broadcast(const Ctx& c, const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) c.fail("shapes " + shapeText(a) + " and " + shapeText(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Index into a broadcast operand of shape `s` for the flat index `i` of `out`.
+std::vector<int64_t> broadcastIndex(const Shape& s, const Shape& out) {
+  std::vector<int64_t> idx(size_t(count(out)));
+  std::vector<int64_t> stride(s.size(), 1);
+  for (int k = int(s.size()) - 2; k >= 0; --k) stride[size_t(k)] = stride[size_t(k) + 1] * s[size_t(k) + 1];
+  const size_t off = out.size() - s.size();
+  for (int64_t i = 0; i < count(out); ++i) {
+    int64_t rem = i, at = 0;
+    for (int k = int(out.size()) - 1; k >= 0; --k) {
+      const int64_t coord = rem % out[size_t(k)];
+      rem /= out[size_t(k)];
+      if (size_t(k) >= off && s[size_t(k) - off] != 1) at += coord * stride[size_t(k) - off];
+    }
+    idx[size_t(i)] = at;
+  }
+  return idx;
+}
+
+// Convolution and pooling windows over N-C-H-W (2-D only).
+struct Window {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0, oh = 1, ow = 1;
+};
+
+Window window(const Ctx& c, const Shape& x, int64_t kh, int64_t kw, bool ceilMode) {
+  const Node& n = c.n;
+  if (x.size() != 4) c.fail("only 2-D (N,C,H,W) inputs are supported, got " + shapeText(x));
+  Window w;
+  w.kh = kh;
+  w.kw = kw;
+  const Shape strides = n.attrInts("strides", {1, 1}), dil = n.attrInts("dilations", {1, 1});
+  if (strides.size() != 2 || dil.size() != 2) c.fail("strides and dilations need two values");
+  w.sh = strides[0], w.sw = strides[1], w.dh = dil[0], w.dw = dil[1];
+  if (w.sh < 1 || w.sw < 1 || w.dh < 1 || w.dw < 1 || kh < 1 || kw < 1) c.fail("kernel, strides and dilations must be positive");
+  const int64_t ekh = (kh - 1) * w.dh + 1, ekw = (kw - 1) * w.dw + 1;
+  const WindowPads pads = windowPads(n, x[2], x[3], ekh, ekw, w.sh, w.sw, [&](const std::string& why) { c.fail(why); });
+  w.pt = pads.top, w.pl = pads.left, w.pb = pads.bottom, w.pr = pads.right;
+  auto outSize = [&](int64_t in, int64_t pad, int64_t ek, int64_t s) {
+    const int64_t span = in + pad - ek;
+    if (span < 0) c.fail("the kernel is larger than the padded input " + shapeText(x));
+    return (ceilMode ? (span + s - 1) / s : span / s) + 1;
+  };
+  w.oh = outSize(x[2], w.pt + w.pb, ekh, w.sh);
+  w.ow = outSize(x[3], w.pl + w.pr, ekw, w.sw);
+  if (ceilMode) {
+    // The last window must start inside the input or its left padding.
+    if ((w.oh - 1) * w.sh >= x[2] + w.pt) --w.oh;
+    if ((w.ow - 1) * w.sw >= x[3] + w.pl) --w.ow;
+  }
+  return w;
+}
+
+// Per-axis quantization parameters broadcast over `shape`: index of the parameter for flat index i.
+std::vector<int64_t> parameterIndex(const Ctx& c, const Shape& shape, const Tensor& scale, int64_t axis) {
+  std::vector<int64_t> idx(size_t(count(shape)), 0);
+  if (scale.elements() == 1) return idx;
+  if (axis < 0) axis += int64_t(shape.size());
+  if (axis < 0 || axis >= int64_t(shape.size()) || shape[size_t(axis)] != scale.elements())
+    c.fail("per-axis scale of " + std::to_string(scale.elements()) + " values does not match axis " + std::to_string(axis) +
+           " of " + shapeText(shape));
+  int64_t inner = 1;
+  for (size_t k = size_t(axis) + 1; k < shape.size(); ++k) inner *= shape[k];
+  for (int64_t i = 0; i < count(shape); ++i) idx[size_t(i)] = (i / inner) % shape[size_t(axis)];
+  return idx;
+}
+
+// Shared by Conv, ConvInteger and QLinearConv: acc[n][o][y][x] = sum (x - xz) * (w - wz[o]).
+template <typename Acc, typename GetX, typename GetW>
+std::vector<Acc> convolve(const Ctx& c, const Shape& xs, const Shape& ws, const Window& w, int64_t group, GetX xAt, GetW wAt) {
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], CG = ws[1];
+  if (group < 1 || C != CG * group || O % group) c.fail("channels " + std::to_string(C) + " and weights " + shapeText(ws) + " do not match group " + std::to_string(group));
+  std::vector<Acc> out(size_t(N * O * w.oh * w.ow), Acc(0));
+  const int64_t OG = O / group;
+  for (int64_t nb = 0; nb < N; ++nb)
+    for (int64_t o = 0; o < O; ++o) {
+      const int64_t g = o / OG;
+      Acc* dst = &out[size_t(((nb * O + o) * w.oh) * w.ow)];
+      for (int64_t ci = 0; ci < CG; ++ci) {
+        const int64_t cin = g * CG + ci;
+        for (int64_t ky = 0; ky < w.kh; ++ky)
+          for (int64_t kx = 0; kx < w.kw; ++kx) {
+            const Acc wv = wAt(((o * CG + ci) * w.kh + ky) * w.kw + kx);
+            if (wv == Acc(0)) continue;
+            for (int64_t oy = 0; oy < w.oh; ++oy) {
+              const int64_t iy = oy * w.sh + ky * w.dh - w.pt;
+              if (iy < 0 || iy >= H) continue;
+              const int64_t rowBase = ((nb * C + cin) * H + iy) * W;
+              Acc* row = dst + oy * w.ow;
+              for (int64_t ox = 0; ox < w.ow; ++ox) {
+                const int64_t ix = ox * w.sw + kx * w.dw - w.pl;
+                if (ix < 0 || ix >= W) continue;
+                row[ox] += xAt(rowBase + ix) * wv;
+              }
+            }
+          }
+      }
+    }
+  return out;
+}
+
+// Batched matrix product with numpy broadcasting of the leading dimensions.
+template <typename Acc, typename GetA, typename GetB>
+Tensor matmul(const Ctx& c, const Shape& as, const Shape& bs, DType outType, GetA aAt, GetB bAt,
+              const std::function<void(Tensor&, int64_t, Acc)>& store, bool compute = true) {
+  Shape a = as, b = bs;
+  const bool aVec = a.size() == 1, bVec = b.size() == 1;
+  if (aVec) a.insert(a.begin(), 1);
+  if (bVec) b.push_back(1);
+  if (a.size() < 2 || b.size() < 2) c.fail("MatMul needs at least 1-D operands");
+  const int64_t M = a[a.size() - 2], K = a.back(), K2 = b[b.size() - 2], Nn = b.back();
+  if (K != K2) c.fail("inner dimensions differ: " + shapeText(as) + " x " + shapeText(bs));
+  const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  const Shape batch = broadcast(c, ab, bb);
+  Shape outShape = batch;
+  if (!aVec) outShape.push_back(M);
+  if (!bVec) outShape.push_back(Nn);
+  if (!compute) {
+    Tensor t;
+    t.dtype = outType;
+    t.shape = outShape;
+    t.hasShape = true;
+    return t;
+  }
+  Tensor out = make(outType, outShape);
+  const std::vector<int64_t> ai = broadcastIndex(ab, batch), bi = broadcastIndex(bb, batch);
+  for (int64_t t = 0; t < count(batch); ++t)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t nn = 0; nn < Nn; ++nn) {
+        Acc acc(0);
+        for (int64_t k = 0; k < K; ++k) acc += aAt(ai[size_t(t)] * M * K + m * K + k) * bAt(bi[size_t(t)] * K * Nn + k * Nn + nn);
+        store(out, (t * M + m) * Nn + nn, acc);
+      }
+  return out;
+}
+
+Shape reshapeTarget(const Ctx& c, const Shape& in, const Tensor& shapeTensor) {
+  if (!shapeTensor.isConstant && shapeTensor.ints.empty()) c.fail("the target shape must be a constant");
+  Shape out(shapeTensor.ints.begin(), shapeTensor.ints.end());
+  const bool allowZero = c.n.attrInt("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allowZero) {
+      if (i >= in.size()) c.fail("a 0 in the target shape has no input dimension to copy");
+      out[i] = in[i];
+    }
+    if (out[i] == -1) {
+      if (infer >= 0) c.fail("more than one -1 in the target shape");
+      infer = int64_t(i);
+    } else if (out[i] < 0) {
+      c.fail("negative dimension in the target shape " + shapeText(out));
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || count(in) % known) c.fail("cannot reshape " + shapeText(in) + " to " + shapeText(out));
+    out[size_t(infer)] = count(in) / known;
+  }
+  if (count(out) != count(in)) c.fail("cannot reshape " + shapeText(in) + " to " + shapeText(out));
+  return out;
+}
+
+float scalarAttrOrInput(const Ctx& c, const std::vector<const Tensor*>& ins, size_t i, float fallback) {
+  if (!c.has(ins, i)) return fallback;
+  const Tensor& t = *ins[i];
+  if (t.elements() != 1 || (t.dtype == DType::kFloat32 ? t.floats.size() : t.ints.size()) != 1)
+    c.fail("input " + std::to_string(i) + " must be a scalar with a value");
+  return float(value(t, 0));
+}
+
+// Computes one node; `computeData` false only derives output dtypes and shapes.
+// tessera.FoldInput: a narrow convolution's input rearranged so its kernel columns and its row
+// stride phases become channels (docs/graph.md): y[n][(c*KW + kx)*P + py][y'][x'] =
+// x[n][c][P*y' + py - ph][sw*x' + kx - pw], the attribute pad_value (the input's zero point, so
+// the value stands for 0) outside.
+Tensor foldInput(const Ctx& c, const Tensor& x, bool computeData) {
+  const Node& n = c.n;
+  const int64_t kw = n.attrInt("kw", 1), sw = n.attrInt("sw", 1), phases = n.attrInt("phases", 1);
+  const int64_t ph = n.attrInt("ph", 0), pw = n.attrInt("pw", 0), oh = n.attrInt("out_h", 1), ow = n.attrInt("out_w", 1);
+  if (x.shape.size() != 4 || kw < 1 || sw < 1 || phases < 1 || oh < 1 || ow < 1) c.fail("bad FoldInput attributes or input");
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], C2 = C * kw * phases;
+  Tensor y;
+  y.dtype = x.dtype;
+  y.shape = {N, C2, oh, ow};
+  y.hasShape = true;
+  if (!computeData) return y;
+  y.ints.assign(size_t(N * C2 * oh * ow), n.attrInt("pad_value", 0));
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t kx = 0; kx < kw; ++kx)
+        for (int64_t py = 0; py < phases; ++py) {
+          const int64_t out = (ch * kw + kx) * phases + py;
+          for (int64_t yy = 0; yy < oh; ++yy) {
+            const int64_t iy = phases * yy + py - ph;
+            if (iy < 0 || iy >= H) continue;
+            for (int64_t xx = 0; xx < ow; ++xx) {
+              const int64_t ix = sw * xx + kx - pw;
+              if (ix < 0 || ix >= W) continue;
+              y.ints[size_t(((b * C2 + out) * oh + yy) * ow + xx)] = x.ints[size_t(((b * C + ch) * H + iy) * W + ix)];
+            }
+          }
+        }
+  return y;
+}
+
+std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins, bool computeData) {
+  const Node& n = c.n;
+  const std::string& op = n.opType;
+  if (n.domain == "tessera" && op == "FoldInput") {
+    const Tensor& x = c.in(ins, 0);
+    if (x.dtype == DType::kFloat32) c.fail("folds integer tensors");
+    return {foldInput(c, x, computeData)};
+  }
+  if (!n.domain.empty() && n.domain != "ai.onnx") c.fail("operators of domain '" + n.domain + "' are not supported");
+  if (!supportedOps().count(op)) c.fail("operator " + op + " is not supported (docs/onnx.md lists the supported ones)");
+  if (computeData)
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i]) checkData(c, *ins[i], "input");
+  auto shapeOnly = [&](DType t, Shape s) {
+    Tensor x;
+    x.dtype = t;
+    x.shape = std::move(s);
+    x.hasShape = true;
+    return x;
+  };
+
+  if (op == "Identity" || op == "Dropout") {
+    if (op == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty()) c.fail("the mask output is not supported (inference only)");
+    Tensor y = *ins.at(0);
+    y.isConstant = false;
+    return {y};
+  }
+  if (op == "Constant") {
+    auto it = n.attrs.find("value");
+    if (it != n.attrs.end() && it->second.tensor) return {*it->second.tensor};
+    if (n.has("value_float")) {
+      Tensor t = make(DType::kFloat32, {});
+      t.floats = {n.attrFloat("value_float", 0)};
+      return {t};
+    }
+    if (n.has("value_int")) {
+      Tensor t = make(DType::kInt64, {});
+      t.ints = {n.attrInt("value_int", 0)};
+      return {t};
+    }
+    if (n.has("value_ints")) {
+      const Shape v = n.attrInts("value_ints", {});
+      Tensor t = make(DType::kInt64, {int64_t(v.size())});
+      t.ints = v;
+      return {t};
+    }
+    c.fail("only the value, value_float, value_int and value_ints forms are supported");
+  }
+  const Tensor& x = c.in(ins, 0);
+  if (op == "Relu" || op == "Clip") {
+    float lo = op == "Relu" ? 0.0f : -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (!computeData) return {shapeOnly(x.dtype, x.shape)};
+    if (op == "Clip") {
+      lo = scalarAttrOrInput(c, ins, 1, lo);
+      hi = scalarAttrOrInput(c, ins, 2, hi);
+    }
+    Tensor y = make(x.dtype, x.shape);
+    if (x.dtype == DType::kFloat32)
+      for (size_t i = 0; i < x.floats.size(); ++i) y.floats[i] = std::min(std::max(x.floats[i], lo), hi);
+    else
+      for (size_t i = 0; i < x.ints.size(); ++i)
+        y.ints[i] = int64_t(std::min<double>(std::max<double>(double(x.ints[i]), lo), hi));
+    return {y};
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul") {
+    const Tensor& b = c.in(ins, 1);
+    if (x.dtype != b.dtype) c.fail("operand types differ: " + x.describe() + " and " + b.describe());
+    const Shape s = broadcast(c, x.shape, b.shape);
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    Tensor y = make(x.dtype, s);
+    const auto ai = broadcastIndex(x.shape, s), bi = broadcastIndex(b.shape, s);
+    for (int64_t i = 0; i < count(s); ++i) {
+      const size_t a = size_t(ai[size_t(i)]), bb = size_t(bi[size_t(i)]);
+      if (x.dtype == DType::kFloat32) {
+        const float u = x.floats[a], v = b.floats[bb];
+        y.floats[size_t(i)] = op == "Add" ? u + v : op == "Sub" ? u - v : u * v;
+      } else {
+        const int64_t u = x.ints[a], v = b.ints[bb];
+        y.ints[size_t(i)] = wrapTo(x.dtype, op == "Add" ? u + v : op == "Sub" ? u - v : u * v);
+      }
+    }
+    return {y};
+  }
+  if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv") {
+    const bool qlinear = op == "QLinearConv";
+    const Tensor& w = c.in(ins, qlinear ? 3 : 1);
+    if (w.shape.size() != 4) c.fail("only 2-D convolutions are supported (weights " + shapeText(w.shape) + ")");
+    const Shape ks = n.attrInts("kernel_shape", {w.shape[2], w.shape[3]});
+    if (ks.size() != 2 || ks[0] != w.shape[2] || ks[1] != w.shape[3]) c.fail("kernel_shape disagrees with the weights");
+    const Window win = window(c, x.shape, w.shape[2], w.shape[3], false);
+    const int64_t group = n.attrInt("group", 1);
+    const Shape ys = {x.shape[0], w.shape[0], win.oh, win.ow};
+    if (op == "Conv") {
+      if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32) c.fail("Conv takes float32 (use ConvInteger or QLinearConv)");
+      if (!computeData) return {shapeOnly(DType::kFloat32, ys)};
+      // Sums in double, rounded once to float32 (as Gemm and MatMul do here): the float32 result
+      // nearest the exact one, whatever order another runtime adds in.
+      std::vector<double> acc = convolve<double>(
+          c, x.shape, w.shape, win, group, [&](int64_t i) { return double(x.floats[size_t(i)]); },
+          [&](int64_t i) { return double(w.floats[size_t(i)]); });
+      Tensor y = make(DType::kFloat32, ys);
+      const int64_t plane = win.oh * win.ow;
+      for (int64_t i = 0; i < count(ys); ++i) {
+        const double b = c.has(ins, 2) ? double(ins[2]->floats.at(size_t((i / plane) % ys[1]))) : 0.0;
+        y.floats[size_t(i)] = float(acc[size_t(i)] + b);
+      }
+      return {y};
+    }
+    // Integer convolutions: exact int64 sums of zero-point-corrected operands.
+    const size_t xzIn = 2, wzIn = qlinear ? 5 : 3;
+    const DType outType = qlinear ? c.in(ins, 7).dtype : DType::kInt32;
+    if (!computeData) return {shapeOnly(outType, ys)};
+    const int64_t xz = c.has(ins, xzIn) ? ins[xzIn]->ints.at(0) : 0;
+    const Tensor* wz = c.has(ins, wzIn) ? ins[wzIn] : nullptr;
+    const int64_t per = w.shape[1] * w.shape[2] * w.shape[3];
+    std::vector<int64_t> acc = convolve<int64_t>(
+        c, x.shape, w.shape, win, group, [&](int64_t i) { return x.ints[size_t(i)] - xz; },
+        [&](int64_t i) {
+          const int64_t z = wz ? wz->ints.at(wz->ints.size() == 1 ? 0 : size_t(i / per)) : 0;
+          return w.ints[size_t(i)] - z;
+        });
+    Tensor y = make(qlinear ? outType : DType::kInt32, ys);
+    const int64_t plane = win.oh * win.ow;
+    for (int64_t i = 0; i < count(ys); ++i) {
+      if (!qlinear) {
+        y.ints[size_t(i)] = acc[size_t(i)];
+        continue;
+      }
+      const int64_t o = (i / plane) % ys[1];
+      const Tensor& sw = c.in(ins, 4);
+      const double real = double(c.in(ins, 1).floats.at(0)) * double(sw.floats.at(sw.floats.size() == 1 ? 0 : size_t(o)));
+      const int64_t bias = c.has(ins, 8) ? ins[8]->ints.at(size_t(o)) : 0;
+      // The ONNX reference rounds the float product to int32 first, then adds the zero point.
+      const double scaled = double(float(double(acc[size_t(i)] + bias) * real / double(c.in(ins, 6).floats.at(0))));
+      y.ints[size_t(i)] = saturateTo(outType, std::nearbyint(scaled) + double(c.in(ins, 7).ints.at(0)));
+    }
+    return {y};
+  }
+  if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") {
+    const bool qlinear = op == "QLinearMatMul";
+    const Tensor& b = c.in(ins, qlinear ? 3 : 1);
+    if (op == "MatMul") {
+      if (x.dtype != DType::kFloat32) c.fail("MatMul takes float32 here (use MatMulInteger or QLinearMatMul)");
+      if (!computeData) {
+        Tensor t = matmul<float>(c, x.shape, b.shape, DType::kFloat32, [](int64_t) { return 0.0f; },
+                                 [](int64_t) { return 0.0f; }, [](Tensor&, int64_t, float) {}, false);
+        return {shapeOnly(DType::kFloat32, t.shape)};
+      }
+      return {matmul<double>(c, x.shape, b.shape, DType::kFloat32, [&](int64_t i) { return double(x.floats[size_t(i)]); },
+                             [&](int64_t i) { return double(b.floats[size_t(i)]); },
+                             [](Tensor& t, int64_t i, double v) { t.floats[size_t(i)] = float(v); })};
+    }
+    const DType outType = qlinear ? c.in(ins, 7).dtype : DType::kInt32;
+    if (!computeData) {
+      Tensor t = matmul<int64_t>(c, x.shape, b.shape, outType, [](int64_t) { return int64_t(0); },
+                                 [](int64_t) { return int64_t(0); }, [](Tensor&, int64_t, int64_t) {}, false);
+      return {shapeOnly(outType, t.shape)};
+    }
+    const int64_t az = c.has(ins, 2) ? ins[2]->ints.at(0) : 0;
+    const Tensor* bz = c.has(ins, qlinear ? 5 : 3) ? ins[qlinear ? 5 : 3] : nullptr;
+    const int64_t cols = b.shape.back();
+    const Tensor* bs = qlinear ? &c.in(ins, 4) : nullptr;
+    const double sa = qlinear ? double(c.in(ins, 1).floats.at(0)) : 1, sy = qlinear ? double(c.in(ins, 6).floats.at(0)) : 1;
+    const int64_t yz = qlinear ? c.in(ins, 7).ints.at(0) : 0;
+    return {matmul<int64_t>(
+        c, x.shape, b.shape, outType, [&](int64_t i) { return x.ints[size_t(i)] - az; },
+        [&](int64_t i) {
+          const int64_t z = bz ? bz->ints.at(bz->ints.size() == 1 ? 0 : size_t(i % cols)) : 0;
+          return b.ints[size_t(i)] - z;
+        },
+        [&](Tensor& t, int64_t i, int64_t acc) {
+          if (!qlinear) {
+            t.ints[size_t(i)] = acc;
+            return;
+          }
+          const int64_t col = i % t.shape.back();
+          const double sb = double(bs->floats.at(bs->floats.size() == 1 ? 0 : size_t(col)));
+          const double scaled = double(float(double(acc) * sa * sb / sy));
+          t.ints[size_t(i)] = saturateTo(outType, std::nearbyint(scaled) + double(yz));
+        })};
+  }
+  if (op == "Gemm") {
+    const Tensor& b = c.in(ins, 1);
+    if (x.shape.size() != 2 || b.shape.size() != 2) c.fail("Gemm takes 2-D operands");
+    if (x.dtype != DType::kFloat32) c.fail("Gemm takes float32");
+    const bool ta = n.attrInt("transA", 0), tb = n.attrInt("transB", 0);
+    const int64_t M = ta ? x.shape[1] : x.shape[0], K = ta ? x.shape[0] : x.shape[1];
+    const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
+    if (K != K2) c.fail("inner dimensions differ: " + shapeText(x.shape) + " and " + shapeText(b.shape));
+    const Shape ys = {M, N};
+    if (c.has(ins, 2)) broadcast(c, ins[2]->shape, ys);
+    if (!computeData) return {shapeOnly(DType::kFloat32, ys)};
+    const float alpha = n.attrFloat("alpha", 1.0f), beta = n.attrFloat("beta", 1.0f);
+    Tensor y = make(DType::kFloat32, ys);
+    std::vector<int64_t> ci;
+    if (c.has(ins, 2)) ci = broadcastIndex(ins[2]->shape, ys);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t nn = 0; nn < N; ++nn) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += double(x.floats[size_t(ta ? k * M + m : m * K + k)]) * double(b.floats[size_t(tb ? nn * K + k : k * N + nn)]);
+        double v = alpha * acc;
+        if (c.has(ins, 2)) v += double(beta) * double(ins[2]->floats[size_t(ci[size_t(m * N + nn)])]);
+        y.floats[size_t(m * N + nn)] = float(v);
+      }
+    return {y};
+  }
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") {
+    if (op == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty()) c.fail("the Indices output is not supported");
+    if (x.shape.size() != 4) c.fail("only 2-D (N,C,H,W) pooling is supported, got " + shapeText(x.shape));
+    Window win;
+    if (op == "GlobalAveragePool") {
+      win.kh = x.shape[2], win.kw = x.shape[3];
+    } else {
+      const Shape ks = n.attrInts("kernel_shape", {});
+      if (ks.size() != 2) c.fail("kernel_shape needs two values");
+      if (n.attrInt("storage_order", 0)) c.fail("storage_order 1 is not supported");
+      win = window(c, x.shape, ks[0], ks[1], n.attrInt("ceil_mode", 0) != 0);
+    }
+    const Shape ys = {x.shape[0], x.shape[1], win.oh, win.ow};
+    if (op != "MaxPool" && x.dtype != DType::kFloat32) c.fail(op + " takes float32");
+    if (!computeData) return {shapeOnly(x.dtype, ys)};
+    Tensor y = make(x.dtype, ys);
+    const bool includePad = n.attrInt("count_include_pad", 0) != 0;
+    const int64_t H = x.shape[2], W = x.shape[3];
+    for (int64_t p = 0; p < x.shape[0] * x.shape[1]; ++p)
+      for (int64_t oy = 0; oy < win.oh; ++oy)
+        for (int64_t ox = 0; ox < win.ow; ++ox) {
+          double best = -std::numeric_limits<double>::infinity(), sum = 0;
+          int64_t cnt = 0, padded = 0;
+          for (int64_t ky = 0; ky < win.kh; ++ky)
+            for (int64_t kx = 0; kx < win.kw; ++kx) {
+              const int64_t iy = oy * win.sh + ky * win.dh - win.pt, ix = ox * win.sw + kx * win.dw - win.pl;
+              const bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+              // count_include_pad counts the explicit padding, never what ceil mode reaches beyond it.
+              if (!inside && iy >= -win.pt && iy < H + win.pb && ix >= -win.pl && ix < W + win.pr) ++padded;
+              if (!inside) continue;
+              const double v = value(x, (p * H + iy) * W + ix);
+              best = std::max(best, v);
+              sum += v;
+              ++cnt;
+            }
+          const int64_t at = (p * win.oh + oy) * win.ow + ox;
+          if (op == "MaxPool") {
+            if (x.dtype == DType::kFloat32) y.floats[size_t(at)] = float(best);
+            else y.ints[size_t(at)] = int64_t(best);
+          } else {
+            const int64_t div = includePad ? cnt + padded : cnt;
+            y.floats[size_t(at)] = float(sum / double(std::max<int64_t>(div, 1)));
+          }
+        }
+    return {y};
+  }
+  if (op == "BatchNormalization") {
+    if (x.shape.size() < 2 || x.dtype != DType::kFloat32) c.fail("takes a float32 input of rank 2 or more");
+    if (n.attrInt("training_mode", 0)) c.fail("training mode is not supported");
+    if (n.outputs.size() > 1)
+      for (size_t i = 1; i < n.outputs.size(); ++i)
+        if (!n.outputs[i].empty()) c.fail("only the inference output is supported");
+    const int64_t C = x.shape[1];
+    for (size_t i = 1; i < 5; ++i)
+      if (c.in(ins, i).elements() != C) c.fail("input " + std::to_string(i) + " must have " + std::to_string(C) + " values");
+    if (!computeData) return {shapeOnly(DType::kFloat32, x.shape)};
+    const float eps = n.attrFloat("epsilon", 1e-5f);
+    Tensor y = make(DType::kFloat32, x.shape);
+    const int64_t inner = count(x.shape) / (x.shape[0] * C);
+    for (int64_t i = 0; i < count(x.shape); ++i) {
+      const size_t ch = size_t((i / inner) % C);
+      const double k = double(ins[1]->floats[ch]) / std::sqrt(double(ins[4]->floats[ch]) + eps);
+      y.floats[size_t(i)] = float((double(x.floats[size_t(i)]) - ins[3]->floats[ch]) * k + ins[2]->floats[ch]);
+    }
+    return {y};
+  }
+  if (op == "Flatten" || op == "Reshape" || op == "Transpose") {
+    Shape s;
+    std::vector<int64_t> perm;
+    if (op == "Flatten") {
+      int64_t axis = n.attrInt("axis", 1);
+      if (axis < 0) axis += int64_t(x.shape.size());
+      if (axis < 0 || axis > int64_t(x.shape.size())) c.fail("axis out of range for " + shapeText(x.shape));
+      int64_t outer = 1;
+      for (int64_t i = 0; i < axis; ++i) outer *= x.shape[size_t(i)];
+      s = {outer, count(x.shape) / std::max<int64_t>(outer, 1)};
+    } else if (op == "Reshape") {
+      s = reshapeTarget(c, x.shape, c.in(ins, 1));
+    } else {
+      perm = n.attrInts("perm", {});
+      if (perm.empty())
+        for (int64_t i = int64_t(x.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
+      if (perm.size() != x.shape.size()) c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.shape.size()));
+      std::vector<int64_t> seen = perm;
+      std::sort(seen.begin(), seen.end());
+      for (size_t i = 0; i < seen.size(); ++i)
+        if (seen[i] != int64_t(i)) c.fail("perm is not a permutation");
+      for (int64_t p : perm) s.push_back(x.shape[size_t(p)]);
+    }
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    Tensor y = x;
+    y.name.clear();
+    y.isConstant = false;
+    y.shape = s;
+    if (op == "Transpose") {
+      std::vector<int64_t> inStride(x.shape.size(), 1);
+      for (int k = int(x.shape.size()) - 2; k >= 0; --k) inStride[size_t(k)] = inStride[size_t(k) + 1] * x.shape[size_t(k) + 1];
+      for (int64_t i = 0; i < count(s); ++i) {
+        int64_t rem = i, src = 0;
+        for (int k = int(s.size()) - 1; k >= 0; --k) {
+          src += (rem % s[size_t(k)]) * inStride[size_t(perm[size_t(k)])];
+          rem /= s[size_t(k)];
+        }
+        if (x.dtype == DType::kFloat32) y.floats[size_t(i)] = x.floats[size_t(src)];
+        else y.ints[size_t(i)] = x.ints[size_t(src)];
+      }
+    }
+    return {y};
+  }
+  if (op == "Softmax") {
+    if (x.dtype != DType::kFloat32) c.fail("takes float32");
+    int64_t axis = n.attrInt("axis", c.opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += int64_t(x.shape.size());
+    if (axis < 0 || axis >= int64_t(x.shape.size())) c.fail("axis out of range for " + shapeText(x.shape));
+    if (!computeData) return {shapeOnly(DType::kFloat32, x.shape)};
+    // Opsets before 13 normalize over every dimension from `axis` on; 13 and later over `axis` only.
+    int64_t len = x.shape[size_t(axis)], inner = 1;
+    for (size_t k = size_t(axis) + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+    if (c.opset < 13) {
+      len *= inner;
+      inner = 1;
+    }
+    Tensor y = make(DType::kFloat32, x.shape);
+    const int64_t outer = count(x.shape) / (len * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t k = 0; k < len; ++k) mx = std::max(mx, double(x.floats[size_t((o * len + k) * inner + in)]));
+        for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x.floats[size_t((o * len + k) * inner + in)]) - mx);
+        for (int64_t k = 0; k < len; ++k) {
+          const size_t at = size_t((o * len + k) * inner + in);
+          y.floats[at] = float(std::exp(double(x.floats[at]) - mx) / sum);
+        }
+      }
+    return {y};
+  }
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    const Tensor& scale = c.in(ins, 1);
+    const Tensor* zp = c.has(ins, 2) ? ins[2] : nullptr;
+    if (scale.dtype != DType::kFloat32) c.fail("the scale must be float32");
+    if (zp && zp->elements() != scale.elements()) c.fail("scale and zero point differ in size");
+    const DType outType = op == "DequantizeLinear" ? DType::kFloat32 : zp ? zp->dtype : DType::kUInt8;
+    if (op == "QuantizeLinear" && outType != DType::kUInt8 && outType != DType::kInt8)
+      c.fail("quantizes to uint8 or int8 only, not " + std::string(ir::dtypeName(outType)));
+    if (op == "DequantizeLinear" && x.dtype == DType::kFloat32) c.fail("dequantizes integers, not float32");
+    if (op == "QuantizeLinear" && x.dtype != DType::kFloat32 && x.dtype != DType::kInt32) c.fail("quantizes float32 or int32");
+    const int64_t axis = n.attrInt("axis", 1);
+    if (!computeData) return {shapeOnly(outType, x.shape)};
+    const std::vector<int64_t> pi = parameterIndex(c, x.shape, scale, axis);
+    Tensor y = make(outType, x.shape);
+    for (int64_t i = 0; i < count(x.shape); ++i) {
+      const size_t p = size_t(pi[size_t(i)]);
+      const int64_t z = zp ? zp->ints[p] : 0;
+      if (op == "QuantizeLinear") {
+        // ONNX divides in float: x / y_scale, rounded half to even, plus the zero point, saturated.
+        y.ints[size_t(i)] = saturateTo(outType, double(std::nearbyint(float(value(x, i)) / scale.floats[p])) + double(z));
+      } else {
+        y.floats[size_t(i)] = float(double(x.ints[size_t(i)] - z) * double(scale.floats[p]));
+      }
+    }
+    return {y};
+  }
+  c.fail("operator " + op + " is not supported");
+}
+
+}  // namespace
+
+bool hostSupports(const Node& n, int64_t opset) {
+  return (n.domain.empty() || n.domain == "ai.onnx") && opset >= 11 && opset <= 17 && supportedOps().count(n.opType);
+}
+
+std::vector<Tensor> runHostNode(const Node& n, const std::vector<const Tensor*>& inputs, int64_t opset) {
+  return execute(Ctx{n, opset}, inputs, true);
+}
+
+void inferShapes(Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.domain == "tessera" && n.opType != "FoldInput") continue;
+    std::vector<const Tensor*> ins;
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Tensor& t = g.tensor(in);
+      if (!t.hasShape) throw Error(n.label(g.opset), "input '" + in + "' has no known shape");
+      ins.push_back(&t);
+    }
+    const bool allConstant = std::all_of(ins.begin(), ins.end(), [](const Tensor* t) { return !t || t->isConstant; });
+    std::vector<Tensor> outs = execute(Ctx{n, g.opset}, ins, allConstant && n.opType == "Constant");
+    for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      Tensor& t = g.tensors[n.outputs[i]];
+      t.name = n.outputs[i];
+      t.dtype = outs[i].dtype;
+      t.shape = outs[i].shape;
+      t.hasShape = true;
+    }
+  }
+}
+
+std::map<std::string, Tensor> evaluate(const Graph& g, const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Tensor> values = inputs;
+  for (const Node& n : g.nodes) {
+    std::vector<const Tensor*> ins;
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      auto it = values.find(in);
+      if (it != values.end()) {
+        ins.push_back(&it->second);
+        continue;
+      }
+      const Tensor& t = g.tensor(in);
+      if (!t.isConstant) throw Error(n.label(g.opset), "input '" + in + "' has no value (is every graph input given?)");
+      ins.push_back(&t);
+    }
+    std::vector<Tensor> outs = runHostNode(n, ins, g.opset);
+    for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty()) {
+        outs[i].name = n.outputs[i];
+        values[n.outputs[i]] = std::move(outs[i]);
+      }
+  }
+  return values;
+}
+
+WindowPads windowPads(const Node& n, int64_t inH, int64_t inW, int64_t extentH, int64_t extentW, int64_t strideH,
+                      int64_t strideW, const std::function<void(const std::string&)>& fail) {
+  WindowPads p;
+  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    const Shape pads = n.attrInts("pads", {0, 0, 0, 0});
+    if (pads.size() != 4) fail("pads needs four values");
+    p.top = pads[0], p.left = pads[1], p.bottom = pads[2], p.right = pads[3];
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    // SAME: as many outputs as ceil(input / stride); an odd padding puts the extra row and column
+    // at the end (UPPER) or the start (LOWER).
+    const int64_t oh = (inH + strideH - 1) / strideH, ow = (inW + strideW - 1) / strideW;
+    const int64_t ph = std::max<int64_t>(0, (oh - 1) * strideH + extentH - inH);
+    const int64_t pw = std::max<int64_t>(0, (ow - 1) * strideW + extentW - inW);
+    const bool upper = autoPad == "SAME_UPPER";
+    p.top = upper ? ph / 2 : ph - ph / 2;
+    p.bottom = ph - p.top;
+    p.left = upper ? pw / 2 : pw - pw / 2;
+    p.right = pw - p.left;
+  } else if (autoPad != "VALID") {
+    fail("unknown auto_pad '" + autoPad + "'");
+  }
+  return p;
+}
+
+}  // namespace tessera::compiler::host

@@ -1,0 +1,136 @@
+// Packing between logical tensors and VTA's blocked layouts (each element contiguous).
+#include "tessera/compiler/op/dram_layout.h"
+
+#include <cstring>
+
+#include "tessera/support/error.h"
+
+namespace tessera::compiler::op {
+
+namespace {
+
+size_t activationIndex(const ActivationLayout& l, int n, int c, int y, int x) {
+  return ((((size_t(n / l.batch) * l.channelBlocks() + c / l.block) * l.h + y) * l.w + x) * l.batch + n % l.batch) *
+             l.block +
+         c % l.block;
+}
+
+void checkSize(size_t got, uint64_t want, const char* what) {
+  if (got != want)
+    throw Error(what, "expected " + std::to_string(want) + " bytes, got " + std::to_string(got));
+}
+
+}  // namespace
+
+std::string ActivationLayout::describe() const {
+  return "NCHW" + std::to_string(batch) + "n" + std::to_string(block) + "c [" + std::to_string(batchBlocks()) + "][" +
+         std::to_string(channelBlocks()) + "][" + std::to_string(h) + "][" + std::to_string(w) + "][" +
+         std::to_string(batch) + "][" + std::to_string(block) + "] (logical " + std::to_string(n) + "x" +
+         std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w) + ")";
+}
+
+ActivationLayout inputLayout(const hw::Config& cfg, int n, int c, int h, int w) {
+  return ActivationLayout{n, c, h, w, cfg.batch, cfg.blockIn};
+}
+
+ActivationLayout outputLayout(const hw::Config& cfg, int n, int c, int h, int w) {
+  return ActivationLayout{n, c, h, w, cfg.batch, cfg.blockOut};
+}
+
+OperatorLayouts operatorLayouts(const hw::Config& cfg, const Operator& op) {
+  OperatorLayouts l;
+  l.input = op.onVectorAlu() ? outputLayout(cfg, op.batch, op.inChannels, op.height, op.width)
+                             : inputLayout(cfg, op.batch, op.inChannels, op.height, op.width);
+  l.output = outputLayout(cfg, op.batch, op.outChannels, op.outHeight(), op.outWidth());
+  return l;
+}
+
+std::vector<int8_t> packActivations(const ActivationLayout& l, const std::vector<int8_t>& nchw) {
+  checkSize(nchw.size(), uint64_t(l.n) * l.c * l.h * l.w, "packActivations");
+  std::vector<int8_t> packed(l.bytes(), 0);
+  size_t i = 0;
+  for (int n = 0; n < l.n; ++n)
+    for (int c = 0; c < l.c; ++c)
+      for (int y = 0; y < l.h; ++y)
+        for (int x = 0; x < l.w; ++x) packed[activationIndex(l, n, c, y, x)] = nchw[i++];
+  return packed;
+}
+
+std::vector<int8_t> unpackActivations(const ActivationLayout& l, const std::vector<int8_t>& packed) {
+  checkSize(packed.size(), l.bytes(), "unpackActivations");
+  std::vector<int8_t> nchw(size_t(l.n) * l.c * l.h * l.w);
+  size_t i = 0;
+  for (int n = 0; n < l.n; ++n)
+    for (int c = 0; c < l.c; ++c)
+      for (int y = 0; y < l.h; ++y)
+        for (int x = 0; x < l.w; ++x) nchw[i++] = packed[activationIndex(l, n, c, y, x)];
+  return nchw;
+}
+
+std::string WeightLayout::describe() const {
+  return "OIHW" + std::to_string(blockOut) + "o" + std::to_string(blockIn) + "i [" + std::to_string(outBlocks()) +
+         "][" + std::to_string(inBlocks()) + "][" + std::to_string(kh) + "][" + std::to_string(kw) + "][" +
+         std::to_string(blockOut) + "][" + std::to_string(blockIn) + "] (logical " + std::to_string(o) + "x" +
+         std::to_string(i) + "x" + std::to_string(kh) + "x" + std::to_string(kw) + ")";
+}
+
+WeightLayout weightLayout(const hw::Config& cfg, int o, int i, int kh, int kw) {
+  return WeightLayout{o, i, kh, kw, cfg.blockOut, cfg.blockIn};
+}
+
+namespace {
+// Offset of logical weight [o][i][ky][kx] in the packed layout.
+size_t weightIndex(const WeightLayout& l, int o, int i, int ky, int kx) {
+  return ((((size_t(o / l.blockOut) * l.inBlocks() + i / l.blockIn) * l.kh + ky) * l.kw + kx) * l.blockOut +
+          o % l.blockOut) *
+             l.blockIn +
+         i % l.blockIn;
+}
+}  // namespace
+
+std::vector<int8_t> packWeights(const WeightLayout& l, const std::vector<int8_t>& oihw) {
+  checkSize(oihw.size(), uint64_t(l.o) * l.i * l.kh * l.kw, "packWeights");
+  std::vector<int8_t> packed(l.bytes(), 0);
+  size_t src = 0;
+  for (int o = 0; o < l.o; ++o)
+    for (int i = 0; i < l.i; ++i)
+      for (int ky = 0; ky < l.kh; ++ky)
+        for (int kx = 0; kx < l.kw; ++kx) packed[weightIndex(l, o, i, ky, kx)] = oihw[src++];
+  return packed;
+}
+
+std::vector<int8_t> unpackWeights(const WeightLayout& l, const std::vector<int8_t>& packed) {
+  checkSize(packed.size(), l.bytes(), "unpackWeights");
+  std::vector<int8_t> oihw(size_t(l.o) * l.i * l.kh * l.kw);
+  size_t dst = 0;
+  for (int o = 0; o < l.o; ++o)
+    for (int i = 0; i < l.i; ++i)
+      for (int ky = 0; ky < l.kh; ++ky)
+        for (int kx = 0; kx < l.kw; ++kx) oihw[dst++] = packed[weightIndex(l, o, i, ky, kx)];
+  return oihw;
+}
+
+std::vector<uint8_t> packBias(const hw::Config& cfg, const std::vector<int32_t>& bias) {
+  const size_t blocks = (bias.size() + cfg.blockOut - 1) / cfg.blockOut;
+  std::vector<uint8_t> packed(blocks * cfg.accElemBytes, 0);
+  for (size_t o = 0; o < bias.size(); ++o)
+    for (int b = 0; b < cfg.batch; ++b) {
+      const uint32_t v = static_cast<uint32_t>(bias[o]);
+      uint8_t* p = &packed[((o / cfg.blockOut) * cfg.batch + b) * cfg.blockOut * 4 + (o % cfg.blockOut) * 4];
+      for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
+    }
+  return packed;
+}
+
+std::vector<int32_t> unpackBias(const hw::Config& cfg, const std::vector<uint8_t>& packed, int outChannels) {
+  const size_t blocks = (size_t(outChannels) + cfg.blockOut - 1) / cfg.blockOut;
+  checkSize(packed.size(), blocks * cfg.accElemBytes, "unpackBias");
+  std::vector<int32_t> bias(static_cast<size_t>(outChannels));
+  for (size_t o = 0; o < bias.size(); ++o) {
+    const uint8_t* p = &packed[(o / cfg.blockOut) * cfg.batch * cfg.blockOut * 4 + (o % cfg.blockOut) * 4];
+    bias[o] = static_cast<int32_t>(uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24);
+  }
+  return bias;
+}
+
+}  // namespace tessera::compiler::op

@@ -1,0 +1,682 @@
+// Operator descriptions: construction, validation, the text spec, random operands and the host reference.
+#include "tessera/compiler/op/operator.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <sstream>
+
+#include "tessera/support/error.h"
+
+namespace tessera::compiler::op {
+
+namespace {
+
+// The ALU's int32 arithmetic wraps; doing it in uint32 keeps the reference free of signed overflow.
+int32_t wrapAdd(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
+int32_t wrapMul(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b)); }
+
+// Arithmetic right shift on int32 (C++20 guarantees it; every supported compiler does it in C++17).
+int32_t shiftRight(int32_t v, int s) { return v >> s; }
+
+}  // namespace
+
+std::string kindName(OpKind k) {
+  switch (k) {
+    case OpKind::kConv2d: return "conv2d";
+    case OpKind::kDense: return "dense";
+    case OpKind::kAdd: return "add";
+    case OpKind::kMaxPool: return "maxpool";
+    case OpKind::kAvgPool: return "avgpool";
+  }
+  return "?";
+}
+
+Operator Operator::conv2d(int batch, int inChannels, int height, int width, int outChannels, int kernel, int stride,
+                          int pad, const Epilogue& e) {
+  Operator op;
+  op.kind = OpKind::kConv2d;
+  op.batch = batch;
+  op.inChannels = inChannels;
+  op.height = height;
+  op.width = width;
+  op.outChannels = outChannels;
+  op.kernelH = op.kernelW = kernel;
+  op.strideH = op.strideW = stride;
+  op.padH = op.padW = pad;
+  op.epilogue = e;
+  return op;
+}
+
+Operator Operator::dense(int batch, int inFeatures, int outFeatures, const Epilogue& e) {
+  Operator op;
+  op.kind = OpKind::kDense;
+  op.batch = batch;
+  op.inChannels = inFeatures;
+  op.outChannels = outFeatures;
+  op.epilogue = e;
+  return op;
+}
+
+Operator Operator::add(int batch, int channels, int height, int width, const Epilogue& e) {
+  Operator op;
+  op.kind = OpKind::kAdd;
+  op.batch = batch;
+  op.inChannels = op.outChannels = channels;
+  op.height = height;
+  op.width = width;
+  op.epilogue = e;
+  return op;
+}
+
+namespace {
+Operator pool(OpKind kind, int batch, int channels, int height, int width, int kernel, int stride, int pad) {
+  Operator op;
+  op.kind = kind;
+  op.batch = batch;
+  op.inChannels = op.outChannels = channels;
+  op.height = height;
+  op.width = width;
+  op.kernelH = op.kernelW = kernel;
+  op.strideH = op.strideW = stride;
+  op.padH = op.padW = pad;
+  op.epilogue.bias = false;
+  op.epilogue.shift = 0;
+  return op;
+}
+}  // namespace
+
+Operator Operator::maxPool(int batch, int channels, int height, int width, int kernel, int stride, int pad) {
+  return pool(OpKind::kMaxPool, batch, channels, height, width, kernel, stride, pad);
+}
+
+Operator Operator::avgPool(int batch, int channels, int height, int width, int kernel, int stride, int pad) {
+  return pool(OpKind::kAvgPool, batch, channels, height, width, kernel, stride, pad);
+}
+
+Operator Operator::residualAdd() const {
+  Operator a = add(batch, outChannels, outHeight(), outWidth(), residualEpilogue);
+  a.name = name.empty() ? "residual" : name + " residual";
+  a.scaleA = residualA;
+  a.scaleB = residualB;
+  a.zeroPointA = epilogue.outputZeroPoint;
+  a.zeroPointB = residualZeroPointB;
+  return a;
+}
+
+int Operator::outHeight() const { return strideH > 0 ? (height + 2 * padH - kernelH) / strideH + 1 : 0; }
+int Operator::outWidth() const { return strideW > 0 ? (width + 2 * padW - kernelW) / strideW + 1 : 0; }
+
+uint64_t Operator::macs() const {
+  if (onVectorAlu()) return 0;
+  return uint64_t(batch) * outChannels * outHeight() * outWidth() * inChannels * kernelH * kernelW;
+}
+
+void Operator::validate() const {
+  const std::string where = name.empty() ? kindName(kind) : name + " (" + kindName(kind) + ")";
+  auto positive = [&](int v, const char* field) {
+    if (v <= 0) throw Error(where, std::string(field) + " must be positive, got " + std::to_string(v));
+  };
+  positive(batch, "n");
+  positive(inChannels, "cin");
+  positive(outChannels, "cout");
+  positive(height, "h");
+  positive(width, "w");
+  positive(kernelH, "kernel height");
+  positive(kernelW, "kernel width");
+  positive(strideH, "stride height");
+  positive(strideW, "stride width");
+  if (padH < 0 || padW < 0) throw Error(where, "padding must not be negative");
+  if (padH >= kernelH || padW >= kernelW)
+    throw Error(where, "padding " + std::to_string(padH) + "x" + std::to_string(padW) +
+                           " must be smaller than the kernel " + std::to_string(kernelH) + "x" +
+                           std::to_string(kernelW) + " (an output would see only padding)");
+  if (kernelH > height + 2 * padH || kernelW > width + 2 * padW)
+    throw Error(where, "kernel " + std::to_string(kernelH) + "x" + std::to_string(kernelW) +
+                           " is larger than the padded input " + std::to_string(height + 2 * padH) + "x" +
+                           std::to_string(width + 2 * padW));
+  if (kind == OpKind::kDense && (height != 1 || width != 1 || kernelH != 1 || kernelW != 1 || padH || padW))
+    throw Error(where, "dense has a 1x1 input and no kernel, stride or padding");
+  if (onVectorAlu() && outChannels != inChannels)
+    throw Error(where, "keeps the channel count: cout must equal cin (" + std::to_string(inChannels) + ")");
+  if (kind == OpKind::kAdd && (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW))
+    throw Error(where, "add has no kernel, stride or padding");
+  if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift || epilogue.perChannelClip ||
+                        epilogue.biasAfterMultiply))
+    throw Error(where, "per-channel multipliers and clips, preshift and bias=after belong to conv2d and dense");
+  if (epilogue.biasAfterMultiply && !epilogue.bias) throw Error(where, "bias=after needs the bias");
+  if (epilogue.perChannelMultiplier && epilogue.multiplier != 1)
+    throw Error(where, "mul is either one immediate or per channel (mul=channel), not both");
+  if (epilogue.preClip < 0 || epilogue.preClip > 32767)
+    throw Error(where, "preclip must be in [0, 32767] (a signed 16-bit ALU immediate), got " + std::to_string(epilogue.preClip));
+  if (onVectorAlu() && epilogue.preClip) throw Error(where, "preclip belongs to conv2d and dense");
+  if (epilogue.preShift < 0 || epilogue.preShift > 31)
+    throw Error(where, "preshift must be in [0, 31], got " + std::to_string(epilogue.preShift));
+  if (epilogue.lowBits < 0 || epilogue.lowBits > 7)
+    throw Error(where, "lowbits must be in [0, 7], got " + std::to_string(epilogue.lowBits));
+  if (epilogue.lowBits && (onVectorAlu() || !epilogue.perChannelMultiplier || !epilogue.perChannelClip ||
+                           epilogue.biasAfterMultiply || epilogue.preShift || epilogue.preClip))
+    throw Error(where, "lowbits belongs to conv2d and dense with mul=channel and clip=channel, the bias first, "
+                       "no preshift and no preclip");
+  if (kind == OpKind::kAdd && (epilogue.bias || epilogue.multiplier != 1))
+    throw Error(where, "add takes no bias and no multiplier after the sum (scale the operands with mul_a, mul_b)");
+  if (kind == OpKind::kMaxPool &&
+      (epilogue.bias || epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round || epilogue.relu))
+    throw Error(where, "maxpool has no requantization (bias, mul, shift, round, relu)");
+  const bool wide = epilogue.wideScales;
+  if (wide && kind != OpKind::kAdd && kind != OpKind::kAvgPool) throw Error(where, "wide=1 belongs to add and avgpool");
+  if (kind == OpKind::kAvgPool) {
+    if (epilogue.bias || epilogue.relu) throw Error(where, "avgpool has no bias and no relu");
+    const bool rescale = epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round;
+    const int maxShift = wide ? 31 : 15, maxMul = wide ? (1 << 30) : 32767;
+    if (wide && !rescale) throw Error(where, "wide=1 belongs to avgpool's rescale (mul, shift, round=1)");
+    if (rescale && (!epilogue.round || epilogue.shift < 1 || epilogue.shift > maxShift || epilogue.multiplier < 1 ||
+                    epilogue.multiplier > maxMul))
+      throw Error(where, "avgpool's rescale needs mul in [1, " + std::to_string(maxMul) + "], shift in [1, " +
+                             std::to_string(maxShift) + "] and round=1 (got mul=" + std::to_string(epilogue.multiplier) +
+                             " shift=" + std::to_string(epilogue.shift) + " round=" + std::to_string(epilogue.round) + ")");
+    if (rescale && int64_t(128) * kernelH * kernelW * epilogue.multiplier + (int64_t(1) << (epilogue.shift - 1)) > INT32_MAX)
+      throw Error(where, "avgpool's rescale: a window sum times mul=" + std::to_string(epilogue.multiplier) +
+                             " can leave int32");
+  }
+  if (kind == OpKind::kAvgPool && kernelH * kernelW > 16384)
+    throw Error(where, "window " + std::to_string(kernelH) + "x" + std::to_string(kernelW) +
+                           " is larger than the 16384 elements avgpool divides");
+  if (epilogue.shift < 0 || epilogue.shift > 31)
+    throw Error(where, "shift must be in [0, 31], got " + std::to_string(epilogue.shift));
+  if (epilogue.round && epilogue.lowBits && epilogue.shift < 1) throw Error(where, "round needs a shift of at least 1");
+  if (epilogue.round && !wide && !epilogue.lowBits && (epilogue.shift < 1 || epilogue.shift > 15))
+    throw Error(where, "round needs shift in [1, 15] (its 1 << (shift-1) is a signed 16-bit ALU immediate; wide=1 "
+                       "takes up to 31), got " + std::to_string(epilogue.shift));
+  if (epilogue.round && wide && epilogue.shift < 1) throw Error(where, "round needs a shift of at least 1");
+  for (const auto& [value, what] : {std::pair<int, const char*>{epilogue.multiplier, "multiplier"},
+                                    {scaleA, "mul_a"},
+                                    {scaleB, "mul_b"}})
+    if (!wide && (value < -32768 || value > 32767))
+      throw Error(where, std::string(what) + " must fit the ALU's signed 16-bit immediate (or take wide=1), got " +
+                             std::to_string(value));
+  // add's worst sum, with its rounding, stays in int32 (the reference and the ALU would wrap alike,
+  // but a wrapped sum is no requantization).
+  if (kind == OpKind::kAdd && wide &&
+      (128 + std::llabs(int64_t(zeroPointA))) * std::llabs(int64_t(scaleA)) +
+              (128 + std::llabs(int64_t(zeroPointB))) * std::llabs(int64_t(scaleB)) +
+              (epilogue.round ? int64_t(1) << (epilogue.shift - 1) : 0) +
+              (std::llabs(int64_t(epilogue.outputZeroPoint)) << epilogue.shift) > INT32_MAX)
+    throw Error(where, "wide add: 128 * (|mul_a| + |mul_b|) (more with azp, bzp) plus the rounding and outzp leaves int32");
+  if (kind != OpKind::kAdd && (scaleA != 1 || scaleB != 1)) throw Error(where, "mul_a and mul_b belong to add");
+  for (const auto& [value, key] : {std::pair<int, const char*>{epilogue.outputZeroPoint, "outzp"},
+                                  {zeroPointA, "azp"},
+                                  {zeroPointB, "bzp"}})
+    if (value < -128 || value > 127)
+      throw Error(where, std::string(key) + " must be in [-128, 127] (an int8 zero point), got " + std::to_string(value));
+  if (epilogue.outputZeroPoint) {
+    if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool)
+      throw Error(where, "outzp belongs to conv2d, dense and add (a max pooling keeps its input's zero point)");
+    if (epilogue.lowBits && !epilogue.round) throw Error(where, "outzp with lowbits needs round=1 (it joins the rounding row)");
+  }
+  if (zeroPointA || zeroPointB) {
+    if (kind != OpKind::kAdd) throw Error(where, "azp and bzp belong to add");
+    if (!epilogue.wideScales || !epilogue.round)
+      throw Error(where, "azp and bzp need wide=1 and round=1 (they join the resident rounding row)");
+  }
+  if (inputZeroPoint) {
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "inzp belongs to conv2d and dense");
+    if (inputZeroPoint < -128 || inputZeroPoint > 127)
+      throw Error(where, "inzp must be in [-128, 127] (an int8 zero point), got " + std::to_string(inputZeroPoint));
+    if (!epilogue.bias || epilogue.biasAfterMultiply)
+      throw Error(where, "inzp needs the bias first (bias=1): the zero point's sum is folded into it");
+  }
+  if (residual) {
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "residual=1 belongs to conv2d and dense");
+    try {
+      residualAdd().validate();
+    } catch (const Error& e) {
+      throw Error(where, "residual add: " + e.reason());
+    }
+  } else if (residualA != 1 || residualB != 1 || residualEpilogue.relu || residualEpilogue.round ||
+             residualEpilogue.wideScales || residualZeroPointB || residualEpilogue.outputZeroPoint) {
+    throw Error(where, "res_mul_a, res_mul_b, res_round, res_relu, res_wide, res_bzp and res_outzp need residual=1");
+  }
+}
+
+std::string Operator::describe() const {
+  std::ostringstream os;
+  os << kindName(kind) << (name.empty() ? "" : " " + name) << ": ";
+  auto shape = [&](int c, int h, int w) {
+    return "[" + std::to_string(batch) + "][" + std::to_string(c) + "][" + std::to_string(h) + "][" + std::to_string(w) + "]";
+  };
+  if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool) {
+    os << "in " << shape(inChannels, height, width) << " int8, window " << kernelH << "x" << kernelW << ", stride "
+       << strideH << "x" << strideW << ", pad " << padH << "x" << padW << " -> out "
+       << shape(outChannels, outHeight(), outWidth()) << " int8";
+    if (kind == OpKind::kMaxPool) {
+      os << "; max (padding never wins)";
+    } else {
+      int32_t m = 1;
+      int sh = 0;
+      poolScale(*this, &m, &sh);
+      os << "; sum";
+      if (m != 1) os << " *" << m;
+      if (sh) os << " +" << (1 << (sh - 1)) << " >>" << sh;
+      if (epilogue.multiplier != 1 || epilogue.shift != 0)
+        os << " (average over " << kernelH * kernelW << ", padding counted as zero, to the output's scale)";
+      else
+        os << " (average over " << kernelH * kernelW << ", padding counted as zero)";
+      if (epilogue.wideScales) os << "; multiplier and rounding in resident accumulator rows";
+    }
+    return os.str();
+  }
+  if (kind == OpKind::kAdd) {
+    os << "a, b " << shape(inChannels, height, width) << " int8 -> out " << shape(outChannels, height, width)
+       << " int8; a";
+    if (scaleA != 1) os << "*" << scaleA;
+    os << " + b";
+    if (scaleB != 1) os << "*" << scaleB;
+    os << ", ";
+    if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
+    os << ">>" << epilogue.shift;
+    if (epilogue.outputZeroPoint) os << ", +" << epilogue.outputZeroPoint << " (output zero point)";
+    os << ", clip [" << (epilogue.relu ? (epilogue.outputZeroPoint > -128 ? epilogue.outputZeroPoint : -128) : -128)
+       << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+    if (zeroPointA || zeroPointB) os << "; operand zero points a " << zeroPointA << ", b " << zeroPointB;
+    if (epilogue.wideScales) os << "; multipliers and rounding in resident accumulator rows";
+    return os.str();
+  }
+  if (kind == OpKind::kDense) {
+    os << "in [" << batch << "][" << inChannels << "] int8, weights [" << outChannels << "][" << inChannels
+       << "] int8 -> out [" << batch << "][" << outChannels << "] int8";
+  } else {
+    os << "in [" << batch << "][" << inChannels << "][" << height << "][" << width << "] int8, weights ["
+       << outChannels << "][" << inChannels << "][" << kernelH << "][" << kernelW << "] int8, stride " << strideH
+       << "x" << strideW << ", pad " << padH << "x" << padW << " -> out [" << batch << "][" << outChannels << "]["
+       << outHeight() << "][" << outWidth() << "] int8";
+  }
+  if (inputZeroPoint)
+    os << " (input zero point " << inputZeroPoint << ": sum of (x " << (inputZeroPoint < 0 ? "+ " : "- ")
+       << std::abs(inputZeroPoint) << ") * w over the taps inside the input)";
+  os << "; epilogue: " << (epilogue.bias && !epilogue.biasAfterMultiply ? "+bias int32, " : "");
+  if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
+  if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
+  if (epilogue.perChannelClip) os << "clip [low[o], high[o]], ";
+  if (epilogue.perChannelMultiplier)
+    os << (epilogue.lowBits ? "*(multiplier[o] + low[o]/" + std::to_string(1 << epilogue.lowBits) + "), " : "*multiplier[o], ");
+  if (epilogue.multiplier != 1) os << "*" << epilogue.multiplier << ", ";
+  if (epilogue.biasAfterMultiply) os << "+bias int32 (after the multiply), ";
+  if (epilogue.round) os << "+" << (1 << (epilogue.shift - 1)) << ", ";
+  os << ">>" << epilogue.shift;
+  if (epilogue.outputZeroPoint) os << ", +" << epilogue.outputZeroPoint << " (output zero point)";
+  if (!epilogue.perChannelClip)
+    os << ", clip [" << (epilogue.relu ? epilogue.outputZeroPoint : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+  else if (epilogue.relu)
+    os << " (ReLU by the bounds)";
+  if (residual) {
+    const Epilogue& r = residualEpilogue;
+    os << "; then + residual b " << shape(outChannels, outHeight(), outWidth()) << " int8: a";
+    if (residualA != 1) os << "*" << residualA;
+    os << " + b";
+    if (residualB != 1) os << "*" << residualB;
+    os << ", ";
+    if (r.round) os << "+" << (1 << (r.shift - 1)) << ", ";
+    if (residualZeroPointB) os << " (b's zero point " << residualZeroPointB << ")";
+    os << ">>" << r.shift;
+    if (r.outputZeroPoint) os << ", +" << r.outputZeroPoint << " (output zero point)";
+    os << ", clip [" << (r.relu ? r.outputZeroPoint : -128) << ", 127]" << (r.relu ? " (ReLU)" : "");
+    if (r.wideScales) os << " (multipliers and rounding in resident accumulator rows)";
+  }
+  os << "; " << macs() << " MACs";
+  return os.str();
+}
+
+std::string Operator::spec() const {
+  std::ostringstream os;
+  os << kindName(kind);
+  if (!name.empty()) os << " name=" << name;
+  os << " n=" << batch;
+  if (onVectorAlu()) {
+    os << " c=" << inChannels << " h=" << height << " w=" << width;
+    if (kind == OpKind::kAdd) {
+      os << " mul_a=" << scaleA << " mul_b=" << scaleB << " shift=" << epilogue.shift << " round=" << epilogue.round
+         << " relu=" << epilogue.relu;
+      if (zeroPointA) os << " azp=" << zeroPointA;
+      if (zeroPointB) os << " bzp=" << zeroPointB;
+      if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
+    }
+    else
+      os << " kh=" << kernelH << " kw=" << kernelW << " sh=" << strideH << " sw=" << strideW << " ph=" << padH
+         << " pw=" << padW;
+    if (kind == OpKind::kAvgPool && (epilogue.multiplier != 1 || epilogue.shift != 0))
+      os << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift << " round=" << epilogue.round;
+    if (epilogue.wideScales) os << " wide=1";
+    return os.str();
+  }
+  os << " cin=" << inChannels;
+  if (kind == OpKind::kConv2d)
+    os << " h=" << height << " w=" << width << " cout=" << outChannels << " kh=" << kernelH << " kw=" << kernelW
+       << " sh=" << strideH << " sw=" << strideW << " ph=" << padH << " pw=" << padW;
+  else
+    os << " cout=" << outChannels;
+  os << " bias=" << (epilogue.biasAfterMultiply ? "after" : epilogue.bias ? "1" : "0") << " mul=";
+  if (epilogue.perChannelMultiplier) os << "channel";
+  else os << epilogue.multiplier;
+  if (epilogue.preShift) os << " preshift=" << epilogue.preShift;
+  if (epilogue.preClip) os << " preclip=" << epilogue.preClip;
+  if (epilogue.perChannelClip) os << " clip=channel";
+  if (epilogue.lowBits) os << " lowbits=" << epilogue.lowBits;
+  if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
+  if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
+  os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
+  if (residual)
+    os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
+       << " res_round=" << residualEpilogue.round << " res_relu=" << residualEpilogue.relu
+       << " res_wide=" << residualEpilogue.wideScales;
+  if (residualZeroPointB) os << " res_bzp=" << residualZeroPointB;
+  if (residualEpilogue.outputZeroPoint) os << " res_outzp=" << residualEpilogue.outputZeroPoint;
+  return os.str();
+}
+
+Operator Operator::parse(const std::string& text, const std::string& origin) {
+  std::istringstream is(text);
+  std::string word;
+  const char* known = "conv2d, dense, add, maxpool, avgpool";
+  if (!(is >> word)) throw Error(origin, std::string("empty operator description (expected one of ") + known + ")");
+  Operator op;
+  bool found = false;
+  for (OpKind k : {OpKind::kConv2d, OpKind::kDense, OpKind::kAdd, OpKind::kMaxPool, OpKind::kAvgPool})
+    if (word == kindName(k)) {
+      op.kind = k;
+      found = true;
+    }
+  if (!found) throw Error(origin, "unknown operator '" + word + "' (known: " + known + ")");
+  if (op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool) {
+    op.epilogue.bias = false;
+    op.epilogue.shift = 0;
+  }
+  if (op.kind == OpKind::kAdd) op.epilogue.bias = false;
+  op.residualEpilogue.bias = false;
+  std::map<std::string, int*> ints = {
+      {"n", &op.batch},        {"cin", &op.inChannels}, {"h", &op.height},    {"w", &op.width},
+      {"cout", &op.outChannels}, {"kh", &op.kernelH},   {"kw", &op.kernelW},  {"sh", &op.strideH},
+      {"sw", &op.strideW},     {"ph", &op.padH},        {"pw", &op.padW},     {"mul", &op.epilogue.multiplier},
+      {"shift", &op.epilogue.shift}, {"preshift", &op.epilogue.preShift}, {"preclip", &op.epilogue.preClip},
+      {"lowbits", &op.epilogue.lowBits}, {"inzp", &op.inputZeroPoint}, {"outzp", &op.epilogue.outputZeroPoint},
+      {"res_bzp", &op.residualZeroPointB}, {"res_outzp", &op.residualEpilogue.outputZeroPoint},
+      {"azp", &op.zeroPointA}, {"bzp", &op.zeroPointB},
+      {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
+      {"res_shift", &op.residualEpilogue.shift}};
+  const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
+                                                         {"stride", {&op.strideH, &op.strideW}},
+                                                         {"pad", {&op.padH, &op.padW}}};
+  while (is >> word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == word.size())
+      throw Error(origin, "expected key=value, got '" + word + "'");
+    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    if (key == "name") {
+      op.name = value;
+      continue;
+    }
+    if (key == "mul" && value == "channel") {
+      op.epilogue.perChannelMultiplier = true;
+      continue;
+    }
+    if (key == "bias" && value == "after") {
+      op.epilogue.bias = op.epilogue.biasAfterMultiply = true;
+      continue;
+    }
+    if (key == "clip") {
+      if (value != "channel") throw Error(origin, "clip takes only 'channel' (per-channel bounds), got '" + value + "'");
+      op.epilogue.perChannelClip = true;
+      continue;
+    }
+    long v = 0;
+    try {
+      size_t used = 0;
+      v = std::stol(value, &used, 0);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      throw Error(origin, "value of '" + key + "' is not an integer: '" + value + "'");
+    }
+    if (v < -(1L << 30) || v > (1L << 30)) throw Error(origin, "value of '" + key + "' is out of range");
+    if (key == "wide") {
+      if (v != 0 && v != 1) throw Error(origin, "wide must be 0 or 1");
+      op.epilogue.wideScales = v == 1;
+    } else if (key == "residual" || key == "res_round" || key == "res_relu" || key == "res_wide") {
+      if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1");
+      (key == "residual" ? op.residual : key == "res_round" ? op.residualEpilogue.round
+                                       : key == "res_relu" ? op.residualEpilogue.relu
+                                                           : op.residualEpilogue.wideScales) = v == 1;
+    } else if (key == "bias" || key == "relu" || key == "round") {
+      if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1" + (key == "bias" ? " or 'after'" : ""));
+      (key == "bias" ? op.epilogue.bias : key == "relu" ? op.epilogue.relu : op.epilogue.round) = v == 1;
+      if (key == "bias") op.epilogue.biasAfterMultiply = false;
+    } else if (key == "c") {
+      if (!op.onVectorAlu()) throw Error(origin, "c= (channels) is for add and pooling; " + kindName(op.kind) + " takes cin= and cout=");
+      op.inChannels = op.outChannels = static_cast<int>(v);
+    } else if (ints.count(key)) {
+      *ints[key] = static_cast<int>(v);
+    } else if (both.count(key)) {
+      for (int* p : both.at(key)) *p = static_cast<int>(v);
+    } else {
+      throw Error(origin, "unknown key '" + key +
+                              "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide residual "
+                              "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
+    }
+  }
+  try {
+    op.validate();
+  } catch (const Error& e) {
+    throw Error(origin, e.what());
+  }
+  return op;
+}
+
+OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t biasRange) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::uniform_int_distribution<int32_t> bias(-biasRange, biasRange);
+  OperatorData d;
+  d.input.resize(size_t(op.batch) * op.inChannels * op.height * op.width);
+  d.weights.resize(size_t(op.outChannels) * op.inChannels * op.kernelH * op.kernelW);
+  if (op.onVectorAlu()) d.weights.clear();
+  if (op.kind == OpKind::kAdd) d.input2.resize(d.input.size());
+  if (op.residual) d.input2.resize(size_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth());
+  for (auto& v : d.input) v = static_cast<int8_t>(byte(rng));
+  for (auto& v : d.input2) v = static_cast<int8_t>(byte(rng));
+  for (auto& v : d.weights) v = static_cast<int8_t>(byte(rng));
+  if (op.epilogue.bias) {
+    d.bias.resize(size_t(op.outChannels));
+    for (auto& v : d.bias) v = bias(rng);
+  }
+  if (op.epilogue.perChannelMultiplier) {
+    // A bias after the multiply comes with 24-bit multipliers and int32 sums that wrap: draw both
+    // from the whole range, so the targets' wrapping is checked too.
+    const bool wide = op.epilogue.biasAfterMultiply;
+    std::uniform_int_distribution<int32_t> mul(wide ? INT32_MIN : -32768, wide ? INT32_MAX : 32767);
+    d.multipliers.resize(size_t(op.outChannels));
+    for (auto& v : d.multipliers) v = mul(rng);
+    if (wide)
+      for (auto& v : d.bias) v = mul(rng);
+  }
+  if (op.epilogue.lowBits) {
+    std::uniform_int_distribution<int32_t> low(0, (1 << op.epilogue.lowBits) - 1);
+    d.multipliersLow.resize(size_t(op.outChannels));
+    for (auto& v : d.multipliersLow) v = low(rng);
+  }
+  if (op.epilogue.perChannelClip) {
+    // Bounds anywhere in int32, either order, so some channels clip everything and some nothing.
+    std::uniform_int_distribution<int32_t> bound(-biasRange * 64, biasRange * 64);
+    d.clipLow.resize(size_t(op.outChannels));
+    d.clipHigh.resize(size_t(op.outChannels));
+    for (int o = 0; o < op.outChannels; ++o) {
+      d.clipLow[size_t(o)] = bound(rng);
+      d.clipHigh[size_t(o)] = bound(rng);
+    }
+  }
+  return d;
+}
+
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias) { return applyEpilogue(e, acc, bias, e.multiplier); }
+
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier) {
+  return applyEpilogue(e, acc, bias, multiplier, 0, 0);
+}
+
+int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                     int32_t clipHigh, int32_t multiplierLow) {
+  return static_cast<int8_t>(
+      static_cast<uint32_t>(epilogueValue(e, acc, bias, multiplier, clipLow, clipHigh, multiplierLow)) & 0xffu);
+}
+
+int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                      int32_t clipHigh, int32_t multiplierLow) {
+  // The output zero point before the shift, where it joins a resident row or the bias.
+  const int32_t zeroShifted = int32_t(uint32_t(e.outputZeroPoint) << e.shift);
+  if (e.lowBits) {
+    if (e.bias) acc = wrapAdd(acc, bias);
+    acc = std::max(std::min(acc, clipHigh), clipLow);
+    const int32_t low = shiftRight(wrapMul(acc, multiplierLow), e.lowBits);
+    acc = wrapAdd(wrapMul(acc, multiplier), low);
+    if (e.round) acc = wrapAdd(acc, wrapAdd(int32_t(1) << (e.shift - 1), zeroShifted));
+    return shiftRight(acc, e.shift);
+  }
+  const bool zeroBeforeShift = e.biasAfterMultiply || (e.wideScales && e.round);
+  if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
+  if (e.preShift) acc = shiftRight(acc, e.preShift);
+  if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
+  if (e.perChannelClip) acc = std::max(std::min(acc, clipHigh), clipLow);
+  if (e.perChannelMultiplier || multiplier != 1) acc = wrapMul(acc, multiplier);
+  if (e.biasAfterMultiply) acc = wrapAdd(acc, wrapAdd(bias, zeroShifted));
+  if (e.round) acc = wrapAdd(acc, wrapAdd(int32_t(1) << (e.shift - 1), e.wideScales ? zeroShifted : 0));
+  acc = shiftRight(acc, e.shift);
+  if (!zeroBeforeShift) acc = wrapAdd(acc, e.outputZeroPoint);
+  if (e.perChannelClip) return acc;
+  acc = std::min(acc, 127);
+  acc = std::max(acc, e.relu ? e.outputZeroPoint : -128);
+  return acc;
+}
+
+void averageDivisor(int count, int32_t* multiplier, int* shift) {
+  int log = 0;
+  while ((1 << log) < count) ++log;
+  if ((1 << log) == count) {
+    *multiplier = 1;
+    *shift = log;
+  } else {
+    *multiplier = (int32_t(1 << 15) + count / 2) / count;
+    *shift = 15;
+  }
+}
+
+void poolScale(const Operator& op, int32_t* multiplier, int* shift) {
+  if (op.epilogue.multiplier != 1 || op.epilogue.shift != 0) {
+    *multiplier = op.epilogue.multiplier;
+    *shift = op.epilogue.shift;
+    return;
+  }
+  averageDivisor(op.kernelH * op.kernelW, multiplier, shift);
+}
+
+int32_t averageOf(int32_t sum, int count) {
+  int32_t m = 1;
+  int s = 0;
+  averageDivisor(count, &m, &s);
+  if (m != 1) sum = wrapMul(sum, m);
+  if (s) sum = wrapAdd(sum, int32_t(1) << (s - 1));
+  return shiftRight(sum, s);
+}
+
+namespace {
+
+std::vector<int8_t> addReference(const Operator& op, const OperatorData& data) {
+  if (data.input.size() != size_t(op.batch) * op.inChannels * op.height * op.width || data.input2.size() != data.input.size())
+    throw Error("reference", "operand sizes do not match " + op.describe());
+  std::vector<int8_t> out(data.input.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = applyEpilogue(op.epilogue,
+                           wrapAdd(wrapMul(int32_t(data.input[i]) - op.zeroPointA, op.scaleA),
+                                   wrapMul(int32_t(data.input2[i]) - op.zeroPointB, op.scaleB)),
+                           0);
+  return out;
+}
+
+std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) {
+  const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, OH = op.outHeight(), OW = op.outWidth();
+  if (data.input.size() != size_t(N) * C * H * W) throw Error("reference", "operand sizes do not match " + op.describe());
+  const bool isMax = op.kind == OpKind::kMaxPool;
+  std::vector<int8_t> out(size_t(N) * C * OH * OW);
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c)
+      for (int y = 0; y < OH; ++y)
+        for (int x = 0; x < OW; ++x) {
+          int32_t acc = isMax ? -128 : 0;
+          for (int ky = 0; ky < op.kernelH; ++ky)
+            for (int kx = 0; kx < op.kernelW; ++kx) {
+              const int iy = y * op.strideH + ky - op.padH, ix = x * op.strideW + kx - op.padW;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              const int32_t v = data.input[((size_t(n) * C + c) * H + iy) * W + ix];
+              acc = isMax ? std::max(acc, v) : acc + v;
+            }
+          if (!isMax) {
+            int32_t m = 1;
+            int sh = 0;
+            poolScale(op, &m, &sh);
+            if (m != 1) acc = wrapMul(acc, m);
+            if (sh) acc = shiftRight(wrapAdd(acc, int32_t(1) << (sh - 1)), sh);
+            acc = std::max(-128, std::min(127, acc));
+          }
+          out[((size_t(n) * C + c) * OH + y) * OW + x] = static_cast<int8_t>(acc);
+        }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
+  op.validate();
+  if (op.kind == OpKind::kAdd) return addReference(op, data);
+  if (op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool) return poolReference(op, data);
+  const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, O = op.outChannels;
+  const int KH = op.kernelH, KW = op.kernelW, OH = op.outHeight(), OW = op.outWidth();
+  if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * C * KH * KW ||
+      (op.epilogue.bias && data.bias.size() != size_t(O)) ||
+      (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)) ||
+      (op.epilogue.perChannelClip && (data.clipLow.size() != size_t(O) || data.clipHigh.size() != size_t(O))) ||
+      (op.residual && data.input2.size() != size_t(N) * O * OH * OW) ||
+      (op.epilogue.lowBits && data.multipliersLow.size() != size_t(O)))
+    throw Error("reference", "operand sizes do not match " + op.describe());
+  std::vector<int8_t> out(size_t(N) * O * OH * OW);
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < O; ++o)
+      for (int y = 0; y < OH; ++y)
+        for (int x = 0; x < OW; ++x) {
+          int32_t acc = 0;
+          for (int c = 0; c < C; ++c)
+            for (int ky = 0; ky < KH; ++ky) {
+              const int iy = y * op.strideH + ky - op.padH;
+              if (iy < 0 || iy >= H) continue;
+              for (int kx = 0; kx < KW; ++kx) {
+                const int ix = x * op.strideW + kx - op.padW;
+                if (ix < 0 || ix >= W) continue;
+                acc = wrapAdd(acc, (int32_t(data.input[((size_t(n) * C + c) * H + iy) * W + ix]) - op.inputZeroPoint) *
+                                       int32_t(data.weights[((size_t(o) * C + c) * KH + ky) * KW + kx]));
+              }
+            }
+          const size_t i = ((size_t(n) * O + o) * OH + y) * OW + x;
+          const int32_t a = epilogueValue(op.epilogue, acc, op.epilogue.bias ? data.bias[o] : 0,
+                                          op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier,
+                                          op.epilogue.perChannelClip ? data.clipLow[o] : 0,
+                                          op.epilogue.perChannelClip ? data.clipHigh[o] : 0,
+                                          op.epilogue.lowBits ? data.multipliersLow[o] : 0);
+          // A fused residual add takes the epilogue's value from the accumulator as it is (the
+          // graph compiler's clip bounds keep it in int8 range; STORE would keep its low byte).
+          out[i] = op.residual ? applyEpilogue(op.residualEpilogue,
+                                               wrapAdd(wrapMul(wrapAdd(a, -op.epilogue.outputZeroPoint), op.residualA),
+                                                       wrapMul(int32_t(data.input2[i]) - op.residualZeroPointB, op.residualB)),
+                                               0)
+                               : static_cast<int8_t>(static_cast<uint32_t>(a) & 0xffu);
+        }
+  return out;
+}
+
+}  // namespace tessera::compiler::op
