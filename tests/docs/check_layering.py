@@ -7,7 +7,7 @@ The table sits between the markers <!-- layering:begin --> and <!-- layering:end
   - a library of the build is missing from the table, or the table names one the build lacks;
   - a library's links in the table differ from its links in the build;
   - a library links one of a higher layer (dependencies flow one way: the table lists the layers
-    bottom up, and a library may link its own layer or one below).
+    bottom up, each layer's rows together, and a library may link its own layer or one below).
 """
 import re
 import sys
@@ -37,6 +37,8 @@ def read_table(path):
         if len(cells) < 4 or not cells[1].startswith("`"):
             continue
         layer, names, links = cells[0], re.findall(r"`([^`]+)`", cells[1]), re.findall(r"`([^`]+)`", cells[2])
+        if layer and layer in layers and layers[-1] != layer:
+            sys.exit(f"{path}:{line_no + offset}: layer {layer} is split: list each layer's libraries together, layers bottom up")
         if layer and layer not in layers:
             layers.append(layer)
         for name in names:
