@@ -56,7 +56,7 @@ sim_args() {
 # --- Bad flags: each a clear error.
 expect 1 "below the protocol's minimum" -- "$TESSERA" serve --port 0 --max-bytes 10
 expect 1 "cannot serve another server's device" -- "$TESSERA" serve --port 0 --target remote:127.0.0.1:1/fsim
-expect 1 "--bind nonsense: not an IP address" -- "$TESSERA" serve --port 0 --bind nonsense
+expect 1 "bind address nonsense: not an IP address" -- "$TESSERA" serve --port 0 --bind nonsense
 expect 1 "target 'nosuch'" -- "$TESSERA" serve --port 0 --target nosuch
 expect 1 "not a TCP port" -- "$TESSERA" serve --port 70000
 start_server fsim || exit 1

@@ -59,7 +59,7 @@ const TripleInfo& tripleInfo(const std::string& triple) {
     if (triple == t.triple) return t;
   std::string list;
   for (const TripleInfo& t : kTriples) list += (list.empty() ? "" : ", ") + std::string(t.triple);
-  throw Error("--triple " + triple, "is not a supported target triple (supported: " + list + ")");
+  throw Error("target triple " + triple, "is not a supported target triple (supported: " + list + ")");
 }
 
 void initializeLlvm() {
@@ -80,13 +80,13 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string& triple) {
   const std::string full = llvm::Triple::normalize(triple);
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(full, error);
-  if (!target) throw Error("--triple " + triple, "LLVM has no backend for it: " + error);
+  if (!target) throw Error("target triple " + triple, "LLVM has no backend for it: " + error);
   llvm::TargetOptions options;
   // gnueabihf passes floats in VFP registers; LLVM takes that from the options, not the triple.
   if (triple.find("gnueabihf") != std::string::npos) options.FloatABIType = llvm::FloatABI::Hard;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(full, info.cpu, info.features, options,
                                                                       llvm::Reloc::PIC_, llvm::None, llvm::CodeGenOpt::Default));
-  if (!tm) throw Error("--triple " + triple, "LLVM cannot create a target machine for it");
+  if (!tm) throw Error("target triple " + triple, "LLVM cannot create a target machine for it");
   return tm;
 }
 
@@ -112,7 +112,7 @@ std::vector<uint8_t> objectFile(llvm::Module& mod, llvm::TargetMachine& tm) {
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
-    throw Error("--triple " + tm.getTargetTriple().str(), "LLVM cannot emit object files for it");
+    throw Error("target triple " + tm.getTargetTriple().str(), "LLVM cannot emit object files for it");
   pm.run(mod);
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
@@ -137,7 +137,7 @@ std::vector<uint8_t> sharedLibrary(const std::vector<uint8_t>& object, const std
   if (status != 0) {
     const std::string output = readTextFile(log);
     fs::remove_all(dir);
-    throw Error("--emit shared --triple " + triple, std::string("linking with ") + info.linker + " failed (is its toolchain installed? " +
+    throw Error("shared library for " + triple, std::string("linking with ") + info.linker + " failed (is its toolchain installed? " +
                                                         "scripts/install-deps.sh installs the cross compilers): " + output);
   }
   std::vector<uint8_t> data = readBinaryFile(so);

@@ -491,30 +491,30 @@ Server::Server(const ServeOptions& options) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.opt = options;
   if (options.maxMessageBytes < wire::kMinMessageBytes)
-    throw Error("--max-bytes " + std::to_string(options.maxMessageBytes),
+    throw Error("message size limit " + std::to_string(options.maxMessageBytes),
                 "below the protocol's minimum of " + std::to_string(wire::kMinMessageBytes) + " (one page chunk)");
   if (!(options.idleTimeoutSeconds > 0) || options.idleTimeoutSeconds > 1e6)
-    throw Error("--idle-timeout", "expected a number of seconds in (0, 1e6]");
+    throw Error("idle timeout", "expected a number of seconds in (0, 1e6]");
   s.idle = milliseconds(static_cast<int64_t>(options.idleTimeoutSeconds * 1000));
   if (s.idle <= wire::kHeartbeatPeriod)
-    throw Error("--idle-timeout", "must exceed the heartbeat period of 1 s");
-  if (isRemoteName(options.target)) throw Error("--target " + options.target, "a server cannot serve another server's device");
+    throw Error("idle timeout", "must exceed the heartbeat period of 1 s");
+  if (isRemoteName(options.target)) throw Error("served target " + options.target, "a server cannot serve another server's device");
   const TargetInfo& info = findTarget(options.target);
   if (!options.config.empty()) {
     s.fixedConfig = true;
     s.config = hw::Config::load(options.config);
     checkTarget(info, s.config, options.targetOptions);
   }
-  if (!options.secretFile.empty()) s.secret = wire::readSecretFile(options.secretFile, "--secret-file");
+  if (!options.secretFile.empty()) s.secret = wire::readSecretFile(options.secretFile, "server secret file");
   boost::system::error_code ec;
   const auto address = wire::asio::ip::make_address(options.bind, ec);
-  if (ec) throw Error("--bind " + options.bind, "not an IP address: " + ec.message());
+  if (ec) throw Error("bind address " + options.bind, "not an IP address: " + ec.message());
   const wire::tcp::endpoint endpoint(address, options.port);
   s.acceptor.open(endpoint.protocol(), ec);
   if (!ec) s.acceptor.set_option(wire::tcp::acceptor::reuse_address(true), ec);
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (!ec) s.acceptor.listen(wire::asio::socket_base::max_listen_connections, ec);
-  if (ec) throw Error("--bind " + options.bind + " --port " + std::to_string(options.port), "cannot listen: " + ec.message());
+  if (ec) throw Error("address " + options.bind + " port " + std::to_string(options.port), "cannot listen: " + ec.message());
   s.accept();
   if (options.onListening) options.onListening(options.bind, port());
   s.acceptThread = std::thread([&s] { s.io.run(); });
