@@ -635,6 +635,9 @@ module tessera_compute #(
   end
 
 `ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StIdle, StLoad, StPush, StFinish})
+    else $error("tessera_compute: invalid state %0d", state_q);
   // The grants give each bank to one pipe per cycle, which keeps their writes apart too.
   logic [1:0] rd_bank, wr_bank;
   assign rd_bank = {pipe_acc_raddr[1][AccAw-1], pipe_acc_raddr[0][AccAw-1]};

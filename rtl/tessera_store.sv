@@ -350,4 +350,17 @@ module tessera_store #(
   assign insn_o = insn_q;
   assign head_insn_o = q_entry_i[EntryWidth-1 -: 32];
 
+`ifndef SYNTHESIS
+  // Both state machines stay in their named states.
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q == StIdle || state_q == StExec || state_q == StPush)
+    else $error("tessera_store: invalid state %0d", state_q);
+  AwStateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                 aw_state_q == AwIdle || aw_state_q == AwRow || aw_state_q == AwBurst)
+    else $error("tessera_store: invalid address-side state %0d", aw_state_q);
+  // The buffer holds two elements: a read is issued only with room for its element.
+  ElementBufferBound: assert property (@(posedge clk_i) disable iff (!rst_ni || start_i) element_count_q <= 2'd2)
+    else $error("tessera_store: %0d elements in the two-entry buffer", element_count_q);
+`endif
+
 endmodule

@@ -754,4 +754,12 @@ module tessera_uop_pipe #(
     end
   end
 
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i)
+                               pstate_q inside {PIdle, PScan, PWait, PRun, PDone})
+    else $error("tessera_uop_pipe: invalid state %0d", pstate_q);
+  BusyMatchesState: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) busy_q == (pstate_q != PIdle))
+    else $error("tessera_uop_pipe: the busy register disagrees with the state");
+`endif
+
 endmodule

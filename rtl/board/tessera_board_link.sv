@@ -377,4 +377,12 @@ module tessera_board_link #(
   assign mem_wdata_o = {BusBytes{tx_byte_q}};
   assign mem_be_o = lane;
 
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StHunt, StHeader, StCheck, StRecvReg, StRecvMem, StMemWrite, StAxiWrite,
+                                               StAxiWriteResp, StAxiRead, StAxiReadResp, StReplyLoad, StMemRead,
+                                               StMemReadWait, StReplySend, StDrain})
+    else $error("tessera_board_link: invalid state %0d", state_q);
+`endif
+
 endmodule

@@ -161,4 +161,10 @@ module tessera_board_mem #(
     end
   end
 
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StIdle, StReadIssue, StReadBeat, StWriteBeat, StWriteResp})
+    else $error("tessera_board_mem: invalid state %0d", state_q);
+`endif
+
 endmodule

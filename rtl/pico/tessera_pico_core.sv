@@ -1093,4 +1093,40 @@ module tessera_pico_core #(
     count_inc_o[tessera_host_pkg::CounterRetired] = retire;
   end
 
+`ifndef SYNTHESIS
+  // The state machine only takes its named states (five bits hold one more encoding).
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q inside {StIdle, StFetch, StDrain, StHead, StInsn, StExec, StLoadElem, StLoadRead, StLoadWrite,
+                      StStoreRead, StStoreByte, StStoreWrite, StCheckStart, StCheckOut, StCheckIn, StCheckUop,
+                      StCheckCmp, StUop, StUopData, StGemmReset, StGemmLane, StGemmMac, StGemmWrite, StAluDst,
+                      StAluSrc, StAluOp, StAluWait, StRetire, StNext, StFinish, StStuck})
+    else $error("tessera_pico_core: invalid state %0d", state_q);
+  // X checks (Ibex's ASSERT_KNOWN): out of reset, the state and every control output is 0 or 1, and
+  // the fields a request or a fault carries are too. Verilator simulates two states, where these
+  // hold by construction; they speak in a four-state simulator, where an X here would otherwise
+  // reach the DRAM port or the host registers unseen.
+  StateKnown: assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(state_q))
+    else $error("tessera_pico_core: unknown state");
+  MemReqKnown: assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(mem_req_o))
+    else $error("tessera_pico_core: unknown mem_req_o");
+  MemCmdKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                mem_req_o |-> !$isunknown({mem_we_o, mem_addr_o}))
+    else $error("tessera_pico_core: a DRAM request with an unknown address or direction");
+  MemWdataKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  mem_req_o && mem_we_o |-> !$isunknown(mem_wdata_o))
+    else $error("tessera_pico_core: a DRAM write of unknown data");
+  BufferWriteKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     !$isunknown({uop_we, inp_we, wgt_we, acc_we, ser_start}))
+    else $error("tessera_pico_core: unknown buffer write enable or serial-unit start");
+  RunOutcomeKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    !$isunknown({finish_o, fault_o, count_inc_o}))
+    else $error("tessera_pico_core: unknown finish, fault or counter increment");
+  FaultDetailsKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                      fault_o |-> !$isunknown({fault_cause_o, fault_insn_o, fault_info_o}))
+    else $error("tessera_pico_core: a fault with unknown cause, instruction or details");
+  StatusKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                !$isunknown({status_o, insn_o, tokens_o, queues_o}))
+    else $error("tessera_pico_core: unknown status, index, token or queue word");
+`endif
+
 endmodule

@@ -126,4 +126,10 @@ module tessera_pico_dram #(
   assign m_axi_wvalid_o = state_q == StWrite && !w_done_q;
   assign m_axi_bready_o = state_q == StWriteResp;
 
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StIdle, StReadAddr, StReadData, StWrite, StWriteResp})
+    else $error("tessera_pico_dram: invalid state %0d", state_q);
+`endif
+
 endmodule
