@@ -287,6 +287,8 @@ module tessera_store #(
       read_left_q          <= read_left_d;
       read_addr_q          <= read_addr_d;
       read_in_flight_q     <= out_re_o;
+      // The element an SRAM read returns goes to the write slot.
+      if (read_in_flight_q) element_buffer_q[element_write_slot_q] <= out_rdata_i;
       element_write_slot_q <= element_write_slot_d;
       element_read_slot_q  <= element_read_slot_d;
       element_count_q      <= element_count_d;
@@ -295,11 +297,6 @@ module tessera_store #(
       beats_left_q         <= beats_left_d;
       bursts_out_q         <= bursts_out_d;
     end
-  end
-
-  // The buffer's entries: the element an SRAM read returns goes to the write slot.
-  always_ff @(posedge clk_i) begin
-    if (rst_ni && !start_i && read_in_flight_q) element_buffer_q[element_write_slot_q] <= out_rdata_i;
   end
 
   logic engine_idle;
