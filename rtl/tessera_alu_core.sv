@@ -13,7 +13,7 @@ module tessera_alu_core (
   input  logic                                 clk_i,
   input  logic                                 en_i,
   input  logic                                 clr_i,
-  input  logic [2:0]                           op_i,
+  input  tessera_config_pkg::alu_op_e          op_i,
   input  logic                                 use_imm_i,
   input  logic [31:0]                          imm_i,
   input  logic [tessera_config_pkg::ACC_MATRIX_WIDTH-1:0] a_i,
@@ -23,10 +23,6 @@ module tessera_alu_core (
 
   localparam int Lanes = tessera_config_pkg::BATCH * tessera_config_pkg::BLOCK_OUT;
   localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
-  localparam logic [2:0] OpMin = 3'(tessera_config_pkg::ALU_OPCODE_MIN);
-  localparam logic [2:0] OpMax = 3'(tessera_config_pkg::ALU_OPCODE_MAX);
-  localparam logic [2:0] OpAdd = 3'(tessera_config_pkg::ALU_OPCODE_ADD);
-  localparam logic [2:0] OpShr = 3'(tessera_config_pkg::ALU_OPCODE_SHR);
 
   // a * b mod 2^32 from two DSP-sized multiplications and one small one in LUTs. With b split at
   // bit 17 and a at bit 24: a * b = a[23:0] * b[16:0] + a[31:24] * b[16:0] * 2^24 + a * b[31:17] * 2^17,
@@ -46,23 +42,27 @@ module tessera_alu_core (
 
   // The multiply is the deepest operation, so it meets the others in one last two-way choice
   // rather than as one arm of a five-way multiplexer (one LUT level less behind it).
-  function automatic logic [31:0] lane_other(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
+  function automatic logic [31:0] lane_other(input tessera_config_pkg::alu_op_e op, input logic [31:0] a,
+                                             input logic [31:0] b);
     logic [4:0] left;
     left = 5'(-b);
     case (op)
-      OpMin: lane_other = ($signed(a) < $signed(b)) ? a : b;
-      OpMax: lane_other = ($signed(a) < $signed(b)) ? b : a;
-      OpAdd: lane_other = a + b;
-      default: lane_other = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);  // OpShr
+      tessera_config_pkg::ALU_OPCODE_MIN: lane_other = ($signed(a) < $signed(b)) ? a : b;
+      tessera_config_pkg::ALU_OPCODE_MAX: lane_other = ($signed(a) < $signed(b)) ? b : a;
+      tessera_config_pkg::ALU_OPCODE_ADD: lane_other = a + b;
+      default: lane_other = b[31] ? (a << left) : 32'($signed(a) >>> b[4:0]);  // ALU_OPCODE_SHR
     endcase
   endfunction
 
-  function automatic logic [31:0] lane_op(input logic [2:0] op, input logic [31:0] a, input logic [31:0] b);
-    if (op == OpMin || op == OpMax || op == OpAdd || op == OpShr) lane_op = lane_other(op, a, b);
+  function automatic logic [31:0] lane_op(input tessera_config_pkg::alu_op_e op, input logic [31:0] a,
+                                          input logic [31:0] b);
+    if (op == tessera_config_pkg::ALU_OPCODE_MIN || op == tessera_config_pkg::ALU_OPCODE_MAX ||
+        op == tessera_config_pkg::ALU_OPCODE_ADD || op == tessera_config_pkg::ALU_OPCODE_SHR)
+      lane_op = lane_other(op, a, b);
     else lane_op = mul32(a, b);
   endfunction
 
-  function automatic logic [AccWidth-1:0] apply(input logic [2:0] op, input logic use_imm, input logic [31:0] imm,
+  function automatic logic [AccWidth-1:0] apply(input tessera_config_pkg::alu_op_e op, input logic use_imm, input logic [31:0] imm,
                                                 input logic [AccWidth-1:0] a, input logic [AccWidth-1:0] b);
     for (int l = 0; l < Lanes; l++) apply[l * 32 +: 32] = lane_op(op, a[l * 32 +: 32], use_imm ? imm : b[l * 32 +: 32]);
   endfunction

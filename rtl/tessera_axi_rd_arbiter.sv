@@ -5,6 +5,8 @@
 // each R beat. Several bursts may be outstanding, which hides the DRAM latency; every client must
 // keep accepting its beats (none may stall the shared R channel indefinitely). Read data is
 // registered before it reaches the clients.
+`include "tessera_config.svh"
+
 module tessera_axi_rd_arbiter #(
   parameter int Clients = 3,
   parameter int BusWidth = 64,
@@ -40,7 +42,6 @@ module tessera_axi_rd_arbiter #(
 );
 
   localparam logic [2:0] BeatSize = 3'($clog2(BusWidth / 8));
-  localparam logic [1:0] BurstIncr = 2'b01;
 
   // Address channel register: one request held until the slave takes it.
   logic                   ar_valid_q;
@@ -128,7 +129,7 @@ module tessera_axi_rd_arbiter #(
   assign m_axi_araddr_o  = ar_addr_q;
   assign m_axi_arlen_o   = ar_len_q;
   assign m_axi_arsize_o  = BeatSize;
-  assign m_axi_arburst_o = BurstIncr;
+  assign m_axi_arburst_o = tessera_config_pkg::AXI_BURST_INCR;
   assign m_axi_arvalid_o = ar_valid_q;
 
   // Read data passes a two-entry register slice (full rate, and the clients' logic sees registers
@@ -160,7 +161,7 @@ module tessera_axi_rd_arbiter #(
   assign slice_pop = !slice_empty && !order_empty && rsp_ready_i[order_head];
   assign order_pop = slice_pop && beat_last;
 
-  assign rsp_error_o = slice_pop && (beat_resp != 2'b00);
+  assign rsp_error_o = slice_pop && (beat_resp != tessera_config_pkg::AXI_RESP_OKAY);
   assign rsp_error_client_o = order_head;
 
 endmodule

@@ -115,16 +115,11 @@ module tessera_compute #(
   localparam int OutElemWidth = tessera_config_pkg::OUT_WIDTH;  // one output value
   localparam int Acc8Width = 8;                                 // one ACC_8BIT value in DRAM
   localparam int Acc8Lanes = AccElemWidth / Acc8Width;  // an int8 beat widens to this many lanes
-  localparam logic [2:0] OpLoad = 3'(tessera_config_pkg::OPCODE_LOAD);
-  localparam logic [2:0] OpGemm = 3'(tessera_config_pkg::OPCODE_GEMM);
-  localparam logic [2:0] OpFinish = 3'(tessera_config_pkg::OPCODE_FINISH);
-  localparam logic [2:0] OpAlu = 3'(tessera_config_pkg::OPCODE_ALU);
-  localparam logic [2:0] MemUop = 3'(tessera_config_pkg::MEM_ID_UOP);
-  localparam logic [2:0] MemAcc = 3'(tessera_config_pkg::MEM_ID_ACC);
   localparam logic [3:0] LogUopBytes = 4'($clog2(tessera_config_pkg::UOP_ELEM_BYTES));
   localparam logic [3:0] LogAccBytes = 4'($clog2(tessera_config_pkg::ACC_ELEM_BYTES));
   localparam logic [3:0] LogAcc8Bytes = 4'($clog2(tessera_config_pkg::ACC8_ELEM_BYTES));
   localparam int InsnWidth = tessera_config_pkg::INS_WIDTH;
+  localparam int SizeWidth = tessera_config_pkg::MEMOP_SIZE_BIT_WIDTH;
   localparam tessera_host_pkg::token_queue_t QueueL2g = tessera_host_pkg::QueueL2g;
   localparam tessera_host_pkg::token_queue_t QueueG2l = tessera_host_pkg::QueueG2l;
   localparam tessera_host_pkg::token_queue_t QueueG2s = tessera_host_pkg::QueueG2s;
@@ -169,14 +164,16 @@ module tessera_compute #(
     end else if (q_pop_o) begin
       hd_valid_q         <= 1'b1;
       hd_entry_q         <= q_entry_i;
-      hd_is_load_q       <= q_mem_insn.opcode == OpLoad;
-      hd_is_uops_q       <= q_mem_insn.opcode == OpGemm || q_mem_insn.opcode == OpAlu;
-      hd_is_finish_q     <= q_mem_insn.opcode == OpFinish;
+      hd_is_load_q       <= q_mem_insn.opcode == tessera_config_pkg::OPCODE_LOAD;
+      hd_is_uops_q       <= q_mem_insn.opcode == tessera_config_pkg::OPCODE_GEMM ||
+                            q_mem_insn.opcode == tessera_config_pkg::OPCODE_ALU;
+      hd_is_finish_q     <= q_mem_insn.opcode == tessera_config_pkg::OPCODE_FINISH;
       // Reset GEMMs only write zeros: the ALU pipe takes them, the GEMM pipe keeps the GEMM core busy.
-      hd_target_q        <= (q_mem_insn.opcode == OpGemm && !q_gemm_insn.reset) ? 1'(PipeGemm) : 1'(PipeAlu);
+      hd_target_q        <= (q_mem_insn.opcode == tessera_config_pkg::OPCODE_GEMM && !q_gemm_insn.reset) ?
+                            1'(PipeGemm) : 1'(PipeAlu);
       hd_load_nonempty_q <= q_mem_insn.x_size != '0;
-      hd_leb_q           <= q_mem_insn.memory_type == MemUop ? LogUopBytes :
-                            (q_mem_insn.memory_type == MemAcc ? LogAccBytes : LogAcc8Bytes);
+      hd_leb_q           <= q_mem_insn.memory_type == tessera_config_pkg::MEM_ID_UOP ? LogUopBytes :
+                            (q_mem_insn.memory_type == tessera_config_pkg::MEM_ID_ACC ? LogAccBytes : LogAcc8Bytes);
     end else if (take) begin
       hd_valid_q         <= 1'b0;
     end
@@ -197,9 +194,10 @@ module tessera_compute #(
   assign alu_insn = hd_entry_q[InsnWidth-1:0];
   assign entry_index = hd_entry_q[EntryWidth-1 -: 32];
 
-  logic [2:0]  opcode, mem_type;
-  logic        pop_prev, pop_next, push_prev, push_next;
-  logic [15:0] x_size;
+  tessera_config_pkg::opcode_e opcode;
+  tessera_config_pkg::mem_id_e mem_type;
+  logic                        pop_prev, pop_next, push_prev, push_next;
+  logic [SizeWidth-1:0]        x_size;
   always_comb begin
     opcode    = mem_insn.opcode;
     pop_prev  = mem_insn.pop_prev;
@@ -344,7 +342,7 @@ module tessera_compute #(
   logic [Bus-1:0]          ld_data;
   // Programs are validated against the buffer depth, so the field's bits above it are zero.
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [15:0]             ld_sram_base;
+  logic [tessera_config_pkg::MEMOP_SRAM_ADDR_BIT_WIDTH-1:0] ld_sram_base;
   /* verilator lint_on UNUSEDSIGNAL */
 
   assign load_start = issue && is_load && hd_load_nonempty_q;
@@ -438,15 +436,15 @@ module tessera_compute #(
       .start_i(pipe_start[p]), .scan_i(pipe_busy[1 - p] && !pipe_done[1 - p]), .go_i(pipe_go[p]),
       .retire_i(pipe_retire[p]),
       .halt_i(any_fault),
-      .gemm_i(opcode == OpGemm), .reset_i(gemm_insn.reset), .use_imm_i(alu_insn.use_imm),
+      .gemm_i(opcode == tessera_config_pkg::OPCODE_GEMM), .reset_i(gemm_insn.reset), .use_imm_i(alu_insn.use_imm),
       .alu_op_i(alu_insn.alu_opcode), .imm_i(head_imm),
       .uop_bgn_i(32'(gemm_insn.uop_bgn)), .uop_end_i(32'(gemm_insn.uop_end)),
       .iter_out_i(gemm_insn.iter_out), .iter_in_i(gemm_insn.iter_in),
       .dst_fo_i(32'(gemm_insn.dst_factor_out)), .dst_fi_i(32'(gemm_insn.dst_factor_in)),
       .src_fo_i(32'(gemm_insn.src_factor_out)), .src_fi_i(32'(gemm_insn.src_factor_in)),
       // ALU instructions have no weight factors; their fields there hold the ALU opcode.
-      .wgt_fo_i(opcode == OpGemm ? 32'(gemm_insn.wgt_factor_out) : '0),
-      .wgt_fi_i(opcode == OpGemm ? 32'(gemm_insn.wgt_factor_in) : '0),
+      .wgt_fo_i(opcode == tessera_config_pkg::OPCODE_GEMM ? 32'(gemm_insn.wgt_factor_out) : '0),
+      .wgt_fi_i(opcode == tessera_config_pkg::OPCODE_GEMM ? 32'(gemm_insn.wgt_factor_in) : '0),
       .busy_o(pipe_busy[p]), .waiting_o(pipe_waiting[p]), .started_o(pipe_started[p]), .done_o(pipe_done[p]),
       .exec_begin_o(pipe_exec_begin[p]), .exec_end_o(pipe_exec_end[p]),
       .fp_valid_o(fp_valid[p]), .fp_in_range_o(fp_in_range[p]), .fp_empty_o(fp_empty[p]),
@@ -548,8 +546,8 @@ module tessera_compute #(
           if (hd_is_finish_q) begin
             state_d = StFinish;
           end else if (is_load) begin
-            is_uop_load_d = (mem_type == MemUop);
-            is_acc_load_d = (mem_type == MemAcc);
+            is_uop_load_d = (mem_type == tessera_config_pkg::MEM_ID_UOP);
+            is_acc_load_d = (mem_type == tessera_config_pkg::MEM_ID_ACC);
             state_d = hd_load_nonempty_q ? StLoad : StPush;
           end else begin
             state_d = StPush;
@@ -637,6 +635,9 @@ module tessera_compute #(
   end
 
 `ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StIdle, StLoad, StPush, StFinish})
+    else $error("tessera_compute: invalid state %0d", state_q);
   // The grants give each bank to one pipe per cycle, which keeps their writes apart too.
   logic [1:0] rd_bank, wr_bank;
   assign rd_bank = {pipe_acc_raddr[1][AccAw-1], pipe_acc_raddr[0][AccAw-1]};

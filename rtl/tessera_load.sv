@@ -55,32 +55,20 @@ module tessera_load #(
   localparam int SramAw = (InpAw > WgtAw) ? InpAw : WgtAw;
   localparam logic [3:0] LogInpElemBytes = 4'($clog2(tessera_config_pkg::INP_ELEM_BYTES));
   localparam logic [3:0] LogWgtElemBytes = 4'($clog2(tessera_config_pkg::WGT_ELEM_BYTES));
-  localparam logic [2:0] MemInp = 3'(tessera_config_pkg::MEM_ID_INP);
+  localparam int InsnWidth = tessera_config_pkg::INS_WIDTH;
 
-  // Instruction fields of the queue head (memory format).
-  logic        pop_next, push_next;
-  logic [2:0]  mem_type;
-  logic [15:0] y_size, x_size, x_stride;
-  // Programs are validated against the buffer depth, so the field's bits above it are zero.
+  // The queue head, read through the memory format. Programs are validated against the buffer
+  // depth, so the SRAM base's bits above it are zero.
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [15:0] sram_base;
+  tessera_config_pkg::insn_mem_t insn;
+  logic [tessera_config_pkg::MEMOP_SRAM_ADDR_BIT_WIDTH-1:0] sram_base;
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [31:0] dram_base;
-  logic [3:0]  y_pad0, y_pad1, x_pad0, x_pad1;
-  always_comb begin
-    pop_next  = q_entry_i[tessera_config_pkg::INSN_MEM_POP_NEXT_LO];
-    push_next = q_entry_i[tessera_config_pkg::INSN_MEM_PUSH_NEXT_LO];
-    mem_type  = q_entry_i[tessera_config_pkg::INSN_MEM_MEMORY_TYPE_LO +: 3];
-    sram_base = q_entry_i[tessera_config_pkg::INSN_MEM_SRAM_BASE_LO +: 16];
-    dram_base = q_entry_i[tessera_config_pkg::INSN_MEM_DRAM_BASE_LO +: 32];
-    y_size    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_SIZE_LO +: 16];
-    x_size    = q_entry_i[tessera_config_pkg::INSN_MEM_X_SIZE_LO +: 16];
-    x_stride  = q_entry_i[tessera_config_pkg::INSN_MEM_X_STRIDE_LO +: 16];
-    y_pad0    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_PAD_0_LO +: 4];
-    y_pad1    = q_entry_i[tessera_config_pkg::INSN_MEM_Y_PAD_1_LO +: 4];
-    x_pad0    = q_entry_i[tessera_config_pkg::INSN_MEM_X_PAD_0_LO +: 4];
-    x_pad1    = q_entry_i[tessera_config_pkg::INSN_MEM_X_PAD_1_LO +: 4];
-  end
+  logic pop_next, push_next, is_input;
+  assign insn = q_entry_i[InsnWidth-1:0];
+  assign pop_next = insn.pop_next;
+  assign push_next = insn.push_next;
+  assign sram_base = insn.sram_base;
+  assign is_input = insn.memory_type == tessera_config_pkg::MEM_ID_INP;
 
   localparam int TokenDepth = tessera_config_pkg::DEP_QUEUE_DEPTH;
 
@@ -128,11 +116,11 @@ module tessera_load #(
   tessera_mem_loader #(.BusWidth(Bus), .SramAddrWidth(SramAw), .BeatIdxWidth(BeatIdxWidth), .TagWidth(TagWidth)) u_loader (
     .clk_i, .rst_ni, .clear_i(start_i),
     .job_valid_i(issue), .job_ready_o(job_ready),
-    .sram_base_i(sram_base[SramAw-1:0]), .dram_base_i(dram_base),
-    .y_size_i(y_size), .x_size_i(x_size), .x_stride_i(x_stride),
-    .y_pad0_i(y_pad0), .y_pad1_i(y_pad1), .x_pad0_i(x_pad0), .x_pad1_i(x_pad1),
-    .log_elem_bytes_i(mem_type == MemInp ? LogInpElemBytes : LogWgtElemBytes),
-    .tag_i({q_entry_i[EntryWidth-1 -: 32], mem_type == MemInp, push_next}),
+    .sram_base_i(sram_base[SramAw-1:0]), .dram_base_i(insn.dram_base),
+    .y_size_i(insn.y_size), .x_size_i(insn.x_size), .x_stride_i(insn.x_stride),
+    .y_pad0_i(insn.y_pad_0), .y_pad1_i(insn.y_pad_1), .x_pad0_i(insn.x_pad_0), .x_pad1_i(insn.x_pad_1),
+    .log_elem_bytes_i(is_input ? LogInpElemBytes : LogWgtElemBytes),
+    .tag_i({q_entry_i[EntryWidth-1 -: 32], is_input, push_next}),
     .done_o(loader_done), .done_tag_o(done_tag), .busy_o(loader_busy),
     .req_valid_o, .req_addr_o, .req_len_o, .req_ready_i,
     .rsp_valid_i, .rsp_data_i, .rsp_ready_o,

@@ -42,7 +42,7 @@ module tessera_uop_pipe #(
   input  logic                                   gemm_i,
   input  logic                                   reset_i,
   input  logic                                   use_imm_i,
-  input  logic [2:0]                             alu_op_i,
+  input  tessera_config_pkg::alu_op_e            alu_op_i,
   input  logic [31:0]                            imm_i,
   input  logic [31:0]                            uop_bgn_i,
   input  logic [31:0]                            uop_end_i,
@@ -120,7 +120,7 @@ module tessera_uop_pipe #(
 
   // Fields of the instruction held.
   logic        gemm_q, reset_q, use_imm_q;
-  logic [2:0]  alu_op_q;
+  tessera_config_pkg::alu_op_e alu_op_q;
   logic [31:0] imm_q;
   logic [31:0] uop_bgn_q, uop_end_q, iter_out_q, iter_in_q;
   logic [31:0] dst_fo_q, dst_fi_q, src_fo_q, src_fi_q, wgt_fo_q, wgt_fi_q;
@@ -605,7 +605,7 @@ module tessera_uop_pipe #(
       gemm_q <= 1'b0;
       reset_q <= 1'b0;
       use_imm_q <= 1'b0;
-      alu_op_q <= '0;
+      alu_op_q <= tessera_config_pkg::ALU_OPCODE_MIN;
       imm_q <= '0;
       uop_bgn_q <= '0;
       uop_end_q <= '0;
@@ -753,5 +753,13 @@ module tessera_uop_pipe #(
       fault_info_q <= fault_info_d;
     end
   end
+
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i)
+                               pstate_q inside {PIdle, PScan, PWait, PRun, PDone})
+    else $error("tessera_uop_pipe: invalid state %0d", pstate_q);
+  BusyMatchesState: assert property (@(posedge clk_i) disable iff (!rst_ni || clear_i) busy_q == (pstate_q != PIdle))
+    else $error("tessera_uop_pipe: the busy register disagrees with the state");
+`endif
 
 endmodule

@@ -9,6 +9,31 @@
 
 namespace tessera::hw {
 
+const std::vector<IsaEnum>& isaEnums() {
+  static const std::vector<IsaEnum> enums = {
+      {"opcode_e", "OPCODE_BIT_WIDTH", kOpcodeBits, Field::kOpcode,
+       {{"OPCODE_LOAD", static_cast<long long>(Opcode::kLoad)},
+        {"OPCODE_STORE", static_cast<long long>(Opcode::kStore)},
+        {"OPCODE_GEMM", static_cast<long long>(Opcode::kGemm)},
+        {"OPCODE_FINISH", static_cast<long long>(Opcode::kFinish)},
+        {"OPCODE_ALU", static_cast<long long>(Opcode::kAlu)}}},
+      {"alu_op_e", "ALU_OPCODE_BIT_WIDTH", kAluOpcodeBits, Field::kAluOpcode,
+       {{"ALU_OPCODE_MIN", static_cast<long long>(AluOp::kMin)},
+        {"ALU_OPCODE_MAX", static_cast<long long>(AluOp::kMax)},
+        {"ALU_OPCODE_ADD", static_cast<long long>(AluOp::kAdd)},
+        {"ALU_OPCODE_SHR", static_cast<long long>(AluOp::kShr)},
+        {"ALU_OPCODE_MUL", static_cast<long long>(AluOp::kMul)}}},
+      {"mem_id_e", "MEMOP_ID_BIT_WIDTH", kMemIdBits, Field::kMemType,
+       {{"MEM_ID_UOP", static_cast<long long>(MemId::kUop)},
+        {"MEM_ID_WGT", static_cast<long long>(MemId::kWgt)},
+        {"MEM_ID_INP", static_cast<long long>(MemId::kInp)},
+        {"MEM_ID_ACC", static_cast<long long>(MemId::kAcc)},
+        {"MEM_ID_OUT", static_cast<long long>(MemId::kOut)},
+        {"MEM_ID_ACC_8BIT", static_cast<long long>(MemId::kAcc8)}}},
+  };
+  return enums;
+}
+
 std::vector<std::pair<std::string, long long>> derivedParameters(const Config& c) {
   std::vector<std::pair<std::string, long long>> p = {
       {"LOG_INP_WIDTH", c.logInpWidth}, {"LOG_WGT_WIDTH", c.logWgtWidth}, {"LOG_ACC_WIDTH", c.logAccWidth},
@@ -38,12 +63,9 @@ std::vector<std::pair<std::string, long long>> derivedParameters(const Config& c
       {"MEMOP_STRIDE_BIT_WIDTH", kMemStrideBits}, {"MEMOP_PAD_BIT_WIDTH", kMemPadBits},
       {"LOOP_ITER_WIDTH", kLoopIterBits}, {"ALUOP_IMM_BIT_WIDTH", kAluImmBits},
       {"SHR_ARG_BIT_WIDTH", c.logAccWidth},
-      {"OPCODE_LOAD", 0}, {"OPCODE_STORE", 1}, {"OPCODE_GEMM", 2}, {"OPCODE_FINISH", 3}, {"OPCODE_ALU", 4},
-      {"ALU_OPCODE_MIN", 0}, {"ALU_OPCODE_MAX", 1}, {"ALU_OPCODE_ADD", 2}, {"ALU_OPCODE_SHR", 3},
-      {"ALU_OPCODE_MUL", 4},
-      {"MEM_ID_UOP", 0}, {"MEM_ID_WGT", 1}, {"MEM_ID_INP", 2}, {"MEM_ID_ACC", 3}, {"MEM_ID_OUT", 4},
-      {"MEM_ID_ACC_8BIT", 5},
   };
+  for (const IsaEnum& e : isaEnums())
+    for (const auto& item : e.items) p.push_back({item.name, item.value});
   // Bit positions of every field of every instruction format and of the micro-op.
   InsnLayout layout(c);
   auto upper = [](std::string s) {
@@ -122,7 +144,8 @@ std::string generateHlsHeader(const Config& c) {
 
 namespace {
 // A packed struct of one instruction (or micro-op) format, most significant field first, with the
-// bits no field uses named unused_<lo> so the struct is exactly `total` bits wide.
+// bits no field uses named unused_<lo> so the struct is exactly `total` bits wide. A field whose
+// kind is one of the ISA's enumerations (opcode, memory type, ALU opcode) has that enum's type.
 std::string svPackedStruct(const std::string& type, const std::vector<FieldPos>& fields, int total,
                            const std::vector<std::string>& names) {
   std::vector<std::pair<FieldPos, std::string>> sorted;
@@ -135,27 +158,57 @@ std::string svPackedStruct(const std::string& type, const std::vector<FieldPos>&
   };
   for (const auto& [pos, name] : sorted) {
     gap(pos.lo + pos.width);
-    s += "    logic [" + std::to_string(pos.width) + "-1:0] " + name + ";\n";
+    const IsaEnum* kind = nullptr;
+    for (const IsaEnum& e : isaEnums())
+      if (e.field == pos.field && e.bits == pos.width) kind = &e;
+    if (kind)
+      s += "    " + std::string(kind->type) + " " + name + ";\n";
+    else
+      s += "    logic [" + std::to_string(pos.width) + "-1:0] " + name + ";\n";
     top = pos.lo;
   }
   gap(0);
   s += "  } " + type + ";\n";
   return s;
 }
+
+bool isEnumItem(const std::string& name) {
+  for (const IsaEnum& e : isaEnums())
+    for (const auto& item : e.items)
+      if (name == item.name) return true;
+  return false;
+}
 }  // namespace
 
 std::string generateSvInclude(const Config& c) {
   std::string g = guardName(c, "SVH");
   std::string s = banner(c, "//");
-  s += "// The configuration as package tessera_config_pkg (constants and the packed instruction formats)\n"
-       "// and the host-interface contract as package tessera_host_pkg. Included by every rtl/ file; the\n"
-       "// guard defines each package once per compilation unit.\n";
+  s += "// The configuration as package tessera_config_pkg (constants, the ISA's enumerations as typed\n"
+       "// enums and the packed instruction formats) and the host-interface contract as package\n"
+       "// tessera_host_pkg. Included by every rtl/ file; the guard defines each package once per\n"
+       "// compilation unit.\n";
   s += "`ifndef " + g + "\n`define " + g + "\n\n";
   // Every include of this file names packages, not its own file; most constants go unused by a given module.
   s += "/* verilator lint_off DECLFILENAME */\n/* verilator lint_off UNUSEDPARAM */\n";
   s += "package tessera_config_pkg;\n\n";
   for (const auto& [name, value] : derivedParameters(c))
-    s += "  localparam int unsigned " + name + " = " + std::to_string(value) + ";\n";
+    if (!isEnumItem(name)) s += "  localparam int unsigned " + name + " = " + std::to_string(value) + ";\n";
+  s += "\n  // AXI4 (AMBA AXI A3.4): no burst crosses a page, an INCR burst has at most AXI_MAX_BURST_BEATS\n"
+       "  // beats; the INCR burst type, the OKAY and SLVERR responses.\n";
+  s += "  localparam int unsigned AXI_PAGE_BITS = " + std::to_string(kAxiPageBits) + ";\n";
+  s += "  localparam int unsigned AXI_PAGE_BYTES = 1 << AXI_PAGE_BITS;\n";
+  s += "  localparam int unsigned AXI_MAX_BURST_BEATS = " + std::to_string(kAxiMaxBurstBeats) + ";\n";
+  s += "  localparam logic [1:0] AXI_BURST_INCR = 2'd" + std::to_string(kAxiBurstIncr) + ";\n";
+  s += "  localparam logic [1:0] AXI_RESP_OKAY = 2'd" + std::to_string(kAxiRespOkay) + ";\n";
+  s += "  localparam logic [1:0] AXI_RESP_SLVERR = 2'd" + std::to_string(kAxiRespSlvErr) + ";\n";
+  s += "\n  // The ISA's opcodes, ALU opcodes and memory ids, the types of those instruction fields.\n";
+  for (const IsaEnum& e : isaEnums()) {
+    s += "  typedef enum logic [" + std::string(e.widthParam) + "-1:0] {\n";
+    for (size_t i = 0; i < e.items.size(); ++i)
+      s += "    " + std::string(e.items[i].name) + " = " + std::to_string(e.bits) + "'d" +
+           std::to_string(e.items[i].value) + (i + 1 < e.items.size() ? ",\n" : "\n");
+    s += "  } " + std::string(e.type) + ";\n";
+  }
   InsnLayout layout(c);
   auto names = [](const std::vector<FieldPos>& fields) {
     std::vector<std::string> n;

@@ -1,6 +1,8 @@
 // Host-link protocol engine (docs/fpga.md, "iCEBreaker host link"): decodes request frames from the
 // UART and answers each with a status byte, reading and writing the accelerator's registers as an
 // AXI4-Lite master and the board memory through its host port.
+`include "tessera_config.svh"
+
 module tessera_board_link #(
   parameter int MemBytes = 131072,
   parameter int BusWidth = 32,
@@ -73,7 +75,6 @@ module tessera_board_link #(
   localparam int HelloBytes = 4;
   localparam int StatusBytes = 2;
   localparam int RegBytes = 4;
-  localparam logic [1:0] RespOkay = 2'b00;
   localparam int ByteOffsetBits = $clog2(BusBytes);
   localparam int IdleWidth = $clog2(IdleTimeoutCycles + 1);
   localparam logic [IdleWidth-1:0] IdleLimit = IdleWidth'(IdleTimeoutCycles);
@@ -247,7 +248,7 @@ module tessera_board_link #(
       StAxiWriteResp: begin
         m_axil_bready_o = 1'b1;
         if (m_axil_bvalid_i) begin
-          status_d = m_axil_bresp_i == RespOkay ? StatusOk : StatusBusError;
+          status_d = m_axil_bresp_i == tessera_config_pkg::AXI_RESP_OKAY ? StatusOk : StatusBusError;
           remaining_d = '0;
           state_d = StReplyLoad;
         end
@@ -260,8 +261,8 @@ module tessera_board_link #(
         m_axil_rready_o = 1'b1;
         if (m_axil_rvalid_i) begin
           data_d = m_axil_rdata_i;
-          status_d = m_axil_rresp_i == RespOkay ? StatusOk : StatusBusError;
-          remaining_d = m_axil_rresp_i == RespOkay ? 17'(RegBytes) : '0;
+          status_d = m_axil_rresp_i == tessera_config_pkg::AXI_RESP_OKAY ? StatusOk : StatusBusError;
+          remaining_d = m_axil_rresp_i == tessera_config_pkg::AXI_RESP_OKAY ? 17'(RegBytes) : '0;
           state_d = StReplyLoad;
         end
       end
@@ -375,5 +376,13 @@ module tessera_board_link #(
   assign mem_addr_o = ptr_q[ByteOffsetBits +: WordAddrWidth];
   assign mem_wdata_o = {BusBytes{tx_byte_q}};
   assign mem_be_o = lane;
+
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StHunt, StHeader, StCheck, StRecvReg, StRecvMem, StMemWrite, StAxiWrite,
+                                               StAxiWriteResp, StAxiRead, StAxiReadResp, StReplyLoad, StMemRead,
+                                               StMemReadWait, StReplySend, StDrain})
+    else $error("tessera_board_link: invalid state %0d", state_q);
+`endif
 
 endmodule

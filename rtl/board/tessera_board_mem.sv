@@ -1,5 +1,7 @@
 // Board memory standing in for DRAM: an AXI4 slave (INCR bursts, one at a time) over a RAM, with a
 // second, word-wide port for the host link; addresses past the RAM answer with SLVERR.
+`include "tessera_config.svh"
+
 module tessera_board_mem #(
   // Bytes of RAM: the iCE40 UP5K's four 32 KiB SPRAMs by default.
   parameter int MemBytes = 131072,
@@ -44,8 +46,6 @@ module tessera_board_mem #(
   output logic [BusWidth-1:0]      rdata_o
 );
 
-  localparam logic [1:0] RespOkay = 2'b00;
-  localparam logic [1:0] RespSlvErr = 2'b10;
   localparam logic [31:0] AddrLimit = 32'(MemBytes);
   localparam int ByteOffsetBits = $clog2(BusBytes);
 
@@ -134,9 +134,9 @@ module tessera_board_mem #(
   end
 
   assign s_axi_rdata_o = ram_in_range ? ram_rdata : '0;
-  assign s_axi_rresp_o = ram_in_range ? RespOkay : RespSlvErr;
+  assign s_axi_rresp_o = ram_in_range ? tessera_config_pkg::AXI_RESP_OKAY : tessera_config_pkg::AXI_RESP_SLVERR;
   assign s_axi_rlast_o = beats_left_q == '0;
-  assign s_axi_bresp_o = error_q ? RespSlvErr : RespOkay;
+  assign s_axi_bresp_o = error_q ? tessera_config_pkg::AXI_RESP_SLVERR : tessera_config_pkg::AXI_RESP_OKAY;
   assign rvalid_o = rvalid_q;
   assign rdata_o = ram_rdata;
 
@@ -160,5 +160,11 @@ module tessera_board_mem #(
       rvalid_q     <= rvalid_d;
     end
   end
+
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StIdle, StReadIssue, StReadBeat, StWriteBeat, StWriteResp})
+    else $error("tessera_board_mem: invalid state %0d", state_q);
+`endif
 
 endmodule

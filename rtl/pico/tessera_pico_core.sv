@@ -80,8 +80,9 @@ module tessera_pico_core #(
   localparam logic [2:0] LogAccBytes = 3'($clog2(tessera_config_pkg::ACC_ELEM_BYTES));
   localparam logic [2:0] LogAcc8Bytes = 3'($clog2(tessera_config_pkg::ACC8_ELEM_BYTES));
   localparam logic [2:0] LogOutBytes = 3'($clog2(tessera_config_pkg::OUT_ELEM_BYTES));
-  localparam int OpcodeLo = tessera_config_pkg::INSN_MEM_OPCODE_LO;
-  localparam int OpcodeW = tessera_config_pkg::INSN_MEM_OPCODE_W;
+  localparam int InsnWidth = tessera_config_pkg::INS_WIDTH;
+  localparam int LogInsnBytes = $clog2(tessera_config_pkg::INS_ELEM_BYTES);
+  localparam int InsnWords = InsnWidth / Bus;  // an instruction's bus words, read one a request
   // A LOAD walks (pad + size + pad) rows and columns.
   localparam int WalkW = tessera_config_pkg::MEMOP_SIZE_BIT_WIDTH + 1;
 
@@ -93,7 +94,7 @@ module tessera_pico_core #(
   localparam int MaxIdxW = (AccIdxW > WgtIdxW) ? ((AccIdxW > InpIdxW) ? AccIdxW : InpIdxW)
                                                : ((WgtIdxW > InpIdxW) ? WgtIdxW : InpIdxW);
   localparam int CheckW = MaxIdxW + 1;
-  localparam int IdxW = (DramAddrWidth - 4 + 1 > 32) ? 32 : DramAddrWidth - 4 + 1;
+  localparam int IdxW = (DramAddrWidth - LogInsnBytes + 1 > 32) ? 32 : DramAddrWidth - LogInsnBytes + 1;
   localparam int QLoad = tessera_host_pkg::InsnQueueLoad;
   localparam int QCompute = tessera_host_pkg::InsnQueueCompute;
   localparam int QStore = tessera_host_pkg::InsnQueueStore;
@@ -103,21 +104,6 @@ module tessera_pico_core #(
   localparam int TokS2g = 32'(tessera_host_pkg::QueueS2g);
   localparam int ModFetch = tessera_host_pkg::ModuleFetch;
 
-  localparam logic [2:0] OpLoad = 3'(tessera_config_pkg::OPCODE_LOAD);
-  localparam logic [2:0] OpStore = 3'(tessera_config_pkg::OPCODE_STORE);
-  localparam logic [2:0] OpGemm = 3'(tessera_config_pkg::OPCODE_GEMM);
-  localparam logic [2:0] OpFinish = 3'(tessera_config_pkg::OPCODE_FINISH);
-  localparam logic [2:0] OpAlu = 3'(tessera_config_pkg::OPCODE_ALU);
-  localparam logic [2:0] MemUop = 3'(tessera_config_pkg::MEM_ID_UOP);
-  localparam logic [2:0] MemWgt = 3'(tessera_config_pkg::MEM_ID_WGT);
-  localparam logic [2:0] MemInp = 3'(tessera_config_pkg::MEM_ID_INP);
-  localparam logic [2:0] MemAcc = 3'(tessera_config_pkg::MEM_ID_ACC);
-  localparam logic [2:0] MemAcc8 = 3'(tessera_config_pkg::MEM_ID_ACC_8BIT);
-  localparam logic [2:0] AluMin = 3'(tessera_config_pkg::ALU_OPCODE_MIN);
-  localparam logic [2:0] AluMax = 3'(tessera_config_pkg::ALU_OPCODE_MAX);
-  localparam logic [2:0] AluAdd = 3'(tessera_config_pkg::ALU_OPCODE_ADD);
-  localparam logic [2:0] AluShr = 3'(tessera_config_pkg::ALU_OPCODE_SHR);
-  localparam logic [2:0] AluMul = 3'(tessera_config_pkg::ALU_OPCODE_MUL);
 
   // Bounds checks run over the micro-op fields in fsim's order.
   localparam logic [1:0] FieldDst = tessera_host_pkg::FaultFieldDst;
@@ -131,19 +117,9 @@ module tessera_pico_core #(
     status = {tessera_host_pkg::StatusArgBits'(arg), state};
   endfunction
 
-  // The instruction queue an instruction goes to, from its first word (VTA's fetch rules); the
-  // flag functions below read other bits of the same word.
-  function automatic logic [1:0] queue_of(input logic [31:0] word0);
-    logic [2:0] opcode, mem;
-    opcode = word0[tessera_config_pkg::INSN_MEM_OPCODE_LO +: tessera_config_pkg::INSN_MEM_OPCODE_W];
-    mem = word0[tessera_config_pkg::INSN_MEM_MEMORY_TYPE_LO +: tessera_config_pkg::INSN_MEM_MEMORY_TYPE_W];
-    if (opcode == OpStore) queue_of = 2'(QStore);
-    else if (opcode == OpLoad && (mem == MemInp || mem == MemWgt)) queue_of = 2'(QLoad);
-    else queue_of = 2'(QCompute);
-  endfunction
-
-  // The token queues an instruction of queue q pops and pushes (bit = token queue), from its flags.
-  function automatic logic [3:0] pops_of(input logic [1:0] q, input logic [31:0] word0);
+  // The token queues an instruction of queue q pops and pushes (bit = token queue), from the flags
+  // in its first word.
+  function automatic logic [NumTokenQueues-1:0] pops_of(input logic [1:0] q, input logic [31:0] word0);
     logic pop_prev, pop_next;
     pop_prev = word0[tessera_config_pkg::INSN_MEM_POP_PREV_LO];
     pop_next = word0[tessera_config_pkg::INSN_MEM_POP_NEXT_LO];
@@ -155,7 +131,7 @@ module tessera_pico_core #(
       pops_of[TokS2g] = pop_next;
     end
   endfunction
-  function automatic logic [3:0] pushes_of(input logic [1:0] q, input logic [31:0] word0);
+  function automatic logic [NumTokenQueues-1:0] pushes_of(input logic [1:0] q, input logic [31:0] word0);
     logic push_prev, push_next;
     push_prev = word0[tessera_config_pkg::INSN_MEM_PUSH_PREV_LO];
     push_next = word0[tessera_config_pkg::INSN_MEM_PUSH_NEXT_LO];
@@ -237,9 +213,9 @@ module tessera_pico_core #(
   logic moved_q, moved_d, finish_head_q, finish_head_d;
   logic [NumModules*StatusBits-1:0] mod_status_q, mod_status_d;
   // The executing instruction and its token effects.
-  logic [tessera_config_pkg::INS_WIDTH-1:0] insn_q, insn_d;
+  logic [InsnWidth-1:0] insn_q, insn_d;
   logic [1:0] word_q, word_d;
-  logic [3:0] pops_q, pops_d, pushes_q, pushes_d;
+  logic [NumTokenQueues-1:0] pops_q, pops_d, pushes_q, pushes_d;
   // LOAD and STORE walks.
   logic [WalkW-1:0] y_q, y_d, x_q, x_d;
   logic [ElemWordW-1:0] w_q, w_d;
@@ -300,10 +276,10 @@ module tessera_pico_core #(
   assign mem_insn = insn_q;
   assign gemm_insn = insn_q;
   assign alu_insn = insn_q;
-  logic [2:0] opcode;
-  assign opcode = insn_q[OpcodeLo +: OpcodeW];
+  tessera_config_pkg::opcode_e opcode;
+  assign opcode = mem_insn.opcode;
   logic is_gemm;
-  assign is_gemm = opcode == OpGemm;
+  assign is_gemm = opcode == tessera_config_pkg::OPCODE_GEMM;
   logic gemm_reset;
   assign gemm_reset = is_gemm && gemm_insn.reset;
   assign uop = uop_rdata[tessera_config_pkg::UOP_WIDTH-1:0];
@@ -358,21 +334,21 @@ module tessera_pico_core #(
   end
 
   // LOAD geometry by memory type: log2 of the DRAM element bytes and the buffer words an element fills.
-  logic [2:0] load_mem;
+  tessera_config_pkg::mem_id_e load_mem;
   assign load_mem = mem_insn.memory_type;
   logic [2:0] load_log_bytes;
   logic [ElemWordW-1:0] load_words;
   always_comb begin
     unique case (load_mem)
-      MemUop: begin load_log_bytes = LogUopBytes; load_words = ElemWordW'(1); end
-      MemInp: begin load_log_bytes = LogInpBytes; load_words = ElemWordW'(InpWords); end
-      MemWgt: begin load_log_bytes = LogWgtBytes; load_words = ElemWordW'(WgtWords); end
-      MemAcc8: begin load_log_bytes = LogAcc8Bytes; load_words = ElemWordW'(Lanes); end
+      tessera_config_pkg::MEM_ID_UOP: begin load_log_bytes = LogUopBytes; load_words = ElemWordW'(1); end
+      tessera_config_pkg::MEM_ID_INP: begin load_log_bytes = LogInpBytes; load_words = ElemWordW'(InpWords); end
+      tessera_config_pkg::MEM_ID_WGT: begin load_log_bytes = LogWgtBytes; load_words = ElemWordW'(WgtWords); end
+      tessera_config_pkg::MEM_ID_ACC_8BIT: begin load_log_bytes = LogAcc8Bytes; load_words = ElemWordW'(Lanes); end
       default: begin load_log_bytes = LogAccBytes; load_words = ElemWordW'(Lanes); end
     endcase
   end
   logic load_is_acc8;
-  assign load_is_acc8 = load_mem == MemAcc8;
+  assign load_is_acc8 = load_mem == tessera_config_pkg::MEM_ID_ACC_8BIT;
 
   // Where the walk is: padding or data, and the last column, row and word.
   logic [WalkW-1:0] width, height;
@@ -388,7 +364,7 @@ module tessera_pico_core #(
     last_row = y_q == height - 1'b1;
   end
   logic [31:0] stride_bytes;
-  assign stride_bytes = 32'(mem_insn.x_stride) << (opcode == OpStore ? LogOutBytes : load_log_bytes);
+  assign stride_bytes = 32'(mem_insn.x_stride) << (opcode == tessera_config_pkg::OPCODE_STORE ? LogOutBytes : load_log_bytes);
 
   // The word a LOAD writes to its buffer: the DRAM word, a sign-extended byte of it (ACC8), or zero.
   logic [Bus-1:0] load_word;
@@ -414,18 +390,25 @@ module tessera_pico_core #(
   logic alu_serial;
   always_comb begin
     alu_b = alu_insn.use_imm ? 32'($signed(alu_insn.imm)) : acc_rdata;
-    alu_serial = alu_insn.alu_opcode == AluShr || alu_insn.alu_opcode == AluMul;
+    alu_serial = alu_insn.alu_opcode == tessera_config_pkg::ALU_OPCODE_SHR || alu_insn.alu_opcode == tessera_config_pkg::ALU_OPCODE_MUL;
     unique case (alu_insn.alu_opcode)
-      AluMin: alu_simple = $signed(sum_q) < $signed(alu_b) ? sum_q : alu_b;
-      AluMax: alu_simple = $signed(sum_q) < $signed(alu_b) ? alu_b : sum_q;
-      AluAdd: alu_simple = sum_q + alu_b;
+      tessera_config_pkg::ALU_OPCODE_MIN: alu_simple = $signed(sum_q) < $signed(alu_b) ? sum_q : alu_b;
+      tessera_config_pkg::ALU_OPCODE_MAX: alu_simple = $signed(sum_q) < $signed(alu_b) ? alu_b : sum_q;
+      tessera_config_pkg::ALU_OPCODE_ADD: alu_simple = sum_q + alu_b;
       default: alu_simple = sum_q;  // validation admits no other opcode
     endcase
   end
 
+  // The first word of an instruction being read (fetch's, or the head candidate's in StHead),
+  // through the memory format: the opcode and memory type are in it, the rest is not.
+  /* verilator lint_off UNUSEDSIGNAL */
+  tessera_config_pkg::insn_mem_t head_insn;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign head_insn = InsnWidth'(mem_rdata_i);
+
   // The head candidate read in StHead: its token effects and whether the tokens let it issue
   // (the wait shown is the first blocking pop, else the first blocking push, in queue order).
-  logic [3:0] head_pops, head_pushes;
+  logic [NumTokenQueues-1:0] head_pops, head_pushes;
   logic head_blocked;
   status_t head_wait;
   always_comb begin
@@ -445,8 +428,17 @@ module tessera_pico_core #(
       end
   end
 
+  // The instruction queue of the instruction whose first word is being read (VTA's fetch rules):
+  // the one fetch dispatches, or the candidate for the head in StHead.
   logic [1:0] fetch_queue;
-  assign fetch_queue = queue_of(mem_rdata_i);
+  always_comb begin
+    if (head_insn.opcode == tessera_config_pkg::OPCODE_STORE) fetch_queue = 2'(QStore);
+    else if (head_insn.opcode == tessera_config_pkg::OPCODE_LOAD &&
+             (head_insn.memory_type == tessera_config_pkg::MEM_ID_INP ||
+              head_insn.memory_type == tessera_config_pkg::MEM_ID_WGT))
+      fetch_queue = 2'(QLoad);
+    else fetch_queue = 2'(QCompute);
+  end
   // The stream position and count of the queue being drained (queue q's status word is module
   // q + 1), and the count of the queue of the instruction fetch reads. (Selected by comparison with
   // each constant index: Yosys builds a shifter for a computed one.)
@@ -518,7 +510,7 @@ module tessera_pico_core #(
     mem_req_o = 1'b0;
     mem_we_o = 1'b0;
     addr_from_col = 1'b0;
-    addr_offset = 32'(fetch_pc_q) << 4;
+    addr_offset = 32'(fetch_pc_q) << LogInsnBytes;
     mem_wdata_o = data_q;
     uop_we = 1'b0;
     inp_we = 1'b0;
@@ -594,20 +586,20 @@ module tessera_pico_core #(
       // The head is the first instruction of the queue at or after its position.
       StHead: begin
         mem_req_o = 1'b1;
-        addr_offset = 32'(cur_pos) << 4;
+        addr_offset = 32'(cur_pos) << LogInsnBytes;
         if (mem_done_i) begin
           if (mem_error_i) begin
             fault_d = 1'b1;
             state_d = StIdle;
-          end else if (queue_of(mem_rdata_i) != queue_q) begin
+          end else if (fetch_queue != queue_q) begin
             cur_pos_inc = 1'b1;
           end else begin
-            insn_d = {mem_rdata_i, insn_q[tessera_config_pkg::INS_WIDTH-1:32]};
+            insn_d = {mem_rdata_i, insn_q[InsnWidth-1:Bus]};
             if (head_blocked) begin
               cur_status_we = 1'b1;
               cur_status = head_wait;
               state_d = StNext;
-            end else if (mem_rdata_i[OpcodeLo +: OpcodeW] == OpFinish) begin
+            end else if (head_insn.opcode == tessera_config_pkg::OPCODE_FINISH) begin
               // FINISH, its tokens there, waits until nothing else can move; it then pops and
               // pushes as its flags say (fsim issues it so).
               finish_head_d = 1'b1;
@@ -631,16 +623,16 @@ module tessera_pico_core #(
 
       StInsn: begin
         mem_req_o = 1'b1;
-        addr_offset = (32'(cur_pos) << 4) + (32'(word_q) << 2);
+        addr_offset = (32'(cur_pos) << LogInsnBytes) + (32'(word_q) << LogBusBytes);
         if (mem_done_i) begin
           if (mem_error_i) begin
             fault_d = 1'b1;
             state_d = StIdle;
           end else begin
             // Words arrive in order and shift in from the top: after the fourth, word 0 is lowest.
-            insn_d = {mem_rdata_i, insn_q[tessera_config_pkg::INS_WIDTH-1:32]};
+            insn_d = {mem_rdata_i, insn_q[InsnWidth-1:Bus]};
             word_d = word_q + 1'b1;
-            if (word_q == 2'd3) state_d = StExec;
+            if (word_q == 2'(InsnWords - 1)) state_d = StExec;
           end
         end
       end
@@ -653,16 +645,16 @@ module tessera_pico_core #(
         sram_d = mem_insn.sram_base;
         field_d = FieldDst;
         state_d = StRetire;
-        if (opcode == OpLoad) begin
+        if (opcode == tessera_config_pkg::OPCODE_LOAD) begin
           row_addr_d = add_addr('0, 36'(mem_insn.dram_base) << load_log_bytes);
           col_addr_d = add_addr('0, 36'(mem_insn.dram_base) << load_log_bytes);
           // A LOAD without columns is a no-op, its padding included (fsim's isNop).
           if (mem_insn.x_size != '0) state_d = StLoadElem;
-        end else if (opcode == OpStore) begin
+        end else if (opcode == tessera_config_pkg::OPCODE_STORE) begin
           row_addr_d = add_addr('0, 36'(mem_insn.dram_base) << LogOutBytes);
           col_addr_d = add_addr('0, 36'(mem_insn.dram_base) << LogOutBytes);
           if (mem_insn.x_size != '0 && mem_insn.y_size != '0) state_d = StStoreRead;
-        end else if (opcode == OpGemm || opcode == OpAlu) begin
+        end else if (opcode == tessera_config_pkg::OPCODE_GEMM || opcode == tessera_config_pkg::OPCODE_ALU) begin
           if (iter_out != '0 && iter_in != '0 && (UopAddrW + 1)'(uop_bgn) < uop_end) state_d = StCheckStart;
         end
       end
@@ -689,10 +681,10 @@ module tessera_pico_core #(
       end
       StLoadWrite: begin
         unique case (load_mem)
-          MemUop: uop_we = 1'b1;
-          MemInp: inp_we = 1'b1;
-          MemWgt: wgt_we = 1'b1;
-          MemAcc, MemAcc8: acc_we = 1'b1;
+          tessera_config_pkg::MEM_ID_UOP: uop_we = 1'b1;
+          tessera_config_pkg::MEM_ID_INP: inp_we = 1'b1;
+          tessera_config_pkg::MEM_ID_WGT: wgt_we = 1'b1;
+          tessera_config_pkg::MEM_ID_ACC, tessera_config_pkg::MEM_ID_ACC_8BIT: acc_we = 1'b1;
           default: ;
         endcase
         state_d = StLoadElem;
@@ -861,7 +853,7 @@ module tessera_pico_core #(
         acc_addr = AccAddrW'((32'(dst_q) << LogLanes) + 32'(lane_q));
         if (alu_serial) begin
           ser_start = 1'b1;
-          ser_mul = alu_insn.alu_opcode == AluMul;
+          ser_mul = alu_insn.alu_opcode == tessera_config_pkg::ALU_OPCODE_MUL;
           ser_a = sum_q;
           ser_b = alu_b;
           state_d = StAluWait;
@@ -1100,5 +1092,41 @@ module tessera_pico_core #(
     count_inc_o[tessera_host_pkg::CounterAluUops] = alu_uop;
     count_inc_o[tessera_host_pkg::CounterRetired] = retire;
   end
+
+`ifndef SYNTHESIS
+  // The state machine only takes its named states (five bits hold one more encoding).
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q inside {StIdle, StFetch, StDrain, StHead, StInsn, StExec, StLoadElem, StLoadRead, StLoadWrite,
+                      StStoreRead, StStoreByte, StStoreWrite, StCheckStart, StCheckOut, StCheckIn, StCheckUop,
+                      StCheckCmp, StUop, StUopData, StGemmReset, StGemmLane, StGemmMac, StGemmWrite, StAluDst,
+                      StAluSrc, StAluOp, StAluWait, StRetire, StNext, StFinish, StStuck})
+    else $error("tessera_pico_core: invalid state %0d", state_q);
+  // X checks (Ibex's ASSERT_KNOWN): out of reset, the state and every control output is 0 or 1, and
+  // the fields a request or a fault carries are too. Verilator simulates two states, where these
+  // hold by construction; they speak in a four-state simulator, where an X here would otherwise
+  // reach the DRAM port or the host registers unseen.
+  StateKnown: assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(state_q))
+    else $error("tessera_pico_core: unknown state");
+  MemReqKnown: assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(mem_req_o))
+    else $error("tessera_pico_core: unknown mem_req_o");
+  MemCmdKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                mem_req_o |-> !$isunknown({mem_we_o, mem_addr_o}))
+    else $error("tessera_pico_core: a DRAM request with an unknown address or direction");
+  MemWdataKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  mem_req_o && mem_we_o |-> !$isunknown(mem_wdata_o))
+    else $error("tessera_pico_core: a DRAM write of unknown data");
+  BufferWriteKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     !$isunknown({uop_we, inp_we, wgt_we, acc_we, ser_start}))
+    else $error("tessera_pico_core: unknown buffer write enable or serial-unit start");
+  RunOutcomeKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    !$isunknown({finish_o, fault_o, count_inc_o}))
+    else $error("tessera_pico_core: unknown finish, fault or counter increment");
+  FaultDetailsKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                      fault_o |-> !$isunknown({fault_cause_o, fault_insn_o, fault_info_o}))
+    else $error("tessera_pico_core: a fault with unknown cause, instruction or details");
+  StatusKnown: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                !$isunknown({status_o, insn_o, tokens_o, queues_o}))
+    else $error("tessera_pico_core: unknown status, index, token or queue word");
+`endif
 
 endmodule

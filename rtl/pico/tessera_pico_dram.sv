@@ -1,5 +1,7 @@
 // The pico core's DRAM port: one 32-bit word per request as a single-beat AXI4 read or write, so
 // the core needs no burst logic; an error response is passed back with the completion.
+`include "tessera_config.svh"
+
 module tessera_pico_dram #(
   parameter int BusWidth = 32
 ) (
@@ -49,7 +51,6 @@ module tessera_pico_dram #(
   output logic                  m_axi_bready_o
 );
 
-  localparam logic [1:0] BurstIncr = 2'b01;
   localparam logic [2:0] SizeBus = 3'($clog2(BusWidth / 8));
 
   typedef enum logic [2:0] {StIdle, StReadAddr, StReadData, StWrite, StWriteResp} state_e;
@@ -111,18 +112,24 @@ module tessera_pico_dram #(
   assign m_axi_araddr_o = addr_i;
   assign m_axi_arlen_o = '0;
   assign m_axi_arsize_o = SizeBus;
-  assign m_axi_arburst_o = BurstIncr;
+  assign m_axi_arburst_o = tessera_config_pkg::AXI_BURST_INCR;
   assign m_axi_arvalid_o = state_q == StReadAddr;
   assign m_axi_rready_o = state_q == StReadData;
   assign m_axi_awaddr_o = addr_i;
   assign m_axi_awlen_o = '0;
   assign m_axi_awsize_o = SizeBus;
-  assign m_axi_awburst_o = BurstIncr;
+  assign m_axi_awburst_o = tessera_config_pkg::AXI_BURST_INCR;
   assign m_axi_awvalid_o = state_q == StWrite && !aw_done_q;
   assign m_axi_wdata_o = wdata_i;
   assign m_axi_wstrb_o = '1;
   assign m_axi_wlast_o = 1'b1;
   assign m_axi_wvalid_o = state_q == StWrite && !w_done_q;
   assign m_axi_bready_o = state_q == StWriteResp;
+
+`ifndef SYNTHESIS
+  StateValid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               state_q inside {StIdle, StReadAddr, StReadData, StWrite, StWriteResp})
+    else $error("tessera_pico_dram: invalid state %0d", state_q);
+`endif
 
 endmodule

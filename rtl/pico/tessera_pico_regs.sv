@@ -57,7 +57,6 @@ module tessera_pico_regs #(
   output logic                      irq_o
 );
 
-  localparam logic [1:0] RespOkay = 2'b00;
   localparam int WordBits = AddrWidth - 2;
   localparam logic [WordBits-1:0] WordCtrl = WordBits'(tessera_host_pkg::RegCtrl >> 2);
   localparam logic [WordBits-1:0] WordCycles = WordBits'(tessera_host_pkg::RegCycles >> 2);
@@ -91,7 +90,7 @@ module tessera_pico_regs #(
   assign s_axil_awready_o = !aw_have_q;
   assign s_axil_wready_o = !w_have_q;
   assign do_write = aw_have_q && w_have_q && !s_axil_bvalid_o;
-  assign s_axil_bresp_o = RespOkay;
+  assign s_axil_bresp_o = tessera_config_pkg::AXI_RESP_OKAY;
 
   function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] data, input logic [3:0] strb);
     for (int i = 0; i < 4; i++) merge[i * 8 +: 8] = strb[i] ? data[i * 8 +: 8] : old[i * 8 +: 8];
@@ -257,6 +256,6 @@ module tessera_pico_regs #(
   end
 
   assign s_axil_arready_o = !s_axil_rvalid_o;
-  assign s_axil_rresp_o = RespOkay;
+  assign s_axil_rresp_o = tessera_config_pkg::AXI_RESP_OKAY;
 
 endmodule

@@ -68,6 +68,43 @@ TEST(GeneratedHeaders, DefaultValuesAreVtas) {
   EXPECT_STREQ(generated_default::tessera::gen::kConfigName, "default");
 }
 
+// The ISA's enumerations: VTA's macro names and values in the C header, typed enums in the
+// SystemVerilog package (no integer copy beside them), and the types of their instruction fields.
+TEST(GeneratedHeaders, IsaEnumerationsAreTypedInTheSvPackage) {
+  EXPECT_EQ(VTA_OPCODE_LOAD, 0);
+  EXPECT_EQ(VTA_OPCODE_ALU, 4);
+  EXPECT_EQ(VTA_ALU_OPCODE_SHR, 3);
+  EXPECT_EQ(VTA_ALU_OPCODE_MUL, 4);
+  EXPECT_EQ(VTA_MEM_ID_INP, 2);
+  EXPECT_EQ(VTA_MEM_ID_ACC_8BIT, 5);
+  const auto cfg = tessera::hw::Config::load("default");
+  const std::string sv = tessera::hw::generateSvInclude(cfg), cpp = tessera::hw::generateCppHeader(cfg);
+  ASSERT_EQ(tessera::hw::isaEnums().size(), 3u);
+  for (const auto& e : tessera::hw::isaEnums()) {
+    EXPECT_NE(sv.find("  typedef enum logic [" + std::string(e.widthParam) + "-1:0] {\n"), std::string::npos) << e.type;
+    EXPECT_NE(sv.find("  } " + std::string(e.type) + ";\n"), std::string::npos) << e.type;
+    for (const auto& item : e.items) {
+      const std::string value = std::to_string(item.value);
+      EXPECT_NE(sv.find("    " + std::string(item.name) + " = " + std::to_string(e.bits) + "'d" + value),
+                std::string::npos)
+          << item.name;
+      EXPECT_EQ(sv.find("localparam int unsigned " + std::string(item.name) + " "), std::string::npos) << item.name;
+      EXPECT_NE(cpp.find("#define VTA_" + std::string(item.name) + " " + value + "\n"), std::string::npos) << item.name;
+    }
+  }
+  EXPECT_EQ(tessera::hw::isaEnums()[0].items.back().value, static_cast<long long>(tessera::hw::Opcode::kAlu));
+  // Every format's opcode, LOAD/STORE's memory type and ALU's opcode field are of the enum types.
+  size_t opcodes = 0;
+  for (size_t at = sv.find("    opcode_e opcode;\n"); at != std::string::npos; at = sv.find("    opcode_e opcode;\n", at + 1))
+    ++opcodes;
+  EXPECT_EQ(opcodes, 3u);
+  EXPECT_NE(sv.find("    mem_id_e memory_type;\n"), std::string::npos);
+  EXPECT_NE(sv.find("    alu_op_e alu_opcode;\n"), std::string::npos);
+  // The AXI page the DRAM master's bursts stay inside, once.
+  EXPECT_NE(sv.find("  localparam int unsigned AXI_PAGE_BITS = 12;\n"), std::string::npos);
+  EXPECT_NE(sv.find("  localparam int unsigned AXI_PAGE_BYTES = 1 << AXI_PAGE_BITS;\n"), std::string::npos);
+}
+
 // The host-interface contract: the generated C++ header and docs table are the generator's output,
 // docs/rtl.md carries that table verbatim, and the generated names are the ones everything uses.
 TEST(GeneratedHostInterface, BuildOutputsMatchTheGenerator) {

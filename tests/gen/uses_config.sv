@@ -8,6 +8,8 @@ module uses_config (
   input  logic [tessera_config_pkg::INS_WIDTH-1:0]       insn_i,
   /* verilator lint_on UNUSEDSIGNAL */
   output logic [tessera_config_pkg::INSN_MEM_Y_SIZE_W-1:0] y_size_o,
+  output tessera_config_pkg::opcode_e                    opcode_o,
+  output logic                                           input_load_o,
   output tessera_host_pkg::status_t                      status_o
 );
   /* verilator lint_off UNUSEDSIGNAL */
@@ -19,6 +21,14 @@ module uses_config (
     y_size_q <= insn.y_size;
   end
   assign y_size_o = y_size_q;
+  // The enum-typed fields: a register of the opcode's type, compared with the package's names.
+  tessera_config_pkg::opcode_e opcode_q;
+  always_ff @(posedge clk_i) begin
+    opcode_q <= insn.opcode;
+  end
+  assign opcode_o = opcode_q;
+  assign input_load_o = insn.opcode == tessera_config_pkg::OPCODE_LOAD &&
+                        insn.memory_type == tessera_config_pkg::MEM_ID_INP;
   // The packed struct and the field positions agree.
   assign status_o.arg = '0;
   assign status_o.state = (insn.y_size == insn_i[tessera_config_pkg::INSN_MEM_Y_SIZE_LO +: tessera_config_pkg::INSN_MEM_Y_SIZE_W])

@@ -6,8 +6,36 @@
 #include <vector>
 
 #include "tessera/hw/config.h"
+#include "tessera/hw/isa.h"
 
 namespace tessera::hw {
+
+// The AXI4 rules the RTL's DRAM master keeps (AMBA AXI A3.4.1): no burst crosses a 4 KiB page, and
+// an INCR burst has at most 256 beats; the INCR burst type, the OKAY and SLVERR responses (A3.4.1,
+// A3.4.4).
+// The SystemVerilog package carries them as AXI_*.
+inline constexpr int kAxiPageBits = 12;
+inline constexpr int kAxiPageBytes = 1 << kAxiPageBits;
+inline constexpr int kAxiMaxBurstBeats = 256;
+inline constexpr int kAxiBurstIncr = 1;
+inline constexpr int kAxiRespOkay = 0;
+inline constexpr int kAxiRespSlvErr = 2;
+
+// One of the ISA's enumerations (opcodes, ALU opcodes, memory ids) as the generators name it: VTA's
+// hw_spec_const.h names and values for the C header, a typed enum in the SystemVerilog package,
+// which is also the type of the instruction field `field`.
+struct IsaEnum {
+  struct Item {
+    const char* name;
+    long long value;
+  };
+  const char* type;        // the SystemVerilog enum type, e.g. opcode_e
+  const char* widthParam;  // the derived parameter holding its width, e.g. OPCODE_BIT_WIDTH
+  int bits;
+  Field field;
+  std::vector<Item> items;
+};
+const std::vector<IsaEnum>& isaEnums();
 
 // Every derived parameter as (NAME, value), in a stable order; the single list all generators
 // and `tessera info` print from.
@@ -17,7 +45,8 @@ std::vector<std::pair<std::string, long long>> derivedParameters(const Config& c
 // (TESSERA_<FORMAT>_<FIELD>_LO / _W) and a constexpr mirror in namespace tessera::gen.
 std::string generateCppHeader(const Config& cfg);
 // SystemVerilog include for rtl/: package tessera_config_pkg (every derived parameter as a localparam,
-// the instruction formats as packed structs) and package tessera_host_pkg (the host contract).
+// except the ISA's enumerations, which are typed enums; the AXI rules; the instruction formats as
+// packed structs) and package tessera_host_pkg (the host contract).
 std::string generateSvInclude(const Config& cfg);
 // HLS header: plain C macros only (no namespaces), for hls/ and vendor tools.
 std::string generateHlsHeader(const Config& cfg);
