@@ -3,12 +3,12 @@
 
 #include <cstring>
 
+#include "tessera/hw/axi.h"
 #include "tessera/support/error.h"
 
 namespace tessera::tsim::sc {
 
 namespace {
-constexpr uint64_t kPageBytes = 4096;  // AXI4: no burst crosses a 4 KiB boundary
 constexpr uint32_t kIncr = 1;
 
 uint32_t log2Exact(uint32_t v) {
@@ -27,7 +27,7 @@ AxiMaster::AxiMaster(int busBytes, uint8_t* shadow)
 
 void AxiMaster::split(std::deque<Burst>& to, int owner, uint64_t addr, uint32_t beats) {
   while (beats > 0) {
-    const uint64_t toPage = (kPageBytes - addr % kPageBytes) / busBytes_;
+    const uint64_t toPage = (hw::kAxiPageBytes - addr % hw::kAxiPageBytes) / busBytes_;
     uint32_t n = beats < kMaxBurstBeats ? beats : kMaxBurstBeats;
     if (n > toPage) n = uint32_t(toPage);
     Burst b;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "bench.h"
+#include "tessera/hw/axi.h"
 #include "tessera/hw/built_configs.h"
 #include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
@@ -22,7 +23,6 @@ namespace {
 constexpr int kResetCycles = 8;
 constexpr uint64_t kLiteTimeout = 1000;      // cycles one register transfer may take
 constexpr uint64_t kWatchInterval = 4096;    // cycles between progress samples
-constexpr uint64_t kAxiLimit = uint64_t(1) << 32;  // the RTL's AXI addresses are 32-bit
 
 const char* const* const kModules = host::kModuleNames;
 constexpr uint32_t kTokenQueues = host::kNumTokenQueues;
@@ -435,12 +435,12 @@ void Simulator::run(uint64_t insnPhys, uint32_t count, uint64_t waitCycles) {
   const std::vector<hw::Insn> prog = hw::decodeProgram(s.isa, s.dram, insnPhys, count);
   if (insnPhys % 16)
     throw Error("instruction fetch at " + hex(insnPhys), "the program address is not 16-byte aligned, as the RTL's fetch requires");
-  if (insnPhys + uint64_t(count) * 16 > kAxiLimit)
+  if (insnPhys + uint64_t(count) * 16 > hw::kAxiAddressLimit)
     throw Error("instruction fetch of " + std::to_string(count) + " instructions at " + hex(insnPhys),
                 "reaches past 4 GiB; the RTL's AXI addresses are 32-bit");
   for (uint32_t i = 0; i < count; ++i) {
     const hw::DramRange r = hw::dramRange(prog[i], s.cfg);
-    if (r.end > kAxiLimit)
+    if (r.end > hw::kAxiAddressLimit)
       throw Error(hw::insnName(i, prog[i]) + ", field dram_base",
                   "the DRAM range [" + hex(r.first) + ", " + hex(r.end) + ") reaches past 4 GiB; the RTL's AXI addresses are 32-bit");
   }

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <thread>
 
+#include "tessera/hw/axi.h"
 #include "tessera/hw/program.h"
 #include "tessera/runtime/target_support.h"
 #include "tessera/runtime/zynq.h"
@@ -37,7 +38,6 @@ uint64_t parseAddress(const std::string& text, const std::string& what) {
 namespace {
 
 constexpr uint64_t kPage = hw::Dram::kPageBytes;
-constexpr uint64_t kAxiLimit = uint64_t(1) << 32;  // the accelerators' AXI addresses are 32-bit
 
 std::string errnoText() { return std::strerror(errno); }
 
@@ -274,7 +274,7 @@ void Board::openBuffer() {
   if (bytes < 2 * kPage)
     throw Error(sysfs + "/size", std::to_string(bytes) + " bytes is too small a DMA buffer (at least " +
                                      std::to_string(2 * kPage) + ")");
-  if (bufferPhys_ + bytes > kAxiLimit)
+  if (bufferPhys_ + bytes > hw::kAxiAddressLimit)
     throw Error(settings_.buffer, "the buffer [" + hex(bufferPhys_) + ", " + hex(bufferPhys_ + bytes) +
                                       ") reaches past 4 GiB; the accelerator's AXI addresses are 32-bit");
   // Instructions address DRAM in elements: the buffer's base must be a whole number of each.

@@ -5,21 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/hw/axi.h"
 #include "tessera/hw/config.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::hw {
-
-// The AXI4 rules the RTL's DRAM master keeps (AMBA AXI A3.4.1): no burst crosses a 4 KiB page, and
-// an INCR burst has at most 256 beats; the INCR burst type, the OKAY and SLVERR responses (A3.4.1,
-// A3.4.4).
-// The SystemVerilog package carries them as AXI_*.
-inline constexpr int kAxiPageBits = 12;
-inline constexpr int kAxiPageBytes = 1 << kAxiPageBits;
-inline constexpr int kAxiMaxBurstBeats = 256;
-inline constexpr int kAxiBurstIncr = 1;
-inline constexpr int kAxiRespOkay = 0;
-inline constexpr int kAxiRespSlvErr = 2;
 
 // One of the ISA's enumerations (opcodes, ALU opcodes, memory ids) as the generators name it: VTA's
 // hw_spec_const.h names and values for the C header, a typed enum in the SystemVerilog package,
