@@ -7,7 +7,10 @@ The table sits between the markers <!-- layering:begin --> and <!-- layering:end
   - a library of the build is missing from the table, or the table names one the build lacks;
   - a library's links in the table differ from its links in the build;
   - a library links one of a higher layer (dependencies flow one way: the table lists the layers
-    bottom up, each layer's rows together, and a library may link its own layer or one below).
+    bottom up, each layer's rows together, and a library may link its own layer or one below);
+  - the layer map above the table (a fenced block under "## Layers", one line per layer:
+    "LAYER (what it holds) -> LAYER, LAYER (note), ...") leaves out a layer, names one the table
+    lacks, or says a layer links other layers than its libraries do in the build.
 """
 import re
 import sys
@@ -48,6 +51,45 @@ def read_table(path):
     return rows, layers
 
 
+def read_map(path):
+    """The layer map: {layer: (set of linked layers, line)} from the first fenced block after
+    "## Layers"."""
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"^## Layers\n.*?^```\n(.*?)^```", text, re.S | re.M)
+    if not m:
+        sys.exit(f"{path}: no fenced layer map under '## Layers'")
+    first_line = text[: m.start(1)].count("\n") + 1
+    layers = {}
+    for offset, line in enumerate(m.group(1).splitlines()):
+        name, _, links = line.partition("->")
+        name = re.sub(r"\(.*", "", name).strip()
+        links = {re.sub(r"\(.*?\)", "", l).strip() for l in links.split(",")} - {""}
+        if name:
+            layers[name] = (links, first_line + offset)
+    return layers
+
+
+def check_map(doc_path, layer_map, build, table, layers):
+    problems = []
+    for name in layers:
+        if name not in layer_map:
+            problems.append(f"{doc_path}: the layer map leaves out the layer {name}")
+    for name, (links, line) in layer_map.items():
+        if name not in layers:
+            problems.append(f"{doc_path}:{line}: the layer map names {name}, which the table has no library in")
+            continue
+        linked = {table[dep][0] for lib, (layer, _, _) in table.items() if layer == name and lib in build
+                  for dep in build[lib] if dep in table and table[dep][0] != name}
+        if links != linked:
+            what = []
+            if linked - links:
+                what.append("its libraries also link " + ", ".join(sorted(linked - links)))
+            if links - linked:
+                what.append("none of its libraries links " + ", ".join(sorted(links - linked)))
+            problems.append(f"{doc_path}:{line}: layer {name}: " + "; ".join(what))
+    return problems
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check_layering.py BUILD/layering.txt docs/architecture.md")
@@ -73,11 +115,12 @@ def main():
         for dep in sorted(build[name]):
             if dep in table and rank[table[dep][0]] > rank[layer]:
                 problems.append(f"{doc_path}:{line}: {name} (layer {layer}) links {dep} of the higher layer {table[dep][0]}")
+    problems += check_map(doc_path, read_map(doc_path), build, table, layers)
     for p in problems:
         print(p)
     if problems:
         sys.exit(1)
-    print(f"layering: {len(build)} libraries in {len(layers)} layers, as {doc_path} says")
+    print(f"layering: {len(build)} libraries in {len(layers)} layers, as {doc_path}'s table and map say")
 
 
 if __name__ == "__main__":
