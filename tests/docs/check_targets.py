@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Holds the target names docs/architecture.md's library table gives each plugin to the manifests
+the build writes (build/lib/tessera/tessera-NAME.targets, at configure time).
+
+A plugin's row says, in its role cell, "`tessera-NAME.so`: `target`, `target` (a device)" or
+"every `PREFIX*` name". For every manifest of the build the table must have that plugin's row, and
+the row must name exactly the manifest's entries: its targets, with "(a device)" after each one the
+manifest marks `device`, and its name prefixes. A plugin the build did not make (gls, when
+TESSERA_BUILD_GLS is off) is not checked. Each difference is printed as FILE:LINE: what, and the
+check fails.
+
+usage: check_targets.py BUILD/lib/tessera docs/architecture.md
+"""
+import os
+import re
+import sys
+
+
+def read_manifests(directory):
+    plugins = {}
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".targets"):
+            continue
+        entries = set()
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            for line in f:
+                line = line.split("#", 1)[0].split()
+                if line:
+                    entries.add(line[0] + (" device" if "device" in line[1:] else ""))
+        plugins[name[: -len(".targets")] + ".so"] = entries
+    return plugins
+
+
+def read_rows(path):
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"<!-- layering:begin -->(.*?)<!-- layering:end -->", text, re.S)
+    if not m:
+        sys.exit(f"{path}: no <!-- layering:begin --> ... <!-- layering:end --> table")
+    first_line = text[: m.start()].count("\n") + 1
+    rows = {}
+    for offset, line in enumerate(m.group(1).splitlines()):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4:
+            continue
+        m2 = re.match(r"`(tessera-[\w-]+\.so)`:\s*(.*)", cells[3])
+        if not m2:
+            continue
+        entries = set()
+        for target, device in re.findall(r"`([^`]+)`(\s*\(a device\))?", m2.group(2)):
+            entries.add(target + (" device" if device else ""))
+        rows[m2.group(1)] = (entries, first_line + offset)
+    return rows
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: check_targets.py BUILD/lib/tessera docs/architecture.md")
+    manifest_dir, doc_path = sys.argv[1:]
+    manifests = read_manifests(manifest_dir)
+    rows = read_rows(doc_path)
+    problems = []
+    for plugin, entries in manifests.items():
+        if plugin not in rows:
+            problems.append(f"{doc_path}: the build makes {plugin} ({', '.join(sorted(entries))}), which the table does not name")
+            continue
+        named, line = rows[plugin]
+        if named != entries:
+            what = []
+            if entries - named:
+                what.append("its manifest also has " + ", ".join(sorted(entries - named)))
+            if named - entries:
+                what.append("its manifest has no " + ", ".join(sorted(named - entries)))
+            problems.append(f"{doc_path}:{line}: {plugin}: " + "; ".join(what))
+    for p in problems:
+        print(p)
+    if problems:
+        sys.exit(1)
+    print(f"targets: the {len(manifests)} plugins of the build register what {doc_path} says")
+
+
+if __name__ == "__main__":
+    main()
