@@ -15,6 +15,8 @@ import os
 import re
 import sys
 
+from library_table import difference, report, table_rows
+
 
 def read_manifests(directory):
     plugins = {}
@@ -32,23 +34,13 @@ def read_manifests(directory):
 
 
 def read_rows(path):
-    text = open(path, encoding="utf-8").read()
-    m = re.search(r"<!-- layering:begin -->(.*?)<!-- layering:end -->", text, re.S)
-    if not m:
-        sys.exit(f"{path}: no <!-- layering:begin --> ... <!-- layering:end --> table")
-    first_line = text[: m.start()].count("\n") + 1
     rows = {}
-    for offset, line in enumerate(m.group(1).splitlines()):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 4:
-            continue
-        m2 = re.match(r"`(tessera-[\w-]+\.so)`:\s*(.*)", cells[3])
-        if not m2:
-            continue
-        entries = set()
-        for target, device in re.findall(r"`([^`]+)`(\s*\(a device\))?", m2.group(2)):
-            entries.add(target + (" device" if device else ""))
-        rows[m2.group(1)] = (entries, first_line + offset)
+    for line, cells in table_rows(path):
+        m = re.match(r"`(tessera-[\w-]+\.so)`:\s*(.*)", cells[3])
+        if m:
+            entries = {target + (" device" if device else "")
+                       for target, device in re.findall(r"`([^`]+)`(\s*\(a device\))?", m.group(2))}
+            rows[m.group(1)] = (entries, line)
     return rows
 
 
@@ -64,18 +56,10 @@ def main():
             problems.append(f"{doc_path}: the build makes {plugin} ({', '.join(sorted(entries))}), which the table does not name")
             continue
         named, line = rows[plugin]
-        if named != entries:
-            what = []
-            if entries - named:
-                what.append("its manifest also has " + ", ".join(sorted(entries - named)))
-            if named - entries:
-                what.append("its manifest has no " + ", ".join(sorted(named - entries)))
-            problems.append(f"{doc_path}:{line}: {plugin}: " + "; ".join(what))
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(1)
-    print(f"targets: the {len(manifests)} plugins of the build register what {doc_path} says")
+        what = difference(entries, named, "its manifest also has", "its manifest has no")
+        if what:
+            problems.append(f"{doc_path}:{line}: {plugin}: {what}")
+    report(problems, f"targets: the {len(manifests)} plugins of the build register what {doc_path} says")
 
 
 if __name__ == "__main__":
