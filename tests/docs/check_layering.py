@@ -7,10 +7,15 @@ The table sits between the markers <!-- layering:begin --> and <!-- layering:end
   - a library of the build is missing from the table, or the table names one the build lacks;
   - a library's links in the table differ from its links in the build;
   - a library links one of a higher layer (dependencies flow one way: the table lists the layers
-    bottom up, each layer's rows together, and a library may link its own layer or one below).
+    bottom up, each layer's rows together, and a library may link its own layer or one below);
+  - the layer map above the table (a fenced block under "## Layers", one line per layer:
+    "LAYER (what it holds) -> LAYER, LAYER (note), ...") leaves out a layer, names one the table
+    lacks, or says a layer links other layers than its libraries do in the build.
 """
 import re
 import sys
+
+from library_table import difference, report, table_rows
 
 
 def read_build(path):
@@ -26,26 +31,55 @@ def read_build(path):
 
 
 def read_table(path):
-    text = open(path, encoding="utf-8").read()
-    m = re.search(r"<!-- layering:begin -->(.*?)<!-- layering:end -->", text, re.S)
-    if not m:
-        sys.exit(f"{path}: no <!-- layering:begin --> ... <!-- layering:end --> table")
-    line_no = text[: m.start()].count("\n") + 1
     rows, layers = {}, []
-    for offset, line in enumerate(m.group(1).splitlines()):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 4 or not cells[1].startswith("`"):
+    for line, cells in table_rows(path):
+        if not cells[1].startswith("`"):
             continue
         layer, names, links = cells[0], re.findall(r"`([^`]+)`", cells[1]), re.findall(r"`([^`]+)`", cells[2])
         if layer and layer in layers and layers[-1] != layer:
-            sys.exit(f"{path}:{line_no + offset}: layer {layer} is split: list each layer's libraries together, layers bottom up")
+            sys.exit(f"{path}:{line}: layer {layer} is split: list each layer's libraries together, layers bottom up")
         if layer and layer not in layers:
             layers.append(layer)
         for name in names:
             if name in rows:
-                sys.exit(f"{path}:{line_no + offset}: {name} is listed twice")
-            rows[name] = (layer, set(links), line_no + offset)
+                sys.exit(f"{path}:{line}: {name} is listed twice")
+            rows[name] = (layer, set(links), line)
     return rows, layers
+
+
+def read_map(path):
+    """The layer map: {layer: (set of linked layers, line)} from the first fenced block after
+    "## Layers"."""
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"^## Layers\n.*?^```\n(.*?)^```", text, re.S | re.M)
+    if not m:
+        sys.exit(f"{path}: no fenced layer map under '## Layers'")
+    first_line = text[: m.start(1)].count("\n") + 1
+    layers = {}
+    for offset, line in enumerate(m.group(1).splitlines()):
+        name, _, links = line.partition("->")
+        name = re.sub(r"\(.*", "", name).strip()
+        links = {re.sub(r"\(.*?\)", "", l).strip() for l in links.split(",")} - {""}
+        if name:
+            layers[name] = (links, first_line + offset)
+    return layers
+
+
+def check_map(doc_path, layer_map, build, table, layers):
+    problems = []
+    for name in layers:
+        if name not in layer_map:
+            problems.append(f"{doc_path}: the layer map leaves out the layer {name}")
+    for name, (links, line) in layer_map.items():
+        if name not in layers:
+            problems.append(f"{doc_path}:{line}: the layer map names {name}, which the table has no library in")
+            continue
+        linked = {table[dep][0] for lib, (layer, _, _) in table.items() if layer == name and lib in build
+                  for dep in build[lib] if dep in table and table[dep][0] != name}
+        what = difference(linked, links, "its libraries also link", "none of its libraries links")
+        if what:
+            problems.append(f"{doc_path}:{line}: layer {name}: {what}")
+    return problems
 
 
 def main():
@@ -62,22 +96,14 @@ def main():
     rank = {layer: i for i, layer in enumerate(layers)}
     for name in sorted(build.keys() & table.keys()):
         layer, links, line = table[name]
-        if links != build[name]:
-            extra, missing = sorted(build[name] - links), sorted(links - build[name])
-            what = []
-            if extra:
-                what.append("the build also links " + " ".join(extra))
-            if missing:
-                what.append("the build does not link " + " ".join(missing))
-            problems.append(f"{doc_path}:{line}: {name}: " + "; ".join(what))
+        what = difference(build[name], links, "the build also links", "the build does not link")
+        if what:
+            problems.append(f"{doc_path}:{line}: {name}: {what}")
         for dep in sorted(build[name]):
             if dep in table and rank[table[dep][0]] > rank[layer]:
                 problems.append(f"{doc_path}:{line}: {name} (layer {layer}) links {dep} of the higher layer {table[dep][0]}")
-    for p in problems:
-        print(p)
-    if problems:
-        sys.exit(1)
-    print(f"layering: {len(build)} libraries in {len(layers)} layers, as {doc_path} says")
+    problems += check_map(doc_path, read_map(doc_path), build, table, layers)
+    report(problems, f"layering: {len(build)} libraries in {len(layers)} layers, as {doc_path}'s table and map say")
 
 
 if __name__ == "__main__":
