@@ -4,18 +4,19 @@
 The table sits between the markers <!-- layering:begin --> and <!-- layering:end -->; each row is
 | layer | library | links | role |, with library and links written as `tessera_x` code spans
 ("-" for none). The check fails, naming each difference, when
-  - a library of the build is missing from the table, or the table names one the build lacks;
+  - a library of the build is missing from the table, or the table names one the build lacks (a
+    row whose role says "(built only with `OPTION`)" may be absent: it is checked where it is built);
   - a library's links in the table differ from its links in the build;
   - a library links one of a higher layer (dependencies flow one way: the table lists the layers
     bottom up, each layer's rows together, and a library may link its own layer or one below);
   - the layer map above the table (a fenced block under "## Layers", one line per layer:
     "LAYER (what it holds) -> LAYER, LAYER (note), ...") leaves out a layer, names one the table
-    lacks, or says a layer links other layers than its libraries do in the build.
+    lacks, or says a layer links other layers than its libraries' rows do.
 """
 import re
 import sys
 
-from library_table import difference, report, table_rows
+from library_table import built_only_with, difference, report, table_rows
 
 
 def read_build(path):
@@ -43,7 +44,7 @@ def read_table(path):
         for name in names:
             if name in rows:
                 sys.exit(f"{path}:{line}: {name} is listed twice")
-            rows[name] = (layer, set(links), line)
+            rows[name] = (layer, set(links), line, built_only_with(cells[3])[0])
     return rows, layers
 
 
@@ -65,7 +66,9 @@ def read_map(path):
     return layers
 
 
-def check_map(doc_path, layer_map, build, table, layers):
+def check_map(doc_path, layer_map, table, layers):
+    """The map against the table: each layer links exactly the layers its libraries' rows link
+    (the rows themselves are held to the build in main)."""
     problems = []
     for name in layers:
         if name not in layer_map:
@@ -74,8 +77,8 @@ def check_map(doc_path, layer_map, build, table, layers):
         if name not in layers:
             problems.append(f"{doc_path}:{line}: the layer map names {name}, which the table has no library in")
             continue
-        linked = {table[dep][0] for lib, (layer, _, _) in table.items() if layer == name and lib in build
-                  for dep in build[lib] if dep in table and table[dep][0] != name}
+        linked = {table[dep][0] for layer, deps, _, _ in table.values() if layer == name
+                  for dep in deps if dep in table and table[dep][0] != name}
         what = difference(linked, links, "its libraries also link", "none of its libraries links")
         if what:
             problems.append(f"{doc_path}:{line}: layer {name}: {what}")
@@ -92,17 +95,20 @@ def main():
     for name in sorted(build.keys() - table.keys()):
         problems.append(f"{doc_path}: library {name} (links: {' '.join(sorted(build[name])) or '-'}) is not in the table")
     for name in sorted(table.keys() - build.keys()):
-        problems.append(f"{doc_path}:{table[name][2]}: {name} is in the table but the build has no such library")
+        if table[name][3] is None:  # a library only some builds have may be absent from this one
+            problems.append(f"{doc_path}:{table[name][2]}: {name} is in the table but the build has no such library")
     rank = {layer: i for i, layer in enumerate(layers)}
     for name in sorted(build.keys() & table.keys()):
-        layer, links, line = table[name]
-        what = difference(build[name], links, "the build also links", "the build does not link")
+        layer, links, line, _ = table[name]
+        # A link to a library only some builds have is checked where that library is built.
+        stated = {l for l in links if l in build or l not in table or table[l][3] is None}
+        what = difference(build[name], stated, "the build also links", "the build does not link")
         if what:
             problems.append(f"{doc_path}:{line}: {name}: {what}")
         for dep in sorted(build[name]):
             if dep in table and rank[table[dep][0]] > rank[layer]:
                 problems.append(f"{doc_path}:{line}: {name} (layer {layer}) links {dep} of the higher layer {table[dep][0]}")
-    problems += check_map(doc_path, read_map(doc_path), build, table, layers)
+    problems += check_map(doc_path, read_map(doc_path), table, layers)
     report(problems, f"layering: {len(build)} libraries in {len(layers)} layers, as {doc_path}'s table and map say")
 
 

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-from library_table import difference, report, table_rows
+from library_table import built_only_with, difference, report, table_rows
 
 
 def read_manifests(directory):
@@ -36,7 +36,7 @@ def read_manifests(directory):
 def read_rows(path):
     rows = {}
     for line, cells in table_rows(path):
-        m = re.match(r"`(tessera-[\w-]+\.so)`:\s*(.*)", cells[3])
+        m = re.match(r"`(tessera-[\w-]+\.so)`:\s*(.*)", built_only_with(cells[3])[1])
         if m:
             entries = {target + (" device" if device else "")
                        for target, device in re.findall(r"`([^`]+)`(\s*\(a device\))?", m.group(2))}

@@ -20,6 +20,16 @@ def table_rows(path):
     return rows
 
 
+OPTIONAL = re.compile(r"\s*\(built only with `(\w+)`\)")
+
+
+def built_only_with(role):
+    """The CMake option a row's role cell says the library needs ("(built only with `OPTION`)"),
+    or None for a library every build has; and the role without that note."""
+    m = OPTIONAL.search(role)
+    return (m.group(1) if m else None), OPTIONAL.sub("", role)
+
+
 def difference(actual, stated, also, lacks):
     """How `stated` differs from `actual`, e.g. "the build also links x; the build does not link y"
     with also="the build also links" and lacks="the build does not link"; "" when they agree."""
