@@ -46,7 +46,7 @@ if [ "$mode" = jit ]; then
   expect 1 "--name 9lives: is not a C identifier" -- "$tessera" compile "$work/qdq.tsm" --emit ll --name 9lives
   # An integer MatMul (an ONNX node test's model) stays on the host, where nothing lowers it.
   matmulinteger=/usr/share/libonnx-testdata/data/node/test_matmulinteger/model.onnx
-  expect 1 "MatMulInteger 'MatMulInteger_0' \\(opset 11\\): host operator MatMulInteger has no LLVM lowering" -- \
+  expect 1 "MatMulInteger 'MatMulInteger_0' \\(opset 11\\): host operator MatMulInteger has no LLVM code generation" -- \
     "$tessera" compile "$matmulinteger" --emit ll
   run "$tessera" compile "$work/qdq.tsm" --emit ll -o "$work/qdq.ll"
   grep -q "define i32 @qdq_run" "$work/qdq.ll" || fail "--emit ll: no qdq_run in the IR"

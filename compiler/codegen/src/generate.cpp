@@ -442,7 +442,7 @@ class ModuleGenerator {
       std::string list;
       for (const std::string& op : supportedHostOps()) list += (list.empty() ? "" : ", ") + op;
       fail(n, "host operator " + (n.domain.empty() ? n.opType : n.domain + "." + n.opType) +
-                  " has no LLVM lowering (--host-codegen interp runs it; lowered: " + list + ")");
+                  " has no LLVM code generation (the host interpreter runs it; generated: " + list + ")");
     }
     const std::string& op = n.opType;
     if (n.outputs.empty() || n.outputs[0].empty()) fail(n, "has no output");
@@ -515,7 +515,7 @@ class ModuleGenerator {
     if (op == "Gemm" || op == "MatMul") return generateMatrixProduct(n, x, input(1), n.inputs.size() > 2 && !n.inputs[2].empty() ? input(2) : Buf{}, y);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return generatePool(n, x, y);
     if (op == "BatchNormalization") return generateBatchNorm(n, x, y);
-    fail(n, "host operator " + op + " has no LLVM lowering");
+    fail(n, "host operator " + op + " has no LLVM code generation");
   }
 
   // ---- float operators with double accumulators, in the executor's order --------------------
@@ -592,7 +592,7 @@ class ModuleGenerator {
   // bias (0 without one) is added and the sum rounded once to float32.
   void generateConv(const Node& n, const Buf& x, const Buf& w, const Buf& bias, const Buf& y) {
     if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32) fail(n, "Conv takes float32");
-    if (x.shape.size() != 4 || w.shape.size() != 4) fail(n, "only 2-D convolutions are lowered");
+    if (x.shape.size() != 4 || w.shape.size() != 4) fail(n, "only 2-D convolutions are generated");
     const Window win = windowOf(n, x.shape, y.shape, w.shape[2], w.shape[3], false);
     const int64_t group = n.attrInt("group", 1), O = w.shape[0], CG = w.shape[1], C = x.shape[1], H = x.shape[2], W = x.shape[3];
     if (group < 1 || C != CG * group || O % group) fail(n, "channels and weights do not match the group");
@@ -689,7 +689,7 @@ class ModuleGenerator {
   // the explicit padding's count under count_include_pad), as the executor does.
   void generatePool(const Node& n, const Buf& x, const Buf& y) {
     const bool global = n.opType == "GlobalAveragePool", max = n.opType == "MaxPool";
-    if (x.shape.size() != 4) fail(n, "only 2-D (N,C,H,W) pooling is lowered");
+    if (x.shape.size() != 4) fail(n, "only 2-D (N,C,H,W) pooling is generated");
     if (!max && x.dtype != DType::kFloat32) fail(n, n.opType + " takes float32");
     if (max && n.outputs.size() > 1 && !n.outputs[1].empty()) fail(n, "the Indices output is not supported");
     int64_t kh = x.shape[2], kw = x.shape[3];
