@@ -10,6 +10,8 @@
 #include "tessera/hw/dram.h"
 #include "tessera/support/error.h"
 
+#include "error_of.h"
+
 namespace {
 
 using namespace tessera::hw;
@@ -20,16 +22,7 @@ using tessera::Error;
   return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
 }
 
-template <typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no tessera::Error thrown";
-  return "";
-}
+using tessera::testutil::errorOf;
 
 class DramTest : public ::testing::Test {
  protected:

@@ -14,6 +14,8 @@
 #include "tessera/support/file_io.h"
 #include "tessera/support/format.h"
 
+#include "error_of.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,16 +41,7 @@ class TempDir {
   std::string path_;
 };
 
-template <typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no tessera::Error thrown";
-  return "";
-}
+using tessera::testutil::errorOf;
 
 TEST(Format, Hex) {
   EXPECT_EQ(tessera::hex(0), "0x0");

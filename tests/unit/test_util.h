@@ -9,19 +9,11 @@
 #include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 
+#include "error_of.h"
+
 namespace tessera::hw::testing {
 
-// The message of the tessera::Error `f` throws; a test failure if it throws none.
-template <typename F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no tessera::Error thrown";
-  return "";
-}
+using tessera::testutil::errorOf;
 
 // A random instruction of opcode `op`: every field of its format random within its width.
 inline Insn randomInsn(const InsnLayout& layout, Opcode op, std::mt19937& rng) {
