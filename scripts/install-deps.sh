@@ -14,8 +14,8 @@ set -euo pipefail
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
 # export the test models; nothing at run time needs Python); pkg-config and dpkg-dev (the install test's
 # pkg-config build and the .deb's shared-library dependencies; file, which CPack's DEB generator runs on every
-# installed file); clang-14 and libFuzzer (the fuzz
-# harnesses, tests/fuzz; GCC has no libFuzzer); llvm-14-dev (the host-side code generator: LLVM IR, the ORC
+# installed file); clang-14, libFuzzer and clang's sanitizer runtimes, libclang-rt-14-dev (the fuzz
+# harnesses, tests/fuzz, built with -fsanitize=fuzzer,address,undefined; GCC has no libFuzzer); llvm-14-dev (the host-side code generator: LLVM IR, the ORC
 # JIT, object files; docs/aot.md); Debian's armhf and arm64 cross compilers and qemu-user (the cross
 # builds of the runtime and an ahead-of-time compiled model, run under qemu by ctest label `cross`).
 packages=(
@@ -28,7 +28,7 @@ packages=(
   libonnx-testdata dataset-fashion-mnist
   python3-numpy python3-onnx python3-torch python3-torchvision
   pkg-config dpkg-dev file
-  clang-14 libfuzzer-14-dev
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
   llvm-14-dev g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user
 )
 
