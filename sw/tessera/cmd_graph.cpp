@@ -115,30 +115,75 @@ CompiledModel describeInputs(const compiler::ir::Graph& g) {
   return m;
 }
 
+// Where the layers ran, as the reports word it: "9 of 9 layers, 100.0% of MACs on the accelerator".
+std::string placementLabel(const compiler::model::Placement& p) {
+  if (p.acceleratorLayers == 0) return "all " + std::to_string(p.layers) + " layers on the host";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * p.acceleratorMacShare());
+  return std::to_string(p.acceleratorLayers) + " of " + std::to_string(p.layers) + " layers, " + share +
+         " of MACs on the accelerator";
+}
+
 struct ModelArgs {
   std::string model, config, calibrate, output;
   int calibrationCount = 64;
-  bool printAfterAll = false, force = false;
+  bool printAfterAll = false, force = false, hostFloat = false;
+};
+
+// Calibration samples a command falls back on for a float model given without --calibrate (eval:
+// its own data set), and what it then says it did.
+struct DefaultCalibration {
+  std::string path;  // an IDX image file; empty: a float model without --calibrate is refused
+  std::string used;  // set when the fallback was taken: one line saying so
 };
 
 CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double* seconds,
-                               compiler::ir::Graph* floatGraph) {
+                               compiler::ir::Graph* floatGraph, DefaultCalibration* fallback = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
+  if (a.hostFloat && !a.calibrate.empty())
+    throw Error("--host-float", "runs a float model in float on the host; it cannot be combined with --calibrate");
   if (!isOnnxFile(a.model)) {
+    if (!a.calibrate.empty() || a.hostFloat)
+      throw Error(a.model, std::string("is a compiled model; ") + (a.hostFloat ? "--host-float" : "--calibrate") +
+                               " applies when compiling an ONNX file");
     CompiledModel m = CompiledModel::load(a.model);
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return m;
   }
   compiler::ir::Graph g = compiler::onnx::importOnnx(a.model);
   if (floatGraph) *floatGraph = g;
+  // Whether the model might be compiled a second time, calibrated from the fallback: its stages are
+  // then printed only for the compilation that counts.
+  const bool mayFallBack = fallback && !fallback->path.empty() && a.calibrate.empty() && !a.hostFloat;
+  std::ostream* dumps = a.printAfterAll ? &std::cout : nullptr;
   compiler::graph::CompileOptions o;
-  o.printAfterAll = a.printAfterAll ? &std::cout : nullptr;
+  o.printAfterAll = mayFallBack ? nullptr : dumps;
   compiler::graph::Calibration calibration;
   if (!a.calibrate.empty()) {
     calibration = loadCalibration(a.calibrate, describeInputs(g), a.calibrationCount);
     o.calibration = &calibration;
   }
   CompiledModel m = compiler::graph::compile(cfg, g, o);
+  const bool unquantized = m.quantization == compiler::model::kFloatOnHost;
+  const bool floatModel = unquantized && compiler::graph::calibrationApplies(g);
+  if (a.hostFloat && !unquantized)
+    throw Error(a.model, "is already quantized (" + m.quantization + "); --host-float applies to float models only");
+  if (floatModel && !a.hostFloat) {
+    // Uncalibrated, every layer would run in float on the host: calibrate from the command's own
+    // samples if it has some, and say so; otherwise ask for them.
+    if (!fallback || fallback->path.empty())
+      throw Error(a.model, "is a float model: pass --calibrate DIR|IDX (samples to quantize it to int8 for the "
+                           "accelerator) or --host-float (every layer in float on the host)");
+    calibration = loadCalibration(fallback->path, describeInputs(g), a.calibrationCount);
+    o.calibration = &calibration;
+    o.printAfterAll = dumps;
+    m = compiler::graph::compile(cfg, g, o);
+    fallback->used = "calibrated on the first " + std::to_string(calibration.samples.size()) + " images of " +
+                     fallback->path + " (no --calibrate given; pass one to choose the samples)";
+  } else if (mayFallBack && dumps) {
+    o.printAfterAll = dumps;
+    m = compiler::graph::compile(cfg, g, o);
+  }
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }
@@ -149,6 +194,7 @@ void addModelOptions(po::options_description& opts, ModelArgs& a) {
       ("model", po::value<std::string>(&a.model)->required(), "model.onnx or a compiled model.tsm")
       ("calibrate", po::value<std::string>(&a.calibrate), "float models: calibration samples, a directory of .npy files or an IDX image file")
       ("calibration-count", po::value<int>(&a.calibrationCount)->default_value(64), "at most this many calibration samples")
+      ("host-float", po::bool_switch(&a.hostFloat), "float models: run every layer in float on the host instead of calibrating for the accelerator")
       ("print-after-all", po::bool_switch(&a.printAfterAll), "print the graph after every pass");
 }
 
@@ -196,10 +242,11 @@ void printLayerTable(const CompiledModel& m, const compiler::model::ModelRunResu
                 l.kind.c_str(), l.macs ? thousands(l.macs).c_str() : "-", cycles, util,
                 l.onAccelerator ? thousands(l.dramReadBytes + l.dramWriteBytes).c_str() : "-");
   }
-  uint64_t macs = 0;
-  for (const auto& l : m.layers) macs += l.macs;
-  std::printf("total: %s MACs on the accelerator in %zu segment(s), %s instructions",
-              thousands(macs).c_str(), m.segments.size(), thousands(r.counters.totalInsns()).c_str());
+  const compiler::model::Placement placed = compiler::model::placementOf(m);
+  const uint64_t macs = placed.acceleratorMacs;
+  std::printf("total: %s in %zu segment(s) (%s of %s MACs), %s instructions", placementLabel(placed).c_str(),
+              m.segments.size(), thousands(macs).c_str(), thousands(placed.macs).c_str(),
+              thousands(r.counters.totalInsns()).c_str());
   if (r.counters.cycles)
     std::printf(", %s cycles, GEMM-core utilization %.1f%%", thousands(r.counters.cycles).c_str(),
                 100.0 * double(macs) / (double(r.counters.cycles) * lanes));
@@ -282,14 +329,15 @@ int cmdCompileModel(const std::vector<std::string>& args) {
   const hw::Config cfg = hw::Config::load(a.config);
   double seconds = 0;
   const CompiledModel m = compileModelFile(a, cfg, &seconds, nullptr);
-  size_t onAccel = 0;
-  for (const auto& l : m.layers) onAccel += l.onAccelerator;
+  const compiler::model::Placement placed = compiler::model::placementOf(m);
+  const size_t onAccel = placed.acceleratorLayers;
   uint64_t insns = 0;
   for (const auto& s : m.segments) insns += s.insns.size();
-  std::printf("compiled %s for %s in %.3f s: %s; %zu layers (%zu on the accelerator in %zu segment(s), %zu on the host), "
-              "%s instructions, %s bytes of constants, activation arena %s bytes (%s without reuse)\n",
-              a.model.c_str(), cfg.name.c_str(), seconds, m.quantization.c_str(), m.layers.size(), onAccel,
-              m.segments.size(), m.layers.size() - onAccel, thousands(insns).c_str(),
+  std::printf("compiled %s for %s in %.3f s: %s; %zu layers (%zu on the accelerator in %zu segment(s), %zu on the host; "
+              "%.1f%% of MACs on the accelerator), %s instructions, %s bytes of constants, activation arena %s bytes (%s "
+              "without reuse)\n",
+              a.model.c_str(), cfg.name.c_str(), seconds, m.quantization.c_str(), placed.layers, onAccel,
+              m.segments.size(), placed.hostLayers(), 100.0 * placed.acceleratorMacShare(), thousands(insns).c_str(),
               thousands(m.constantImage.size()).c_str(), thousands(m.arenaBytes).c_str(),
               thousands(m.arenaBytesWithoutReuse).c_str());
   for (const auto& q : m.quantizationNotes)
@@ -526,7 +574,9 @@ int cmdEval(const std::vector<std::string>& args) {
   runtime::Session session(target, cfg);
   double compileSeconds = 0;
   compiler::ir::Graph floatGraph;
-  const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, &floatGraph);
+  DefaultCalibration fallback{dataset[0], ""};
+  const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, &floatGraph, &fallback);
+  if (!json && !fallback.used.empty()) std::printf("%s\n", fallback.used.c_str());
   const bool haveFloat = isOnnxFile(a.model);
   const compiler::io::IdxImages images = compiler::io::readIdxImages(dataset[0]);
   const std::vector<uint8_t> labels = compiler::io::readIdxLabels(dataset[1]);
@@ -574,10 +624,15 @@ int cmdEval(const std::vector<std::string>& args) {
   }
   if (!json && tty) std::fprintf(stderr, "\n");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const compiler::model::Placement placed = compiler::model::placementOf(m);
   if (json) {
     nlohmann::json j = {{"model", a.model}, {"target", target}, {"config", cfg.name}, {"quantization", m.quantization},
                         {"images", n}, {"seconds", secs},
-                        {"accelerator", {{"top1", double(top1) / double(n)}, {"top5", double(top5) / double(n)}}}};
+                        {"tessera", {{"top1", double(top1) / double(n)}, {"top5", double(top5) / double(n)},
+                                     {"layers", placed.layers}, {"layers_on_accelerator", placed.acceleratorLayers},
+                                     {"accelerator_mac_share", placed.acceleratorMacShare()}}}};
+    if (!fallback.used.empty())
+      j["calibration"] = {{"samples_from", dataset[0]}, {"note", fallback.used}};
     if (haveFloat)
       j[floatReference ? "host_float" : "host_file_semantics"] = {{"top1", double(ftop1) / double(n)}, {"top5", double(ftop5) / double(n)},
                          {"top1_agreement", double(agree) / double(n)}};
@@ -593,7 +648,8 @@ int cmdEval(const std::vector<std::string>& args) {
   }
   std::printf("%lld images from %s, %s on %s (config %s), %.1f s\n", (long long)n, dataset[0].c_str(), m.quantization.c_str(),
               target.c_str(), cfg.name.c_str(), secs);
-  std::printf("  accelerator (int8):  top-1 %.2f%%  top-5 %.2f%%\n", 100.0 * double(top1) / double(n), 100.0 * double(top5) / double(n));
+  std::printf("  Tessera (%s):  top-1 %.2f%%  top-5 %.2f%%\n", placementLabel(placed).c_str(), 100.0 * double(top1) / double(n),
+              100.0 * double(top5) / double(n));
   if (haveFloat)
     // For QDQ and QOperator files the host runs the file's own quantized semantics, not a float model.
     std::printf(floatReference ? "  host float model:    top-1 %.2f%%  top-5 %.2f%%   (top-1 agreement %.2f%%)\n"

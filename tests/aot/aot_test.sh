@@ -17,12 +17,12 @@ pass() { ok; echo "ok: $*"; }
 if [ "$mode" = jit ]; then
   target=$1
   # The three shipped files (post-training int8, QDQ, QOperator: quantize, fold, dequantize and a
-  # float bias add on the host), and the float file uncalibrated (every layer on the host:
+  # float bias add on the host), and the float file with --host-float (every layer on the host:
   # convolutions, max pooling, the residual add, Gemm), two inputs each (the float sample, the PGM image).
   run "$tessera" compile "$fm/fashion_cnn.onnx" --calibrate "$fm/calib" -o "$work/ptq.tsm"
   run "$tessera" compile "$fm/fashion_cnn_qdq.onnx" -o "$work/qdq.tsm"
   run "$tessera" compile "$fm/fashion_cnn_qop.onnx" -o "$work/qop.tsm"
-  run "$tessera" compile "$fm/fashion_cnn.onnx" -o "$work/float.tsm"
+  run "$tessera" compile "$fm/fashion_cnn.onnx" --host-float -o "$work/float.tsm"
   for m in ptq qdq qop float; do
     for input in sample_0.npy sample_0.pgm; do
       for codegen in interp jit; do

@@ -71,6 +71,25 @@ expect_ok "run onnx directly" "$tessera" run "$model" --calibrate "$calib" --inp
 expect_ok "eval" "$tessera" eval "$model" --calibrate "$calib" --count 200 \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 grep -q "host float model" "$work/out" || fail "eval: no float comparison"
+grep -q "Tessera (6 of 9 layers, 100.0% of MACs on the accelerator)" "$work/out" || fail "eval: the accelerator's row does not say where the layers ran"
+# A float model is quantized or run in float on the host only when asked; each label says where it ran.
+dataset=(/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz)
+expect_error "float model without --calibrate" "pass --calibrate DIR|IDX" "$tessera" compile "$model" -o "$work/nocalib.tsm"
+[ -e "$work/nocalib.tsm" ] && fail "float model without --calibrate: wrote a file"
+expect_error "run a float model without --calibrate" "--host-float" "$tessera" run "$model" --input "$src/models/fashion_mnist/sample_0.npy"
+expect_error "--host-float on a quantized file" "already quantized" "$tessera" compile "$src/models/fashion_mnist/fashion_cnn_qdq.onnx" --host-float
+expect_error "--host-float with --calibrate" "cannot be combined" "$tessera" compile "$model" --host-float --calibrate "$calib"
+expect_error "--calibrate on a compiled model" "compiled model" "$tessera" run "$work/m.tsm" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy"
+expect_ok "run --host-float" "$tessera" run "$model" --host-float --input "$src/models/fashion_mnist/sample_0.npy"
+grep -q "^total: all 12 layers on the host in 0 segment(s) (0 of 1,257,536 MACs)" "$work/out" || { fail "run --host-float: the total does not say everything ran on the host"; tail -3 "$work/out"; }
+expect_ok "eval --host-float" "$tessera" eval "$model" --host-float --count 20 --dataset "${dataset[@]}"
+grep -q "Tessera (all 12 layers on the host)" "$work/out" || fail "eval --host-float: not labelled as run on the host"
+# eval without --calibrate calibrates on its own data set and says so on its first line.
+"$tessera" eval "$model" --count 20 --dataset "${dataset[@]}" > "$work/out" 2>/dev/null || fail "eval without --calibrate: exit $?"
+head -1 "$work/out" | grep -q "^calibrated on the first 64 images of .*t10k-images.*no --calibrate given" || { fail "eval without --calibrate: the first line does not say how it calibrated"; head -2 "$work/out"; }
+grep -q "post-training int8 (64 calibration samples)" "$work/out" || fail "eval without --calibrate: not quantized"
+expect_ok "eval json without --calibrate" "$tessera" eval "$model" --count 20 --json --calibration-count 8 --dataset "${dataset[@]}"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['calibration']['samples_from'].endswith('t10k-images-idx3-ubyte.gz') and d['quantization'].startswith('post-training int8 (8 '), d" "$work/out" || fail "eval --json without --calibrate: no calibration record"
 # The QOperator file (uint8, MaxPool and Flatten on quantized tensors) compiles to one segment too,
 # its residual add fused into the block's second convolution.
 expect_ok "compile qop" "$tessera" compile "$src/models/fashion_mnist/fashion_cnn_qop.onnx"
@@ -78,7 +97,7 @@ grep -q "6 on the accelerator in 1 segment" "$work/out" || { fail "compile qop: 
 for kind in qdq qop; do
   expect_ok "eval $kind" "$tessera" eval "$src/models/fashion_mnist/fashion_cnn_$kind.onnx" --count 200 --json \
     --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); a=d['accelerator']['top1']; f=d['host_file_semantics']; assert a>0.8 and f['top1_agreement']>0.95, d" "$work/out" \
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); a=d['tessera']['top1']; f=d['host_file_semantics']; assert a>0.8 and f['top1_agreement']>0.95, d" "$work/out" \
     || fail "eval $kind: accuracy or agreement with the file's semantics too low"
   # Every output's distance from the file's semantics, in the output's quantization steps.
   want=0.99
@@ -87,7 +106,7 @@ for kind in qdq qop; do
 done
 expect_ok "eval json" "$tessera" eval "$work/m.tsm" --count 50 --json \
   --dataset /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['images']==50 and d['accelerator']['top1']>0.7" "$work/out" || fail "eval --json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['images']==50 and d['tessera']['top1']>0.7 and d['tessera']['layers_on_accelerator']==6 and d['tessera']['accelerator_mac_share']==1.0" "$work/out" || fail "eval --json"
 
 expect_ok "bench json" "$tessera" bench resnet18 --target fsim --json
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['segments']==1 and d['bit_exact_with_host_reference'] and d['layers_on_accelerator']==23, d" "$work/out" || fail "bench resnet18 --json"

@@ -87,3 +87,33 @@ TEST_P(FashionFile, EveryTargetIsBitExactAndWithinOneStepOfTheFile) {
 INSTANTIATE_TEST_SUITE_P(Models, FashionFile, ::testing::Values("qdq", "qop"));
 
 }  // namespace
+
+// Where the layers run, as every report labels it: the host's convolutions and Gemm count their
+// multiply-accumulates as the accelerator's layers do, so an all-host float model is 0% on the
+// accelerator, not 100% of nothing.
+TEST(FashionPlacement, HostLayersCountTheirMacs) {
+  const std::string path = std::string(TESSERA_SOURCE_DIR) + "/models/fashion_mnist/fashion_cnn.onnx";
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const auto g = tessera::compiler::onnx::importOnnx(path);
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+
+  tessera::compiler::graph::Calibration calibration;
+  calibration.origin = "test images";
+  for (const Tensor& t : images(4)) calibration.samples.push_back({{"image", t}});
+  tessera::compiler::graph::CompileOptions options;
+  options.calibration = &calibration;
+  const auto placed = tessera::compiler::model::placementOf(tessera::compiler::graph::compile(cfg, g, options));
+  EXPECT_GT(placed.acceleratorLayers, 0u);
+  EXPECT_LT(placed.acceleratorLayers, placed.layers);  // the quantize and dequantize edges stay on the host
+  EXPECT_EQ(placed.acceleratorMacs, 1257536u);          // the demo's figure (README)
+  EXPECT_EQ(placed.macs, placed.acceleratorMacs);
+
+  const auto host = tessera::compiler::graph::compile(cfg, g);
+  EXPECT_EQ(host.quantization, tessera::compiler::model::kFloatOnHost);
+  const auto onHost = tessera::compiler::model::placementOf(host);
+  EXPECT_EQ(onHost.acceleratorLayers, 0u);
+  EXPECT_EQ(onHost.hostLayers(), host.layers.size());
+  EXPECT_EQ(onHost.macs, placed.acceleratorMacs);  // the same convolutions and Gemm, counted on the host
+  EXPECT_EQ(onHost.acceleratorMacShare(), 0.0);
+}

@@ -25,6 +25,16 @@ void dump(const CompileOptions& o, const char* pass, const Graph& g) {
 
 }  // namespace
 
+bool calibrationApplies(const Graph& g) {
+  for (const ir::Node& n : g.nodes) {
+    if (!n.domain.empty() || (n.opType != "Conv" && n.opType != "Gemm" && n.opType != "MatMul") || n.inputs.size() < 2)
+      continue;
+    const Tensor& w = g.tensor(n.inputs[1]);
+    if (w.isConstant && w.dtype == ir::DType::kFloat32) return true;
+  }
+  return false;
+}
+
 CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& options) {
   CompiledModel m;
   m.configJson = cfg.toJson();
@@ -59,7 +69,7 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
     m.quantization = "post-training int8 (" + std::to_string(options.calibration->samples.size()) + " calibration samples)";
     dump(options, "quantization and fusion", g);
   } else {
-    m.quantization = "float (host)";
+    m.quantization = model::kFloatOnHost;
   }
   if (options.foldNarrowInput) {
     detail::foldNarrowInputs(cfg, g);

@@ -1,4 +1,5 @@
 // Partitioning: consecutive accelerator nodes become segments (one instruction stream each), the rest host steps.
+#include <algorithm>
 #include <set>
 
 #include "passes.h"
@@ -19,6 +20,40 @@ bool readsInputBlocks(const Node& n) { return n.opType == "conv2d" || n.opType =
 int inputBlock(const hw::Config& cfg, const Node& n) { return readsInputBlocks(n) ? cfg.blockIn : cfg.blockOut; }
 
 namespace {
+
+// Multiply-accumulates of a convolution or matrix product the host runs (0 for other operators and
+// for tensors whose shape is unknown), so the reports' accelerator share counts host layers too.
+uint64_t hostMacs(const Graph& g, const Node& n) {
+  auto shapeOf = [&](size_t i) -> const std::vector<int64_t>* {
+    if (i >= n.inputs.size() || n.inputs[i].empty() || !g.tensor(n.inputs[i]).hasShape) return nullptr;
+    return &g.tensor(n.inputs[i]).shape;
+  };
+  auto product = [](std::vector<int64_t>::const_iterator b, std::vector<int64_t>::const_iterator e) {
+    uint64_t p = 1;
+    for (; b != e; ++b) p *= uint64_t(std::max<int64_t>(*b, 0));
+    return p;
+  };
+  if (n.outputs.empty() || !g.tensor(n.outputs[0]).hasShape) return 0;
+  const std::vector<int64_t>& out = g.tensor(n.outputs[0]).shape;
+  const uint64_t outElements = product(out.begin(), out.end());
+  const bool qlinear = n.opType == "QLinearConv" || n.opType == "QLinearMatMul";
+  // The weight operand: QLinear ops put each operand's scale and zero point after it.
+  const size_t weight = qlinear ? 3 : 1;
+  const std::vector<int64_t>* w = shapeOf(weight);
+  const std::vector<int64_t>* x = shapeOf(0);
+  if (!w || w->empty()) return 0;
+  if (n.opType == "Conv" || n.opType == "ConvInteger" || n.opType == "QLinearConv")
+    return outElements * product(w->begin() + 1, w->end());  // each output: C/groups x kernel
+  if (n.opType == "ConvTranspose")
+    return x ? product(x->begin(), x->end()) * product(w->begin() + 1, w->end()) : 0;  // each input: M/groups x kernel
+  if (n.opType == "Gemm") {
+    const bool transB = n.attrInt("transB", 0) != 0;
+    return w->size() == 2 ? outElements * uint64_t((*w)[transB ? 1 : 0]) : 0;
+  }
+  if (n.opType == "MatMul" || n.opType == "MatMulInteger" || n.opType == "QLinearMatMul")
+    return x && !x->empty() ? outElements * uint64_t(x->back()) : 0;
+  return 0;
+}
 
 bool readsResidual(const Node& n) {
   return (n.opType == "conv2d" || n.opType == "dense") && n.inputs.size() > 7 && !n.inputs[7].empty();
@@ -79,6 +114,7 @@ Partition partition(const hw::Config& cfg, const Graph& g, CompiledModel& m, std
       info.name = n.name;
       info.kind = n.opType;
       info.detail = n.label(g.opset);
+      info.macs = hostMacs(g, n);
       s.layer = int(m.layers.size());
       m.layers.push_back(info);
       m.steps.push_back(s);

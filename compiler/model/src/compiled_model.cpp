@@ -378,4 +378,16 @@ void CompiledModel::save(const std::string& path, bool overwrite) const {
 
 CompiledModel CompiledModel::load(const std::string& path) { return deserialize(readBinaryFile(path), path); }
 
+Placement placementOf(const CompiledModel& m) {
+  Placement p;
+  for (const LayerInfo& l : m.layers) {
+    ++p.layers;
+    p.macs += l.macs;
+    if (!l.onAccelerator) continue;
+    ++p.acceleratorLayers;
+    p.acceleratorMacs += l.macs;
+  }
+  return p;
+}
+
 }  // namespace tessera::compiler::model

@@ -26,6 +26,11 @@ struct CompileOptions {
   bool fuseResidualAdds = true;  // run a residual add in its convolution's epilogue (docs/graph.md)
 };
 
+// Whether `g` has float convolutions or matrix products with constant weights, which post-training
+// quantization takes to the accelerator: compiled without a calibration, they run in float on the
+// host (quantization model::kFloatOnHost).
+bool calibrationApplies(const ir::Graph& g);
+
 // Runs the passes (docs/graph.md), then partitions the graph, plans DRAM and links every accelerator
 // segment. Throws tessera::Error naming the node, tensor or file on anything it cannot compile.
 model::CompiledModel compile(const hw::Config& cfg, ir::Graph g, const CompileOptions& options = CompileOptions());

@@ -68,6 +68,10 @@ struct Step {
   int layer = -1; // host steps: their LayerInfo
 };
 
+// The `quantization` of a float model compiled without calibration: every layer runs in float on
+// the host.
+inline constexpr const char kFloatOnHost[] = "float (host)";
+
 // Everything needed to run a network on one config: programs, constants in DRAM layout, host
 // operations, the memory plan, input/output descriptions.
 struct CompiledModel {
@@ -85,12 +89,23 @@ struct CompiledModel {
   std::vector<Step> steps;
   std::vector<LayerInfo> layers;
   std::vector<QuantizationNote> quantizationNotes;
-  std::string quantization;  // "float (host)", "post-training int8", "QDQ", "QOperator"
+  std::string quantization;  // kFloatOnHost, "post-training int8 (...)", "QDQ ...", "QOperator ..."
 
   std::vector<uint8_t> serialize() const;
   static CompiledModel deserialize(const std::vector<uint8_t>& bytes, const std::string& origin);
   void save(const std::string& path, bool overwrite) const;
   static CompiledModel load(const std::string& path);
 };
+
+// Where a compiled model's layers run, for the labels of every report: layer counts and the
+// multiply-accumulates of each side.
+struct Placement {
+  size_t layers = 0, acceleratorLayers = 0;
+  uint64_t macs = 0, acceleratorMacs = 0;
+
+  size_t hostLayers() const { return layers - acceleratorLayers; }
+  double acceleratorMacShare() const { return macs ? double(acceleratorMacs) / double(macs) : 0.0; }
+};
+Placement placementOf(const CompiledModel& m);
 
 }  // namespace tessera::compiler::model
