@@ -41,23 +41,26 @@ const char* kSupported[] = {
     "test_conv_with_strides_and_asymmetric_padding", "test_conv_with_strides_no_padding",
     "test_conv_with_strides_padding", "test_convinteger_with_padding", "test_convinteger_without_padding",
     "test_dequantizelinear", "test_dequantizelinear_axis", "test_dropout_default", "test_dropout_default_old",
-    "test_dropout_default_ratio", "test_dropout_random_old", "test_flatten_axis0", "test_flatten_axis1",
+    "test_dropout_default_ratio", "test_dropout_random_old", "test_elu", "test_elu_default", "test_elu_example",
+    "test_erf", "test_flatten_axis0", "test_flatten_axis1",
     "test_flatten_axis2", "test_flatten_axis3", "test_flatten_default_axis", "test_flatten_negative_axis1",
     "test_flatten_negative_axis2", "test_flatten_negative_axis3", "test_flatten_negative_axis4",
     "test_gemm_all_attributes", "test_gemm_alpha", "test_gemm_beta", "test_gemm_default_matrix_bias",
     "test_gemm_default_no_bias", "test_gemm_default_scalar_bias", "test_gemm_default_single_elem_vector_bias",
     "test_gemm_default_vector_bias", "test_gemm_default_zero_bias", "test_gemm_transposeA", "test_gemm_transposeB",
-    "test_globalaveragepool", "test_globalaveragepool_precomputed", "test_identity", "test_matmul_2d",
+    "test_globalaveragepool", "test_globalaveragepool_precomputed", "test_hardsigmoid", "test_hardsigmoid_default",
+    "test_hardsigmoid_example", "test_hardswish", "test_hardswish_expanded", "test_identity", "test_leakyrelu",
+    "test_leakyrelu_default", "test_leakyrelu_example", "test_matmul_2d",
     "test_matmul_3d", "test_matmul_4d", "test_matmulinteger", "test_maxpool_2d_ceil", "test_maxpool_2d_default",
     "test_maxpool_2d_dilations", "test_maxpool_2d_pads", "test_maxpool_2d_precomputed_pads",
     "test_maxpool_2d_precomputed_same_upper", "test_maxpool_2d_precomputed_strides", "test_maxpool_2d_same_lower",
     "test_maxpool_2d_same_upper", "test_maxpool_2d_strides", "test_maxpool_2d_uint8", "test_qlinearconv",
     "test_qlinearmatmul_2D", "test_qlinearmatmul_3D", "test_quantizelinear", "test_quantizelinear_axis",
-    "test_relu", "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_axis_2",
+    "test_relu", "test_sigmoid", "test_sigmoid_example", "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_axis_2",
     "test_softmax_default_axis", "test_softmax_example", "test_softmax_large_number", "test_softmax_negative_axis",
     "test_transpose_all_permutations_0", "test_transpose_all_permutations_1", "test_transpose_all_permutations_2",
     "test_transpose_all_permutations_3", "test_transpose_all_permutations_4", "test_transpose_all_permutations_5",
-    "test_transpose_default"};
+    "test_tanh", "test_tanh_example", "test_transpose_default"};
 
 // Node tests of supported operators using a feature Tessera does not support: each must fail with
 // an error naming what, never crash or pass silently.

@@ -44,7 +44,8 @@ const std::vector<std::string>& supportedHostOps() {
   static const std::vector<std::string> ops = {"Identity", "Dropout", "Flatten", "Reshape", "Transpose", "Relu", "Clip",
                                                "Add", "Sub", "Mul", "Softmax", "QuantizeLinear", "DequantizeLinear",
                                                "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                               "BatchNormalization", "Constant", "tessera.FoldInput"};
+                                               "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
+                                               "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf"};
   return ops;
 }
 
@@ -479,6 +480,41 @@ class ModuleGenerator {
           v = b_.CreateTrunc(b_.CreateFPToSI(d, i64_), elemType(x.dtype));
         }
         store(y, i[0], v);
+      });
+      return;
+    }
+    if (op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "HardSigmoid" || op == "HardSwish" || op == "LeakyRelu" ||
+        op == "Elu") {
+      // The executor's formulas (host/src/executor.cpp, kFloatActivations): in double, rounded once.
+      if (x.dtype != DType::kFloat32) fail(n, "takes float32 only");
+      const double alpha = n.attrFloat("alpha", op == "HardSigmoid" ? 0.2f : op == "LeakyRelu" ? 0.01f : 1.0f);
+      const double beta = n.attrFloat("beta", 0.5f);
+      auto f64 = [&](double v) { return llvm::ConstantFP::get(f64_, v); };
+      auto clamp01 = [&](llvm::Value* v) { return stdMin(stdMax(v, f64(0.0)), f64(1.0)); };
+      const char* libm = op == "Tanh" ? "tanh" : op == "Erf" ? "erf" : "exp";
+      llvm::FunctionCallee fn = runtimeFn(libm, f64_, {f64_});
+      forEach({count(x.shape)}, tag, [&](const std::vector<llvm::Value*>& i) {
+        llvm::Value* xf = load(x, i[0]);
+        llvm::Value* v = b_.CreateFPExt(xf, f64_);
+        llvm::Value* r = nullptr;
+        if (op == "Sigmoid") {
+          r = b_.CreateFDiv(f64(1.0), b_.CreateFAdd(f64(1.0), b_.CreateCall(fn, {b_.CreateFNeg(v)})));
+        } else if (op == "Tanh" || op == "Erf") {
+          r = b_.CreateCall(fn, {v});
+        } else if (op == "HardSigmoid") {
+          r = clamp01(b_.CreateFAdd(b_.CreateFMul(f64(alpha), v), f64(beta)));
+        } else if (op == "HardSwish") {
+          r = b_.CreateFMul(v, clamp01(b_.CreateFAdd(b_.CreateFMul(v, f64(1.0 / 6.0)), f64(0.5))));
+        } else {
+          // LeakyRelu and Elu: the negative side scaled, the rest passed through unrounded.
+          llvm::Value* neg = op == "LeakyRelu"
+                                 ? b_.CreateFMul(f64(alpha), v)
+                                 : b_.CreateFMul(f64(alpha), b_.CreateFSub(b_.CreateCall(fn, {v}), f64(1.0)));
+          store(y, i[0], b_.CreateSelect(b_.CreateFCmpOLT(xf, llvm::ConstantFP::get(f32_, 0.0)),
+                                         b_.CreateFPTrunc(neg, f32_), xf));
+          return;
+        }
+        store(y, i[0], b_.CreateFPTrunc(r, f32_));
       });
       return;
     }

@@ -24,8 +24,48 @@ const std::set<std::string>& supportedOps() {
   static const std::set<std::string> ops = {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
-      "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear"};
+      "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf"};
   return ops;
+}
+
+// The float activations, each element computed in double and rounded to float once. The code
+// generator (codegen/src/generate.cpp) emits the same operations in the same order, so JIT-compiled
+// host steps are bit-exact with these; the node conformance tests hold the two together.
+struct FloatActivation {
+  struct Params {
+    double alpha = 0, beta = 0;
+  };
+  const char* op;
+  Params (*params)(const Node&);
+  float (*apply)(const Params&, float);
+};
+
+FloatActivation::Params noParams(const Node&) { return {}; }
+
+const FloatActivation kFloatActivations[] = {
+    {"Sigmoid", noParams, [](const FloatActivation::Params&, float x) { return float(1.0 / (1.0 + std::exp(-double(x)))); }},
+    {"Tanh", noParams, [](const FloatActivation::Params&, float x) { return float(std::tanh(double(x))); }},
+    {"Erf", noParams, [](const FloatActivation::Params&, float x) { return float(std::erf(double(x))); }},
+    {"HardSigmoid",
+     [](const Node& n) { return FloatActivation::Params{n.attrFloat("alpha", 0.2f), n.attrFloat("beta", 0.5f)}; },
+     [](const FloatActivation::Params& p, float x) {
+       return float(std::min(std::max(p.alpha * double(x) + p.beta, 0.0), 1.0));
+     }},
+    {"HardSwish", noParams,
+     [](const FloatActivation::Params&, float x) {
+       return float(double(x) * std::min(std::max(double(x) * (1.0 / 6.0) + 0.5, 0.0), 1.0));
+     }},
+    {"LeakyRelu", [](const Node& n) { return FloatActivation::Params{n.attrFloat("alpha", 0.01f), 0}; },
+     [](const FloatActivation::Params& p, float x) { return x < 0 ? float(p.alpha * double(x)) : x; }},
+    {"Elu", [](const Node& n) { return FloatActivation::Params{n.attrFloat("alpha", 1.0f), 0}; },
+     [](const FloatActivation::Params& p, float x) { return x < 0 ? float(p.alpha * (std::exp(double(x)) - 1.0)) : x; }},
+};
+
+const FloatActivation* floatActivation(const std::string& op) {
+  for (const FloatActivation& a : kFloatActivations)
+    if (op == a.op) return &a;
+  return nullptr;
 }
 
 // Everything the executor needs to know about a node while running it: its label for errors.
@@ -367,6 +407,14 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     else
       for (size_t i = 0; i < x.ints.size(); ++i)
         y.ints[i] = int64_t(std::min<double>(std::max<double>(double(x.ints[i]), lo), hi));
+    return {y};
+  }
+  if (const FloatActivation* act = floatActivation(op)) {
+    if (x.dtype != DType::kFloat32) c.fail("takes float32, not " + x.describe());
+    if (!computeData) return {shapeOnly(x.dtype, x.shape)};
+    const FloatActivation::Params params = act->params(n);
+    Tensor y = make(x.dtype, x.shape);
+    for (size_t i = 0; i < x.floats.size(); ++i) y.floats[i] = act->apply(params, x.floats[i]);
     return {y};
   }
   if (op == "Add" || op == "Sub" || op == "Mul") {

@@ -148,7 +148,9 @@ Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path
     // model (QLinearConv, ConvInteger and friends have been unchanged since opset 10).
     static const std::set<std::string> unchanged = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
                                                     "GlobalAveragePool", "QuantizeLinear", "DequantizeLinear",
-                                                    "Relu", "Identity", "MatMul", "Add", "Sub", "Mul", "Transpose"};
+                                                    "Relu", "Identity", "MatMul", "Add", "Sub", "Mul", "Transpose",
+                                                    // unchanged since opset 6 (Erf: 9) but for added types
+                                                    "Sigmoid", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Erf"};
     std::string blocker;
     for (const auto& n : model.graph().node())
       if (blocker.empty() && (!unchanged.count(n.op_type()) || !(n.domain().empty() || n.domain() == "ai.onnx")))
