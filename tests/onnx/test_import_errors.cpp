@@ -124,6 +124,40 @@ TEST(OnnxImport, UnsupportedOperatorsNameTheNodeOpAndOpset) {
   EXPECT_NE(e.find("opset 13"), std::string::npos) << e;
 }
 
+// Concat's bad attributes and shapes: each names the node and what is wrong, at compile time.
+TEST(OnnxImport, ConcatShapeAndAxisErrorsNameTheNode) {
+  auto concat = [](int64_t axis, bool withAxis, int64_t otherRows, int64_t otherCols) {
+    onnx::ModelProto m = model(13, "Concat");
+    auto* g = m.mutable_graph();
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(otherRows);
+    w->add_dims(otherCols);
+    for (int64_t i = 0; i < otherRows * otherCols; ++i) w->add_float_data(float(i));
+    auto* n = g->mutable_node(0);
+    n->add_input("w");
+    if (withAxis) {
+      auto* a = n->add_attribute();
+      a->set_name("axis");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(axis);
+    }
+    return m.SerializeAsString();
+  };
+  const std::string p = tempPath("concat.onnx");
+  writeBytes(p, concat(0, true, 1, 5));  // [1,4] and [1,5] along axis 0
+  std::string e = expectError(p);
+  EXPECT_NE(e.find("the_node"), std::string::npos) << e;
+  EXPECT_NE(e.find("outside axis 0"), std::string::npos) << e;
+  writeBytes(p, concat(2, true, 1, 4));
+  e = expectError(p);
+  EXPECT_NE(e.find("axis 2 is out of range"), std::string::npos) << e;
+  writeBytes(p, concat(0, false, 1, 4));
+  e = expectError(p);
+  EXPECT_NE(e.find("needs its axis attribute"), std::string::npos) << e;
+}
+
 TEST(OnnxImport, InitializerSizeMismatchesAreNamed) {
   onnx::ModelProto m = model(13, "Add");
   auto* init = m.mutable_graph()->add_initializer();

@@ -45,7 +45,8 @@ const std::vector<std::string>& supportedHostOps() {
                                                "Add", "Sub", "Mul", "Softmax", "QuantizeLinear", "DequantizeLinear",
                                                "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
                                                "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
-                                               "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf"};
+                                               "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
+                                               "Concat"};
   return ops;
 }
 
@@ -532,6 +533,22 @@ class ModuleGenerator {
           r = op == "Add" ? b_.CreateAdd(u, v) : op == "Sub" ? b_.CreateSub(u, v) : b_.CreateMul(u, v);
         store(y, linear(i, sy), r);
       });
+      return;
+    }
+    if (op == "Concat") {
+      // Each input copied into its slice of the axis (the executor checked the shapes).
+      int64_t axis = n.attrInt("axis", 0);
+      if (axis < 0) axis += int64_t(y.shape.size());
+      const std::vector<int64_t> sy = stridesOf(y.shape);
+      int64_t offset = 0;
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const Buf part = k == 0 ? x : input(k);
+        const int64_t start = offset * sy[size_t(axis)];
+        forEach(part.shape, tag, [&](const std::vector<llvm::Value*>& i) {
+          store(y, b_.CreateAdd(linear(i, sy), i64c(start)), load(part, linear(i, stridesOf(part.shape))));
+        });
+        offset += part.shape[size_t(axis)];
+      }
       return;
     }
     if (op == "Transpose") {

@@ -25,7 +25,7 @@ const std::set<std::string>& supportedOps() {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf"};
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat"};
   return ops;
 }
 
@@ -604,6 +604,44 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
             y.floats[size_t(at)] = float(sum / double(std::max<int64_t>(div, 1)));
           }
         }
+    return {y};
+  }
+  if (op == "Concat") {
+    const int64_t rank = int64_t(x.shape.size());
+    int64_t axis = n.attrInt("axis", 0);
+    if (!n.has("axis")) c.fail("needs its axis attribute");
+    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for " + shapeText(x.shape));
+    if (axis < 0) axis += rank;
+    Shape s = x.shape;
+    s[size_t(axis)] = 0;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const Tensor& t = c.in(ins, k);
+      if (t.dtype != x.dtype) c.fail("input " + std::to_string(k) + " is " + t.describe() + ", input 0 " + x.describe());
+      bool fits = int64_t(t.shape.size()) == rank;
+      for (int64_t d = 0; fits && d < rank; ++d) fits = d == axis || t.shape[size_t(d)] == x.shape[size_t(d)];
+      if (!fits)
+        c.fail("input " + std::to_string(k) + "'s shape " + shapeText(t.shape) + " does not match " + shapeText(x.shape) +
+               " outside axis " + std::to_string(axis));
+      s[size_t(axis)] += t.shape[size_t(axis)];
+    }
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    Tensor y = make(x.dtype, s);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= s[size_t(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= s[size_t(d)];
+    // Each input's rows of `shape[axis] * inner` elements, side by side in every outer slice.
+    const int64_t rowOut = s[size_t(axis)] * inner;
+    int64_t offset = 0;
+    for (const Tensor* t : ins) {
+      const int64_t row = t->shape[size_t(axis)] * inner;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t e = 0; e < row; ++e) {
+          const size_t from = size_t(o * row + e), to = size_t(o * rowOut + offset + e);
+          if (x.dtype == DType::kFloat32) y.floats[to] = t->floats[from];
+          else y.ints[to] = t->ints[from];
+        }
+      offset += row;
+    }
     return {y};
   }
   if (op == "BatchNormalization") {
