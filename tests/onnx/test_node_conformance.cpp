@@ -59,11 +59,13 @@ const char* kSupported[] = {
     "test_maxpool_2d_precomputed_same_upper", "test_maxpool_2d_precomputed_strides", "test_maxpool_2d_same_lower",
     "test_maxpool_2d_same_upper", "test_maxpool_2d_strides", "test_maxpool_2d_uint8", "test_qlinearconv",
     "test_qlinearmatmul_2D", "test_qlinearmatmul_3D", "test_quantizelinear", "test_quantizelinear_axis",
-    "test_relu", "test_sigmoid", "test_sigmoid_example", "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_axis_2",
+    "test_relu", "test_sigmoid", "test_sigmoid_example", "test_squeeze", "test_squeeze_negative_axes", "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_axis_2",
     "test_softmax_default_axis", "test_softmax_example", "test_softmax_large_number", "test_softmax_negative_axis",
     "test_transpose_all_permutations_0", "test_transpose_all_permutations_1", "test_transpose_all_permutations_2",
     "test_transpose_all_permutations_3", "test_transpose_all_permutations_4", "test_transpose_all_permutations_5",
-    "test_tanh", "test_tanh_example", "test_transpose_default"};
+    "test_tanh", "test_tanh_example", "test_transpose_default", "test_unsqueeze_axis_0", "test_unsqueeze_axis_1",
+    "test_unsqueeze_axis_2", "test_unsqueeze_axis_3", "test_unsqueeze_negative_axes", "test_unsqueeze_three_axes",
+    "test_unsqueeze_two_axes", "test_unsqueeze_unsorted_axes"};
 
 // Node tests of supported operators using a feature Tessera does not support: each must fail with
 // an error naming what, never crash or pass silently.

@@ -46,7 +46,7 @@ const std::vector<std::string>& supportedHostOps() {
                                                "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
                                                "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
-                                               "Concat"};
+                                               "Concat", "Squeeze", "Unsqueeze"};
   return ops;
 }
 
@@ -454,7 +454,7 @@ class ModuleGenerator {
       return value(n.inputs[i]);
     };
     const Tensor& outT = shapes_.tensor(outName);
-    if (op == "Identity" || op == "Dropout" || op == "Flatten" || op == "Reshape") {
+    if (op == "Identity" || op == "Dropout" || op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") {
       // Row-major data is unchanged: the output is the input's buffer under a new shape.
       Buf x = input(0);
       x.shape = outT.shape;

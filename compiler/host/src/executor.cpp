@@ -25,7 +25,7 @@ const std::set<std::string>& supportedOps() {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat"};
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze"};
   return ops;
 }
 
@@ -273,6 +273,27 @@ Tensor matmul(const Ctx& c, const Shape& as, const Shape& bs, DType outType, Get
         store(out, (t * M + m) * Nn + nn, acc);
       }
   return out;
+}
+
+// Squeeze's and Unsqueeze's axes: the attribute before opset 13, the constant second input since;
+// negative ones counted back from `rank`, each in [0, rank) and given once.
+std::vector<int64_t> squeezeAxes(const Ctx& c, const std::vector<const Tensor*>& ins, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (c.n.has("axes")) {
+    axes = c.n.attrInts("axes", {});
+  } else if (c.has(ins, 1)) {
+    const Tensor& t = c.in(ins, 1);
+    if (!t.isConstant && t.ints.empty()) c.fail("the axes must be a constant");
+    axes = t.ints;
+  }
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) c.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    if (a < 0) a += rank;
+  }
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) c.fail("an axis is given twice");
+  return sorted;
 }
 
 Shape reshapeTarget(const Ctx& c, const Shape& in, const Tensor& shapeTensor) {
@@ -664,10 +685,26 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     }
     return {y};
   }
-  if (op == "Flatten" || op == "Reshape" || op == "Transpose") {
+  if (op == "Flatten" || op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze") {
     Shape s;
     std::vector<int64_t> perm;
-    if (op == "Flatten") {
+    if (op == "Squeeze") {
+      const std::vector<int64_t> axes = squeezeAxes(c, ins, int64_t(x.shape.size()));
+      for (size_t d = 0; d < x.shape.size(); ++d) {
+        const bool listed = std::binary_search(axes.begin(), axes.end(), int64_t(d));
+        if (listed && x.shape[d] != 1)
+          c.fail("cannot squeeze axis " + std::to_string(d) + " of " + shapeText(x.shape) + ": its size is not 1");
+        if (!(listed || (axes.empty() && x.shape[d] == 1))) s.push_back(x.shape[d]);
+      }
+    } else if (op == "Unsqueeze") {
+      const int64_t rank = int64_t(x.shape.size());
+      std::vector<int64_t> given = n.has("axes") ? n.attrInts("axes", {}) : c.in(ins, 1).ints;
+      const std::vector<int64_t> axes = squeezeAxes(c, ins, rank + int64_t(given.size()));
+      if (axes.empty()) c.fail("needs at least one axis");
+      size_t from = 0;
+      for (int64_t d = 0; d < rank + int64_t(axes.size()); ++d)
+        s.push_back(std::binary_search(axes.begin(), axes.end(), d) ? 1 : x.shape[from++]);
+    } else if (op == "Flatten") {
       int64_t axis = n.attrInt("axis", 1);
       if (axis < 0) axis += int64_t(x.shape.size());
       if (axis < 0 || axis > int64_t(x.shape.size())) c.fail("axis out of range for " + shapeText(x.shape));
