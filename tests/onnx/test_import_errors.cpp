@@ -158,6 +158,35 @@ TEST(OnnxImport, ConcatShapeAndAxisErrorsNameTheNode) {
   EXPECT_NE(e.find("needs its axis attribute"), std::string::npos) << e;
 }
 
+// Slice's bad starts, ends, axes and steps name the node and what is wrong.
+TEST(OnnxImport, SliceParameterErrorsNameTheNode) {
+  auto slice = [](std::vector<std::vector<int64_t>> params) {
+    onnx::ModelProto m = model(13, "Slice");
+    auto* g = m.mutable_graph();
+    const char* names[] = {"starts", "ends", "axes", "steps"};
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto* t = g->add_initializer();
+      t->set_name(names[i]);
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_dims(int64_t(params[i].size()));
+      for (int64_t v : params[i]) t->add_int64_data(v);
+      g->mutable_node(0)->add_input(names[i]);
+    }
+    return m.SerializeAsString();
+  };
+  const std::string p = tempPath("slice.onnx");
+  writeBytes(p, slice({{0}, {2}, {1}, {0}}));
+  std::string e = expectError(p);
+  EXPECT_NE(e.find("the_node"), std::string::npos) << e;
+  EXPECT_NE(e.find("a step is 0"), std::string::npos) << e;
+  writeBytes(p, slice({{0, 0}, {2}}));
+  e = expectError(p);
+  EXPECT_NE(e.find("differ in length"), std::string::npos) << e;
+  writeBytes(p, slice({{0}, {2}, {5}}));
+  e = expectError(p);
+  EXPECT_NE(e.find("axis 5 is out of range"), std::string::npos) << e;
+}
+
 TEST(OnnxImport, InitializerSizeMismatchesAreNamed) {
   onnx::ModelProto m = model(13, "Add");
   auto* init = m.mutable_graph()->add_initializer();

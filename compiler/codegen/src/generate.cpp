@@ -46,7 +46,7 @@ const std::vector<std::string>& supportedHostOps() {
                                                "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
                                                "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
-                                               "Concat", "Squeeze", "Unsqueeze"};
+                                               "Concat", "Squeeze", "Unsqueeze", "Slice"};
   return ops;
 }
 
@@ -532,6 +532,30 @@ class ModuleGenerator {
         else  // wraps at the type's width, as the executor's wrapTo does
           r = op == "Add" ? b_.CreateAdd(u, v) : op == "Sub" ? b_.CreateSub(u, v) : b_.CreateMul(u, v);
         store(y, linear(i, sy), r);
+      });
+      return;
+    }
+    if (op == "Slice") {
+      // y[i] = x[sum over axes of (start + i * step) * stride]: one offset and scaled strides.
+      std::vector<const Tensor*> ins = {nullptr};
+      for (size_t k = 1; k < n.inputs.size(); ++k) {
+        const Tensor* t = n.inputs[k].empty() ? nullptr : constantTensor(n.inputs[k]);
+        if (!n.inputs[k].empty() && !t) fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k] + "') must be a constant");
+        ins.push_back(t);
+      }
+      Tensor shapeOfX;
+      shapeOfX.shape = x.shape;
+      ins[0] = &shapeOfX;
+      const host::SliceWindow w = host::sliceWindow(n, m_.opset, x.shape, ins);
+      const std::vector<int64_t> sx = stridesOf(x.shape), sy = stridesOf(y.shape);
+      std::vector<int64_t> scaled(sx.size());
+      int64_t offset = 0;
+      for (size_t d = 0; d < sx.size(); ++d) {
+        scaled[d] = sx[d] * w.step[d];
+        offset += w.start[d] * sx[d];
+      }
+      forEach(y.shape, tag, [&](const std::vector<llvm::Value*>& i) {
+        store(y, linear(i, sy), load(x, b_.CreateAdd(linear(i, scaled), i64c(offset))));
       });
       return;
     }

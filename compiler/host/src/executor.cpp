@@ -25,7 +25,7 @@ const std::set<std::string>& supportedOps() {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze"};
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice"};
   return ops;
 }
 
@@ -274,6 +274,59 @@ Tensor matmul(const Ctx& c, const Shape& as, const Shape& bs, DType outType, Get
       }
   return out;
 }
+
+}  // namespace
+
+SliceWindow sliceWindow(const Node& n, int64_t opset, const std::vector<int64_t>& shape,
+                        const std::vector<const Tensor*>& ins) {
+  const Ctx c{n, opset};
+  auto constantInts = [&](size_t i, const char* what) -> std::vector<int64_t> {
+    const Tensor& t = c.in(ins, i);
+    if (!t.isConstant && t.ints.empty()) c.fail(std::string("the ") + what + " must be constant");
+    return t.ints;
+  };
+  const int64_t rank = int64_t(shape.size());
+  const std::vector<int64_t> starts = constantInts(1, "starts"), ends = constantInts(2, "ends");
+  if (starts.size() != ends.size()) c.fail("starts and ends differ in length");
+  std::vector<int64_t> axes, steps;
+  if (c.has(ins, 3)) axes = constantInts(3, "axes");
+  else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+  if (c.has(ins, 4)) steps = constantInts(4, "steps");
+  else steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
+  SliceWindow w;
+  w.shape = shape;
+  w.start.assign(shape.size(), 0);
+  w.step.assign(shape.size(), 1);
+  std::vector<bool> seen(shape.size(), false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k];
+    if (a < -rank || a >= rank) c.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    if (a < 0) a += rank;
+    if (seen[size_t(a)]) c.fail("axis " + std::to_string(a) + " is given twice");
+    seen[size_t(a)] = true;
+    const int64_t dim = shape[size_t(a)], step = steps[k];
+    if (step == 0) c.fail("a step is 0");
+    // ONNX's clamping: starts and ends past either end of the axis are brought back onto it.
+    auto wrap = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v, -dim) + dim : v; };
+    int64_t start = wrap(starts[k]), end = wrap(ends[k]);
+    if (step > 0) {
+      start = std::min(start, dim);
+      end = std::min(end, dim);
+    } else {
+      start = std::min(start, dim - 1);
+      end = ends[k] < -dim ? -1 : std::min(end, dim - 1);
+    }
+    const int64_t span = step > 0 ? end - start : start - end;
+    const int64_t magnitude = step > 0 ? step : -step;
+    w.shape[size_t(a)] = span <= 0 ? 0 : (span + magnitude - 1) / magnitude;
+    w.start[size_t(a)] = start;
+    w.step[size_t(a)] = step;
+  }
+  return w;
+}
+
+namespace {
 
 // Squeeze's and Unsqueeze's axes: the attribute before opset 13, the constant second input since;
 // negative ones counted back from `rank`, each in [0, rank) and given once.
@@ -625,6 +678,24 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
             y.floats[size_t(at)] = float(sum / double(std::max<int64_t>(div, 1)));
           }
         }
+    return {y};
+  }
+  if (op == "Slice") {
+    const SliceWindow w = sliceWindow(n, c.opset, x.shape, ins);
+    if (!computeData) return {shapeOnly(x.dtype, w.shape)};
+    Tensor y = make(x.dtype, w.shape);
+    std::vector<int64_t> inStride(x.shape.size(), 1);
+    for (int k = int(x.shape.size()) - 2; k >= 0; --k) inStride[size_t(k)] = inStride[size_t(k) + 1] * x.shape[size_t(k) + 1];
+    for (int64_t i = 0; i < count(w.shape); ++i) {
+      int64_t rem = i, src = 0;
+      for (int k = int(w.shape.size()) - 1; k >= 0; --k) {
+        const int64_t idx = rem % w.shape[size_t(k)];
+        rem /= w.shape[size_t(k)];
+        src += (w.start[size_t(k)] + idx * w.step[size_t(k)]) * inStride[size_t(k)];
+      }
+      if (x.dtype == DType::kFloat32) y.floats[size_t(i)] = x.floats[size_t(src)];
+      else y.ints[size_t(i)] = x.ints[size_t(src)];
+    }
     return {y};
   }
   if (op == "Concat") {

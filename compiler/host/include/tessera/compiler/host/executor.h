@@ -33,6 +33,15 @@ struct WindowPads {
 WindowPads windowPads(const ir::Node& n, int64_t inH, int64_t inW, int64_t extentH, int64_t extentW, int64_t strideH,
                       int64_t strideW, const std::function<void(const std::string&)>& fail);
 
+// Slice's window over an input of `shape` from its constant starts, ends, axes and steps (inputs 1
+// to 4), with ONNX's clamping: the output shape, and per axis the first index and the step. The
+// executor and the code generator share it. Malformed inputs throw tessera::Error naming the node.
+struct SliceWindow {
+  std::vector<int64_t> shape, start, step;
+};
+SliceWindow sliceWindow(const ir::Node& n, int64_t opset, const std::vector<int64_t>& shape,
+                        const std::vector<const ir::Tensor*>& inputs);
+
 // The whole graph on the host from the given inputs; returns every tensor it computed.
 std::map<std::string, ir::Tensor> evaluate(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs);
 
