@@ -59,6 +59,15 @@ const char* kSupported[] = {
     "test_maxpool_2d_precomputed_same_upper", "test_maxpool_2d_precomputed_strides", "test_maxpool_2d_same_lower",
     "test_maxpool_2d_same_upper", "test_maxpool_2d_strides", "test_maxpool_2d_uint8", "test_qlinearconv",
     "test_qlinearmatmul_2D", "test_qlinearmatmul_3D", "test_quantizelinear", "test_quantizelinear_axis",
+    "test_reduce_max_default_axes_keepdim_example", "test_reduce_max_default_axes_keepdims_random",
+    "test_reduce_max_do_not_keepdims_example", "test_reduce_max_do_not_keepdims_random", "test_reduce_max_keepdims_example",
+    "test_reduce_max_keepdims_random", "test_reduce_max_negative_axes_keepdims_example",
+    "test_reduce_max_negative_axes_keepdims_random", "test_reduce_mean_default_axes_keepdims_example",
+    "test_reduce_mean_default_axes_keepdims_random", "test_reduce_mean_do_not_keepdims_example",
+    "test_reduce_mean_do_not_keepdims_random", "test_reduce_mean_keepdims_example", "test_reduce_mean_keepdims_random",
+    "test_reduce_mean_negative_axes_keepdims_example", "test_reduce_mean_negative_axes_keepdims_random",
+    "test_reduce_sum_do_not_keepdims_example", "test_reduce_sum_do_not_keepdims_random",
+    "test_reduce_sum_keepdims_example", "test_reduce_sum_keepdims_random", "test_reduce_sum_negative_axes_keepdims_example",
     "test_relu", "test_sigmoid", "test_sigmoid_example", "test_slice", "test_slice_default_axes",
     "test_slice_default_steps", "test_slice_end_out_of_bounds", "test_slice_neg", "test_slice_neg_steps",
     "test_slice_negative_axes", "test_slice_start_out_of_bounds", "test_squeeze", "test_squeeze_negative_axes", "test_softmax_axis_0", "test_softmax_axis_1", "test_softmax_axis_2",
@@ -84,7 +93,13 @@ const std::pair<const char*, const char*> kUnsupported[] = {
     {"test_reshape_negative_extended_dims", "constant"}, {"test_reshape_one_dim", "constant"},
     {"test_reshape_reduced_dims", "constant"}, {"test_reshape_reordered_all_dims", "constant"},
     {"test_reshape_reordered_last_dims", "constant"}, {"test_reshape_zero_and_negative_dim", "constant"},
-    {"test_reshape_zero_dim", "constant"}, {"test_reshape_allowzero_reordered", "dimension 0"}};
+    {"test_reshape_zero_dim", "constant"}, {"test_reshape_allowzero_reordered", "dimension 0"},
+    // The axes input is declared with an unknown length; Tessera compiles static shapes.
+    {"test_reduce_sum_default_axes_keepdims_example", "dimension 0 is unknown"},
+    {"test_reduce_sum_default_axes_keepdims_random", "dimension 0 is unknown"},
+    {"test_reduce_sum_empty_axes_input_noop_example", "dimension 0 is unknown"},
+    {"test_reduce_sum_empty_axes_input_noop_random", "dimension 0 is unknown"},
+    {"test_reduce_sum_negative_axes_keepdims_random", "dimension 0 is unknown"}};
 
 // Node tests whose host step the code generator refuses (docs/aot.md): integer convolutions and
 // products. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.

@@ -46,7 +46,8 @@ const std::vector<std::string>& supportedHostOps() {
                                                "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
                                                "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
-                                               "Concat", "Squeeze", "Unsqueeze", "Slice"};
+                                               "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum",
+                                               "ReduceMean", "ReduceMax"};
   return ops;
 }
 
@@ -532,6 +533,49 @@ class ModuleGenerator {
         else  // wraps at the type's width, as the executor's wrapTo does
           r = op == "Add" ? b_.CreateAdd(u, v) : op == "Sub" ? b_.CreateSub(u, v) : b_.CreateMul(u, v);
         store(y, linear(i, sy), r);
+      });
+      return;
+    }
+    if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax") {
+      // The executor's order: each output element in row-major order, its reduced elements in
+      // row-major order, accumulated in double and rounded once.
+      if (x.dtype != DType::kFloat32) fail(n, "takes float32 only");
+      std::vector<const Tensor*> ins = {nullptr};
+      for (size_t k = 1; k < n.inputs.size(); ++k) {
+        const Tensor* t = n.inputs[k].empty() ? nullptr : constantTensor(n.inputs[k]);
+        if (!n.inputs[k].empty() && !t) fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k] + "') must be a constant");
+        ins.push_back(t);
+      }
+      Tensor shapeOfX;
+      shapeOfX.shape = x.shape;
+      ins[0] = &shapeOfX;
+      const host::Reduction r = host::reduction(n, m_.opset, x.shape, ins);
+      const std::vector<int64_t> sx = stridesOf(x.shape);
+      std::vector<int64_t> keptShape, keptStride, redShape, redStride;
+      for (size_t d = 0; d < x.shape.size(); ++d) {
+        (r.reduced[d] ? redShape : keptShape).push_back(x.shape[d]);
+        (r.reduced[d] ? redStride : keptStride).push_back(sx[d]);
+      }
+      int64_t redCount = 1;
+      for (int64_t d : redShape) redCount *= d;
+      const bool isMax = op == "ReduceMax";
+      llvm::IRBuilder<> atEntry(entry_, entry_->getFirstInsertionPt());
+      llvm::Value* acc = atEntry.CreateAlloca(f64_, nullptr, "reduce.acc");
+      llvm::Value* out = atEntry.CreateAlloca(i64_, nullptr, "reduce.out");
+      b_.CreateStore(i64c(0), out);
+      forEach(keptShape, tag, [&](const std::vector<llvm::Value*>& i) {
+        llvm::Value* base = linear(i, keptStride);
+        b_.CreateStore(isMax ? llvm::ConstantFP::getInfinity(f64_, true) : llvm::ConstantFP::get(f64_, 0.0), acc);
+        forEach(redShape, tag + ".r", [&](const std::vector<llvm::Value*>& j) {
+          llvm::Value* v = b_.CreateFPExt(load(x, b_.CreateAdd(base, linear(j, redStride))), f64_);
+          llvm::Value* a = b_.CreateLoad(f64_, acc);
+          b_.CreateStore(isMax ? stdMax(a, v) : b_.CreateFAdd(a, v), acc);
+        });
+        llvm::Value* result = b_.CreateLoad(f64_, acc);
+        if (op == "ReduceMean") result = b_.CreateFDiv(result, llvm::ConstantFP::get(f64_, double(redCount)));
+        llvm::Value* o = b_.CreateLoad(i64_, out);
+        store(y, o, b_.CreateFPTrunc(result, f32_));
+        b_.CreateStore(b_.CreateAdd(o, i64c(1)), out);
       });
       return;
     }

@@ -25,7 +25,7 @@ const std::set<std::string>& supportedOps() {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice"};
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax"};
   return ops;
 }
 
@@ -276,6 +276,33 @@ Tensor matmul(const Ctx& c, const Shape& as, const Shape& bs, DType outType, Get
 }
 
 }  // namespace
+
+Reduction reduction(const Node& n, int64_t opset, const std::vector<int64_t>& shape, const std::vector<const Tensor*>& ins) {
+  const Ctx c{n, opset};
+  const int64_t rank = int64_t(shape.size());
+  std::vector<int64_t> axes;
+  if (n.has("axes")) {
+    axes = n.attrInts("axes", {});
+  } else if (c.has(ins, 1)) {
+    const Tensor& t = c.in(ins, 1);
+    if (!t.isConstant && t.ints.empty() && t.elements() != 0) c.fail("the axes must be a constant");
+    axes = t.ints;
+  }
+  Reduction r;
+  r.reduced.assign(shape.size(), axes.empty() && !n.attrInt("noop_with_empty_axes", 0));
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) c.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    if (a < 0) a += rank;
+    if (r.reduced[size_t(a)]) c.fail("axis " + std::to_string(a) + " is given twice");
+    r.reduced[size_t(a)] = true;
+  }
+  const bool keep = n.attrInt("keepdims", 1) != 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!r.reduced[d]) r.shape.push_back(shape[d]);
+    else if (keep) r.shape.push_back(1);
+  }
+  return r;
+}
 
 SliceWindow sliceWindow(const Node& n, int64_t opset, const std::vector<int64_t>& shape,
                         const std::vector<const Tensor*>& ins) {
@@ -678,6 +705,45 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
             y.floats[size_t(at)] = float(sum / double(std::max<int64_t>(div, 1)));
           }
         }
+    return {y};
+  }
+  if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax") {
+    if (x.dtype != DType::kFloat32) c.fail("takes float32, not " + x.describe());
+    const Reduction r = reduction(n, c.opset, x.shape, ins);
+    if (!computeData) return {shapeOnly(x.dtype, r.shape)};
+    Tensor y = make(x.dtype, r.shape);
+    // Every output element in row-major order, its reduced elements in row-major order, summed in
+    // double (the code generator's order too).
+    std::vector<int64_t> keptShape, keptStride, redShape, redStride;
+    int64_t stride = 1;
+    std::vector<int64_t> inStride(x.shape.size());
+    for (int d = int(x.shape.size()) - 1; d >= 0; --d) {
+      inStride[size_t(d)] = stride;
+      stride *= x.shape[size_t(d)];
+    }
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      (r.reduced[d] ? redShape : keptShape).push_back(x.shape[d]);
+      (r.reduced[d] ? redStride : keptStride).push_back(inStride[d]);
+    }
+    auto at = [](int64_t i, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+      int64_t off = 0;
+      for (int d = int(dims.size()) - 1; d >= 0; --d) {
+        off += (i % dims[size_t(d)]) * strides[size_t(d)];
+        i /= dims[size_t(d)];
+      }
+      return off;
+    };
+    const int64_t outCount = count(keptShape), redCount = count(redShape);
+    for (int64_t o = 0; o < outCount; ++o) {
+      const int64_t base = at(o, keptShape, keptStride);
+      double acc = op == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t k = 0; k < redCount; ++k) {
+        const double v = double(x.floats[size_t(base + at(k, redShape, redStride))]);
+        acc = op == "ReduceMax" ? std::max(acc, v) : acc + v;
+      }
+      if (op == "ReduceMean") acc = acc / double(redCount);
+      y.floats[size_t(o)] = float(acc);
+    }
     return {y};
   }
   if (op == "Slice") {

@@ -42,6 +42,17 @@ struct SliceWindow {
 SliceWindow sliceWindow(const ir::Node& n, int64_t opset, const std::vector<int64_t>& shape,
                         const std::vector<const ir::Tensor*>& inputs);
 
+// ReduceSum's, ReduceMean's and ReduceMax's plan over an input of `shape`: which axes are reduced
+// (the `axes` attribute, or from opset 13 ReduceSum's constant second input; none given: all of
+// them, or none with noop_with_empty_axes) and the output shape (keepdims keeps them as 1s).
+// Shared by the executor and the code generator; malformed axes throw tessera::Error naming the node.
+struct Reduction {
+  std::vector<int64_t> shape;  // the output's
+  std::vector<bool> reduced;   // per input axis
+};
+Reduction reduction(const ir::Node& n, int64_t opset, const std::vector<int64_t>& shape,
+                    const std::vector<const ir::Tensor*>& inputs);
+
 // The whole graph on the host from the given inputs; returns every tensor it computed.
 std::map<std::string, ir::Tensor> evaluate(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs);
 
