@@ -157,7 +157,7 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
   const CompiledModel m = tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
   const std::string s = os.str();
   std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
-                                     "QDQ recognition",   "quantization and fusion", "narrow-input fold",
+                                     "spatial means as pools", "QDQ recognition",   "quantization and fusion", "narrow-input fold",
                                      "residual fusion",   "partitioning",      "DRAM planning"};
   for (const auto& l : m.layers)
     if (l.onAccelerator) stages.push_back("lowering '" + l.name + "': " + l.detail);
@@ -194,6 +194,53 @@ TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
     tessera::runtime::Session session("fsim", cfg);
     tessera::compiler::model::ModelRunner runner(folded, session);
     EXPECT_EQ(runner.run(in).outputs.at("logits").floats, want);
+  }
+}
+
+// A ReduceMean over H and W (PyTorch's x.mean((2, 3)), MNASNet's head) runs as the accelerator's
+// global average pool: with keepdims=0 the same layers and the same logits bit for bit as the
+// GlobalAveragePool and Flatten it stands for; with keepdims=1 (a squeeze-excitation's mean) the
+// pool alone.
+TEST(Network, SpatialReduceMeanRunsAsTheAcceleratorsPool) {
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  auto withMean = [](bool keepdims) {
+    Graph g = smallNetwork(7);
+    std::vector<Node> nodes;
+    for (Node& n : g.nodes) {
+      if (n.opType == "Flatten" && !keepdims) continue;
+      if (n.opType == "GlobalAveragePool") {
+        Node mean = node("ReduceMean", "mean", {"r2"}, {keepdims ? "g" : "f"});
+        mean.attrs["axes"] = ints({-1, 2});
+        Attribute keep;
+        keep.i = keepdims ? 1 : 0;
+        mean.attrs["keepdims"] = keep;
+        nodes.push_back(mean);
+        continue;
+      }
+      nodes.push_back(n);
+    }
+    g.nodes = nodes;
+    for (const std::string t : {"g", "f"}) g.tensors.erase(t);
+    tessera::compiler::host::inferShapes(g);
+    return g;
+  };
+  const CompiledModel pool = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
+  for (bool keepdims : {false, true}) {
+    const CompiledModel mean = tessera::compiler::graph::compile(cfg, withMean(keepdims), o);
+    ASSERT_EQ(mean.segments.size(), 1u) << "keepdims " << keepdims;
+    std::vector<std::string> accel;
+    for (const auto& l : mean.layers)
+      if (l.onAccelerator) accel.push_back(l.kind);
+    EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "avgpool", "dense"})) << "keepdims " << keepdims;
+    const auto in = sample(500);
+    EXPECT_EQ(tessera::compiler::model::runReference(mean, in).outputs.at("logits").floats,
+              tessera::compiler::model::runReference(pool, in).outputs.at("logits").floats)
+        << "keepdims " << keepdims;
   }
 }
 

@@ -59,6 +59,8 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
   dump(options, "constant folding", g);
   detail::foldBatchNorm(g);
   dump(options, "BatchNorm folding", g);
+  detail::spatialMeansAsPools(g);
+  dump(options, "spatial means as pools", g);
   std::string kind;
   const bool quantized = detail::recognizeQuantized(cfg, g, m.quantizationNotes, kind);
   dump(options, "QDQ recognition", g);

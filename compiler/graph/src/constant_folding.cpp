@@ -107,6 +107,52 @@ void foldConstants(Graph& g) {
   g.pruneTensors();
 }
 
+void spatialMeansAsPools(Graph& g) {
+  std::vector<Node> out;
+  for (Node& n : g.nodes) {
+    const bool candidate = n.domain.empty() && n.opType == "ReduceMean" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                           g.hasTensor(n.inputs[0]) && g.tensor(n.inputs[0]).hasShape &&
+                           g.tensor(n.inputs[0]).shape.size() == 4 && g.tensor(n.inputs[0]).dtype == DType::kFloat32;
+    std::vector<int64_t> axes = n.attrInts("axes", {});
+    for (int64_t& a : axes)
+      if (a < 0) a += 4;
+    std::sort(axes.begin(), axes.end());
+    if (!candidate || axes != std::vector<int64_t>{2, 3}) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    const std::vector<int64_t>& shape = g.tensor(n.inputs[0]).shape;
+    Node pool;
+    pool.name = n.name;
+    pool.opType = "GlobalAveragePool";
+    pool.inputs = n.inputs;
+    pool.outputs = n.outputs;
+    if (n.attrInt("keepdims", 1)) {
+      out.push_back(std::move(pool));
+      continue;
+    }
+    // keepdims=0: the pool's [N, C, 1, 1] flattened to the mean's [N, C].
+    Tensor pooled = g.tensor(n.outputs[0]);
+    pooled.name = uniqueName(g, n.outputs[0] + "_pooled");
+    pooled.shape = {shape[0], shape[1], 1, 1};
+    pooled.hasShape = true;
+    g.tensors[pooled.name] = pooled;
+    pool.outputs = {pooled.name};
+    Node flatten;
+    flatten.name = n.name + "_flatten";
+    flatten.opType = "Flatten";
+    flatten.inputs = {pooled.name};
+    flatten.outputs = n.outputs;
+    ir::Attribute axis;
+    axis.kind = ir::Attribute::Kind::kInt;
+    axis.i = 1;
+    flatten.attrs["axis"] = axis;
+    out.push_back(std::move(pool));
+    out.push_back(std::move(flatten));
+  }
+  g.nodes = std::move(out);
+}
+
 void foldBatchNorm(Graph& g) {
   std::vector<bool> drop(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -29,6 +29,9 @@ op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);
 // Constant nodes become constants, Identity and inference Dropout disappear, nodes whose inputs
 // are all constant are evaluated.
 void foldConstants(ir::Graph& g);
+// A float ReduceMean over H and W of an NCHW tensor (MNASNet's, EfficientNet's squeeze) becomes
+// GlobalAveragePool, followed by Flatten without keepdims, which the accelerator runs.
+void spatialMeansAsPools(ir::Graph& g);
 // Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
 void foldBatchNorm(ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
