@@ -244,6 +244,55 @@ TEST(Network, SpatialReduceMeanRunsAsTheAcceleratorsPool) {
   }
 }
 
+// What PyTorch writes for x.reshape(x.shape[0], -1) without constant folding: Shape, Gather,
+// Unsqueeze and Concat into the Reshape's target. The chain is computed at compile time from the
+// static shapes, so the Reshape is the Flatten it stands for: the same layers and logits.
+TEST(Network, ShapeComputationsIntoAReshapeFoldAtCompileTime) {
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  Graph g = smallNetwork(7);
+  std::vector<Node> nodes;
+  for (Node& n : g.nodes) {
+    if (n.opType != "Flatten") {
+      nodes.push_back(n);
+      continue;
+    }
+    auto constant = [&](const std::string& name, std::vector<int64_t> v) {
+      Tensor t;
+      t.name = name;
+      t.dtype = tessera::compiler::ir::DType::kInt64;
+      t.shape = {int64_t(v.size())};
+      t.hasShape = t.isConstant = true;
+      t.ints = std::move(v);
+      g.tensors[name] = t;
+    };
+    constant("zero", {0});
+    constant("minus_one", {-1});
+    constant("axes0", {0});
+    nodes.push_back(node("Shape", "shape", {"g"}, {"g_shape"}));
+    Node gather = node("Gather", "batch", {"g_shape", "zero"}, {"batch1"});
+    nodes.push_back(gather);
+    nodes.push_back(node("Concat", "target", {"batch1", "minus_one"}, {"target"}));
+    nodes.back().attrs["axis"] = Attribute{};
+    nodes.push_back(node("Reshape", "reshape", {"g", "target"}, {"f"}));
+  }
+  g.nodes = nodes;
+  g.tensors.erase("f");
+  tessera::compiler::host::inferShapes(g);
+  const CompiledModel chain = tessera::compiler::graph::compile(cfg, g, o);
+  const CompiledModel flat = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
+  ASSERT_EQ(chain.segments.size(), 1u);
+  ASSERT_EQ(chain.layers.size(), flat.layers.size());
+  for (size_t i = 0; i < flat.layers.size(); ++i) EXPECT_EQ(chain.layers[i].kind, flat.layers[i].kind) << i;
+  const auto in = sample(501);
+  EXPECT_EQ(tessera::compiler::model::runReference(chain, in).outputs.at("logits").floats,
+            tessera::compiler::model::runReference(flat, in).outputs.at("logits").floats);
+}
+
 // The residual fusion keeps the add's arithmetic, so it changes no bit either; without it the add
 // is a layer of its own.
 TEST(Network, TheResidualFusionChangesNoBit) {

@@ -47,7 +47,7 @@ const std::vector<std::string>& supportedHostOps() {
                                                "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
                                                "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum",
-                                               "ReduceMean", "ReduceMax"};
+                                               "ReduceMean", "ReduceMax", "Gather"};
   return ops;
 }
 
@@ -577,6 +577,27 @@ class ModuleGenerator {
         store(y, o, b_.CreateFPTrunc(result, f32_));
         b_.CreateStore(b_.CreateAdd(o, i64c(1)), out);
       });
+      return;
+    }
+    if (op == "Gather") {
+      // Constant indices: one copy of the input's slice per index, its position known here.
+      const Tensor* idx = n.inputs.size() > 1 ? constantTensor(n.inputs[1]) : nullptr;
+      if (!idx) fail(n, "the indices must be a constant for generated code");
+      const int64_t rank = int64_t(x.shape.size());
+      int64_t axis = n.attrInt("axis", 0);
+      if (axis < 0) axis += rank;
+      const int64_t dim = x.shape[size_t(axis)];
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
+      for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+      const int64_t picks = int64_t(idx->ints.size());
+      for (int64_t k = 0; k < picks; ++k) {
+        const int64_t i = idx->ints[size_t(k)] < 0 ? idx->ints[size_t(k)] + dim : idx->ints[size_t(k)];
+        forEach({outer, inner}, tag, [&](const std::vector<llvm::Value*>& j) {
+          store(y, b_.CreateAdd(linear(j, {picks * inner, 1}), i64c(k * inner)),
+                load(x, b_.CreateAdd(linear(j, {dim * inner, 1}), i64c(i * inner))));
+        });
+      }
       return;
     }
     if (op == "Slice") {

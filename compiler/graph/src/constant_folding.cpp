@@ -86,6 +86,11 @@ void foldConstants(Graph& g) {
     bool allConst = !n.inputs.empty();
     for (const std::string& in : n.inputs)
       if (!in.empty() && !isConst(g, in)) allConst = false;
+    // Shape needs only its input's static shape: the start of the shape computations an exporter
+    // writes (Shape, Gather, Unsqueeze, Concat into a Reshape), which then fold whole.
+    if (n.domain.empty() && n.opType == "Shape" && !n.inputs.empty() && g.hasTensor(n.inputs[0]) &&
+        g.tensor(n.inputs[0]).hasShape)
+      allConst = true;
     // Dequantized weights stay as they are: QDQ recognition reads their scales.
     if (allConst && n.domain.empty() && n.opType != "DequantizeLinear" && hostSupports(n, g.opset)) {
       std::vector<const Tensor*> ins;

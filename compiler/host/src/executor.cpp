@@ -25,7 +25,7 @@ const std::set<std::string>& supportedOps() {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax"};
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax", "Shape", "Gather"};
   return ops;
 }
 
@@ -456,7 +456,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
   }
   if (!n.domain.empty() && n.domain != "ai.onnx") c.fail("operators of domain '" + n.domain + "' are not supported");
   if (!supportedOps().count(op)) c.fail("operator " + op + " is not supported (docs/onnx.md lists the supported ones)");
-  if (computeData)
+  if (computeData && op != "Shape")  // Shape reads its input's shape only
     for (size_t i = 0; i < ins.size(); ++i)
       if (ins[i]) checkData(c, *ins[i], "input");
   auto shapeOnly = [&](DType t, Shape s) {
@@ -705,6 +705,45 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
             y.floats[size_t(at)] = float(sum / double(std::max<int64_t>(div, 1)));
           }
         }
+    return {y};
+  }
+  if (op == "Shape") {
+    // Needs only the input's shape: constant folding evaluates it on tensors without data.
+    const int64_t rank = int64_t(x.shape.size());
+    auto clampAxis = [&](int64_t a) { return std::min(std::max(a < 0 ? a + rank : a, int64_t(0)), rank); };
+    const int64_t start = clampAxis(n.attrInt("start", 0)), end = clampAxis(n.attrInt("end", rank));
+    Tensor y = make(DType::kInt64, {std::max<int64_t>(end - start, 0)});
+    for (int64_t d = start; d < end; ++d) y.ints[size_t(d - start)] = x.shape[size_t(d)];
+    return {y};
+  }
+  if (op == "Gather") {
+    const Tensor& idx = c.in(ins, 1);
+    if (idx.dtype != DType::kInt64 && idx.dtype != DType::kInt32) c.fail("indices must be int32 or int64, not " + idx.describe());
+    const int64_t rank = int64_t(x.shape.size());
+    int64_t axis = n.attrInt("axis", 0);
+    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0) axis += rank;
+    Shape s(x.shape.begin(), x.shape.begin() + axis);
+    s.insert(s.end(), idx.shape.begin(), idx.shape.end());
+    s.insert(s.end(), x.shape.begin() + axis + 1, x.shape.end());
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    const int64_t dim = x.shape[size_t(axis)];
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+    Tensor y = make(x.dtype, s);
+    const int64_t picks = int64_t(idx.ints.size());
+    for (int64_t k = 0; k < picks; ++k) {
+      int64_t i = idx.ints[size_t(k)];
+      if (i < -dim || i >= dim) c.fail("index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) + " of " + shapeText(x.shape));
+      if (i < 0) i += dim;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t e = 0; e < inner; ++e) {
+          const size_t from = size_t((o * dim + i) * inner + e), to = size_t((o * picks + k) * inner + e);
+          if (x.dtype == DType::kFloat32) y.floats[to] = x.floats[from];
+          else y.ints[to] = x.ints[from];
+        }
+    }
     return {y};
   }
   if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax") {
@@ -961,7 +1000,14 @@ void inferShapes(Graph& g) {
       ins.push_back(&t);
     }
     const bool allConstant = std::all_of(ins.begin(), ins.end(), [](const Tensor* t) { return !t || t->isConstant; });
-    std::vector<Tensor> outs = execute(Ctx{n, g.opset}, ins, allConstant && n.opType == "Constant");
+    // Values computable now are computed (constant folding does the same later), so that a
+    // Reshape's target from a Constant node or from a shape computation (Shape, Gather, Unsqueeze,
+    // Concat) is known here. Dequantized weights are left to QDQ recognition, which reads their
+    // scales.
+    const bool shapeOf = n.opType == "Shape" && !ins.empty() && ins[0];
+    const bool computed = n.domain.empty() && supportedOps().count(n.opType) && n.opType != "DequantizeLinear" &&
+                          (allConstant || shapeOf);
+    std::vector<Tensor> outs = execute(Ctx{n, g.opset}, ins, computed);
     for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
       Tensor& t = g.tensors[n.outputs[i]];
@@ -969,6 +1015,11 @@ void inferShapes(Graph& g) {
       t.dtype = outs[i].dtype;
       t.shape = outs[i].shape;
       t.hasShape = true;
+      if (computed) {
+        t.floats = std::move(outs[i].floats);
+        t.ints = std::move(outs[i].ints);
+        t.isConstant = true;
+      }
     }
   }
 }
