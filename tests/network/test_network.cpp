@@ -117,6 +117,19 @@ std::map<std::string, Tensor> sample(uint32_t seed) {
   return {{"x", floatTensor("x", {1, 3, 32, 32}, rng, 1.0f, false)}};
 }
 
+// Compile options calibrated on four samples (not copyable: the options point at the samples).
+struct CalibratedOptions {
+  tessera::compiler::graph::Calibration calibration;
+  tessera::compiler::graph::CompileOptions options;
+  CalibratedOptions() {
+    calibration.origin = "test";
+    for (uint32_t s = 0; s < 4; ++s) calibration.samples.push_back(sample(100 + s));
+    options.calibration = &calibration;
+  }
+  CalibratedOptions(const CalibratedOptions&) = delete;
+  CalibratedOptions& operator=(const CalibratedOptions&) = delete;
+};
+
 CompiledModel compileSmall(const tessera::hw::Config& cfg) {
   tessera::compiler::graph::Calibration c;
   c.origin = "test";
@@ -177,11 +190,8 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
 // The narrow-input fold reorders the first convolution's sums; int32 sums wrap associatively, so
 // the answers are the same bits with and without it.
 TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
-  tessera::compiler::graph::Calibration c;
-  c.origin = "test";
-  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::graph::CompileOptions o;
-  o.calibration = &c;
+  CalibratedOptions calibrated;
+  tessera::compiler::graph::CompileOptions& o = calibrated.options;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   const CompiledModel folded = tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
   o.foldNarrowInput = false;
@@ -202,11 +212,8 @@ TEST(Network, TheFirstConvolutionsFoldChangesNoBit) {
 // GlobalAveragePool and Flatten it stands for; with keepdims=1 (a squeeze-excitation's mean) the
 // pool alone.
 TEST(Network, SpatialReduceMeanRunsAsTheAcceleratorsPool) {
-  tessera::compiler::graph::Calibration c;
-  c.origin = "test";
-  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::graph::CompileOptions o;
-  o.calibration = &c;
+  CalibratedOptions calibrated;
+  tessera::compiler::graph::CompileOptions& o = calibrated.options;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   auto withMean = [](bool keepdims) {
     Graph g = smallNetwork(7);
@@ -248,11 +255,8 @@ TEST(Network, SpatialReduceMeanRunsAsTheAcceleratorsPool) {
 // Unsqueeze and Concat into the Reshape's target. The chain is computed at compile time from the
 // static shapes, so the Reshape is the Flatten it stands for: the same layers and logits.
 TEST(Network, ShapeComputationsIntoAReshapeFoldAtCompileTime) {
-  tessera::compiler::graph::Calibration c;
-  c.origin = "test";
-  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
-  tessera::compiler::graph::CompileOptions o;
-  o.calibration = &c;
+  CalibratedOptions calibrated;
+  tessera::compiler::graph::CompileOptions& o = calibrated.options;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   Graph g = smallNetwork(7);
   std::vector<Node> nodes;

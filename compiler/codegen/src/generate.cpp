@@ -540,15 +540,9 @@ class ModuleGenerator {
       // The executor's order: each output element in row-major order, its reduced elements in
       // row-major order, accumulated in double and rounded once.
       if (x.dtype != DType::kFloat32) fail(n, "takes float32 only");
-      std::vector<const Tensor*> ins = {nullptr};
-      for (size_t k = 1; k < n.inputs.size(); ++k) {
-        const Tensor* t = n.inputs[k].empty() ? nullptr : constantTensor(n.inputs[k]);
-        if (!n.inputs[k].empty() && !t) fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k] + "') must be a constant");
-        ins.push_back(t);
-      }
       Tensor shapeOfX;
       shapeOfX.shape = x.shape;
-      ins[0] = &shapeOfX;
+      const std::vector<const Tensor*> ins = constantOperands(n, shapeOfX);
       const host::Reduction r = host::reduction(n, m_.opset, x.shape, ins);
       const std::vector<int64_t> sx = stridesOf(x.shape);
       std::vector<int64_t> keptShape, keptStride, redShape, redStride;
@@ -602,15 +596,9 @@ class ModuleGenerator {
     }
     if (op == "Slice") {
       // y[i] = x[sum over axes of (start + i * step) * stride]: one offset and scaled strides.
-      std::vector<const Tensor*> ins = {nullptr};
-      for (size_t k = 1; k < n.inputs.size(); ++k) {
-        const Tensor* t = n.inputs[k].empty() ? nullptr : constantTensor(n.inputs[k]);
-        if (!n.inputs[k].empty() && !t) fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k] + "') must be a constant");
-        ins.push_back(t);
-      }
       Tensor shapeOfX;
       shapeOfX.shape = x.shape;
-      ins[0] = &shapeOfX;
+      const std::vector<const Tensor*> ins = constantOperands(n, shapeOfX);
       const host::SliceWindow w = host::sliceWindow(n, m_.opset, x.shape, ins);
       const std::vector<int64_t> sx = stridesOf(x.shape), sy = stridesOf(y.shape);
       std::vector<int64_t> scaled(sx.size());
@@ -918,6 +906,19 @@ class ModuleGenerator {
     for (size_t k = off; k < out.size(); ++k)
       if (s[k - off] != 1) st[k] = own[k - off];
     return st;
+  }
+
+  // A node's operands for the executor's shared planners (host::sliceWindow, host::reduction):
+  // `first` for input 0, whose shape alone they read, then the node's constants; an operand that
+  // is not a constant is refused.
+  std::vector<const Tensor*> constantOperands(const Node& n, const Tensor& first) {
+    std::vector<const Tensor*> ins = {&first};
+    for (size_t k = 1; k < n.inputs.size(); ++k) {
+      const Tensor* t = n.inputs[k].empty() ? nullptr : constantTensor(n.inputs[k]);
+      if (!n.inputs[k].empty() && !t) fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k] + "') must be a constant");
+      ins.push_back(t);
+    }
+    return ins;
   }
 
   float scalarInput(const Node& n, size_t i, float fallback) {
