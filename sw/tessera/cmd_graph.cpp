@@ -125,7 +125,7 @@ std::string placementLabel(const compiler::model::Placement& p) {
 }
 
 struct ModelArgs {
-  std::string model, config, calibrate, output;
+  std::string model, config, calibrate, output, calibrationMethod = "minmax";
   int calibrationCount = 64;
   bool printAfterAll = false, force = false, hostFloat = false;
 };
@@ -140,6 +140,8 @@ struct DefaultCalibration {
 CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double* seconds,
                                compiler::ir::Graph* floatGraph, DefaultCalibration* fallback = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
+  compiler::graph::Calibration methodCheck;  // a bad method is refused whether or not calibration runs
+  compiler::graph::parseCalibrationMethod(a.calibrationMethod, "--calibration-method", methodCheck);
   if (a.hostFloat && !a.calibrate.empty())
     throw Error("--host-float", "runs a float model in float on the host; it cannot be combined with --calibrate");
   if (!isOnnxFile(a.model)) {
@@ -161,6 +163,7 @@ CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double
   compiler::graph::Calibration calibration;
   if (!a.calibrate.empty()) {
     calibration = loadCalibration(a.calibrate, describeInputs(g), a.calibrationCount);
+    compiler::graph::parseCalibrationMethod(a.calibrationMethod, "--calibration-method", calibration);
     o.calibration = &calibration;
   }
   CompiledModel m = compiler::graph::compile(cfg, g, o);
@@ -175,6 +178,7 @@ CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double
       throw Error(a.model, "is a float model: pass --calibrate DIR|IDX (samples to quantize it to int8 for the "
                            "accelerator) or --host-float (every layer in float on the host)");
     calibration = loadCalibration(fallback->path, describeInputs(g), a.calibrationCount);
+    compiler::graph::parseCalibrationMethod(a.calibrationMethod, "--calibration-method", calibration);
     o.calibration = &calibration;
     o.printAfterAll = dumps;
     m = compiler::graph::compile(cfg, g, o);
@@ -194,6 +198,8 @@ void addModelOptions(po::options_description& opts, ModelArgs& a) {
       ("model", po::value<std::string>(&a.model)->required(), "model.onnx or a compiled model.tsm")
       ("calibrate", po::value<std::string>(&a.calibrate), "float models: calibration samples, a directory of .npy files or an IDX image file")
       ("calibration-count", po::value<int>(&a.calibrationCount)->default_value(64), "at most this many calibration samples")
+      ("calibration-method", po::value<std::string>(&a.calibrationMethod)->default_value("minmax"),
+       "minmax (the largest magnitude seen) or percentile[:P] (the magnitude below P% of the values seen, default 99.99)")
       ("host-float", po::bool_switch(&a.hostFloat), "float models: run every layer in float on the host instead of calibrating for the accelerator")
       ("print-after-all", po::bool_switch(&a.printAfterAll), "print the graph after every pass");
 }

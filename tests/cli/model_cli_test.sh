@@ -80,6 +80,10 @@ expect_error "run a float model without --calibrate" "--host-float" "$tessera" r
 expect_error "--host-float on a quantized file" "already quantized" "$tessera" compile "$src/models/fashion_mnist/fashion_cnn_qdq.onnx" --host-float
 expect_error "--host-float with --calibrate" "cannot be combined" "$tessera" compile "$model" --host-float --calibrate "$calib"
 expect_error "--calibrate on a compiled model" "compiled model" "$tessera" run "$work/m.tsm" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy"
+expect_error "an unknown calibration method" "--calibration-method: unknown calibration method 'kl'" "$tessera" compile "$model" --calibrate "$calib" --calibration-method kl -o "$work/bad.tsm"
+expect_error "a percentile out of range" "must be a number above 0 and at most 100" "$tessera" run "$model" --host-float --calibration-method percentile:101 --input "$src/models/fashion_mnist/sample_0.npy"
+expect_ok "compile with percentile calibration" "$tessera" compile "$model" --calibrate "$calib" --calibration-method percentile:99.9 -o "$work/p.tsm"
+grep -q "calibration samples, percentile 99.9)" "$work/out" || fail "compile --calibration-method percentile: the summary does not name the method"
 expect_ok "run --host-float" "$tessera" run "$model" --host-float --input "$src/models/fashion_mnist/sample_0.npy"
 grep -q "^total: all 12 layers on the host in 0 segment(s) (0 of 1,257,536 MACs)" "$work/out" || { fail "run --host-float: the total does not say everything ran on the host"; tail -3 "$work/out"; }
 expect_ok "eval --host-float" "$tessera" eval "$model" --host-float --count 20 --dataset "${dataset[@]}"

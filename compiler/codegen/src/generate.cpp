@@ -47,7 +47,8 @@ const std::vector<std::string>& supportedHostOps() {
                                                "BatchNormalization", "Constant", "tessera.FoldInput", "Sigmoid",
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
                                                "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum",
-                                               "ReduceMean", "ReduceMax", "Gather"};
+                                               "ReduceMean", "ReduceMax", "Gather", "Div", "PRelu",
+                                               "Expand"};
   return ops;
 }
 
@@ -520,7 +521,14 @@ class ModuleGenerator {
       });
       return;
     }
-    if (op == "Add" || op == "Sub" || op == "Mul") {
+    if (op == "Expand") {
+      const std::vector<int64_t> sx = broadcastStrides(x.shape, y.shape), sy = stridesOf(y.shape);
+      forEach(y.shape, tag, [&](const std::vector<llvm::Value*>& i) { store(y, linear(i, sy), load(x, linear(i, sx))); });
+      return;
+    }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "PRelu") {
+      // Integer division fails on a zero divisor in the executor; generated code has no error path.
+      if (op == "Div" && x.dtype != DType::kFloat32) fail(n, "integer Div has no LLVM code generation (the host interpreter runs it)");
       const Buf a = input(1);
       const std::vector<int64_t> sx = broadcastStrides(x.shape, y.shape), sa = broadcastStrides(a.shape, y.shape);
       const std::vector<int64_t> sy = stridesOf(y.shape);
@@ -529,7 +537,11 @@ class ModuleGenerator {
         llvm::Value* v = load(a, linear(i, sa));
         llvm::Value* r = nullptr;
         if (x.dtype == DType::kFloat32)
-          r = op == "Add" ? b_.CreateFAdd(u, v) : op == "Sub" ? b_.CreateFSub(u, v) : b_.CreateFMul(u, v);
+          r = op == "Add"   ? b_.CreateFAdd(u, v)
+              : op == "Sub" ? b_.CreateFSub(u, v)
+              : op == "Mul" ? b_.CreateFMul(u, v)
+              : op == "Div" ? b_.CreateFDiv(u, v)
+                            : b_.CreateSelect(b_.CreateFCmpOLT(u, llvm::ConstantFP::get(f32_, 0.0)), b_.CreateFMul(u, v), u);
         else  // wraps at the type's width, as the executor's wrapTo does
           r = op == "Add" ? b_.CreateAdd(u, v) : op == "Sub" ? b_.CreateSub(u, v) : b_.CreateMul(u, v);
         store(y, linear(i, sy), r);

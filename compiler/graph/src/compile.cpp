@@ -1,4 +1,6 @@
 // The graph compiler's driver: the passes in order, then partitioning, DRAM planning and linking.
+#include <sstream>
+
 #include "dram_plan.h"
 #include "link.h"
 #include "passes.h"
@@ -6,6 +8,7 @@
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/host/executor.h"
 #include "tessera/compiler/op/print_after_all.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::graph {
 
@@ -24,6 +27,29 @@ void dump(const CompileOptions& o, const char* pass, const Graph& g) {
 }
 
 }  // namespace
+
+void parseCalibrationMethod(const std::string& text, const std::string& where, Calibration& c) {
+  if (text == "minmax") {
+    c.method = CalibrationMethod::kMinMax;
+    return;
+  }
+  const std::string prefix = "percentile";
+  if (text.compare(0, prefix.size(), prefix) != 0 || (text.size() > prefix.size() && text[prefix.size()] != ':'))
+    throw Error(where, "unknown calibration method '" + text + "' (minmax, percentile or percentile:P)");
+  c.method = CalibrationMethod::kPercentile;
+  if (text.size() <= prefix.size()) return;
+  const std::string p = text.substr(prefix.size() + 1);
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(p, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != p.size() || p.empty() || !(v > 0 && v <= 100))
+    throw Error(where, "percentile '" + p + "' must be a number above 0 and at most 100");
+  c.percentile = v;
+}
 
 bool calibrationApplies(const Graph& g) {
   for (const ir::Node& n : g.nodes) {
@@ -68,7 +94,14 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
     m.quantization = kind;
   } else if (options.calibration) {
     detail::quantizeFloat(cfg, g, *options.calibration);
-    m.quantization = "post-training int8 (" + std::to_string(options.calibration->samples.size()) + " calibration samples)";
+    const Calibration& c = *options.calibration;
+    std::string method;
+    if (c.method == CalibrationMethod::kPercentile) {
+      std::ostringstream p;
+      p << ", percentile " << c.percentile;
+      method = p.str();
+    }
+    m.quantization = "post-training int8 (" + std::to_string(c.samples.size()) + " calibration samples" + method + ")";
     dump(options, "quantization and fusion", g);
   } else {
     m.quantization = model::kFloatOnHost;

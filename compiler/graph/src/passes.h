@@ -67,7 +67,8 @@ void foldNarrowInputs(const hw::Config& cfg, ir::Graph& g);
 // other operand. Returns how many were fused.
 int fuseResidualAdds(ir::Graph& g);
 
-// Per-tensor max |x| over the calibration samples, for every float tensor the graph computes.
+// Per-tensor max |x| (or its percentile, Calibration::method) over the calibration samples, for
+// every float tensor the graph computes.
 std::map<std::string, float> calibrate(const ir::Graph& g, const Calibration& calibration);
 
 }  // namespace tessera::compiler::graph::detail

@@ -522,21 +522,38 @@ class Quantizer {
         // The accelerator's average divides by the whole window (padding counted as zero).
         if (n.opType == "AveragePool" && (ph || pw) && !n.attrInt("count_include_pad", 0)) return false;
       }
+      const int N = int(x.shape[0]), C = int(x.shape[1]), H = int(x.shape[2]), W = int(x.shape[3]);
+      auto windowOperator = [&] {
+        Operator o = n.opType == "MaxPool" ? Operator::maxPool(N, C, H, W, kh, sh, ph) : Operator::avgPool(N, C, H, W, kh, sh, ph);
+        o.kernelH = kh;
+        o.kernelW = kw;
+        o.strideH = sh;
+        o.strideW = sw;
+        o.padH = ph;
+        o.padW = pw;
+        o.name = n.name;
+        return o;
+      };
+      // A window too large for the accumulator (a global pool over 56x56 needs 3,137 entries of
+      // a half; the default config's holds 1,023) runs on the host: probed with the smallest
+      // tiling and an average's resident scale rows, before anything is added to the graph.
+      if (scales_.config) {
+        Operator probe = windowOperator();
+        if (n.opType != "MaxPool") {
+          probe.epilogue.multiplier = 256;
+          probe.epilogue.shift = 16;
+          probe.epilogue.round = true;
+          probe.epilogue.wideScales = true;
+        }
+        if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) return false;
+      }
       const std::string xq = int8Value(n.inputs[0]);
       // Max pooling keeps its input's zero point (its padding, the smallest int8, never wins); an
       // average takes none (the importer gave its operands none).
       const int zx = int(g_.tensor(xq).quant.zeroPoint.at(0));
       if (zx && n.opType != "MaxPool")
         throw Error(g_.origin, "node '" + n.name + "': an average pool's input has zero point " + std::to_string(zx));
-      const int N = int(x.shape[0]), C = int(x.shape[1]), H = int(x.shape[2]), W = int(x.shape[3]);
-      Operator op = n.opType == "MaxPool" ? Operator::maxPool(N, C, H, W, kh, sh, ph) : Operator::avgPool(N, C, H, W, kh, sh, ph);
-      op.kernelH = kh;
-      op.kernelW = kw;
-      op.strideH = sh;
-      op.strideW = sw;
-      op.padH = ph;
-      op.padW = pw;
-      op.name = n.name;
+      Operator op = windowOperator();
       // Max pooling keeps the input's scale. An average takes the output's own scale when it has one
       // (the file's, or the calibration's), as the mean is much smaller than the values it averages.
       const float sx = g_.tensor(xq).quant.scale.at(0);
@@ -599,7 +616,10 @@ class Quantizer {
 
 std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibration) {
   if (calibration.samples.empty()) throw Error(calibration.origin, "the calibration set is empty");
+  const bool percentile = calibration.method == CalibrationMethod::kPercentile;
   std::map<std::string, float> maxAbs;
+  // kPercentile: every magnitude seen, per tensor, for one selection at the end.
+  std::map<std::string, std::vector<float>> seen;
   for (size_t s = 0; s < calibration.samples.size(); ++s) {
     const auto& sample = calibration.samples[s];
     for (const std::string& in : g.inputs) {
@@ -617,8 +637,22 @@ std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibr
       for (float v : kv.second.floats) m = std::max(m, std::fabs(v));
       float& slot = maxAbs[kv.first];
       slot = std::max(slot, m);
+      if (percentile) {
+        std::vector<float>& all = seen[kv.first];
+        for (float v : kv.second.floats) all.push_back(std::fabs(v));
+      }
     }
   }
+  if (percentile)
+    for (auto& kv : seen) {
+      std::vector<float>& all = kv.second;
+      if (all.empty()) continue;
+      const size_t k = std::min(all.size() - 1, size_t(std::ceil(calibration.percentile / 100.0 * double(all.size()))) - 1);
+      std::nth_element(all.begin(), all.begin() + long(k), all.end());
+      // A tensor whose values are mostly zero keeps its largest magnitude (a percentile of 0 would
+      // leave no range).
+      if (all[k] > 0) maxAbs[kv.first] = all[k];
+    }
   return maxAbs;
 }
 

@@ -25,7 +25,8 @@ const std::set<std::string>& supportedOps() {
       "Identity", "Dropout", "Relu", "Clip", "Add", "Sub", "Mul", "Conv", "ConvInteger", "QLinearConv", "MatMul",
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax", "Shape", "Gather"};
+      "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax", "Shape", "Gather",
+      "Div", "PRelu", "Pad", "Split", "Cast", "ConstantOfShape", "Range", "Expand", "LogSoftmax"};
   return ops;
 }
 
@@ -518,7 +519,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     for (size_t i = 0; i < x.floats.size(); ++i) y.floats[i] = act->apply(params, x.floats[i]);
     return {y};
   }
-  if (op == "Add" || op == "Sub" || op == "Mul") {
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     const Tensor& b = c.in(ins, 1);
     if (x.dtype != b.dtype) c.fail("operand types differ: " + x.describe() + " and " + b.describe());
     const Shape s = broadcast(c, x.shape, b.shape);
@@ -529,11 +530,196 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
       const size_t a = size_t(ai[size_t(i)]), bb = size_t(bi[size_t(i)]);
       if (x.dtype == DType::kFloat32) {
         const float u = x.floats[a], v = b.floats[bb];
-        y.floats[size_t(i)] = op == "Add" ? u + v : op == "Sub" ? u - v : u * v;
+        y.floats[size_t(i)] = op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v;
       } else {
         const int64_t u = x.ints[a], v = b.ints[bb];
-        y.ints[size_t(i)] = wrapTo(x.dtype, op == "Add" ? u + v : op == "Sub" ? u - v : u * v);
+        // Integer division truncates toward zero (ONNX Runtime's and C's rule).
+        if (op == "Div" && v == 0) c.fail("integer division by zero at output element " + std::to_string(i));
+        y.ints[size_t(i)] = wrapTo(x.dtype, op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v);
       }
+    }
+    return {y};
+  }
+  if (op == "PRelu") {
+    const Tensor& slope = c.in(ins, 1);
+    if (x.dtype != DType::kFloat32 || slope.dtype != DType::kFloat32) c.fail("takes float32 input and slope");
+    // The slope broadcasts to the input (unidirectionally).
+    if (broadcast(c, x.shape, slope.shape) != x.shape)
+      c.fail("slope " + shapeText(slope.shape) + " does not broadcast to the input " + shapeText(x.shape));
+    if (!computeData) return {shapeOnly(x.dtype, x.shape)};
+    Tensor y = make(x.dtype, x.shape);
+    const auto si = broadcastIndex(slope.shape, x.shape);
+    for (size_t i = 0; i < x.floats.size(); ++i) {
+      const float v = x.floats[i];
+      y.floats[i] = v < 0 ? v * slope.floats[size_t(si[i])] : v;
+    }
+    return {y};
+  }
+  if (op == "Pad") {
+    const std::string mode = n.attrString("mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge")
+      c.fail("mode '" + mode + "' is not supported (constant, reflect and edge are)");
+    const int64_t rank = int64_t(x.shape.size());
+    const Tensor& padsT = c.in(ins, 1);
+    if (padsT.dtype != DType::kInt64 || int64_t(padsT.ints.size()) != 2 * rank)
+      c.fail("pads must be a constant int64 tensor of " + std::to_string(2 * rank) + " values, got " + padsT.describe());
+    double fill = 0;
+    if (c.has(ins, 2)) {
+      const Tensor& v = *ins[2];
+      if (v.dtype != x.dtype || v.elements() != 1) c.fail("constant_value must be one " + std::string(ir::dtypeName(x.dtype)));
+      fill = value(v, 0);
+    }
+    Shape s(static_cast<size_t>(rank), 0);
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t before = padsT.ints[size_t(d)], after = padsT.ints[size_t(d + rank)];
+      s[size_t(d)] = x.shape[size_t(d)] + before + after;
+      if (s[size_t(d)] < 0) c.fail("pads " + shapeText(padsT.ints) + " leave axis " + std::to_string(d) + " negative");
+      if (mode == "reflect" && (before >= x.shape[size_t(d)] || after >= x.shape[size_t(d)]) && (before > 0 || after > 0))
+        c.fail("reflect padding of " + std::to_string(std::max(before, after)) + " on axis " + std::to_string(d) +
+               " of size " + std::to_string(x.shape[size_t(d)]) + ": it must be smaller than the axis");
+      if (mode == "edge" && x.shape[size_t(d)] == 0 && s[size_t(d)] > 0) c.fail("edge padding of an empty axis");
+    }
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    Tensor y = make(x.dtype, s);
+    std::vector<int64_t> inStride(size_t(rank), 1);
+    for (int64_t k = rank - 2; k >= 0; --k) inStride[size_t(k)] = inStride[size_t(k) + 1] * x.shape[size_t(k) + 1];
+    for (int64_t i = 0; i < count(s); ++i) {
+      int64_t rem = i, src = 0;
+      bool outside = false;
+      for (int64_t k = rank - 1; k >= 0; --k) {
+        const int64_t dim = x.shape[size_t(k)];
+        int64_t at = rem % s[size_t(k)] - padsT.ints[size_t(k)];
+        rem /= s[size_t(k)];
+        if (at < 0 || at >= dim) {
+          if (mode == "constant") outside = true;
+          else if (mode == "edge") at = std::clamp<int64_t>(at, 0, dim - 1);
+          else at = at < 0 ? -at : 2 * (dim - 1) - at;
+        }
+        src += at * inStride[size_t(k)];
+      }
+      if (x.dtype == DType::kFloat32) y.floats[size_t(i)] = outside ? float(fill) : x.floats[size_t(src)];
+      else y.ints[size_t(i)] = outside ? int64_t(fill) : x.ints[size_t(src)];
+    }
+    return {y};
+  }
+  if (op == "Split") {
+    const int64_t rank = int64_t(x.shape.size());
+    int64_t axis = n.attrInt("axis", 0);
+    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range for " + shapeText(x.shape));
+    if (axis < 0) axis += rank;
+    const int64_t dim = x.shape[size_t(axis)], parts = int64_t(n.outputs.size());
+    if (c.opset >= 13 && c.has(ins, 1) && int64_t(ins[1]->ints.size()) != ins[1]->elements())
+      c.fail("the split sizes must be a constant");
+    std::vector<int64_t> sizes = c.opset >= 13 ? (c.has(ins, 1) ? ins[1]->ints : std::vector<int64_t>{}) : n.attrInts("split", {});
+    if (sizes.empty()) {
+      if (parts < 1 || dim % parts) c.fail("axis " + std::to_string(axis) + " of " + shapeText(x.shape) + " does not split into " + std::to_string(parts) + " equal parts");
+      sizes.assign(size_t(parts), dim / parts);
+    }
+    if (int64_t(sizes.size()) != parts) c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(parts) + " outputs");
+    int64_t total = 0;
+    for (int64_t v : sizes) {
+      if (v < 0) c.fail("negative split size " + std::to_string(v));
+      total += v;
+    }
+    if (total != dim) c.fail("split sizes add up to " + std::to_string(total) + ", axis " + std::to_string(axis) + " has " + std::to_string(dim));
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+    std::vector<Tensor> outs;
+    int64_t offset = 0;
+    for (int64_t part : sizes) {
+      Shape s = x.shape;
+      s[size_t(axis)] = part;
+      if (!computeData) {
+        outs.push_back(shapeOnly(x.dtype, s));
+        continue;
+      }
+      Tensor y = make(x.dtype, s);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t e = 0; e < part * inner; ++e) {
+          const size_t from = size_t((o * dim + offset) * inner + e), to = size_t(o * part * inner + e);
+          if (x.dtype == DType::kFloat32) y.floats[to] = x.floats[from];
+          else y.ints[to] = x.ints[from];
+        }
+      outs.push_back(std::move(y));
+      offset += part;
+    }
+    return outs;
+  }
+  if (op == "Cast") {
+    // ONNX's TensorProto element types this executor holds.
+    const int64_t to = n.attrInt("to", 0);
+    DType t;
+    switch (to) {
+      case 1: t = DType::kFloat32; break;
+      case 2: t = DType::kUInt8; break;
+      case 3: t = DType::kInt8; break;
+      case 6: t = DType::kInt32; break;
+      case 7: t = DType::kInt64; break;
+      default: c.fail("casting to element type " + std::to_string(to) + " is not supported (float, uint8, int8, int32, int64 are)");
+    }
+    if (!computeData) return {shapeOnly(t, x.shape)};
+    Tensor y = make(t, x.shape);
+    for (int64_t i = 0; i < count(x.shape); ++i) {
+      if (t == DType::kFloat32) {
+        y.floats[size_t(i)] = float(value(x, i));
+      } else if (x.dtype == DType::kFloat32) {
+        // Float to integer truncates toward zero; out-of-range values saturate instead of being undefined.
+        const double v = std::trunc(double(x.floats[size_t(i)]));
+        if (std::isnan(v)) c.fail("cannot cast NaN at element " + std::to_string(i) + " to an integer");
+        y.ints[size_t(i)] = saturateTo(t, v);
+      } else {
+        y.ints[size_t(i)] = wrapTo(t, x.ints[size_t(i)]);
+      }
+    }
+    return {y};
+  }
+  if (op == "ConstantOfShape") {
+    if (x.dtype != DType::kInt64 || x.shape.size() != 1) c.fail("takes a 1-D int64 shape, not " + x.describe());
+    if (int64_t(x.ints.size()) != x.elements()) c.fail("the shape must be a constant (it does not fold at compile time)");
+    Shape s = x.ints;
+    for (int64_t d : s)
+      if (d < 0) c.fail("negative dimension in " + shapeText(s));
+    Tensor fill = make(DType::kFloat32, {1});
+    auto it = n.attrs.find("value");
+    if (it != n.attrs.end() && it->second.tensor) {
+      fill = *it->second.tensor;
+      if (fill.elements() != 1) c.fail("value must hold one element");
+    }
+    if (!computeData) return {shapeOnly(fill.dtype, s)};
+    Tensor y = make(fill.dtype, s);
+    if (fill.dtype == DType::kFloat32) std::fill(y.floats.begin(), y.floats.end(), fill.floats.at(0));
+    else std::fill(y.ints.begin(), y.ints.end(), fill.ints.at(0));
+    return {y};
+  }
+  if (op == "Range") {
+    const Tensor& limit = c.in(ins, 1);
+    const Tensor& delta = c.in(ins, 2);
+    if (x.elements() != 1 || limit.elements() != 1 || delta.elements() != 1 || limit.dtype != x.dtype || delta.dtype != x.dtype)
+      c.fail("start, limit and delta must be scalars of one type");
+    // Range's output length depends on its values: only constant operands have a shape.
+    if (!x.isConstant && x.floats.empty() && x.ints.empty()) c.fail("start, limit and delta must be constants");
+    const double start = value(x, 0), lim = value(limit, 0), step = value(delta, 0);
+    if (step == 0) c.fail("delta is 0");
+    const int64_t len = std::max<int64_t>(int64_t(std::ceil((lim - start) / step)), 0);
+    Tensor y = make(x.dtype, {len});
+    for (int64_t i = 0; i < len; ++i) {
+      if (x.dtype == DType::kFloat32) y.floats[size_t(i)] = float(start + double(i) * step);
+      else y.ints[size_t(i)] = x.ints[0] + i * delta.ints[0];
+    }
+    return {y};
+  }
+  if (op == "Expand") {
+    const Tensor& shapeT = c.in(ins, 1);
+    if (shapeT.dtype != DType::kInt64 || shapeT.shape.size() != 1) c.fail("the shape must be a 1-D int64 tensor, not " + shapeT.describe());
+    if (shapeT.ints.size() != size_t(shapeT.elements())) c.fail("the shape must be a constant");
+    const Shape s = broadcast(c, x.shape, shapeT.ints);
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    Tensor y = make(x.dtype, s);
+    const auto xi = broadcastIndex(x.shape, s);
+    for (int64_t i = 0; i < count(s); ++i) {
+      if (x.dtype == DType::kFloat32) y.floats[size_t(i)] = x.floats[size_t(xi[size_t(i)])];
+      else y.ints[size_t(i)] = x.ints[size_t(xi[size_t(i)])];
     }
     return {y};
   }
@@ -920,7 +1106,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     }
     return {y};
   }
-  if (op == "Softmax") {
+  if (op == "Softmax" || op == "LogSoftmax") {
     if (x.dtype != DType::kFloat32) c.fail("takes float32");
     int64_t axis = n.attrInt("axis", c.opset >= 13 ? -1 : 1);
     if (axis < 0) axis += int64_t(x.shape.size());
@@ -942,7 +1128,8 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
         for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x.floats[size_t((o * len + k) * inner + in)]) - mx);
         for (int64_t k = 0; k < len; ++k) {
           const size_t at = size_t((o * len + k) * inner + in);
-          y.floats[at] = float(std::exp(double(x.floats[at]) - mx) / sum);
+          y.floats[at] = op == "Softmax" ? float(std::exp(double(x.floats[at]) - mx) / sum)
+                                         : float(double(x.floats[at]) - mx - std::log(sum));
         }
       }
     return {y};
