@@ -169,6 +169,9 @@ int benchResnet18(runtime::Session& session) {
 }  // namespace
 
 int cmdBench(const std::vector<std::string>& args) {
+  // A model file (--model): the model module compiles and runs it (cmd_graph.cpp).
+  for (const std::string& a : args)
+    if (a == "--model" || a.rfind("--model=", 0) == 0) return cmdBenchModel(args);
   po::options_description opts("options");
   std::string config, target, which, compare;
   bool json = false;
@@ -189,7 +192,7 @@ int cmdBench(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("benchmark", 1);
   po::variables_map vm;
-  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2] | resnet18 [--target T] [--config C] [--json]",
+  if (!parse("bench", "gemm [--target T] [--config C] [--m M --n N --k K] [--compare T2] | resnet18 [--target T] [--config C] [--json] | --model MODEL.onnx|MODEL.tsm --input FILE [--calibrate DIR|IDX] [--target T] [--json]",
              args, opts, &pos, &vm))
     return 0;
   if (which == "resnet18") {

@@ -673,4 +673,100 @@ int cmdEval(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmdBenchModel(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  ModelArgs a;
+  std::string target, input;
+  bool json = false;
+  addModelOptions(opts, a);
+  addTargetOption(opts, &target, "tsim");
+  opts.add_options()
+      ("input,i", po::value<std::string>(&input), "the sample the network runs on (.npy, PNG or PGM)")
+      ("json", po::bool_switch(&json), "print the figures as one JSON object");
+  po::variables_map vm;
+  if (!parse("bench", "--model MODEL.onnx|MODEL.tsm --input FILE [--calibrate DIR|IDX] [--target T] [--config C] [--json]",
+             args, opts, nullptr, &vm))
+    return 0;
+  if (input.empty()) throw Error("tessera bench --model", "needs --input FILE: the sample the network runs on");
+  const hw::Config cfg = hw::Config::load(a.config);
+  runtime::Session session(target, cfg);
+  double compileSeconds = 0;
+  const CompiledModel m = compileModelFile(a, cfg, &compileSeconds, nullptr);
+  if (m.inputs.size() != 1)
+    throw Error(a.model, "takes " + std::to_string(m.inputs.size()) + " inputs; tessera bench --model runs single-input models");
+  const std::map<std::string, Tensor> feeds = {{m.inputs[0].name, readInputFile(input, m.inputs[0])}};
+  compiler::model::ModelRunner runner(m, session);
+  const compiler::model::ModelRunResult r = runner.run(feeds, true);
+  const compiler::model::ModelRunResult want = compiler::model::runReference(m, feeds);
+  bool ok = true;
+  for (const Tensor& o : m.outputs) {
+    const Tensor &x = r.outputs.at(o.name), &y = want.outputs.at(o.name);
+    ok = ok && x.floats == y.floats && x.ints == y.ints;
+  }
+  // Per layer kind: accelerator layers by their operator, the host's steps together.
+  struct Kind {
+    size_t layers = 0;
+    uint64_t macs = 0, cycles = 0;
+    double hostMicros = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  uint64_t accelMacs = 0;
+  double hostMicros = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const auto& l = m.layers[i];
+    Kind& k = kinds[l.onAccelerator ? l.kind : "host"];
+    ++k.layers;
+    k.macs += l.macs;
+    k.cycles += r.layers[i].cycles;
+    k.hostMicros += r.layers[i].hostMicros;
+    if (l.onAccelerator) accelMacs += l.macs;
+    hostMicros += r.layers[i].hostMicros;
+  }
+  const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
+  auto utilization = [&](uint64_t macs, uint64_t cycles) { return cycles ? double(macs) / (double(cycles) * lanes) : 0.0; };
+  const compiler::model::Placement placement = compiler::model::placementOf(m);
+  if (json) {
+    nlohmann::json byKind = nlohmann::json::object();
+    for (const auto& [name, k] : kinds) {
+      nlohmann::json j = {{"layers", k.layers}, {"macs", k.macs}};
+      if (name == "host") j["host_seconds"] = k.hostMicros / 1e6;
+      else if (k.cycles) j["cycles_run_alone"] = k.cycles, j["gemm_utilization"] = utilization(k.macs, k.cycles);
+      byKind[name] = j;
+    }
+    const nlohmann::json out = {{"benchmark", "model"}, {"model", a.model}, {"target", target}, {"config", cfg.name},
+                                {"quantization", m.quantization}, {"layers", placement.layers},
+                                {"layers_on_accelerator", placement.acceleratorLayers}, {"segments", m.segments.size()},
+                                {"macs", placement.macs}, {"accelerator_macs", accelMacs},
+                                {"accelerator_mac_share", placement.acceleratorMacShare()}, {"cycles", r.counters.cycles},
+                                {"gemm_utilization", utilization(accelMacs, r.counters.cycles)},
+                                {"host_seconds", hostMicros / 1e6}, {"run_seconds", r.seconds},
+                                {"compile_seconds", compileSeconds}, {"bit_exact_with_host_reference", ok}, {"by_kind", byKind}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return ok ? 0 : 1;
+  }
+  std::printf("tessera bench --model %s: target %s, config %s, %s\n", a.model.c_str(), target.c_str(), cfg.name.c_str(),
+              m.quantization.c_str());
+  std::printf("  %s in %zu segment(s)\n", placementLabel(placement).c_str(), m.segments.size());
+  if (r.counters.cycles)
+    std::printf("  whole network: %s cycles, GEMM-core utilization %.1f%% (%s accelerator MACs at %.0f per cycle)\n",
+                thousands(r.counters.cycles).c_str(), 100.0 * utilization(accelMacs, r.counters.cycles),
+                thousands(accelMacs).c_str(), lanes);
+  else
+    std::printf("  whole network: %s counts no cycles (an untimed target); pass --target tsim for them\n", target.c_str());
+  std::printf("  %-10s %7s %16s %14s %8s\n", "kind", "layers", "MACs", "cycles alone", "GEMM%");
+  for (const auto& [name, k] : kinds) {
+    if (name == "host") continue;
+    char util[16] = "-";
+    if (k.cycles && k.macs) std::snprintf(util, sizeof util, "%.1f", 100.0 * utilization(k.macs, k.cycles));
+    std::printf("  %-10s %7zu %16s %14s %8s\n", name.c_str(), k.layers, thousands(k.macs).c_str(),
+                k.cycles ? thousands(k.cycles).c_str() : "-", util);
+  }
+  if (kinds.count("host"))
+    std::printf("  %-10s %7zu %16s %14s   host time %.1f ms\n", "host", kinds["host"].layers, thousands(kinds["host"].macs).c_str(),
+                "-", kinds["host"].hostMicros / 1e3);
+  std::printf("  run %.3f s wall on %s; compile %.3f s; check against the host reference: %s\n", r.seconds, target.c_str(),
+              compileSeconds, ok ? "bit-exact" : "MISMATCH");
+  return ok ? 0 : 1;
+}
+
 }  // namespace tessera::cli

@@ -59,6 +59,7 @@ int runInModule(const Module& module, const char* verb, const std::vector<std::s
 int cmdCompileModel(const std::vector<std::string>& args) { return runInModule(kModelModule, "compile", args); }
 int cmdRun(const std::vector<std::string>& args) { return runInModule(kModelModule, "run", args); }
 int cmdEval(const std::vector<std::string>& args) { return runInModule(kModelModule, "eval", args); }
+int cmdBenchModel(const std::vector<std::string>& args) { return runInModule(kModelModule, "bench-model", args); }
 int cmdServe(const std::vector<std::string>& args) { return runInModule(kServeModule, "serve", args); }
 
 }  // namespace tessera::cli

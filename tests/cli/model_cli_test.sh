@@ -80,6 +80,21 @@ expect_error "run a float model without --calibrate" "--host-float" "$tessera" r
 expect_error "--host-float on a quantized file" "already quantized" "$tessera" compile "$src/models/fashion_mnist/fashion_cnn_qdq.onnx" --host-float
 expect_error "--host-float with --calibrate" "cannot be combined" "$tessera" compile "$model" --host-float --calibrate "$calib"
 expect_error "--calibrate on a compiled model" "compiled model" "$tessera" run "$work/m.tsm" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy"
+# bench --model: the whole network's cycles, GEMM utilization by layer kind and host time
+expect_error "bench --model without --input" "needs --input FILE" "$tessera" bench --model "$model" --calibrate "$calib"
+expect_ok "bench --model on fsim" "$tessera" bench --model "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy" --target fsim
+grep -q "counts no cycles (an untimed target)" "$work/out" || fail "bench --model on fsim: does not say fsim counts no cycles"
+grep -q "6 of 9 layers, 100.0% of MACs on the accelerator in 1 segment(s)" "$work/out" || fail "bench --model: no placement line"
+if [[ ",$tsim_configs," == *,default,* ]]; then
+  expect_ok "bench --model on tsim" "$tessera" bench --model "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy" --target tsim --json
+  python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d['cycles']>0 and 0<d['gemm_utilization']<=1 and d['bit_exact_with_host_reference'], d
+assert d['by_kind']['conv2d']['layers']==5 and d['by_kind']['conv2d']['cycles_run_alone']>0, d['by_kind']
+assert d['by_kind']['host']['layers']==3 and 'host_seconds' in d['by_kind']['host'], d['by_kind']
+" "$work/out" || fail "bench --model --json on tsim: not the expected figures"
+fi
 expect_error "an unknown calibration method" "--calibration-method: unknown calibration method 'kl'" "$tessera" compile "$model" --calibrate "$calib" --calibration-method kl -o "$work/bad.tsm"
 expect_error "a percentile out of range" "must be a number above 0 and at most 100" "$tessera" run "$model" --host-float --calibration-method percentile:101 --input "$src/models/fashion_mnist/sample_0.npy"
 expect_ok "compile with percentile calibration" "$tessera" compile "$model" --calibrate "$calib" --calibration-method percentile:99.9 -o "$work/p.tsm"
