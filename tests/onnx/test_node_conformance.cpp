@@ -117,10 +117,9 @@ const std::pair<const char*, const char*> kUnsupported[] = {
     {"test_cast_DOUBLE_to_FLOAT", "DOUBLE"}, {"test_cast_FLOAT_to_FLOAT16", "FLOAT16"}};
 
 // Node tests whose host step the code generator refuses (docs/aot.md): integer convolutions,
-// products and divisions, Pad, Split and LogSoftmax. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.
+// products and divisions, Split and LogSoftmax. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.
 const std::set<std::string> kNotLowered = {"test_basic_convinteger", "test_convinteger_with_padding", "test_convinteger_without_padding",
-                                           "test_matmulinteger", "test_div_uint8", "test_constant_pad", "test_edge_pad",
-                                           "test_reflect_pad", "test_split_equal_parts_1d", "test_split_equal_parts_2d",
+                                           "test_matmulinteger", "test_div_uint8", "test_split_equal_parts_1d", "test_split_equal_parts_2d",
                                            "test_split_equal_parts_default_axis", "test_split_variable_parts_1d",
                                            "test_split_variable_parts_2d", "test_split_variable_parts_default_axis",
                                            "test_logsoftmax_axis_0", "test_logsoftmax_axis_1",

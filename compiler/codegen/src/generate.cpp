@@ -48,7 +48,7 @@ const std::vector<std::string>& supportedHostOps() {
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
                                                "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum",
                                                "ReduceMean", "ReduceMax", "Gather", "Div", "PRelu",
-                                               "Expand"};
+                                               "Expand", "Pad"};
   return ops;
 }
 
@@ -518,6 +518,46 @@ class ModuleGenerator {
           return;
         }
         store(y, i[0], b_.CreateFPTrunc(r, f32_));
+      });
+      return;
+    }
+    if (op == "Pad") {
+      // Each output element from its input coordinate on every axis, reflected or clamped to the
+      // edge; in constant mode a clamped load replaced by the fill outside the input (the executor
+      // has checked the pads at compile time).
+      const Tensor* pads = n.inputs.size() > 1 ? constantTensor(n.inputs[1]) : nullptr;
+      if (!pads) fail(n, "the pads must be a constant for generated code");
+      if (count(x.shape) == 0) fail(n, "an empty input has no LLVM code generation");
+      const std::string mode = n.attrString("mode", "constant");
+      double fill = 0;
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        const Tensor* v = constantTensor(n.inputs[2]);
+        if (!v) fail(n, "constant_value must be a constant for generated code");
+        fill = v->dtype == DType::kFloat32 ? double(v->floats.at(0)) : double(v->ints.at(0));
+      }
+      llvm::Value* fillValue = x.dtype == DType::kFloat32
+                                   ? static_cast<llvm::Value*>(llvm::ConstantFP::get(f32_, fill))
+                                   : llvm::ConstantInt::get(elemType(x.dtype), uint64_t(int64_t(fill)), true);
+      const std::vector<int64_t> sx = stridesOf(x.shape), sy = stridesOf(y.shape);
+      forEach(y.shape, tag, [&](const std::vector<llvm::Value*>& i) {
+        llvm::Value* at = i64c(0);
+        llvm::Value* inside = b_.getTrue();
+        for (size_t d = 0; d < x.shape.size(); ++d) {
+          const int64_t dim = x.shape[d];
+          llvm::Value* c = b_.CreateSub(i[d], i64c(pads->ints.at(d)));
+          llvm::Value* below = b_.CreateICmpSLT(c, i64c(0));
+          llvm::Value* above = b_.CreateICmpSGE(c, i64c(dim));
+          if (mode == "reflect") {
+            c = b_.CreateSelect(below, b_.CreateNeg(c), b_.CreateSelect(above, b_.CreateSub(i64c(2 * (dim - 1)), c), c));
+          } else {
+            if (mode == "constant") inside = b_.CreateAnd(inside, b_.CreateNot(b_.CreateOr(below, above)));
+            c = b_.CreateSelect(below, i64c(0), b_.CreateSelect(above, i64c(dim - 1), c));
+          }
+          at = b_.CreateAdd(at, b_.CreateMul(c, i64c(sx[d])));
+        }
+        llvm::Value* v = load(x, at);
+        if (mode == "constant") v = b_.CreateSelect(inside, v, fillValue);
+        store(y, linear(i, sy), v);
       });
       return;
     }
