@@ -17,7 +17,9 @@ set -euo pipefail
 # installed file); clang-14, libFuzzer and clang's sanitizer runtimes, libclang-rt-14-dev (the fuzz
 # harnesses, tests/fuzz, built with -fsanitize=fuzzer,address,undefined; GCC has no libFuzzer); llvm-14-dev (the host-side code generator: LLVM IR, the ORC
 # JIT, object files; docs/aot.md); Debian's armhf and arm64 cross compilers and qemu-user (the cross
-# builds of the runtime and an ahead-of-time compiled model, run under qemu by ctest label `cross`).
+# builds of the runtime and an ahead-of-time compiled model, run under qemu by ctest label `cross`);
+# OpenBLAS (the host executor's float convolutions and matrix products when calibrating and in
+# eval's float reference; docs/graph.md).
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
@@ -30,6 +32,7 @@ packages=(
   pkg-config dpkg-dev file
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   llvm-14-dev g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user
+  libopenblas-dev
 )
 
 missing=()

@@ -607,7 +607,7 @@ int cmdEval(const std::vector<std::string>& args) {
     top1 += q[0] == label;
     top5 += std::find(q.begin(), q.end(), label) != q.end();
     if (haveFloat) {
-      const auto values = compiler::host::evaluate(floatGraph, {{m.inputs[0].name, x}});
+      const auto values = compiler::host::evaluate(floatGraph, {{m.inputs[0].name, x}}, compiler::host::FloatKernels::kLibrary);
       const std::vector<int> f = topK(asFloats(values.at(m.outputs[0].name)), 5);
       ftop1 += f[0] == label;
       ftop5 += std::find(f.begin(), f.end(), label) != f.end();

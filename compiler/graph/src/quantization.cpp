@@ -631,7 +631,7 @@ std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibr
         throw Error(calibration.origin, "sample " + std::to_string(s) + ": input '" + in + "' is " +
                                             it->second.describe() + ", the model takes " + want.describe());
     }
-    for (const auto& kv : evaluate(g, sample)) {
+    for (const auto& kv : evaluate(g, sample, host::FloatKernels::kLibrary)) {
       if (kv.second.dtype != DType::kFloat32) continue;
       float m = 0;
       for (float v : kv.second.floats) m = std::max(m, std::fabs(v));

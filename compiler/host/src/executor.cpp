@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "library_kernels.h"
 #include "tessera/support/error.h"
 
 namespace tessera::compiler::host {
@@ -73,6 +74,7 @@ const FloatActivation* floatActivation(const std::string& op) {
 struct Ctx {
   const Node& n;
   int64_t opset;
+  FloatKernels kernels = FloatKernels::kReference;
   [[noreturn]] void fail(const std::string& why) const { throw Error(n.label(opset), why); }
   const Tensor& in(const std::vector<const Tensor*>& ins, size_t i) const {
     if (i >= ins.size() || !ins[i]) fail("input " + std::to_string(i) + " is missing");
@@ -142,20 +144,35 @@ Shape broadcast(const Ctx& c, const Shape& a, const Shape& b) {
   return out;
 }
 
-// Index into a broadcast operand of shape `s` for the flat index `i` of `out`.
+// Index into a broadcast operand of shape `s` for the flat index `i` of `out`: an odometer over
+// `out`'s coordinates, each step adding the operand's stride of the axis that moved (0 where the
+// operand has size 1) and taking back what the axes that wrapped had added.
 std::vector<int64_t> broadcastIndex(const Shape& s, const Shape& out) {
-  std::vector<int64_t> idx(size_t(count(out)));
-  std::vector<int64_t> stride(s.size(), 1);
-  for (int k = int(s.size()) - 2; k >= 0; --k) stride[size_t(k)] = stride[size_t(k) + 1] * s[size_t(k) + 1];
-  const size_t off = out.size() - s.size();
-  for (int64_t i = 0; i < count(out); ++i) {
-    int64_t rem = i, at = 0;
-    for (int k = int(out.size()) - 1; k >= 0; --k) {
-      const int64_t coord = rem % out[size_t(k)];
-      rem /= out[size_t(k)];
-      if (size_t(k) >= off && s[size_t(k) - off] != 1) at += coord * stride[size_t(k) - off];
-    }
+  const int64_t total = count(out);
+  std::vector<int64_t> idx(static_cast<size_t>(total));
+  if (s == out) {
+    std::iota(idx.begin(), idx.end(), int64_t(0));
+    return idx;
+  }
+  const size_t rank = out.size(), off = rank - s.size();
+  std::vector<int64_t> stride(rank, 0), coord(rank, 0);
+  int64_t st = 1;
+  for (size_t k = rank; k-- > off;) {
+    const int64_t dim = s[k - off];
+    stride[k] = dim == 1 ? 0 : st;
+    st *= dim;
+  }
+  int64_t at = 0;
+  for (int64_t i = 0; i < total; ++i) {
     idx[size_t(i)] = at;
+    for (size_t k = rank; k-- > 0;) {
+      if (++coord[k] < out[k]) {
+        at += stride[k];
+        break;
+      }
+      at -= stride[k] * (out[k] - 1);
+      coord[k] = 0;
+    }
   }
   return idx;
 }
@@ -526,16 +543,20 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     if (!computeData) return {shapeOnly(x.dtype, s)};
     Tensor y = make(x.dtype, s);
     const auto ai = broadcastIndex(x.shape, s), bi = broadcastIndex(b.shape, s);
+    // The operator decided once, not per element (comparing its name per element cost more than
+    // the arithmetic).
+    enum class Arith { kAdd, kSub, kMul, kDiv };
+    const Arith f = op == "Add" ? Arith::kAdd : op == "Sub" ? Arith::kSub : op == "Mul" ? Arith::kMul : Arith::kDiv;
     for (int64_t i = 0; i < count(s); ++i) {
       const size_t a = size_t(ai[size_t(i)]), bb = size_t(bi[size_t(i)]);
       if (x.dtype == DType::kFloat32) {
         const float u = x.floats[a], v = b.floats[bb];
-        y.floats[size_t(i)] = op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v;
+        y.floats[size_t(i)] = f == Arith::kAdd ? u + v : f == Arith::kSub ? u - v : f == Arith::kMul ? u * v : u / v;
       } else {
         const int64_t u = x.ints[a], v = b.ints[bb];
         // Integer division truncates toward zero (ONNX Runtime's and C's rule).
-        if (op == "Div" && v == 0) c.fail("integer division by zero at output element " + std::to_string(i));
-        y.ints[size_t(i)] = wrapTo(x.dtype, op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v);
+        if (f == Arith::kDiv && v == 0) c.fail("integer division by zero at output element " + std::to_string(i));
+        y.ints[size_t(i)] = wrapTo(x.dtype, f == Arith::kAdd ? u + v : f == Arith::kSub ? u - v : f == Arith::kMul ? u * v : u / v);
       }
     }
     return {y};
@@ -557,6 +578,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
   }
   if (op == "Pad") {
     const std::string mode = n.attrString("mode", "constant");
+    const bool constantMode = mode == "constant", edgeMode = mode == "edge";
     if (mode != "constant" && mode != "reflect" && mode != "edge")
       c.fail("mode '" + mode + "' is not supported (constant, reflect and edge are)");
     const int64_t rank = int64_t(x.shape.size());
@@ -591,8 +613,8 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
         int64_t at = rem % s[size_t(k)] - padsT.ints[size_t(k)];
         rem /= s[size_t(k)];
         if (at < 0 || at >= dim) {
-          if (mode == "constant") outside = true;
-          else if (mode == "edge") at = std::clamp<int64_t>(at, 0, dim - 1);
+          if (constantMode) outside = true;
+          else if (edgeMode) at = std::clamp<int64_t>(at, 0, dim - 1);
           else at = at < 0 ? -at : 2 * (dim - 1) - at;
         }
         src += at * inStride[size_t(k)];
@@ -735,6 +757,21 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     if (op == "Conv") {
       if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32) c.fail("Conv takes float32 (use ConvInteger or QLinearConv)");
       if (!computeData) return {shapeOnly(DType::kFloat32, ys)};
+      if (c.kernels == FloatKernels::kLibrary) {
+        const int64_t CG = w.shape[1];
+        if (group < 1 || x.shape[1] != CG * group || w.shape[0] % group)
+          c.fail("channels " + std::to_string(x.shape[1]) + " and weights " + shapeText(w.shape) + " do not match group " +
+                 std::to_string(group));
+        if (c.has(ins, 2) && ins[2]->floats.size() != size_t(w.shape[0])) c.fail("the bias must have one value per output channel");
+        detail::ConvGeometry geo;
+        geo.n = x.shape[0], geo.c = x.shape[1], geo.h = x.shape[2], geo.w = x.shape[3], geo.o = w.shape[0];
+        geo.kh = win.kh, geo.kw = win.kw, geo.group = group, geo.strideH = win.sh, geo.strideW = win.sw;
+        geo.dilationH = win.dh, geo.dilationW = win.dw, geo.padTop = win.pt, geo.padLeft = win.pl, geo.outH = win.oh, geo.outW = win.ow;
+        Tensor y = make(DType::kFloat32, ys);
+        detail::convolveFloat(geo, x.floats.data(), w.floats.data(), c.has(ins, 2) ? ins[2]->floats.data() : nullptr,
+                              y.floats.data());
+        return {y};
+      }
       // Sums in double, rounded once to float32 (as Gemm and MatMul do here): the float32 result
       // nearest the exact one, whatever order another runtime adds in.
       std::vector<double> acc = convolve<double>(
@@ -836,6 +873,12 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     Tensor y = make(DType::kFloat32, ys);
     std::vector<int64_t> ci;
     if (c.has(ins, 2)) ci = broadcastIndex(ins[2]->shape, ys);
+    if (c.kernels == FloatKernels::kLibrary) {
+      detail::multiplyFloat(M, N, K, ta, tb, alpha, x.floats.data(), b.floats.data(), y.floats.data());
+      if (c.has(ins, 2))
+        for (int64_t i = 0; i < M * N; ++i) y.floats[size_t(i)] += beta * ins[2]->floats[size_t(ci[size_t(i)])];
+      return {y};
+    }
     for (int64_t m = 0; m < M; ++m)
       for (int64_t nn = 0; nn < N; ++nn) {
         double acc = 0;
@@ -848,7 +891,8 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     return {y};
   }
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") {
-    if (op == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty()) c.fail("the Indices output is not supported");
+    const bool isMax = op == "MaxPool";
+    if (isMax && n.outputs.size() > 1 && !n.outputs[1].empty()) c.fail("the Indices output is not supported");
     if (x.shape.size() != 4) c.fail("only 2-D (N,C,H,W) pooling is supported, got " + shapeText(x.shape));
     Window win;
     if (op == "GlobalAveragePool") {
@@ -883,7 +927,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
               ++cnt;
             }
           const int64_t at = (p * win.oh + oy) * win.ow + ox;
-          if (op == "MaxPool") {
+          if (isMax) {
             if (x.dtype == DType::kFloat32) y.floats[size_t(at)] = float(best);
             else y.ints[size_t(at)] = int64_t(best);
           } else {
@@ -934,6 +978,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
   }
   if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax") {
     if (x.dtype != DType::kFloat32) c.fail("takes float32, not " + x.describe());
+    const bool isMax = op == "ReduceMax", isMean = op == "ReduceMean";
     const Reduction r = reduction(n, c.opset, x.shape, ins);
     if (!computeData) return {shapeOnly(x.dtype, r.shape)};
     Tensor y = make(x.dtype, r.shape);
@@ -961,12 +1006,12 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     const int64_t outCount = count(keptShape), redCount = count(redShape);
     for (int64_t o = 0; o < outCount; ++o) {
       const int64_t base = at(o, keptShape, keptStride);
-      double acc = op == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0.0;
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
       for (int64_t k = 0; k < redCount; ++k) {
         const double v = double(x.floats[size_t(base + at(k, redShape, redStride))]);
-        acc = op == "ReduceMax" ? std::max(acc, v) : acc + v;
+        acc = isMax ? std::max(acc, v) : acc + v;
       }
-      if (op == "ReduceMean") acc = acc / double(redCount);
+      if (isMean) acc = acc / double(redCount);
       y.floats[size_t(o)] = float(acc);
     }
     return {y};
@@ -1108,6 +1153,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
   }
   if (op == "Softmax" || op == "LogSoftmax") {
     if (x.dtype != DType::kFloat32) c.fail("takes float32");
+    const bool logarithm = op == "LogSoftmax";
     int64_t axis = n.attrInt("axis", c.opset >= 13 ? -1 : 1);
     if (axis < 0) axis += int64_t(x.shape.size());
     if (axis < 0 || axis >= int64_t(x.shape.size())) c.fail("axis out of range for " + shapeText(x.shape));
@@ -1128,7 +1174,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
         for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x.floats[size_t((o * len + k) * inner + in)]) - mx);
         for (int64_t k = 0; k < len; ++k) {
           const size_t at = size_t((o * len + k) * inner + in);
-          y.floats[at] = op == "Softmax" ? float(std::exp(double(x.floats[at]) - mx) / sum)
+          y.floats[at] = !logarithm ? float(std::exp(double(x.floats[at]) - mx) / sum)
                                          : float(double(x.floats[at]) - mx - std::log(sum));
         }
       }
@@ -1139,6 +1185,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     const Tensor* zp = c.has(ins, 2) ? ins[2] : nullptr;
     if (scale.dtype != DType::kFloat32) c.fail("the scale must be float32");
     if (zp && zp->elements() != scale.elements()) c.fail("scale and zero point differ in size");
+    const bool quantize = op == "QuantizeLinear";
     const DType outType = op == "DequantizeLinear" ? DType::kFloat32 : zp ? zp->dtype : DType::kUInt8;
     if (op == "QuantizeLinear" && outType != DType::kUInt8 && outType != DType::kInt8)
       c.fail("quantizes to uint8 or int8 only, not " + std::string(ir::dtypeName(outType)));
@@ -1151,7 +1198,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     for (int64_t i = 0; i < count(x.shape); ++i) {
       const size_t p = size_t(pi[size_t(i)]);
       const int64_t z = zp ? zp->ints[p] : 0;
-      if (op == "QuantizeLinear") {
+      if (quantize) {
         // ONNX divides in float: x / y_scale, rounded half to even, plus the zero point, saturated.
         y.ints[size_t(i)] = saturateTo(outType, double(std::nearbyint(float(value(x, i)) / scale.floats[p])) + double(z));
       } else {
@@ -1211,7 +1258,7 @@ void inferShapes(Graph& g) {
   }
 }
 
-std::map<std::string, Tensor> evaluate(const Graph& g, const std::map<std::string, Tensor>& inputs) {
+std::map<std::string, Tensor> evaluate(const Graph& g, const std::map<std::string, Tensor>& inputs, FloatKernels kernels) {
   std::map<std::string, Tensor> values = inputs;
   for (const Node& n : g.nodes) {
     std::vector<const Tensor*> ins;
@@ -1229,7 +1276,7 @@ std::map<std::string, Tensor> evaluate(const Graph& g, const std::map<std::strin
       if (!t.isConstant) throw Error(n.label(g.opset), "input '" + in + "' has no value (is every graph input given?)");
       ins.push_back(&t);
     }
-    std::vector<Tensor> outs = runHostNode(n, ins, g.opset);
+    std::vector<Tensor> outs = execute(Ctx{n, g.opset, kernels}, ins, true);
     for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i)
       if (!n.outputs[i].empty()) {
         outs[i].name = n.outputs[i];

@@ -53,7 +53,15 @@ struct Reduction {
 Reduction reduction(const ir::Node& n, int64_t opset, const std::vector<int64_t>& shape,
                     const std::vector<const ir::Tensor*>& inputs);
 
+// How float Conv and Gemm are computed. kReference: each output summed in double and rounded once,
+// in the order the code generator reproduces (host steps of compiled models run this way, bit-exact
+// with generated code). kLibrary: OpenBLAS's float sgemm (im2col for convolutions), many times
+// faster, equal to kReference within float rounding; for whole-graph float evaluations that only
+// need the values (calibration, eval's float reference).
+enum class FloatKernels { kReference, kLibrary };
+
 // The whole graph on the host from the given inputs; returns every tensor it computed.
-std::map<std::string, ir::Tensor> evaluate(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs);
+std::map<std::string, ir::Tensor> evaluate(const ir::Graph& g, const std::map<std::string, ir::Tensor>& inputs,
+                                           FloatKernels kernels = FloatKernels::kReference);
 
 }  // namespace tessera::compiler::host
