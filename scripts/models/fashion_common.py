@@ -48,6 +48,18 @@ def to_input(images_u8):
     return (images_u8.astype(np.float32) / 255.0)[:, None, :, :]
 
 
+def accuracy(model, images, labels, batch=1000):
+    """Top-1 of a torch model over IDX images (uint8) and labels, in eval mode."""
+    import torch
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(images), batch):
+            x = torch.from_numpy(to_input(images[start:start + batch]))
+            correct += int((model(x).argmax(dim=1).numpy() == labels[start:start + batch]).sum())
+    return correct / len(images)
+
+
 def build_model():
     import torch.nn as nn
 

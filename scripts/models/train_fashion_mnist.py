@@ -28,17 +28,6 @@ def parse_args():
     return p.parse_args()
 
 
-def evaluate(model, images, labels, batch=1000):
-    model.eval()
-    correct = 0
-    with torch.no_grad():
-        for start in range(0, len(images), batch):
-            x = torch.from_numpy(fc.to_input(images[start:start + batch]))
-            pred = model(x).argmax(dim=1).numpy()
-            correct += int((pred == labels[start:start + batch]).sum())
-    return correct / len(images)
-
-
 def train(model, images, labels, args):
     generator = torch.Generator().manual_seed(args.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -111,7 +100,7 @@ def main():
     model = fc.build_model()
     train(model, train_images, train_labels, args)
     train_seconds = time.time() - started
-    accuracy = evaluate(model, test_images, test_labels)
+    accuracy = fc.accuracy(model, test_images, test_labels)
     print(f"float top-1 on all {len(test_images)} test images: {accuracy * 100:.2f}%")
 
     onnx_path = os.path.join(args.out_dir, "fashion_cnn.onnx")
