@@ -95,10 +95,14 @@ assert d['by_kind']['conv2d']['layers']==5 and d['by_kind']['conv2d']['cycles_ru
 assert d['by_kind']['host']['layers']==3 and 'host_seconds' in d['by_kind']['host'], d['by_kind']
 " "$work/out" || fail "bench --model --json on tsim: not the expected figures"
 fi
-expect_error "an unknown calibration method" "--calibration-method: unknown calibration method 'kl'" "$tessera" compile "$model" --calibrate "$calib" --calibration-method kl -o "$work/bad.tsm"
+expect_error "an unknown calibration method" "--calibration-method: unknown calibration method 'kl' (minmax, entropy" "$tessera" compile "$model" --calibrate "$calib" --calibration-method kl -o "$work/bad.tsm"
 expect_error "a percentile out of range" "must be a number above 0 and at most 100" "$tessera" run "$model" --host-float --calibration-method percentile:101 --input "$src/models/fashion_mnist/sample_0.npy"
 expect_ok "compile with percentile calibration" "$tessera" compile "$model" --calibrate "$calib" --calibration-method percentile:99.9 -o "$work/p.tsm"
 grep -q "calibration samples, percentile 99.9)" "$work/out" || fail "compile --calibration-method percentile: the summary does not name the method"
+expect_ok "compile with entropy calibration" "$tessera" compile "$model" --calibrate "$calib" --calibration-method entropy -o "$work/e.tsm"
+grep -q "calibration samples, entropy)" "$work/out" || fail "compile --calibration-method entropy: the summary does not name the method"
+expect_ok "eval with entropy calibration" "$tessera" eval "$model" --calibrate "$calib" --calibration-method entropy --count 500 --json --dataset "${dataset[@]}"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['tessera']['top1'] >= d['host_float']['top1'] - 0.02, d" "$work/out" || fail "eval with entropy calibration: top-1 more than 2 points below the float model's"
 expect_ok "run --host-float" "$tessera" run "$model" --host-float --input "$src/models/fashion_mnist/sample_0.npy"
 grep -q "^total: all 12 layers on the host in 0 segment(s) (0 of 1,257,536 MACs)" "$work/out" || { fail "run --host-float: the total does not say everything ran on the host"; tail -3 "$work/out"; }
 expect_ok "eval --host-float" "$tessera" eval "$model" --host-float --count 20 --dataset "${dataset[@]}"

@@ -14,9 +14,10 @@ namespace tessera::compiler::graph {
 
 // Sample inputs for post-training quantization: each sample maps every graph input to a tensor.
 // How an activation's range is taken from the calibration samples (docs/graph.md compares them):
-// the largest magnitude seen (kMinMax), or the magnitude below which `percentile` percent of all
-// values seen lie (kPercentile), which clips rare outliers for a finer step.
-enum class CalibrationMethod { kMinMax, kPercentile };
+// the largest magnitude seen (kMinMax); the magnitude below which `percentile` percent of all
+// values seen lie (kPercentile), which clips rare outliers for a finer step; or the clipping whose
+// 128-level quantization keeps the distribution of magnitudes closest in KL divergence (kEntropy).
+enum class CalibrationMethod { kMinMax, kPercentile, kEntropy };
 
 struct Calibration {
   std::vector<std::map<std::string, ir::Tensor>> samples;
@@ -25,8 +26,8 @@ struct Calibration {
   double percentile = 99.99;
 };
 
-// "minmax" or "percentile" with an optional ":P" (0 < P <= 100, default 99.99). Throws
-// tessera::Error naming `where` for anything else.
+// "minmax", "entropy", or "percentile" with an optional ":P" (0 < P <= 100, default 99.99).
+// Throws tessera::Error naming `where` for anything else.
 void parseCalibrationMethod(const std::string& text, const std::string& where, Calibration& c);
 
 struct CompileOptions {
