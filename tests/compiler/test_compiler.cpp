@@ -102,6 +102,51 @@ std::vector<Operator> vectorOperators() {
   return ops;
 }
 
+// Grouped convolutions: depthwise (3x3 and 5x5, stride 1 and 2, channels not a multiple of the
+// block), a channel multiplier, groups of 4, 8 and 24 channels (a block holding several groups,
+// groups spanning blocks unevenly), two groups, with an input zero point, low multiplier bits and
+// a fused residual add.
+std::vector<Operator> groupedOperators() {
+  std::vector<Operator> ops;
+  auto grouped = [](int n, int c, int h, int w, int o, int k, int s, int p, int groups, const Epilogue& e) {
+    Operator op = Operator::conv2d(n, c, h, w, o, k, s, p, e);
+    op.groups = groups;
+    return op;
+  };
+  Epilogue relu;
+  relu.relu = true;
+  relu.shift = 5;
+  ops.push_back(grouped(1, 24, 9, 9, 24, 3, 1, 1, 24, relu));
+  ops.push_back(grouped(2, 40, 8, 7, 40, 3, 2, 1, 40, relu));
+  ops.push_back(grouped(1, 20, 9, 9, 20, 5, 2, 2, 20, relu));
+  ops.push_back(grouped(1, 8, 6, 6, 16, 3, 1, 1, 8, relu));    // channel multiplier 2
+  ops.push_back(grouped(1, 32, 6, 6, 32, 3, 1, 1, 8, relu));   // 4 channels per group
+  ops.push_back(grouped(1, 48, 5, 5, 72, 3, 1, 1, 6, relu));   // 8 in, 12 out per group: uneven
+  ops.push_back(grouped(1, 48, 5, 5, 48, 3, 1, 1, 2, relu));   // 24 per group: blocks shared by both
+  ops.push_back(grouped(1, 64, 5, 5, 64, 3, 1, 1, 2, relu));   // 32 per group: 2 of 4 blocks each
+  ops.push_back(grouped(1, 64, 4, 4, 64, 1, 1, 0, 4, relu));   // 16 per group, 1x1
+  Operator zp = grouped(1, 24, 7, 7, 24, 3, 1, 1, 24, relu);
+  zp.inputZeroPoint = -128;
+  ops.push_back(zp);
+  Epilogue precise;
+  precise.perChannelMultiplier = true;
+  precise.perChannelClip = true;
+  precise.lowBits = 6;
+  precise.shift = 22;
+  precise.round = true;
+  ops.push_back(grouped(1, 36, 7, 7, 36, 3, 1, 1, 36, precise));
+  Epilogue sum;
+  sum.bias = false;
+  sum.shift = 1;
+  sum.round = true;
+  Operator fused = grouped(1, 32, 5, 5, 32, 3, 1, 1, 32, relu);
+  fused.residual = true;
+  fused.residualB = 2;
+  fused.residualEpilogue = sum;
+  ops.push_back(fused);
+  return ops;
+}
+
 // Small operators covering every form: kernel sizes, strides, padding, channels that are not a
 // multiple of the block, batch, each epilogue step.
 std::vector<Operator> smallOperators() {
@@ -303,6 +348,7 @@ std::vector<Operator> smallOperators() {
   fused.residualB = 2;
   fused.residualEpilogue = narrowSum;
   ops.push_back(fused);
+  for (Operator& g : groupedOperators()) ops.push_back(g);
   return ops;
 }
 
@@ -359,6 +405,76 @@ TEST(InputZeroPoint, EveryTilingMatchesTheReference) {
           }
   }
   EXPECT_GT(checked, 40);
+}
+
+// Grouped convolutions under every legal tiling of a few shapes, and what the lowering reads: only
+// the input blocks an output block's groups need, so a depthwise layer's padded MACs are 1/CIB of
+// a dense one's.
+TEST(GroupedConv, EveryTilingMatchesTheReference) {
+  const Config cfg = Config::load("default");
+  int checked = 0;
+  for (const Operator& op : groupedOperators()) {
+    const OperatorData data = OperatorData::random(op, 7);
+    const std::vector<int8_t> want = reference(op, data);
+    tessera::runtime::Session session("fsim", cfg);
+    for (int tco : {1, 2, 4})
+      for (int th : {1, 2, 3, 4, 5, 7, 9})
+        for (int tw : {1, 2, 3, 4, 7})
+          for (int tci : {1, 2}) {
+            const Tiling t{tco, th, tw, tci};
+            if (!tilingProblem(cfg, op, t).empty()) continue;
+            CompileOptions o;
+            o.tiling = t;
+            const Program prog = compile(cfg, op, data, o);
+            EXPECT_EQ(runProgram(prog, session, data).output, want) << op.describe() << " with " << prog.summary.tiling;
+            ++checked;
+          }
+  }
+  EXPECT_GT(checked, 40);
+  Operator dw = Operator::conv2d(1, 64, 8, 8, 64, 3, 1, 1);
+  dw.groups = 64;
+  Operator dense = dw;
+  dense.groups = 1;
+  const Program a = compile(cfg, dw, OperatorData::random(dw, 1)), b = compile(cfg, dense, OperatorData::random(dense, 1));
+  EXPECT_EQ(a.summary.paddedMacs * 4, b.summary.paddedMacs);
+  EXPECT_EQ(dw.macs() * 64, dense.macs());
+  // Output blocks reading different input blocks never share a tile.
+  EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
+}
+
+TEST(GroupedConv, SpecRoundTripLayoutAndErrors) {
+  const Operator op = Operator::parse("conv2d cin=48 h=5 w=5 cout=48 kernel=3 pad=1 groups=2", "test");
+  EXPECT_EQ(op.groups, 2);
+  EXPECT_EQ(Operator::parse(op.spec(), "again").groups, 2);
+  EXPECT_NE(op.describe().find("[48][24][3][3]"), std::string::npos) << op.describe();
+  auto error = [](const std::string& spec) {
+    try {
+      Operator::parse(spec, "test").validate();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("conv2d cin=48 h=5 w=5 cout=40 groups=6").find("groups=6 must divide cin=48 and cout=40"), std::string::npos);
+  EXPECT_NE(error("conv2d cin=48 h=5 w=5 cout=48 groups=0").find("groups must be positive"), std::string::npos);
+  EXPECT_NE(error("dense cin=48 cout=48 groups=2").find("groups belongs to conv2d"), std::string::npos);
+  // The packed layout: two groups of 32 channels in blocks of 16: each output block reads its
+  // group's 2 of 4 input blocks; two of 24: the middle output block straddles both groups, so all
+  // read the 3 blocks; packing round-trips.
+  const Config cfg = Config::load("default");
+  const WeightLayout l = weightLayout(cfg, 64, 64, 3, 3, 2);
+  EXPECT_EQ(l.reductionBlocks(), 2);
+  EXPECT_EQ(l.firstInBlock(1), 0);
+  EXPECT_EQ(l.firstInBlock(2), 2);
+  std::vector<int8_t> w(size_t(64) * 32 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = int8_t(i * 7 + 1);
+  EXPECT_EQ(unpackWeights(l, packWeights(l, w)), w);
+  const WeightLayout straddle = weightLayout(cfg, 48, 48, 3, 3, 2);
+  EXPECT_EQ(straddle.reductionBlocks(), 3);
+  EXPECT_EQ(straddle.firstInBlock(2), 0);
+  const WeightLayout d = weightLayout(cfg, 40, 40, 3, 3, 40);
+  EXPECT_EQ(d.reductionBlocks(), 1);
+  EXPECT_EQ(d.bytes(), uint64_t(3) * 9 * 16 * 16);
 }
 
 // The zero point survives the spec and the program file; its errors name the key.

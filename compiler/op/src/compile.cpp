@@ -30,9 +30,10 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   const std::string where = op.name.empty() ? op.describe() : op.name;
   op.validate();
   if (!op.onVectorAlu()) {
-    if (data.weights.size() != size_t(op.outChannels) * op.inChannels * op.kernelH * op.kernelW)
+    const size_t weights = size_t(op.outChannels) * op.groupInChannels() * op.kernelH * op.kernelW;
+    if (data.weights.size() != weights)
       throw Error(where, "weights have " + std::to_string(data.weights.size()) + " values, expected " +
-                             std::to_string(size_t(op.outChannels) * op.inChannels * op.kernelH * op.kernelW));
+                             std::to_string(weights));
     if (op.epilogue.bias && data.bias.size() != size_t(op.outChannels))
       throw Error(where, "bias has " + std::to_string(data.bias.size()) + " values, expected " +
                              std::to_string(op.outChannels));
@@ -96,7 +97,7 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     addBuffer("input2", BufferRole::kInput, MemId::kAcc8, layouts.output.bytes(), layouts.output.describe());
   addBuffer("output", BufferRole::kOutput, MemId::kOut, layouts.output.bytes(), layouts.output.describe());
   if (!op.onVectorAlu()) {
-    const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW);
+    const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups);
     const auto packedW = packWeights(wl, data.weights);
     addBuffer("weights", BufferRole::kConstant, MemId::kWgt, packedW.size(), wl.describe())
         ->data.assign(packedW.begin(), packedW.end());

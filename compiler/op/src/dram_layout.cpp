@@ -1,7 +1,9 @@
 // Packing between logical tensors and VTA's blocked layouts (each element contiguous).
 #include "tessera/compiler/op/dram_layout.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "tessera/support/error.h"
 
@@ -67,46 +69,85 @@ std::vector<int8_t> unpackActivations(const ActivationLayout& l, const std::vect
   return nchw;
 }
 
-std::string WeightLayout::describe() const {
-  return "OIHW" + std::to_string(blockOut) + "o" + std::to_string(blockIn) + "i [" + std::to_string(outBlocks()) +
-         "][" + std::to_string(inBlocks()) + "][" + std::to_string(kh) + "][" + std::to_string(kw) + "][" +
-         std::to_string(blockOut) + "][" + std::to_string(blockIn) + "] (logical " + std::to_string(o) + "x" +
-         std::to_string(i) + "x" + std::to_string(kh) + "x" + std::to_string(kw) + ")";
+namespace {
+// The input-channel blocks [lo, hi) output block ob's groups read.
+std::pair<int, int> groupInBlocks(const WeightLayout& l, int ob) {
+  const int perIn = l.i / l.groups, perOut = l.o / l.groups;
+  const int first = ob * l.blockOut, last = std::min(first + l.blockOut, l.o) - 1;
+  const int lo = (first / perOut) * perIn, hi = (last / perOut + 1) * perIn;
+  return {lo / l.blockIn, (hi + l.blockIn - 1) / l.blockIn};
+}
+}  // namespace
+
+int WeightLayout::reductionBlocks() const {
+  if (groups <= 1) return inBlocks();
+  int r = 0;
+  for (int ob = 0; ob < outBlocks(); ++ob) {
+    const auto [lo, hi] = groupInBlocks(*this, ob);
+    r = std::max(r, hi - lo);
+  }
+  return r;
 }
 
-WeightLayout weightLayout(const hw::Config& cfg, int o, int i, int kh, int kw) {
-  return WeightLayout{o, i, kh, kw, cfg.blockOut, cfg.blockIn};
+int WeightLayout::firstInBlock(int ob) const {
+  if (groups <= 1) return 0;
+  return std::min(groupInBlocks(*this, ob).first, inBlocks() - reductionBlocks());
+}
+
+std::string WeightLayout::describe() const {
+  std::string s = "OIHW" + std::to_string(blockOut) + "o" + std::to_string(blockIn) + "i [" + std::to_string(outBlocks()) +
+                  "][" + std::to_string(reductionBlocks()) + "][" + std::to_string(kh) + "][" + std::to_string(kw) + "][" +
+                  std::to_string(blockOut) + "][" + std::to_string(blockIn) + "] (logical " + std::to_string(o) + "x" +
+                  std::to_string(i / groups) + "x" + std::to_string(kh) + "x" + std::to_string(kw);
+  if (groups != 1)
+    s += ", " + std::to_string(groups) + " groups: each output block reads " + std::to_string(reductionBlocks()) + " of " +
+         std::to_string(inBlocks()) + " input blocks";
+  return s + ")";
+}
+
+WeightLayout weightLayout(const hw::Config& cfg, int o, int i, int kh, int kw, int groups) {
+  return WeightLayout{o, i, kh, kw, cfg.blockOut, cfg.blockIn, groups};
 }
 
 namespace {
-// Offset of logical weight [o][i][ky][kx] in the packed layout.
-size_t weightIndex(const WeightLayout& l, int o, int i, int ky, int kx) {
-  return ((((size_t(o / l.blockOut) * l.inBlocks() + i / l.blockIn) * l.kh + ky) * l.kw + kx) * l.blockOut +
-          o % l.blockOut) *
-             l.blockIn +
-         i % l.blockIn;
+// Offset of logical weight [o][c][ky][kx] (c among the group's inputs) in the packed layout.
+size_t weightIndex(const WeightLayout& l, int rb, const std::vector<int>& first, int o, int c, int ky, int kx) {
+  const int ob = o / l.blockOut, in = (o / (l.o / l.groups)) * (l.i / l.groups) + c;
+  const int r = in / l.blockIn - first[size_t(ob)];
+  return ((((size_t(ob) * rb + r) * l.kh + ky) * l.kw + kx) * l.blockOut + o % l.blockOut) * l.blockIn + in % l.blockIn;
+}
+
+std::vector<int> firstInBlocks(const WeightLayout& l) {
+  std::vector<int> first(size_t(l.outBlocks()));
+  for (int ob = 0; ob < l.outBlocks(); ++ob) first[size_t(ob)] = l.firstInBlock(ob);
+  return first;
 }
 }  // namespace
 
 std::vector<int8_t> packWeights(const WeightLayout& l, const std::vector<int8_t>& oihw) {
-  checkSize(oihw.size(), uint64_t(l.o) * l.i * l.kh * l.kw, "packWeights");
+  const int perIn = l.i / l.groups;
+  checkSize(oihw.size(), uint64_t(l.o) * perIn * l.kh * l.kw, "packWeights");
   std::vector<int8_t> packed(l.bytes(), 0);
+  const int rb = l.reductionBlocks();
+  const std::vector<int> first = firstInBlocks(l);
   size_t src = 0;
   for (int o = 0; o < l.o; ++o)
-    for (int i = 0; i < l.i; ++i)
+    for (int c = 0; c < perIn; ++c)
       for (int ky = 0; ky < l.kh; ++ky)
-        for (int kx = 0; kx < l.kw; ++kx) packed[weightIndex(l, o, i, ky, kx)] = oihw[src++];
+        for (int kx = 0; kx < l.kw; ++kx) packed[weightIndex(l, rb, first, o, c, ky, kx)] = oihw[src++];
   return packed;
 }
 
 std::vector<int8_t> unpackWeights(const WeightLayout& l, const std::vector<int8_t>& packed) {
   checkSize(packed.size(), l.bytes(), "unpackWeights");
-  std::vector<int8_t> oihw(size_t(l.o) * l.i * l.kh * l.kw);
+  const int perIn = l.i / l.groups, rb = l.reductionBlocks();
+  const std::vector<int> first = firstInBlocks(l);
+  std::vector<int8_t> oihw(size_t(l.o) * perIn * l.kh * l.kw);
   size_t dst = 0;
   for (int o = 0; o < l.o; ++o)
-    for (int i = 0; i < l.i; ++i)
+    for (int c = 0; c < perIn; ++c)
       for (int ky = 0; ky < l.kh; ++ky)
-        for (int kx = 0; kx < l.kw; ++kx) oihw[dst++] = packed[weightIndex(l, o, i, ky, kx)];
+        for (int kx = 0; kx < l.kw; ++kx) oihw[dst++] = packed[weightIndex(l, rb, first, o, c, ky, kx)];
   return oihw;
 }
 

@@ -78,13 +78,16 @@ class GemmLowering : public OperatorLowering {
             if (havePending) pendingOps = epilogueOps(pending, biasBuf, multBuf, clipLowBuf);
             const detail::Window rows = detail::window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, s_.rowStep, g_.H);
             const detail::Window cols = detail::window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
+            // The tile's output blocks read the same input blocks (tilingProblem), from this one.
+            const int firstIn = g_.firstInBlock[size_t(cot * t_.tco)];
             for (int cit = 0; cit < s_.stepsPerTile; ++cit, ++step) {
               const int p = static_cast<int>(step % 2);
               if (step >= 2) pop(Stage::kCompute, Stage::kLoad);
               for (int ci = 0; ci < t_.tci; ++ci) {
                 Insn in = memInsn(Opcode::kLoad, MemId::kInp,
                                   static_cast<uint32_t>(p * g_.inpCap + ci * s_.ih * s_.iw),
-                                  static_cast<uint32_t>(((nb * g_.CIB + cit * t_.tci + ci) * g_.H + rows.first) * g_.W +
+                                  static_cast<uint32_t>(((nb * g_.CIB + firstIn + cit * t_.tci + ci) * g_.H + rows.first) *
+                                                            g_.W +
                                                         cols.first),
                                   uint32_t(rows.size), uint32_t(cols.size), uint32_t(s_.rowStep * g_.W));
                 in.yPad0 = uint32_t(rows.pad0);
@@ -95,8 +98,8 @@ class GemmLowering : public OperatorLowering {
               }
               const uint32_t kk = uint32_t(g_.KH * g_.KW);
               add(memInsn(Opcode::kLoad, MemId::kWgt, static_cast<uint32_t>(p * g_.wgtCap),
-                          static_cast<uint32_t>((cot * t_.tco * g_.CIB + cit * t_.tci) * int(kk)), uint32_t(t_.tco),
-                          uint32_t(t_.tci) * kk, uint32_t(g_.CIB) * kk),
+                          static_cast<uint32_t>((cot * t_.tco * g_.RB + cit * t_.tci) * int(kk)), uint32_t(t_.tco),
+                          uint32_t(t_.tci) * kk, uint32_t(g_.RB) * kk),
                   wBuf);
               push(Stage::kLoad, Stage::kCompute);
               pop(Stage::kLoad, Stage::kCompute);
@@ -135,8 +138,12 @@ class GemmLowering : public OperatorLowering {
     std::ostringstream os;
     const int kk = g_.KH * g_.KW;
     os << "// tiles: " << t_.tco << " of " << g_.COB << " output-channel blocks x " << t_.th << " of " << g_.OH
-       << " rows x " << t_.tw << " of " << g_.OW << " columns; reduction steps of " << t_.tci << " of " << g_.CIB
-       << " input-channel blocks\n";
+       << " rows x " << t_.tw << " of " << g_.OW << " columns; reduction steps of " << t_.tci << " of " << g_.RB
+       << " input-channel blocks";
+    if (g_.RB != g_.CIB)
+      os << " (" << op_.groups << " groups: output block ob reads input blocks first[ob].." << "first[ob]+" << g_.RB - 1
+         << " of " << g_.CIB << "; the weights of other groups' channels in them are zero)";
+    os << "\n";
     os << "uop[0:" << s_.uopEntries << "]  <- all micro-op kernels          // uop SRAM, loaded once\n";
     if (g_.biasEntries)
       os << "acc[" << g_.biasBase << ":" << g_.biasBase + g_.COB << "] <- bias[0:" << g_.COB
@@ -162,7 +169,7 @@ class GemmLowering : public OperatorLowering {
        << " entries per half\n";
     os << "    for cit in 0.." << s_.stepsPerTile << ":                       // step s, inp/wgt half p = s % 2\n";
     os << "     inp[p*" << g_.inpCap << "] : int8 [" << t_.tci << "][" << s_.ih << "][" << s_.iw
-       << "] <- input[nb][cit*" << t_.tci << "+ci][yt*" << t_.th * g_.SH << "-" << g_.PH << " + r"
+       << "] <- input[nb][" << (g_.RB != g_.CIB ? "first[cot*" + std::to_string(t_.tco) + "] + " : "") << "cit*" << t_.tci << "+ci][yt*" << t_.th * g_.SH << "-" << g_.PH << " + r"
        << (s_.rowStep > 1 ? "*" + std::to_string(s_.rowStep) : "") << "][xt*" << t_.tw * g_.SW << "-" << g_.PW
        << " + c]  (LOAD pads the border; " << s_.inpEntries << " of " << g_.inpCap << " entries)\n";
     os << "     wgt[p*" << g_.wgtCap << "] : int8 [" << t_.tco << "][" << t_.tci << "][" << g_.KH << "][" << g_.KW
@@ -234,7 +241,7 @@ class GemmLowering : public OperatorLowering {
     sum.accEntries = uint64_t(std::min<long>(tiles_, s_.slots)) * uint64_t(s_.accEntries) * uint64_t(g_.accRegions) +
                      uint64_t(g_.biasEntries) + uint64_t(g_.multEntries) + uint64_t(g_.clipEntries) +
                      uint64_t(g_.scaleRows);
-    sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.CIB * g_.BI * g_.KH * g_.KW;
+    sum.paddedMacs = uint64_t(g_.NB) * g_.B * g_.COB * g_.BO * g_.OH * g_.OW * g_.RB * g_.BI * g_.KH * g_.KW;
   }
 
  private:

@@ -109,7 +109,7 @@ int Operator::outWidth() const { return strideW > 0 ? (width + 2 * padW - kernel
 
 uint64_t Operator::macs() const {
   if (onVectorAlu()) return 0;
-  return uint64_t(batch) * outChannels * outHeight() * outWidth() * inChannels * kernelH * kernelW;
+  return uint64_t(batch) * outChannels * outHeight() * outWidth() * groupInChannels() * kernelH * kernelW;
 }
 
 void Operator::validate() const {
@@ -127,6 +127,11 @@ void Operator::validate() const {
   positive(strideH, "stride height");
   positive(strideW, "stride width");
   if (padH < 0 || padW < 0) throw Error(where, "padding must not be negative");
+  positive(groups, "groups");
+  if (groups != 1 && kind != OpKind::kConv2d) throw Error(where, "groups belongs to conv2d");
+  if (inChannels % groups || outChannels % groups)
+    throw Error(where, "groups=" + std::to_string(groups) + " must divide cin=" + std::to_string(inChannels) +
+                           " and cout=" + std::to_string(outChannels));
   if (padH >= kernelH || padW >= kernelW)
     throw Error(where, "padding " + std::to_string(padH) + "x" + std::to_string(padW) +
                            " must be smaller than the kernel " + std::to_string(kernelH) + "x" +
@@ -287,7 +292,9 @@ std::string Operator::describe() const {
        << "] int8 -> out [" << batch << "][" << outChannels << "] int8";
   } else {
     os << "in [" << batch << "][" << inChannels << "][" << height << "][" << width << "] int8, weights ["
-       << outChannels << "][" << inChannels << "][" << kernelH << "][" << kernelW << "] int8, stride " << strideH
+       << outChannels << "][" << groupInChannels() << "][" << kernelH << "][" << kernelW << "] int8";
+    if (groups != 1) os << " (" << groups << " groups" << (groups == inChannels ? ", depthwise" : "") << ")";
+    os << ", stride " << strideH
        << "x" << strideW << ", pad " << padH << "x" << padW << " -> out [" << batch << "][" << outChannels << "]["
        << outHeight() << "][" << outWidth() << "] int8";
   }
@@ -355,6 +362,7 @@ std::string Operator::spec() const {
        << " sh=" << strideH << " sw=" << strideW << " ph=" << padH << " pw=" << padW;
   else
     os << " cout=" << outChannels;
+  if (groups != 1) os << " groups=" << groups;
   os << " bias=" << (epilogue.biasAfterMultiply ? "after" : epilogue.bias ? "1" : "0") << " mul=";
   if (epilogue.perChannelMultiplier) os << "channel";
   else os << epilogue.multiplier;
@@ -402,7 +410,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"res_bzp", &op.residualZeroPointB}, {"res_outzp", &op.residualEpilogue.outputZeroPoint},
       {"azp", &op.zeroPointA}, {"bzp", &op.zeroPointB},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
-      {"res_shift", &op.residualEpilogue.shift}};
+      {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
                                                          {"pad", {&op.padH, &op.padW}}};
@@ -477,7 +485,7 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
   std::uniform_int_distribution<int32_t> bias(-biasRange, biasRange);
   OperatorData d;
   d.input.resize(size_t(op.batch) * op.inChannels * op.height * op.width);
-  d.weights.resize(size_t(op.outChannels) * op.inChannels * op.kernelH * op.kernelW);
+  d.weights.resize(size_t(op.outChannels) * op.groupInChannels() * op.kernelH * op.kernelW);
   if (op.onVectorAlu()) d.weights.clear();
   if (op.kind == OpKind::kAdd) d.input2.resize(d.input.size());
   if (op.residual) d.input2.resize(size_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth());
@@ -638,7 +646,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   if (op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool) return poolReference(op, data);
   const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, O = op.outChannels;
   const int KH = op.kernelH, KW = op.kernelW, OH = op.outHeight(), OW = op.outWidth();
-  if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * C * KH * KW ||
+  const int CG = op.groupInChannels(), OG = O / op.groups;
+  if (data.input.size() != size_t(N) * C * H * W || data.weights.size() != size_t(O) * CG * KH * KW ||
       (op.epilogue.bias && data.bias.size() != size_t(O)) ||
       (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(O)) ||
       (op.epilogue.perChannelClip && (data.clipLow.size() != size_t(O) || data.clipHigh.size() != size_t(O))) ||
@@ -651,15 +660,16 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
       for (int y = 0; y < OH; ++y)
         for (int x = 0; x < OW; ++x) {
           int32_t acc = 0;
-          for (int c = 0; c < C; ++c)
+          const int c0 = (o / OG) * CG;
+          for (int c = 0; c < CG; ++c)
             for (int ky = 0; ky < KH; ++ky) {
               const int iy = y * op.strideH + ky - op.padH;
               if (iy < 0 || iy >= H) continue;
               for (int kx = 0; kx < KW; ++kx) {
                 const int ix = x * op.strideW + kx - op.padW;
                 if (ix < 0 || ix >= W) continue;
-                acc = wrapAdd(acc, (int32_t(data.input[((size_t(n) * C + c) * H + iy) * W + ix]) - op.inputZeroPoint) *
-                                       int32_t(data.weights[((size_t(o) * C + c) * KH + ky) * KW + kx]));
+                acc = wrapAdd(acc, (int32_t(data.input[((size_t(n) * C + c0 + c) * H + iy) * W + ix]) - op.inputZeroPoint) *
+                                       int32_t(data.weights[((size_t(o) * CG + c) * KH + ky) * KW + kx]));
               }
             }
           const size_t i = ((size_t(n) * O + o) * OH + y) * OW + x;

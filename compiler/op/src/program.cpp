@@ -60,13 +60,13 @@ OperatorData Program::constants() const {
   if (op.onVectorAlu()) return d;
   const ProgramBuffer& w = buffers[size_t(bufferIndex("weights"))];
   const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
-  d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW), packedW);
+  d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups), packedW);
   if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
   if (op.epilogue.biasAfterMultiply && op.epilogue.outputZeroPoint)  // folded in with the bias
     for (int32_t& b : d.bias) b = int32_t(uint32_t(b) - (uint32_t(op.epilogue.outputZeroPoint) << op.epilogue.shift));
   if (op.inputZeroPoint && op.epilogue.bias) {
     // The buffer holds the bias with the zero point's share folded in (-Z * sum of the weights).
-    const size_t per = size_t(op.inChannels) * op.kernelH * op.kernelW;
+    const size_t per = size_t(op.groupInChannels()) * op.kernelH * op.kernelW;
     for (size_t o = 0; o < d.bias.size(); ++o) {
       uint32_t sum = 0;
       for (size_t j = 0; j < per; ++j) sum += uint32_t(int32_t(d.weights[o * per + j]));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "schedule.h"
+#include "tessera/compiler/op/dram_layout.h"
 #include "tessera/hw/isa.h"
 #include "tessera/support/error.h"
 
@@ -39,6 +40,10 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   g.NB = (op.batch + g.B - 1) / g.B;
   g.CIB = (op.inChannels + g.BI - 1) / g.BI;
   g.COB = (op.outChannels + g.BO - 1) / g.BO;
+  const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups);
+  g.RB = op.onVectorAlu() ? 1 : wl.reductionBlocks();
+  g.firstInBlock.assign(size_t(g.COB), 0);
+  for (int ob = 0; ob < g.COB && !op.onVectorAlu(); ++ob) g.firstInBlock[size_t(ob)] = wl.firstInBlock(ob);
   g.biasEntries = op.epilogue.bias ? g.COB : 0;
   g.inpCap = static_cast<int>(cfg.inpDepth / 2);
   g.wgtCap = static_cast<int>(cfg.wgtDepth / 2);
@@ -143,7 +148,7 @@ std::vector<BorderRun> borderRuns(const Geometry& g, const BorderClasses& b, con
 }
 
 std::vector<int32_t> zeroPointBias(const Operator& op, const OperatorData& data) {
-  const size_t per = size_t(op.inChannels) * op.kernelH * op.kernelW;
+  const size_t per = size_t(op.groupInChannels()) * op.kernelH * op.kernelW;
   std::vector<int32_t> out(data.bias);
   for (size_t o = 0; o < out.size(); ++o) {
     uint32_t sum = 0;
@@ -155,8 +160,8 @@ std::vector<int32_t> zeroPointBias(const Operator& op, const OperatorData& data)
 
 std::vector<int32_t> zeroPointCorrections(const Geometry& g, const Operator& op, const OperatorData& data) {
   const BorderClasses b = borderClasses(g);
-  const int O = op.outChannels, C = op.inChannels, KH = op.kernelH, KW = op.kernelW;
-  // Each tap's weights summed over the input channels.
+  const int O = op.outChannels, C = op.groupInChannels(), KH = op.kernelH, KW = op.kernelW;
+  // Each tap's weights summed over the (group's) input channels.
   std::vector<int64_t> tap(size_t(O) * KH * KW, 0);
   for (int o = 0; o < O; ++o)
     for (int c = 0; c < C; ++c)
@@ -211,7 +216,7 @@ TileShape tileShape(const Geometry& g, const Tiling& t) {
       for (int xt = 0; xt < g.OW / t.tw; ++xt) runs += long(borderRuns(g, b, t, yt, xt).size());
     s.uopEntries += int(std::min<long>(runs * s.slots * (g.COB / std::max(t.tco, 1)), 1 << 30));
   }
-  s.stepsPerTile = g.CIB / t.tci;
+  s.stepsPerTile = g.RB / t.tci;
   s.tiles = long(g.NB) * (g.COB / t.tco) * (g.OH / t.th) * (g.OW / t.tw);
   return s;
 }
@@ -256,7 +261,13 @@ std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tilin
   if (g.COB % t.tco) return "tco=" + std::to_string(t.tco) + " does not divide " + std::to_string(g.COB) + " output-channel blocks";
   if (g.OH % t.th) return "th=" + std::to_string(t.th) + " does not divide " + std::to_string(g.OH) + " output rows";
   if (g.OW % t.tw) return "tw=" + std::to_string(t.tw) + " does not divide " + std::to_string(g.OW) + " output columns";
-  if (g.CIB % t.tci) return "tci=" + std::to_string(t.tci) + " does not divide " + std::to_string(g.CIB) + " input-channel blocks";
+  if (g.RB % t.tci)
+    return "tci=" + std::to_string(t.tci) + " does not divide " + std::to_string(g.RB) + " input-channel blocks" +
+           (g.RB != g.CIB ? " (those of an output block's groups)" : "");
+  // A tile's output blocks share one reduction: the same input blocks.
+  for (int ob = 0; ob < g.COB; ++ob)
+    if (g.firstInBlock[size_t(ob)] != g.firstInBlock[size_t(ob - ob % t.tco)])
+      return "tco=" + std::to_string(t.tco) + " puts output blocks of groups reading different input blocks in one tile";
   if (g.accCap <= 0) return "the accumulator cannot hold the bias and two tiles";
   const TileShape s = detail::tileShape(g, t);
   auto over = [](const char* what, long need, long have) {
@@ -284,7 +295,7 @@ std::string tilingProblem(const hw::Config& cfg, const Operator& op, const Tilin
       !fits(Opcode::kGemm, Field::kWgtFactorIn, s.coInner ? 0 : g.KH * g.KW))
     return "loop factors exceed the GEMM factor fields";
   const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1, padMax = (int64_t(1) << hw::kMemPadBits) - 1;
-  if (s.iw > memMax || s.ih > memMax || int64_t(s.rowStep) * g.W > memMax || int64_t(g.CIB) * g.KH * g.KW > memMax ||
+  if (s.iw > memMax || s.ih > memMax || int64_t(s.rowStep) * g.W > memMax || int64_t(g.RB) * g.KH * g.KW > memMax ||
       int64_t(t.tci) * g.KH * g.KW > memMax || int64_t(g.OH) * g.OW > memMax || int64_t(t.th) * g.OW > memMax)
     return "a LOAD or STORE size or stride exceeds its 16-bit field";
   const detail::Window top = detail::window(0, g.SH, g.PH, g.H, s.ih, s.rowStep, g.H);
@@ -371,7 +382,7 @@ Tiling chooseTiling(const hw::Config& cfg, const Operator& op, uint64_t* legal, 
   // The vector-ALU operators tile planes (tco) and have no reduction over channels (tci = 1).
   const bool vector = op.onVectorAlu();
   for (int tco : divisors(vector ? detail::vectorPlanes(cfg, op) : g.COB))
-    for (int tci : vector ? std::vector<int>{1} : divisors(g.CIB))
+    for (int tci : vector ? std::vector<int>{1} : divisors(g.RB))
       for (int th : divisors(g.OH))
         for (int tw : divisors(g.OW)) {
           const Tiling t{tco, th, tw, tci};

@@ -20,6 +20,10 @@ SpatialShape spatialShape(const Operator& op);
 struct Geometry : SpatialShape {
   int B = 1, BI = 1, BO = 1;             // the config's BATCH, BLOCK_IN, BLOCK_OUT
   int NB = 1, CIB = 1, COB = 1;          // batch blocks, input- and output-channel blocks (padded)
+  // The input-channel blocks one output block's reduction reads (CIB without groups; fewer with
+  // groups, dram_layout.h's WeightLayout), from firstInBlock[ob] on.
+  int RB = 1;
+  std::vector<int> firstInBlock;
   int biasEntries = 0;                   // accumulator entries holding the bias (COB, or 0)
   int inpCap = 0, wgtCap = 0, accCap = 0;  // entries of one half of each buffer
   int accHalf = 0;                       // accumulator index where the second half starts (its second bank)

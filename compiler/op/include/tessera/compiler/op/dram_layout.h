@@ -35,16 +35,25 @@ OperatorLayouts operatorLayouts(const hw::Config& cfg, const Operator& op);
 std::vector<int8_t> packActivations(const ActivationLayout& l, const std::vector<int8_t>& nchw);
 std::vector<int8_t> unpackActivations(const ActivationLayout& l, const std::vector<int8_t>& packed);
 
-// Weights OIHW{BLOCK_OUT}o{BLOCK_IN}i: [ceil(O/BO)][ceil(I/BI)][KH][KW][BO][BI] int8, padding zero.
+// Weights OIHW{BLOCK_OUT}o{BLOCK_IN}i: [ceil(O/BO)][R][KH][KW][BO][BI] int8, padding zero, where each
+// output-channel block holds the R input-channel blocks its reduction reads, from firstInBlock(ob) on.
+// Without groups R = ceil(I/BI) from block 0: VTA's layout. With G groups (logical weights
+// [O][I/G][KH][KW]) an output channel reads only its group's I/G inputs, so R covers the widest
+// block's groups (a depthwise block's 16 channels read one input block: a diagonal 16x16 block) and
+// the weights of other groups' channels inside those blocks are zero.
 struct WeightLayout {
   int o = 1, i = 1, kh = 1, kw = 1;
   int blockOut = 1, blockIn = 1;
+  int groups = 1;
   int outBlocks() const { return (o + blockOut - 1) / blockOut; }
   int inBlocks() const { return (i + blockIn - 1) / blockIn; }
-  uint64_t bytes() const { return uint64_t(outBlocks()) * inBlocks() * kh * kw * blockOut * blockIn; }
+  int reductionBlocks() const;        // R
+  int firstInBlock(int ob) const;     // the first input-channel block output block ob reads
+  uint64_t bytes() const { return uint64_t(outBlocks()) * reductionBlocks() * kh * kw * blockOut * blockIn; }
   std::string describe() const;
 };
-WeightLayout weightLayout(const hw::Config& cfg, int o, int i, int kh, int kw);
+WeightLayout weightLayout(const hw::Config& cfg, int o, int i, int kh, int kw, int groups = 1);
+// Logical [O][I/G][KH][KW] to the packed layout and back.
 std::vector<int8_t> packWeights(const WeightLayout& l, const std::vector<int8_t>& oihw);
 std::vector<int8_t> unpackWeights(const WeightLayout& l, const std::vector<int8_t>& packed);
 

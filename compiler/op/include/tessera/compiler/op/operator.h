@@ -63,8 +63,9 @@ struct Epilogue {
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
 
-// conv2d: out[n][o][y][x] = epilogue(sum_{c,ky,kx} in[n][c][y*sh+ky-ph][x*sw+kx-pw] * w[o][c][ky][kx]),
-// zero outside the input. dense is the 1x1 case on a 1x1 image: out[n][o] = epilogue(sum_c in[n][c] * w[o][c]).
+// conv2d: out[n][o][y][x] = epilogue(sum_{c,ky,kx} in[n][g*C/G+c][y*sh+ky-ph][x*sw+kx-pw] * w[o][c][ky][kx]),
+// zero outside the input, with G groups (ONNX's `group`), g = o / (O/G) the output channel's group and c
+// over its C/G input channels (weights [O][C/G][KH][KW]; depthwise is G = C). dense is the 1x1 case on a 1x1 image: out[n][o] = epilogue(sum_c in[n][c] * w[o][c]).
 // add: out = epilogue(a * scaleA + b * scaleB) elementwise over two tensors of one shape (no bias, multiplier 1).
 // maxpool: out[n][c][y][x] = max over the window of in[n][c][y*sh+ky-ph][x*sw+kx-pw]; padding never wins.
 // avgpool: S = sum over the window, padding counting as zero and in the divisor N = kh*kw; out is
@@ -78,6 +79,9 @@ struct Operator {
   std::string name;  // free label, e.g. "C2"
   int batch = 1, inChannels = 1, height = 1, width = 1, outChannels = 1;
   int kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, padH = 0, padW = 0;
+  // conv2d (spec `groups=G`): G must divide cin and cout. The GEMM core reduces each output-channel
+  // block over only the input-channel blocks its groups read (dram_layout.h's WeightLayout).
+  int groups = 1;
   Epilogue epilogue;
   int scaleA = 1, scaleB = 1;  // add: the operands' multipliers (signed 16-bit immediates, or int32 with wide)
   // conv2d and dense: a residual add fused into the epilogue (spec `residual=1` with `res_mul_a`,
@@ -116,6 +120,7 @@ struct Operator {
   // add, maxpool and avgpool: computed on the vector ALU, operands in the accumulator's 8-bit layout.
   bool onVectorAlu() const { return kind == OpKind::kAdd || kind == OpKind::kMaxPool || kind == OpKind::kAvgPool; }
 
+  int groupInChannels() const { return groups > 0 ? inChannels / groups : 0; }  // each output channel's inputs (C/G)
   int outHeight() const;
   int outWidth() const;
   uint64_t macs() const;  // of the logical (unpadded) operator; 0 for the vector-ALU operators
@@ -131,7 +136,7 @@ struct Operator {
   static Operator parse(const std::string& text, const std::string& origin);
 };
 
-// The operands of one operator, logical layouts: input [N][C][H][W], weights [O][C][KH][KW], bias [O];
+// The operands of one operator, logical layouts: input [N][C][H][W], weights [O][C/G][KH][KW], bias [O];
 // add's second operand `input2` has the input's shape, a residual conv2d/dense's the output's.
 struct OperatorData {
   std::vector<int8_t> input, input2, weights;
