@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# One trained Fashion-MNIST family model (models/fashion_mnist/families/): all 10,000 test images on a target, Tessera's int8 top-1 within MAX_GAP points of the float model's.
-# usage: fashion_family_test.sh TESSERA_BINARY MODEL.onnx CALIB_DIR MAX_GAP_POINTS [TARGET]
+# One trained Fashion-MNIST family model (models/fashion_mnist/families/): all 10,000 test images on a target, Tessera's int8 top-1 within MAX_GAP points of the float model's, at least MIN_MAC_SHARE of the MACs on the accelerator.
+# usage: fashion_family_test.sh TESSERA_BINARY MODEL.onnx CALIB_DIR MAX_GAP_POINTS [TARGET] [MIN_MAC_SHARE]
 set -u
-tessera=$1 model=$2 calib=$3 gap=$4 target=${5:-fsim}
+tessera=$1 model=$2 calib=$3 gap=$4 target=${5:-fsim} share=${6:-0}
 data=/usr/share/datasets/fashion-mnist
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -15,10 +15,10 @@ if ! "$tessera" eval "$model" --calibrate "$calib" --target "$target" --json \
   echo "FAIL: tessera eval exited non-zero: $(head -c 3000 "$work/err")"
   exit 1
 fi
-python3 - "$work/eval.json" "$gap" "$model" <<'PY'
+python3 - "$work/eval.json" "$gap" "$model" "$share" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-gap, model = float(sys.argv[2]), sys.argv[3]
+gap, model, share = float(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 t, f = d["tessera"], d["host_float"]
 print(f"{model}: {t['layers_on_accelerator']} of {t['layers']} layers, {100 * t['accelerator_mac_share']:.1f}% of MACs "
       f"on the accelerator; Tessera top-1 {100 * t['top1']:.2f}%, float {100 * f['top1']:.2f}% "
@@ -27,4 +27,6 @@ if d["images"] != 10000:
     sys.exit(f"FAIL: {d['images']} images evaluated, not the whole test set")
 if f["top1"] - t["top1"] > gap / 100:
     sys.exit(f"FAIL: the int8 top-1 is more than {gap} points below the float model's")
+if t["accelerator_mac_share"] < share:
+    sys.exit(f"FAIL: {100 * t['accelerator_mac_share']:.1f}% of MACs on the accelerator, below {100 * share:.0f}%")
 PY

@@ -112,6 +112,70 @@ Graph smallNetwork(uint32_t seed) {
   return g;
 }
 
+// MobileNet's and SqueezeNet's shapes: a depthwise convolution (with a channel multiplier of
+// 2), a grouped one, and a Fire module's Concat of two branches feeding a 1x1 convolution.
+Graph branchyNetwork(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  g.name = "branchy";
+  g.origin = "branchy-network";
+  g.opset = 13;
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
+  Tensor x;
+  x.name = "x";
+  x.shape = {1, 3, 32, 32};
+  x.hasShape = true;
+  add(x);
+  g.inputs = {"x"};
+  add(floatTensor("w1", {16, 3, 3, 3}, rng, 0.3f, true));
+  add(floatTensor("b1", {16}, rng, 0.1f, true));
+  add(floatTensor("wd", {32, 1, 3, 3}, rng, 0.4f, true));
+  add(floatTensor("bd", {32}, rng, 0.1f, true));
+  add(floatTensor("wg", {32, 8, 3, 3}, rng, 0.2f, true));
+  add(floatTensor("wa", {16, 32, 1, 1}, rng, 0.2f, true));
+  add(floatTensor("wb", {32, 32, 3, 3}, rng, 0.1f, true));
+  add(floatTensor("wc", {16, 48, 1, 1}, rng, 0.2f, true));
+  add(floatTensor("w3", {10, 16}, rng, 0.3f, true));
+  add(floatTensor("b3", {10}, rng, 0.1f, true));
+  auto conv = [&](const std::string& name, std::vector<std::string> in, const std::string& out, int pad, int stride,
+                  int group) {
+    Node c = node("Conv", name, std::move(in), {out});
+    c.attrs["pads"] = ints({pad, pad, pad, pad});
+    c.attrs["strides"] = ints({stride, stride});
+    Attribute gr;
+    gr.i = group;
+    c.attrs["group"] = gr;
+    g.nodes.push_back(c);
+  };
+  conv("conv1", {"x", "w1", "b1"}, "c1", 1, 2, 1);
+  g.nodes.push_back(node("Relu", "relu1", {"c1"}, {"r1"}));
+  conv("depthwise", {"r1", "wd", "bd"}, "d", 1, 1, 16);
+  g.nodes.push_back(node("Relu", "relu2", {"d"}, {"r2"}));
+  conv("grouped", {"r2", "wg"}, "gr", 1, 2, 4);
+  g.nodes.push_back(node("Relu", "relu3", {"gr"}, {"r3"}));
+  conv("squeeze_a", {"r3", "wa"}, "a", 0, 1, 1);
+  g.nodes.push_back(node("Relu", "relu4", {"a"}, {"ra"}));
+  conv("expand_b", {"r3", "wb"}, "b", 1, 1, 1);
+  g.nodes.push_back(node("Relu", "relu5", {"b"}, {"rb"}));
+  Node cat = node("Concat", "fire_concat", {"ra", "rb"}, {"cat"});
+  Attribute axis;
+  axis.i = 1;
+  cat.attrs["axis"] = axis;
+  g.nodes.push_back(cat);
+  conv("after_concat", {"cat", "wc"}, "c", 0, 1, 1);
+  g.nodes.push_back(node("Relu", "relu6", {"c"}, {"rc"}));
+  g.nodes.push_back(node("GlobalAveragePool", "gap", {"rc"}, {"gp"}));
+  g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"f"}));
+  Node fc = node("Gemm", "fc", {"f", "w3", "b3"}, {"logits"});
+  Attribute transB;
+  transB.i = 1;
+  fc.attrs["transB"] = transB;
+  g.nodes.push_back(fc);
+  g.outputs = {"logits"};
+  tessera::compiler::host::inferShapes(g);
+  return g;
+}
+
 std::map<std::string, Tensor> sample(uint32_t seed) {
   std::mt19937 rng(seed);
   return {{"x", floatTensor("x", {1, 3, 32, 32}, rng, 1.0f, false)}};
@@ -372,6 +436,49 @@ TEST_P(NetworkOnTarget, MatchesTheHostReferenceBitForBit) {
     const auto got = runner.run(in);
     EXPECT_EQ(got.outputs.at("logits").floats, want) << target << "/" << config << " sample " << s;
     EXPECT_GT(got.counters.macs, 0u);
+  }
+}
+
+// Depthwise and grouped convolutions and a copy-free Concat: on a config whose blocks agree, one
+// segment in which the concat is a layer without instructions (its branches store into its
+// slices); with BLOCK_IN != BLOCK_OUT (batch2) the Concat runs on the host between segments.
+// Every target gives the host reference's bits either way.
+TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
+  const auto& [target, config] = GetParam();
+  const tessera::hw::Config cfg = tessera::hw::Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(sample(100 + s));
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  std::ostringstream dump;
+  o.printAfterAll = &dump;
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, branchyNetwork(3), o);
+  const bool copyFree = cfg.blockIn == cfg.blockOut;
+  if (copyFree) EXPECT_EQ(m.segments.size(), 1u);
+  std::vector<std::string> accel, host;
+  for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
+  std::vector<std::string> want = {"conv2d", "conv2d", "conv2d", "conv2d", "conv2d"};
+  if (copyFree) want.push_back("concat");
+  for (const char* k : {"conv2d", "avgpool", "dense"}) want.push_back(k);
+  EXPECT_EQ(accel, want);
+  for (const auto& l : m.layers) {
+    if (l.name == "depthwise") EXPECT_NE(l.spec.find("groups=16"), std::string::npos) << l.spec;
+    if (l.name == "grouped") EXPECT_NE(l.spec.find("groups=4"), std::string::npos) << l.spec;
+    if (l.kind == "concat") {
+      EXPECT_EQ(l.insnBegin, l.insnEnd);
+      EXPECT_NE(l.detail.find("copy-free"), std::string::npos) << l.detail;
+    }
+  }
+  if (copyFree) EXPECT_NE(dump.str().find("(no copy)"), std::string::npos);
+  tessera::runtime::Session session(target, cfg);
+  tessera::compiler::model::ModelRunner runner(m, session);
+  for (uint32_t s = 0; s < 2; ++s) {
+    const auto in = sample(300 + s);
+    EXPECT_EQ(runner.run(in).outputs.at("logits").floats,
+              tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
+        << target << "/" << config << " sample " << s;
   }
 }
 

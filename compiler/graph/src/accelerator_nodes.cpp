@@ -14,7 +14,10 @@ const char* const kTesseraDomain = "tessera";
 
 bool isAccelerator(const Node& n) {
   return n.domain == kTesseraDomain && (n.opType == "conv2d" || n.opType == "dense" || n.opType == "add" ||
-                                        n.opType == "maxpool" || n.opType == "avgpool");
+                                        n.opType == "maxpool" || n.opType == "avgpool" || isConcat(n));
+}
+
+bool isConcat(const Node& n) { return n.domain == kTesseraDomain && n.opType == "concat";
 }
 
 Operator acceleratorOperator(const Graph& g, const Node& n) {

@@ -2,11 +2,14 @@
 #include "dram_plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <set>
 
 #include "tessera/compiler/op/dram_layout.h"
+#include "passes.h"
 #include "tessera/compiler/op/print_after_all.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::graph::detail {
 
@@ -83,6 +86,20 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
       initSlot(cfg, g, s, out, cfg.blockOut);
       s.start = s.end = p.nodeTime.at(ni);
       produced.insert(out);
+      if (isConcat(n)) {
+        // The output lives from its first slice's producer on; the slices follow one another.
+        uint64_t at = 0;
+        for (const std::string& t : n.inputs) {
+          const std::string key = slotKey(si, t, cfg.blockOut);
+          const Slot& in = plan.slots.at(key);
+          s.start = std::min(s.start, in.start);
+          plan.aliasOf[key] = {slotKey(si, out, cfg.blockOut), at};
+          at += in.bytes;
+        }
+        if (at != s.bytes)
+          throw Error(g.origin, "concat '" + n.name + "': its inputs' " + std::to_string(at) + " bytes do not fill its " +
+                                    std::to_string(s.bytes) + "-byte output");
+      }
     }
     // Outputs: read by a later step or the caller, so they live to the segment's end.
     for (const std::string& t : produced) {
@@ -97,7 +114,8 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
   }
   // First fit by address among slots whose lifetimes overlap.
   std::vector<Slot*> order;
-  for (auto& kv : plan.slots) order.push_back(&kv.second);
+  for (auto& kv : plan.slots)
+    if (!plan.aliasOf.count(kv.first)) order.push_back(&kv.second);
   std::sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) {
     return a->start != b->start ? a->start < b->start : a->tensor < b->tensor;
   });
@@ -119,11 +137,22 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
     top = std::max(top, at + size);
     placed.push_back(s);
   }
+  // Slices take their place in their concat's output (which may itself be a slice).
+  std::function<uint64_t(const std::string&)> offsetOf = [&](const std::string& key) -> uint64_t {
+    auto a = plan.aliasOf.find(key);
+    return a == plan.aliasOf.end() ? plan.slots.at(key).offset : offsetOf(a->second.first) + a->second.second;
+  };
+  for (const auto& [key, to] : plan.aliasOf) plan.slots.at(key).offset = offsetOf(key);
   m.arenaBytes = top;
   m.arenaBytesWithoutReuse = noReuse;
   if (printAfterAll) {
     std::ostream& os = *printAfterAll;
     printDumpBanner(os, "DRAM planning");
+    for (const auto& [key, to] : plan.aliasOf) {
+      const Slot& a = plan.slots.at(key);
+      os << "  [" << a.offset << ", " << a.offset + a.bytes << ") " << a.tensor << ": channels of concat output "
+         << plan.slots.at(to.first).tensor << " from byte " << to.second << " (no copy)\n";
+    }
     for (Slot* s : order)
       os << "  [" << s->offset << ", " << s->offset + s->bytes << ") " << s->tensor << " NCHW" << cfg.batch << "n"
          << s->block << "c " << s->n << "x" << s->c << "x" << s->h << "x" << s->w << ", live in layers " << s->start

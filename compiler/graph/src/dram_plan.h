@@ -20,6 +20,9 @@ struct Slot : model::SegmentTensor {
 struct DramPlan {
   uint64_t alignment = 64;              // of every slot (regionAlignment)
   std::map<std::string, Slot> slots;    // by slotKey
+  // A concat node's inputs: slices of its output's slot (their key -> the output's key and the
+  // byte offset in it), placed with it rather than on their own.
+  std::map<std::string, std::pair<std::string, uint64_t>> aliasOf;
   std::map<size_t, std::vector<std::string>> inputsOf, outputsOf;  // per segment: slot keys
   const Slot& slot(size_t segment, const std::string& tensor, int block) const;
 };
@@ -32,7 +35,9 @@ uint64_t regionAlignment(const hw::Config& cfg);
 uint64_t alignUp(uint64_t v, uint64_t a);
 
 // Slots for each segment's inputs, intermediates and outputs, with their lifetimes in layer times;
-// slots whose lifetimes do not overlap share memory, first fit by address. Sets the model's arena sizes.
+// slots whose lifetimes do not overlap share memory, first fit by address; a concat's inputs are
+// consecutive slices of its output's slot (one batch block: a channel block's whole image is
+// contiguous in NCHW{BATCH}n{BLOCK}c). Sets the model's arena sizes.
 DramPlan planDram(const hw::Config& cfg, const ir::Graph& g, const Partition& p, model::CompiledModel& m,
                   std::ostream* printAfterAll);
 

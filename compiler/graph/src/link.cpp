@@ -111,6 +111,30 @@ void linkLayer(const hw::Config& cfg, const Graph& g, const DramPlan& plan, Comp
   m.layers[size_t(layer)] = info;
 }
 
+// A concat's row in the layer table: no instructions and no DRAM traffic of its own (its producers
+// stored into its slices).
+void linkConcat(const hw::Config& cfg, const DramPlan& plan, CompiledModel& m, size_t si, Segment& seg, const Node& n,
+                int layer) {
+  LayerInfo info;
+  info.name = n.name;
+  info.kind = n.opType;
+  info.onAccelerator = true;
+  info.segment = int(si);
+  const Slot& out = plan.slot(si, n.outputs[0], cfg.blockOut);
+  std::string detail = "copy-free: ";
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Slot& in = plan.slot(si, n.inputs[i], cfg.blockOut);
+    detail += (i ? ", " : "") + in.tensor + " [" + std::to_string(in.c) + " channels] at byte " +
+              std::to_string(in.offset - out.offset);
+    info.tensors.push_back(n.inputs[i]);
+  }
+  info.detail = detail + " of " + out.tensor + " [" + std::to_string(out.c) + " channels]";
+  info.tensors.push_back(n.outputs[0]);
+  info.insnBegin = info.insnEnd = uint32_t(seg.insns.size());
+  seg.layers.push_back(layer);
+  m.layers[size_t(layer)] = info;
+}
+
 }  // namespace
 
 void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramPlan& plan, CompiledModel& m,
@@ -123,8 +147,21 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
     if (outputs != plan.outputsOf.end())
       for (const std::string& k : outputs->second) seg.outputs.push_back(plan.slots.at(k));
     const SegmentPlan& sp = p.segments[si];
+    // A concat has no instructions: the layers around it link to each other.
+    size_t firstCode = sp.nodes.size(), lastCode = 0;
+    for (size_t li = 0; li < sp.nodes.size(); ++li)
+      if (!isConcat(g.nodes[size_t(sp.nodes[li])])) {
+        firstCode = std::min(firstCode, li);
+        lastCode = li;
+      }
+    if (firstCode == sp.nodes.size())
+      throw Error(g.origin, "accelerator segment " + std::to_string(si) + " has only concatenations, nothing to run");
     for (size_t li = 0; li < sp.nodes.size(); ++li) {
       const Node& n = g.nodes[size_t(sp.nodes[li])];
+      if (isConcat(n)) {
+        linkConcat(cfg, plan, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
+        continue;
+      }
       const Operator op = acceleratorOperator(g, n);
       const OperatorData data = acceleratorConstants(g, n);
       Program prog;
@@ -137,7 +174,7 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
         printDumpBanner(*printAfterAll, "lowering '" + n.name + "': " + op.describe());
         *printAfterAll << formatSummary(cfg, prog);
       }
-      linkLayer(cfg, g, plan, m, si, seg, n, op, prog, li == 0, li + 1 == sp.nodes.size(), p.layerOfNode.at(sp.nodes[li]));
+      linkLayer(cfg, g, plan, m, si, seg, n, op, prog, li == firstCode, li == lastCode, p.layerOfNode.at(sp.nodes[li]));
     }
   }
 }

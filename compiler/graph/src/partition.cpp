@@ -69,6 +69,11 @@ const std::string& secondOperand(const Node& n) {
 }
 
 std::vector<std::pair<std::string, int>> activationInputs(const hw::Config& cfg, const Node& n) {
+  if (isConcat(n)) {
+    std::vector<std::pair<std::string, int>> in;
+    for (const std::string& t : n.inputs) in.push_back({t, cfg.blockOut});
+    return in;
+  }
   std::vector<std::pair<std::string, int>> in = {{n.inputs.at(0), inputBlock(cfg, n)}};
   if (!secondOperand(n).empty()) in.push_back({secondOperand(n), cfg.blockOut});
   return in;

@@ -18,10 +18,12 @@ namespace tessera::compiler::graph::detail {
 // ("conv2d", "dense", "add", "maxpool", "avgpool"), attribute "spec" (Operator::spec()) and, for
 // conv2d/dense, inputs: the activation, then constant weights (int8 OIHW), bias (int32),
 // multipliers, clip low, clip high, low multiplier bits (int32; "" where absent), and a fused
-// residual add's other activation (inputs[7]).
+// residual add's other activation (inputs[7]). A "concat" node (no spec) joins int8 activations
+// along the channels without instructions: its inputs are slices of its output's DRAM slot.
 extern const char* const kTesseraDomain;
 
 bool isAccelerator(const ir::Node& n);
+bool isConcat(const ir::Node& n);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
 op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);

@@ -39,6 +39,7 @@ class Quantizer {
     std::vector<Node> original = std::move(g_.nodes);
     g_.nodes.clear();
     original_ = &original;
+    shareConcatScales();
     for (size_t i = 0; i < original.size(); ++i) {
       if (fused_.count(i)) continue;
       if (!tryAccelerate(i)) keepOnHost(original[i]);
@@ -231,11 +232,12 @@ class Quantizer {
     g_.nodes.push_back(n);
   }
 
-  // Conv (groups 1, no dilation, symmetric pads) or a dense layer given as OIHW weights.
+  // Conv (any groups, no dilation, symmetric pads; weights [outC][inC/groups][kh][kw]) or a dense
+  // layer given as OIHW weights.
   void addConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
                        const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
-                       bool relu, const std::vector<float>* weightScales) {
+                       bool relu, const std::vector<float>* weightScales, int groups = 1) {
     const std::string xq = int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
@@ -246,7 +248,7 @@ class Quantizer {
     const int zy = zeroPointFor(floatOut);
     const int64_t inMax = 128 + std::abs(zx);
     const int64_t outLow = relu ? std::max<int64_t>(0, -128 - zy) : -128 - zy, outHigh = 127 - zy;
-    const int64_t per = inC * kh * kw;
+    const int64_t per = inC / groups * kh * kw;
     std::vector<int64_t> wq(static_cast<size_t>(outC * per));
     std::vector<int64_t> bq(static_cast<size_t>(outC));
     std::vector<double> real(static_cast<size_t>(outC));
@@ -281,6 +283,7 @@ class Quantizer {
       Operator probe = dense ? Operator::dense(1, int(inC), int(outC)) : Operator::conv2d(1, int(inC), kh, kw, int(outC), 1, 1, 0);
       probe.kernelH = kh;
       probe.kernelW = kw;
+      probe.groups = groups;
       if (!dense && zx) {  // the border correction rows are resident too
         probe = Operator::conv2d(1, int(inC), int(x.shape.at(2)), int(x.shape.at(3)), int(outC), 1, 1, 0);
         probe.kernelH = kh;
@@ -290,6 +293,7 @@ class Quantizer {
         probe.padH = ph;
         probe.padW = pw;
         probe.inputZeroPoint = zx;
+        probe.groups = groups;
       }
       probe.epilogue.perChannelMultiplier = probe.epilogue.perChannelClip = probe.epilogue.round = true;
       probe.epilogue.lowBits = chosen->lowBits;
@@ -330,11 +334,12 @@ class Quantizer {
       op.strideW = sw;
       op.padH = ph;
       op.padW = pw;
+      op.groups = groups;
     }
     op.name = name;
     op.inputZeroPoint = zx;
     op.validate();
-    const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC, kh, kw}, std::move(wq));
+    const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC / groups, kh, kw}, std::move(wq));
     const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
     const std::string m = addConst(name + "_multipliers", DType::kInt32, {outC}, std::move(mults));
     std::vector<std::string> inputs = {xq, w, b, m};
@@ -374,6 +379,38 @@ class Quantizer {
     return true;
   }
 
+  // A Concat whose inputs are int8 outputs of accelerator layers of the segment being formed (no
+  // host step since the first of them), all at the output's scale: an accelerator `concat` node,
+  // which costs nothing (DRAM planning puts its inputs in slices of its output).
+  bool tryConcat(const Node& n) {
+    if (!concatAlignment(n)) return false;
+    const std::string& out = n.outputs[0];
+    if (!hasScale(out)) return false;
+    const float s = scaleFor(out);
+    const int z = zeroPointFor(out);
+    size_t lastHost = 0;
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (g_.nodes[k].domain != kTesseraDomain) lastHost = k + 1;
+    std::vector<std::string> inputs;
+    for (const std::string& t : n.inputs) {
+      auto it = int8Of_.find(t);
+      if (it == int8Of_.end() || !pendingFloat_.count(t)) return false;
+      const Tensor& q = g_.tensor(it->second);
+      if (q.quant.scale.at(0) != s || (q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0])) != z) return false;
+      const int p = g_.producer(it->second);
+      if (p < 0 || size_t(p) < lastHost || !isAccelerator(g_.nodes[size_t(p)])) return false;
+      inputs.push_back(it->second);
+    }
+    Node c;
+    c.name = n.name;
+    c.domain = kTesseraDomain;
+    c.opType = "concat";
+    c.inputs = inputs;
+    c.outputs = {defineInt8(out, s, g_.tensor(out).shape, z)};
+    g_.nodes.push_back(c);
+    return true;
+  }
+
   bool tryAccelerate(size_t i) {
     const Node& n = nodes()[i];
     if (!n.domain.empty()) return false;
@@ -395,10 +432,13 @@ class Quantizer {
       }
       return out;
     };
+    if (n.opType == "Concat") return tryConcat(n);
     if (n.opType == "Conv") {
-      if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1)) || n.attrInt("group", 1) != 1) return false;
+      if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1))) return false;
       const Tensor& w = g_.tensor(n.inputs[1]);
       if (w.shape.size() != 4 || g_.tensor(n.inputs[0]).shape.size() != 4) return false;
+      const int64_t groups = n.attrInt("group", 1);
+      if (groups < 1 || g_.tensor(n.inputs[0]).shape[1] != w.shape[1] * groups || w.shape[0] % groups) return false;
       int ph, pw, sh, sw, kh = int(w.shape[2]), kw = int(w.shape[3]);
       if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2)) return false;
       std::vector<float> bias;
@@ -408,8 +448,8 @@ class Quantizer {
       }
       bool relu;
       const std::string y = outputAfterRelu(&relu);
-      addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1], kh, kw, sh, sw, ph, pw, false, y,
-                      g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]));
+      addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh, sw, ph, pw, false,
+                      y, g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]), int(groups));
       return true;
     }
     if (n.opType == "Gemm" || n.opType == "MatMul") {
@@ -516,7 +556,13 @@ class Quantizer {
       if (x.shape.size() != 4) return false;
       int ph = 0, pw = 0, sh = 1, sw = 1, kh = int(x.shape[2]), kw = int(x.shape[3]);
       if (n.opType != "GlobalAveragePool") {
-        if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2) || n.attrInt("ceil_mode", 0)) return false;
+        if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2)) return false;
+        // Rounding the output size up changes nothing when the windows tile the padded input exactly.
+        const Tensor& y = g_.tensor(n.outputs.at(0));
+        if (n.attrInt("ceil_mode", 0) &&
+            (!y.hasShape || y.shape.size() != 4 || y.shape[2] != (x.shape[2] + 2 * ph - kh) / sh + 1 ||
+             y.shape[3] != (x.shape[3] + 2 * pw - kw) / sw + 1))
+          return false;
         if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;
         if (n.opType == "MaxPool" && n.attrInt("storage_order", 0)) return false;
         // The accelerator's average divides by the whole window (padding counted as zero).
@@ -603,8 +649,45 @@ class Quantizer {
 
   bool isConstTensor(const std::string& t) const { return !t.empty() && g_.hasTensor(t) && g_.tensor(t).isConstant; }
 
+  // A channel Concat the accelerator could do without a copy (concatAlignment) takes one scale for
+  // its inputs and output, the largest of theirs: its producers then store straight into their
+  // slices of its buffer. Calibrated models only (a QDQ file's scales are the file's).
+  void shareConcatScales() {
+    if (scales_.fixed) return;
+    for (const Node& n : nodes()) {
+      if (n.opType != "Concat" || !n.domain.empty() || !concatAlignment(n)) continue;
+      float s = 0;
+      for (const std::string& t : n.inputs) s = std::max(s, scaleFor(t));
+      s = std::max(s, scaleFor(n.outputs.at(0)));
+      for (const std::string& t : n.inputs) scales_.activation[t] = s;
+      scales_.activation[n.outputs[0]] = s;
+    }
+  }
+
+  // A Concat along the channels of 4-D activations, each input a whole number of BLOCK_OUT
+  // channel blocks read by nothing else, batch within one batch block, on a config whose input
+  // and output blocks agree: the shape conditions for the accelerator to place its inputs in
+  // slices of one buffer.
+  bool concatAlignment(const Node& n) const {
+    const hw::Config* cfg = scales_.config;
+    if (!cfg || cfg->blockIn != cfg->blockOut || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+    const Tensor& y = g_.tensor(n.outputs[0]);
+    if (!y.hasShape || y.shape.size() != 4 || y.dtype != DType::kFloat32) return false;
+    const int64_t axis = n.attrInt("axis", 0);
+    if (axis != 1 && axis != -3) return false;
+    if (y.shape[0] > cfg->batch) return false;
+    std::set<std::string> seen;
+    for (const std::string& t : n.inputs) {
+      if (t.empty() || !seen.insert(t).second || !floatActivation(t)) return false;
+      const Tensor& x = g_.tensor(t);
+      if (!x.hasShape || x.shape.size() != 4 || x.shape[1] % cfg->blockOut) return false;
+      if (consumerCount(t) != 1) return false;
+    }
+    return true;
+  }
+
   Graph& g_;
-  const ActivationScales& scales_;
+  ActivationScales scales_;
   const std::vector<Node>* original_ = nullptr;
   std::map<std::string, Node> deferredFlatten_;
   std::set<size_t> fused_;

@@ -294,6 +294,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
       // The layers again one by one, after the outputs are read: the arena's slots have been
       // reused by then, but the accelerator's timing does not depend on the data.
       for (int li : seg.layers) {
+        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat
         const auto stream = impl.layerStream(li);
         const hw::Counters b = device.counters();
         device.run(stream.first->phys, stream.second, 0);
@@ -310,6 +311,24 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
     const Segment& seg = m.segments[size_t(si)];
     for (int li : seg.layers) {
       const LayerInfo& l = m.layers[size_t(li)];
+      if (l.kind == "concat") {  // its inputs along the channels (NCHW)
+        std::vector<Tensor> parts;
+        for (size_t i = 0; i + 1 < l.tensors.size(); ++i) parts.push_back(lookup(m, values, l.tensors[i]));
+        std::vector<int64_t> shape = parts.at(0).shape;
+        if (shape.size() != 4) throw Error(m.source, "concat '" + l.name + "': inputs are not NCHW");
+        shape[1] = 0;
+        for (const Tensor& t : parts) shape[1] += t.shape.at(1);
+        std::vector<int8_t> out;
+        out.reserve(size_t(shape[0] * shape[1] * shape[2] * shape[3]));
+        for (int64_t b = 0; b < shape[0]; ++b)
+          for (const Tensor& t : parts) {
+            const std::vector<int8_t> v = int8Values(t);
+            const size_t image = v.size() / size_t(shape[0]);
+            out.insert(out.end(), v.begin() + int64_t(size_t(b) * image), v.begin() + int64_t(size_t(b + 1) * image));
+          }
+        values[l.tensors.back()] = int8Tensor(l.tensors.back(), shape, out);
+        continue;
+      }
       Program p;
       p.configJson = m.configJson;
       p.op = Operator::parse(l.spec, m.source + ": layer '" + l.name + "'");
