@@ -273,71 +273,81 @@ class Quantizer {
     }
     int64_t maxAbsAcc = 0;
     for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, inMax * v);
-    // The bias after the multiply rounds exactly and keeps more multiplier bits; the older forms
-    // take over where it does not apply.
-    // Low multiplier bits first (the most exact), then the bias after the multiply.
-    std::optional<Requantization> chosen = lowBitsRequantization(real, worst, outLow, outHigh);
-    // Its fifth resident vector (the low bits) must leave room for a tile, as in a config with a
-    // small accumulator and a wide dense layer it may not.
-    if (chosen && scales_.config) {
-      Operator probe = dense ? Operator::dense(1, int(inC), int(outC)) : Operator::conv2d(1, int(inC), kh, kw, int(outC), 1, 1, 0);
-      probe.kernelH = kh;
-      probe.kernelW = kw;
-      probe.groups = groups;
-      if (!dense && zx) {  // the border correction rows are resident too
-        probe = Operator::conv2d(1, int(inC), int(x.shape.at(2)), int(x.shape.at(3)), int(outC), 1, 1, 0);
-        probe.kernelH = kh;
-        probe.kernelW = kw;
-        probe.strideH = sh;
-        probe.strideW = sw;
-        probe.padH = ph;
-        probe.padW = pw;
-        probe.inputZeroPoint = zx;
-        probe.groups = groups;
+    // The operator a requantization form gives (its epilogue; the bias values do not matter here).
+    auto operatorFor = [&](const Requantization& r) {
+      Epilogue e;
+      e.bias = true;
+      e.biasAfterMultiply = r.biasAfterMultiply;
+      e.perChannelMultiplier = true;
+      e.shift = r.shift;
+      e.preShift = r.preShift;
+      e.preClip = r.preClip;
+      e.perChannelClip = r.perChannelClip;
+      e.round = r.round;
+      e.lowBits = r.lowBits;
+      e.relu = relu;
+      e.outputZeroPoint = zy;
+      const auto& xs = x.shape;
+      Operator o;
+      if (dense) {
+        o = Operator::dense(int(xs.at(0)), int(inC), int(outC), e);
+      } else {
+        o = Operator::conv2d(int(xs.at(0)), int(inC), int(xs.at(2)), int(xs.at(3)), int(outC), kh, sh, ph, e);
+        o.kernelH = kh;
+        o.kernelW = kw;
+        o.strideH = sh;
+        o.strideW = sw;
+        o.padH = ph;
+        o.padW = pw;
+        o.groups = groups;
       }
-      probe.epilogue.perChannelMultiplier = probe.epilogue.perChannelClip = probe.epilogue.round = true;
-      probe.epilogue.lowBits = chosen->lowBits;
-      probe.epilogue.shift = chosen->shift;
-      if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) chosen.reset();
+      o.name = name;
+      o.inputZeroPoint = zx;
+      return o;
+    };
+    // The forms that apply, the most exact first: low multiplier bits, the bias after the
+    // multiply (it cannot carry an input zero point's share, which is folded into a bias added
+    // before), clip bounds. Each keeps the result within 1/16 of an output step of the real
+    // multiplier's.
+    std::vector<Requantization> forms;
+    if (std::optional<Requantization> low = lowBitsRequantization(real, worst, outLow, outHigh)) {
+      // Its fifth resident vector (the low bits) must leave room for a tile, as in a config with a
+      // small accumulator and a wide dense layer it may not.
+      Operator probe = operatorFor(*low);
+      if (!scales_.config || tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) forms.push_back(*low);
     }
-    // The bias after the multiply cannot carry the input zero point's share (it is folded into a
-    // bias added before).
-    if (!chosen && !zx) chosen = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh);
-    if (!chosen) chosen = clippedRequantization(real, worst, outLow, outHigh);
-    const Requantization r = chosen ? *chosen : requantization(real, worst);
+    if (!zx)
+      if (std::optional<Requantization> pb = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh))
+        forms.push_back(*pb);
+    if (std::optional<Requantization> c = clippedRequantization(real, worst, outLow, outHigh)) forms.push_back(*c);
+    // A calibrated model takes the form the cost model says is fastest: a layer with a short
+    // reduction (a 1x1 convolution over 16 channels, a depthwise one) spends its time in the
+    // epilogue, where the low bits cost twice the vector ALU passes of the bias after the multiply.
+    // A QDQ file keeps the most exact.
+    size_t pick = 0;
+    if (!scales_.fixed && scales_.config && forms.size() > 1) {
+      double best = 0;
+      for (size_t k = 0; k < forms.size(); ++k) {
+        double cycles = 0;
+        try {
+          const Operator o = operatorFor(forms[k]);
+          cycles = op::estimateCycles(*scales_.config, o, op::chooseTiling(*scales_.config, o)).cycles;
+        } catch (const Error&) {
+          continue;
+        }
+        if (k == 0 || cycles < best) {
+          best = cycles;
+          pick = k;
+        }
+      }
+    }
+    const Requantization r = forms.empty() ? requantization(real, worst) : forms[pick];
     std::vector<int64_t> mults(static_cast<size_t>(outC));
     for (int64_t o = 0; o < outC; ++o) {
       bq[size_t(o)] = r.biasAfterMultiply ? r.productBias[size_t(o)] : bq[size_t(o)] + r.roundingBias[size_t(o)];
       mults[size_t(o)] = r.multipliers[size_t(o)];
     }
-    Epilogue e;
-    e.bias = true;
-    e.biasAfterMultiply = r.biasAfterMultiply;
-    e.perChannelMultiplier = true;
-    e.shift = r.shift;
-    e.preShift = r.preShift;
-    e.preClip = r.preClip;
-    e.perChannelClip = r.perChannelClip;
-    e.round = r.round;
-    e.lowBits = r.lowBits;
-    e.relu = relu;
-    e.outputZeroPoint = zy;
-    const auto& xs = x.shape;
-    Operator op;
-    if (dense) {
-      op = Operator::dense(int(xs.at(0)), int(inC), int(outC), e);
-    } else {
-      op = Operator::conv2d(int(xs.at(0)), int(inC), int(xs.at(2)), int(xs.at(3)), int(outC), kh, sh, ph, e);
-      op.kernelH = kh;
-      op.kernelW = kw;
-      op.strideH = sh;
-      op.strideW = sw;
-      op.padH = ph;
-      op.padW = pw;
-      op.groups = groups;
-    }
-    op.name = name;
-    op.inputZeroPoint = zx;
+    Operator op = operatorFor(r);
     op.validate();
     const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC / groups, kh, kw}, std::move(wq));
     const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
