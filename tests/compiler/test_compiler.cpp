@@ -99,6 +99,13 @@ std::vector<Operator> vectorOperators() {
   avgWide.epilogue.round = true;
   avgWide.epilogue.wideScales = true;
   ops.push_back(avgWide);
+  // Ceil mode (ONNX ceil_mode): the last window hangs over the input's end by a row or a column,
+  // with and without padding, and with a 2x2 window on an odd size.
+  for (const auto& [h, w, k, st, p] : {std::tuple<int, int, int, int, int>{8, 8, 3, 2, 0}, {9, 10, 3, 2, 1}, {7, 7, 2, 2, 0}}) {
+    Operator ceil = Operator::maxPool(1, 20, h, w, k, st, p);
+    ceil.ceilMode = true;
+    ops.push_back(ceil);
+  }
   return ops;
 }
 
@@ -440,6 +447,26 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   EXPECT_EQ(dw.macs() * 64, dense.macs());
   // Output blocks reading different input blocks never share a tile.
   EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
+}
+
+TEST(MaxPoolCeilMode, SizesSpecAndErrors) {
+  Operator op = Operator::parse("maxpool c=16 h=8 w=7 kernel=3 stride=2 ceil=1", "test");
+  EXPECT_TRUE(op.ceilMode);
+  EXPECT_EQ(op.outHeight(), 4);  // floor mode: 3
+  EXPECT_EQ(op.outWidth(), 3);   // (7 - 3) / 2 + 1 either way
+  EXPECT_TRUE(Operator::parse(op.spec(), "again").ceilMode);
+  auto error = [](const std::string& spec) {
+    try {
+      Operator::parse(spec, "test").validate();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("avgpool c=16 h=8 w=8 kernel=3 stride=2 ceil=1").find("ceil=1 belongs to maxpool"), std::string::npos);
+  EXPECT_NE(error("maxpool c=16 h=8 w=8 kernel=3 stride=2 ceil=2").find("ceil must be 0 or 1"), std::string::npos);
+  // A 1x1 window with stride 3 on 4 rows: the ceil-mode last window would start past the input.
+  EXPECT_NE(error("maxpool c=16 h=5 w=5 kernel=1 stride=3 ceil=1").find("start past the input"), std::string::npos);
 }
 
 TEST(GroupedConv, SpecRoundTripLayoutAndErrors) {

@@ -567,12 +567,14 @@ class Quantizer {
       int ph = 0, pw = 0, sh = 1, sw = 1, kh = int(x.shape[2]), kw = int(x.shape[3]);
       if (n.opType != "GlobalAveragePool") {
         if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2)) return false;
-        // Rounding the output size up changes nothing when the windows tile the padded input exactly.
-        const Tensor& y = g_.tensor(n.outputs.at(0));
-        if (n.attrInt("ceil_mode", 0) &&
-            (!y.hasShape || y.shape.size() != 4 || y.shape[2] != (x.shape[2] + 2 * ph - kh) / sh + 1 ||
-             y.shape[3] != (x.shape[3] + 2 * pw - kw) / sw + 1))
-          return false;
+        // Rounding the output size up: the accelerator's max pool takes ceil=1 (its last window's
+        // taps past the input are padding); an average would divide differently at the edge.
+        if (n.attrInt("ceil_mode", 0) && n.opType != "MaxPool") {
+          const Tensor& y = g_.tensor(n.outputs.at(0));
+          if (!y.hasShape || y.shape.size() != 4 || y.shape[2] != (x.shape[2] + 2 * ph - kh) / sh + 1 ||
+              y.shape[3] != (x.shape[3] + 2 * pw - kw) / sw + 1)
+            return false;
+        }
         if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;
         if (n.opType == "MaxPool" && n.attrInt("storage_order", 0)) return false;
         // The accelerator's average divides by the whole window (padding counted as zero).
@@ -587,9 +589,21 @@ class Quantizer {
         o.strideW = sw;
         o.padH = ph;
         o.padW = pw;
+        o.ceilMode = n.opType == "MaxPool" && n.attrInt("ceil_mode", 0) != 0;
         o.name = n.name;
         return o;
       };
+      {
+        // The output size must be the graph's (ceil mode's last window may not start in the padding).
+        const Operator o = windowOperator();
+        const Tensor& y = g_.tensor(n.outputs.at(0));
+        if (!y.hasShape || y.shape.size() != 4 || y.shape[2] != o.outHeight() || y.shape[3] != o.outWidth()) return false;
+        try {
+          o.validate();
+        } catch (const Error&) {
+          return false;
+        }
+      }
       // A window too large for the accumulator (a global pool over 56x56 needs 3,137 entries of
       // a half; the default config's holds 1,023) runs on the host: probed with the smallest
       // tiling and an average's resident scale rows, before anything is added to the graph.

@@ -104,8 +104,12 @@ Operator Operator::residualAdd() const {
   return a;
 }
 
-int Operator::outHeight() const { return strideH > 0 ? (height + 2 * padH - kernelH) / strideH + 1 : 0; }
-int Operator::outWidth() const { return strideW > 0 ? (width + 2 * padW - kernelW) / strideW + 1 : 0; }
+int Operator::outHeight() const {
+  return strideH > 0 ? (height + 2 * padH - kernelH + (ceilMode ? strideH - 1 : 0)) / strideH + 1 : 0;
+}
+int Operator::outWidth() const {
+  return strideW > 0 ? (width + 2 * padW - kernelW + (ceilMode ? strideW - 1 : 0)) / strideW + 1 : 0;
+}
 
 uint64_t Operator::macs() const {
   if (onVectorAlu()) return 0;
@@ -128,6 +132,9 @@ void Operator::validate() const {
   positive(strideW, "stride width");
   if (padH < 0 || padW < 0) throw Error(where, "padding must not be negative");
   positive(groups, "groups");
+  if (ceilMode && kind != OpKind::kMaxPool) throw Error(where, "ceil=1 belongs to maxpool");
+  if (ceilMode && ((outHeight() - 1) * strideH - padH >= height || (outWidth() - 1) * strideW - padW >= width))
+    throw Error(where, "with ceil=1 the last window would start past the input (and its left padding)");
   if (groups != 1 && kind != OpKind::kConv2d) throw Error(where, "groups belongs to conv2d");
   if (inChannels % groups || outChannels % groups)
     throw Error(where, "groups=" + std::to_string(groups) + " must divide cin=" + std::to_string(inChannels) +
@@ -252,7 +259,7 @@ std::string Operator::describe() const {
   };
   if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool) {
     os << "in " << shape(inChannels, height, width) << " int8, window " << kernelH << "x" << kernelW << ", stride "
-       << strideH << "x" << strideW << ", pad " << padH << "x" << padW << " -> out "
+       << strideH << "x" << strideW << ", pad " << padH << "x" << padW << (ceilMode ? ", ceil mode" : "") << " -> out "
        << shape(outChannels, outHeight(), outWidth()) << " int8";
     if (kind == OpKind::kMaxPool) {
       os << "; max (padding never wins)";
@@ -350,7 +357,7 @@ std::string Operator::spec() const {
     }
     else
       os << " kh=" << kernelH << " kw=" << kernelW << " sh=" << strideH << " sw=" << strideW << " ph=" << padH
-         << " pw=" << padW;
+         << " pw=" << padW << (ceilMode ? " ceil=1" : "");
     if (kind == OpKind::kAvgPool && (epilogue.multiplier != 1 || epilogue.shift != 0))
       os << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift << " round=" << epilogue.round;
     if (epilogue.wideScales) os << " wide=1";
@@ -448,6 +455,9 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     if (key == "wide") {
       if (v != 0 && v != 1) throw Error(origin, "wide must be 0 or 1");
       op.epilogue.wideScales = v == 1;
+    } else if (key == "ceil") {
+      if (v != 0 && v != 1) throw Error(origin, "ceil must be 0 or 1");
+      op.ceilMode = v == 1;
     } else if (key == "residual" || key == "res_round" || key == "res_relu" || key == "res_wide") {
       if (v != 0 && v != 1) throw Error(origin, key + " must be 0 or 1");
       (key == "residual" ? op.residual : key == "res_round" ? op.residualEpilogue.round
@@ -467,7 +477,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }

@@ -82,6 +82,10 @@ struct Operator {
   // conv2d (spec `groups=G`): G must divide cin and cout. The GEMM core reduces each output-channel
   // block over only the input-channel blocks its groups read (dram_layout.h's WeightLayout).
   int groups = 1;
+  // maxpool (spec `ceil=1`): the output size rounds up, (H + 2*ph - kh + sh - 1) / sh + 1, as ONNX's
+  // ceil_mode: the last window may hang over the input's end (its taps there are padding, which
+  // never wins). It must still start inside the input or its left padding.
+  bool ceilMode = false;
   Epilogue epilogue;
   int scaleA = 1, scaleB = 1;  // add: the operands' multipliers (signed 16-bit immediates, or int32 with wide)
   // conv2d and dense: a residual add fused into the epilogue (spec `residual=1` with `res_mul_a`,
