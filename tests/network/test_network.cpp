@@ -456,7 +456,9 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   o.printAfterAll = &dump;
   const CompiledModel m = tessera::compiler::graph::compile(cfg, branchyNetwork(3), o);
   const bool copyFree = cfg.blockIn == cfg.blockOut;
-  if (copyFree) EXPECT_EQ(m.segments.size(), 1u);
+  if (copyFree) {
+    EXPECT_EQ(m.segments.size(), 1u);
+  }
   std::vector<std::string> accel, host;
   for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
   std::vector<std::string> want = {"conv2d", "conv2d", "conv2d", "conv2d", "conv2d"};
@@ -464,14 +466,20 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   for (const char* k : {"conv2d", "avgpool", "dense"}) want.push_back(k);
   EXPECT_EQ(accel, want);
   for (const auto& l : m.layers) {
-    if (l.name == "depthwise") EXPECT_NE(l.spec.find("groups=16"), std::string::npos) << l.spec;
-    if (l.name == "grouped") EXPECT_NE(l.spec.find("groups=4"), std::string::npos) << l.spec;
+    if (l.name == "depthwise") {
+      EXPECT_NE(l.spec.find("groups=16"), std::string::npos) << l.spec;
+    }
+    if (l.name == "grouped") {
+      EXPECT_NE(l.spec.find("groups=4"), std::string::npos) << l.spec;
+    }
     if (l.kind == "concat") {
       EXPECT_EQ(l.insnBegin, l.insnEnd);
       EXPECT_NE(l.detail.find("copy-free"), std::string::npos) << l.detail;
     }
   }
-  if (copyFree) EXPECT_NE(dump.str().find("(no copy)"), std::string::npos);
+  if (copyFree) {
+    EXPECT_NE(dump.str().find("(no copy)"), std::string::npos);
+  }
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
   for (uint32_t s = 0; s < 2; ++s) {
