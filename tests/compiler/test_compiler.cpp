@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -356,6 +357,33 @@ std::vector<Operator> smallOperators() {
   fused.residualEpilogue = narrowSum;
   ops.push_back(fused);
   for (Operator& g : groupedOperators()) ops.push_back(g);
+  // An activation function after the requantization (act=): HardSwish's t in the scratch region,
+  // with the low multiplier bits' product there before it; HardSigmoid in place; a depthwise
+  // HardSwish and a dense HardSigmoid (a squeeze-excitation gate).
+  Epilogue act;
+  act.perChannelMultiplier = true;
+  act.perChannelClip = true;
+  act.shift = 10;
+  act.round = true;
+  act.activation = Epilogue::Activation::kHardSwish;
+  act.activationOffset = 700;
+  act.activationCeiling = 1400;
+  act.activationPreShift = 9;
+  act.activationMultiplier = 3000;
+  act.activationShift = 14;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, act));
+  Epilogue actLow = act;
+  actLow.lowBits = 5;
+  actLow.shift = 20;
+  ops.push_back(Operator::conv2d(2, 16, 5, 6, 24, 1, 1, 0, actLow));
+  Operator dwAct = Operator::conv2d(1, 32, 6, 6, 32, 3, 1, 1, act);
+  dwAct.groups = 32;
+  ops.push_back(dwAct);
+  act.activation = Epilogue::Activation::kHardSigmoid;
+  act.activationMultiplier = 11613;
+  act.activationShift = 15;
+  ops.push_back(Operator::dense(2, 48, 24, act));
+  ops.push_back(Operator::conv2d(1, 16, 6, 6, 16, 3, 1, 1, act));
   return ops;
 }
 
@@ -447,6 +475,40 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   EXPECT_EQ(dw.macs() * 64, dense.macs());
   // Output blocks reading different input blocks never share a tile.
   EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
+}
+
+// The activation's spec survives a round trip, its errors name the key, and random operands do
+// reach every part of it (t below 0, inside, above C), so the targets' agreement means something.
+TEST(Activation, SpecRoundTripErrorsAndCoverage) {
+  const std::string spec = "conv2d cin=16 h=5 w=5 cout=16 kernel=3 pad=1 mul=channel clip=channel shift=10 round=1 "
+                           "act=hardswish act_k=700 act_max=1400 act_preshift=9 act_mul=3000 act_shift=14";
+  const Operator op = Operator::parse(spec, "test");
+  EXPECT_EQ(op.epilogue.activation, Epilogue::Activation::kHardSwish);
+  const Operator again = Operator::parse(op.spec(), "again");
+  EXPECT_EQ(again.spec(), op.spec());
+  EXPECT_NE(op.describe().find("HardSwish"), std::string::npos) << op.describe();
+  auto error = [](const std::string& s) {
+    try {
+      Operator::parse(s, "test").validate();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("conv2d cin=16 h=5 w=5 cout=16 act=hardswish act_max=10").find("act needs clip=channel"), std::string::npos);
+  EXPECT_NE(error("conv2d cin=16 h=5 w=5 cout=16 mul=channel clip=channel act=swish").find("act takes hardswish"),
+            std::string::npos);
+  EXPECT_NE(error("conv2d cin=16 h=5 w=5 cout=16 mul=channel clip=channel act=hardsigmoid act_max=10 act_shift=16")
+                .find("act_shift must be in [1, 15]"),
+            std::string::npos);
+  EXPECT_NE(error("add c=4 h=4 w=4 shift=1 act=hardsigmoid act_max=10").find("act belongs to conv2d and dense"),
+            std::string::npos);
+  // Random operands reach every part of it: t = 0 (output 0), negative inputs, and many values.
+  const std::vector<int8_t> out = reference(op, OperatorData::random(op, 5));
+  const std::set<int> distinct(out.begin(), out.end());
+  EXPECT_GT(distinct.size(), 40u) << "the outputs hardly vary";
+  EXPECT_TRUE(distinct.count(0));
+  EXPECT_LT(*distinct.begin(), 0);
 }
 
 TEST(MaxPoolCeilMode, SizesSpecAndErrors) {

@@ -163,7 +163,14 @@ Graph branchyNetwork(uint32_t seed) {
   cat.attrs["axis"] = axis;
   g.nodes.push_back(cat);
   conv("after_concat", {"cat", "wc"}, "c", 0, 1, 1);
-  g.nodes.push_back(node("Relu", "relu6", {"c"}, {"rc"}));
+  // PyTorch's HardSwish at opset 13: x * HardSigmoid(x), run in the convolution's epilogue.
+  Node hsig = node("HardSigmoid", "hardsigmoid", {"c"}, {"hc"});
+  Attribute alpha;
+  alpha.kind = Attribute::Kind::kFloat;
+  alpha.f = 1.0f / 6.0f;
+  hsig.attrs["alpha"] = alpha;
+  g.nodes.push_back(hsig);
+  g.nodes.push_back(node("Mul", "hardswish", {"c", "hc"}, {"rc"}));
   g.nodes.push_back(node("GlobalAveragePool", "gap", {"rc"}, {"gp"}));
   g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"f"}));
   Node fc = node("Gemm", "fc", {"f", "w3", "b3"}, {"logits"});
@@ -480,6 +487,12 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   if (copyFree) {
     EXPECT_NE(dump.str().find("(no copy)"), std::string::npos);
   }
+  EXPECT_EQ(std::count(host.begin(), host.end(), "HardSigmoid") + std::count(host.begin(), host.end(), "Mul"), 0)
+      << "the HardSwish runs in the convolution's epilogue";
+  for (const auto& l : m.layers)
+    if (l.name == "after_concat") {
+      EXPECT_NE(l.spec.find("act=hardswish"), std::string::npos) << l.spec;
+    }
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
   for (uint32_t s = 0; s < 2; ++s) {
@@ -704,6 +717,47 @@ TEST(Requantization, BiasAfterTheMultiplyRoundsExactlyThroughWrappingInt32) {
 // Low multiplier bits (lowbits=E): the two-word product gives exactly floor((v * M + 2^(S-1)) /
 // 2^S) for S = 24 + E, M = round(real * 2^S), over every accumulator the layer can produce, with
 // no intermediate that must not wrap leaving int32; the bounds saturate exactly.
+// A fused HardSigmoid or HardSwish against the float function, over every integer input v of
+// its range, for input ranges from a tenth to a hundred and the output scales calibration would
+// give: the integer result (op::epilogueValue's arithmetic, which every target computes) stays
+// within `bound` output steps of the function's exact value (0.5 of them is rounding's).
+TEST(Requantization, FusedActivationsTrackTheFloatFunction) {
+  using tessera::compiler::graph::detail::activationConstants;
+  using tessera::compiler::op::Epilogue;
+  for (bool swish : {false, true})
+    for (double range : {0.1, 0.6, 3.0, 8.0, 40.0, 100.0}) {
+      auto f = [&](double x) {
+        const double h = std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+        return swish ? x * h : h;
+      };
+      const double outRange = swish ? std::max(f(range), 0.375) : f(range);
+      const double sy = outRange / 127.0;
+      const auto c = activationConstants(swish, range, sy);
+      ASSERT_TRUE(c) << (swish ? "hardswish" : "hardsigmoid") << " range " << range;
+      Epilogue e;
+      e.bias = false;
+      e.perChannelMultiplier = true;
+      e.perChannelClip = true;
+      e.shift = 0;
+      e.activation = swish ? Epilogue::Activation::kHardSwish : Epilogue::Activation::kHardSigmoid;
+      e.activationOffset = c->offset;
+      e.activationCeiling = c->ceiling;
+      e.activationPreShift = c->preShift;
+      e.activationMultiplier = c->multiplier;
+      e.activationShift = c->shift;
+      double worst = 0;
+      for (int64_t v = -c->vMax; v <= c->vMax; ++v) {
+        const int32_t y = tessera::compiler::op::epilogueValue(e, int32_t(v), 0, 1, INT32_MIN, INT32_MAX);
+        const double want = std::min(std::max(f(double(v) * c->inputScale) / sy, -128.0), 127.0);
+        worst = std::max(worst, std::fabs(double(y) - want));
+      }
+      EXPECT_LT(worst, 0.75) << (swish ? "hardswish" : "hardsigmoid") << " range " << range << ": offset " << c->offset
+                              << " preshift " << c->preShift << " mul " << c->multiplier << " shift " << c->shift;
+      std::printf("%s over [-%g, %g]: v in +-%lld, worst %.3f output steps\n", swish ? "hardswish" : "hardsigmoid",
+                  range, range, (long long)c->vMax, worst);
+    }
+}
+
 TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> exponent(-6.0, 0.0), spread(0.5, 1.0);

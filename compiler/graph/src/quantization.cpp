@@ -234,20 +234,90 @@ class Quantizer {
 
   // Conv (any groups, no dilation, symmetric pads; weights [outC][inC/groups][kh][kw]) or a dense
   // layer given as OIHW weights.
-  void addConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
+  // A HardSigmoid or HardSwish after a layer, run in its epilogue: the function's kind and the
+  // layer's own (pre-activation) output.
+  struct FusedActivation {
+    Epilogue::Activation kind = Epilogue::Activation::kNone;
+    std::string preActivation;
+  };
+
+  // The HardSigmoid (alpha 1/6, beta 1/2) or HardSwish that alone reads `t`, or x * HardSigmoid(x)
+  // (PyTorch's HardSwish at opset 13: t read by the HardSigmoid and a Mul of the two): the nodes
+  // to fuse and the function's output. Calibrated models only (a QDQ file quantizes between).
+  std::optional<std::pair<FusedActivation, std::vector<size_t>>> fusableActivation(const std::string& t,
+                                                                                     std::string* output) const {
+    if (scales_.fixed) return std::nullopt;
+    const int uses = consumerCount(t);
+    std::optional<size_t> sigmoid, swish, mul;
+    for (size_t i = 0; i < nodes().size(); ++i) {
+      const Node& n = nodes()[i];
+      if (!n.domain.empty() || n.inputs.empty() || fused_.count(i)) continue;
+      if (n.opType == "HardSigmoid" && n.inputs[0] == t && std::fabs(n.attrFloat("alpha", 0.2f) - 1.0f / 6.0f) < 1e-6f &&
+          n.attrFloat("beta", 0.5f) == 0.5f)
+        sigmoid = i;
+      if (n.opType == "HardSwish" && n.inputs[0] == t) swish = i;
+    }
+    FusedActivation a;
+    a.preActivation = t;
+    if (swish && uses == 1) {
+      a.kind = Epilogue::Activation::kHardSwish;
+      *output = nodes()[*swish].outputs.at(0);
+      return std::make_pair(a, std::vector<size_t>{*swish});
+    }
+    if (!sigmoid) return std::nullopt;
+    const std::string& h = nodes()[*sigmoid].outputs.at(0);
+    // A HardSigmoid alone pays off only when the accelerator reads its output: a squeeze-excitation
+    // gate feeding the host's Mul keeps more precision as the int8 input it is computed from.
+    bool readByConvolutions = consumerCount(h) > 0;
+    for (const Node& n : nodes())
+      for (const std::string& in : n.inputs)
+        if (in == h && (!n.domain.empty() || n.opType != "Conv")) readByConvolutions = false;
+    if (uses == 1 && readByConvolutions) {
+      a.kind = Epilogue::Activation::kHardSigmoid;
+      *output = h;
+      return std::make_pair(a, std::vector<size_t>{*sigmoid});
+    }
+    if (uses != 2 || consumerCount(h) != 1) return std::nullopt;
+    for (size_t i = 0; i < nodes().size(); ++i) {
+      const Node& n = nodes()[i];
+      if (n.domain.empty() && n.opType == "Mul" && n.inputs.size() == 2 &&
+          ((n.inputs[0] == t && n.inputs[1] == h) || (n.inputs[0] == h && n.inputs[1] == t)))
+        mul = i;
+    }
+    if (!mul) return std::nullopt;
+    a.kind = Epilogue::Activation::kHardSwish;
+    *output = nodes()[*mul].outputs.at(0);
+    return std::make_pair(a, std::vector<size_t>{*sigmoid, *mul});
+  }
+
+  // With an activation function fused (`act`), `floatOut` is the function's output and
+  // `act->preActivation` the layer's own; false (nothing added) when no requantization form can
+  // feed the function.
+  bool addConvolution(const std::string& name, const std::string& input, const std::vector<float>& weights,
                        const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
-                       bool relu, const std::vector<float>* weightScales, int groups = 1) {
+                       bool relu, const std::vector<float>* weightScales, int groups = 1,
+                       const FusedActivation* act = nullptr) {
     const std::string xq = int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
-    const float sy = scaleFor(floatOut);
     // Zero points: x - zx reaches 128 + |zx|; the requantized value before zy is added must land in
     // [-128 - zy, 127 - zy] (not below 0 with ReLU).
     const int zx = x.quant.zeroPoint.empty() ? 0 : int(x.quant.zeroPoint[0]);
     const int zy = zeroPointFor(floatOut);
     const int64_t inMax = 128 + std::abs(zx);
-    const int64_t outLow = relu ? std::max<int64_t>(0, -128 - zy) : -128 - zy, outHigh = 127 - zy;
+    int64_t outLow = relu ? std::max<int64_t>(0, -128 - zy) : -128 - zy, outHigh = 127 - zy;
+    // The scale the requantization targets: the output's, or the activation function's input v.
+    double sy = scaleFor(floatOut);
+    std::optional<ActivationConstants> ac;
+    if (act) {
+      ac = activationConstants(act->kind == Epilogue::Activation::kHardSwish, double(scaleFor(act->preActivation)) * 127.0,
+                               sy);
+      if (!ac || zx || zy || relu) return false;
+      sy = ac->inputScale;
+      outLow = -ac->vMax;
+      outHigh = ac->vMax;
+    }
     const int64_t per = inC / groups * kh * kw;
     std::vector<int64_t> wq(static_cast<size_t>(outC * per));
     std::vector<int64_t> bq(static_cast<size_t>(outC));
@@ -287,6 +357,14 @@ class Quantizer {
       e.lowBits = r.lowBits;
       e.relu = relu;
       e.outputZeroPoint = zy;
+      if (ac) {
+        e.activation = act->kind;
+        e.activationOffset = ac->offset;
+        e.activationCeiling = ac->ceiling;
+        e.activationPreShift = ac->preShift;
+        e.activationMultiplier = ac->multiplier;
+        e.activationShift = ac->shift;
+      }
       const auto& xs = x.shape;
       Operator o;
       if (dense) {
@@ -320,6 +398,18 @@ class Quantizer {
       if (std::optional<Requantization> pb = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh))
         forms.push_back(*pb);
     if (std::optional<Requantization> c = clippedRequantization(real, worst, outLow, outHigh)) forms.push_back(*c);
+    // Before an activation function: v's range is wider than int8; the form may err by 1/16 of the
+    // pre-activation's int8 step (vMax / 127 / 16 of v's), with int32 multipliers.
+    if (ac)
+      if (std::optional<Requantization> c =
+              clippedRequantization(real, worst, outLow, outHigh, double(ac->vMax) / 127.0 / 16.0, true))
+        forms.push_back(*c);
+    // An activation function reads v in the bounds the per-channel clip gives.
+    if (ac) {
+      forms.erase(std::remove_if(forms.begin(), forms.end(), [](const Requantization& r) { return !r.perChannelClip; }),
+                  forms.end());
+      if (forms.empty()) return false;
+    }
     // A calibrated model takes the form the cost model says is fastest: a layer with a short
     // reduction (a 1x1 convolution over 16 channels, a depthwise one) spends its time in the
     // epilogue, where the low bits cost twice the vector ALU passes of the bias after the multiply.
@@ -362,8 +452,9 @@ class Quantizer {
     if (r.lowBits)
       inputs.push_back(addConst(name + "_multipliers_low", DType::kInt32, {outC},
                                 std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end())));
-    const std::string out = defineInt8(floatOut, sy, outShape, zy);
+    const std::string out = defineInt8(floatOut, scaleFor(floatOut), outShape, zy);
     addAccelerator(name, op, inputs, out);
+    return true;
   }
 
   // Symmetric pads and no dilation, or false.
@@ -458,6 +549,17 @@ class Quantizer {
       }
       bool relu;
       const std::string y = outputAfterRelu(&relu);
+      std::string activated;
+      if (!relu && y == out)
+        if (auto f = fusableActivation(out, &activated)) {
+          if (hasScale(activated) && floatActivation(out) &&
+              addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh, sw, ph, pw,
+                             false, activated, g_.tensor(activated).shape, false, weightScalesOf(n.inputs[1]), int(groups),
+                             &f->first)) {
+            for (size_t k : f->second) fused_.insert(k);
+            return true;
+          }
+        }
       addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh, sw, ph, pw, false,
                       y, g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]), int(groups));
       return true;

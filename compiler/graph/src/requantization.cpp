@@ -99,6 +99,12 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
 
 std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
                                                     int64_t low, int64_t high) {
+  return clippedRequantization(real, worstAccumulator, low, high, 1.0 / 16, false);
+}
+
+std::optional<Requantization> clippedRequantization(const std::vector<double>& real, int64_t worstAccumulator,
+                                                    int64_t low, int64_t high, double maxStepError,
+                                                    bool wideMultipliers) {
   double largest = 0;
   for (double x : real) {
     if (!(x >= 0) || !std::isfinite(x)) return std::nullopt;
@@ -106,8 +112,10 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
   }
   // The bounds times the multiplier stay in [-2^31, 2^31 - 1] for a total shift of up to 24 (with
   // the rounding folded into the bias; an immediate rounding needs a shift of at most 15 anyway).
-  int maxTotal = 24;
-  while (maxTotal > 0 && largest * std::ldexp(1.0, maxTotal) > 32767.0) --maxTotal;
+  // Multipliers are 16-bit, or any int32 (the bounds keep the products in range either way).
+  const double multiplierMax = wideMultipliers ? double(std::numeric_limits<int32_t>::max()) : 32767.0;
+  int maxTotal = wideMultipliers ? 30 : 24;
+  while (maxTotal > 0 && largest * std::ldexp(1.0, maxTotal) > multiplierMax) --maxTotal;
   // A range shifted by an output zero point (up to 256 values on one side) needs one bit more.
   while (maxTotal > 0 && std::max(high + 1, -low) * (int64_t(1) << maxTotal) > (int64_t(1) << 31)) --maxTotal;
   if (maxTotal < 1 || worstAccumulator + (int64_t(1) << maxTotal) >= std::numeric_limits<int32_t>::max())
@@ -120,7 +128,7 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
     const int64_t one = int64_t(1) << total, half = one / 2;
     const int64_t rounding = immediateRound ? half : 0;
     for (double x : real) {
-      const int64_t m = std::min<int64_t>(std::llround(x * double(one)), 32767);
+      const int64_t m = std::min<int64_t>(std::llround(x * double(one)), int64_t(multiplierMax));
       r.multipliers.push_back(int32_t(m));
       const int64_t folded = (!immediateRound && m > 0) ? std::llround(double(half) / double(m)) : 0;
       r.roundingBias.push_back(int32_t(folded));
@@ -146,12 +154,12 @@ std::optional<Requantization> clippedRequantization(const std::vector<double>& r
   // `build` clears perChannelClip when a bound would not saturate exactly.
   std::optional<Requantization> best;
   const Requantization folded = build(maxTotal, false);
-  if (folded.perChannelClip && folded.worstStepError < 1.0 / 16) best = folded;
-  if (!best || folded.worstStepError > 1.0 / 512) {
+  if (folded.perChannelClip && folded.worstStepError < maxStepError) best = folded;
+  if (!best || folded.worstStepError > maxStepError / 32) {
     // The rounding immediate (one more ALU instruction), when folding would cost more than 1/512
     // of a step or is not exact.
     const Requantization immediate = build(std::min(maxTotal, 15), true);
-    if (immediate.perChannelClip && immediate.worstStepError < 1.0 / 16 &&
+    if (immediate.perChannelClip && immediate.worstStepError < maxStepError &&
         (!best || immediate.worstStepError < best->worstStepError))
       best = immediate;
   }
@@ -167,6 +175,8 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
                                                         int64_t maxAbsAccumulator, int64_t low, int64_t high) {
   const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
   if (bias.size() != real.size() || maxAbsAccumulator < 0 || maxAbsAccumulator > int32Max) return std::nullopt;
+  // The final sum, output zero point included, lies in [-128 * 2^24, 128 * 2^24): 256 values at most.
+  if (high - low > 255) return std::nullopt;
   // y = (v * m + 2^(s-1)) >> s for v = acc + bias clipped to [lo, hi], where the bounds saturate
   // exactly and keep v * m + 2^(s-1) in [-128 * 2^s, 128 * 2^s): inside int32 for s = 24. The
   // accelerator computes clip(acc, lo - bias, hi - bias) * m + (bias * m + 2^(s-1)), which is the
@@ -213,6 +223,8 @@ std::optional<Requantization> lowBitsRequantization(const std::vector<double>& r
                                                     int64_t low, int64_t high) {
   const int64_t int32Max = std::numeric_limits<int32_t>::max(), int32Min = std::numeric_limits<int32_t>::min();
   if (worstAccumulator < 0 || worstAccumulator >= int32Max) return std::nullopt;
+  // The final sum, output zero point included, lies in [-128 * 2^24, 128 * 2^24): 256 values at most.
+  if (high - low > 255) return std::nullopt;
   for (double x : real)
     if (!(x >= 0) || !std::isfinite(x) || x > 1.0) return std::nullopt;
   const int base = 24;
@@ -252,6 +264,35 @@ std::optional<Requantization> lowBitsRequantization(const std::vector<double>& r
       r.worstStepError = std::max(r.worstStepError, double(reach) * std::fabs(double(M) - x * double(one)) / double(one));
     }
     if (fits && r.worstStepError < 1.0 / 16) return r;
+  }
+  return std::nullopt;
+}
+
+std::optional<ActivationConstants> activationConstants(bool hardSwish, double inputRange, double outputScale) {
+  if (!(inputRange > 0) || !std::isfinite(inputRange) || !(outputScale > 0) || !std::isfinite(outputScale))
+    return std::nullopt;
+  ActivationConstants c;
+  // 10 bits of v over the range, but at least 256 steps for 3 (t's resolution) and at most 16383.
+  c.inputScale = std::max(std::min(inputRange / 1023.0, 3.0 / 256.0), 3.0 / 16383.0);
+  c.offset = int(std::lround(3.0 / c.inputScale));
+  c.inputScale = 3.0 / c.offset;  // 3 and 6 exactly at the breakpoints
+  c.ceiling = 2 * c.offset;
+  c.vMax = int64_t(std::ceil(inputRange / c.inputScale));
+  const int64_t maxProduct = hardSwish ? c.vMax * c.ceiling : c.ceiling;
+  if (maxProduct >= (int64_t(1) << 30)) return std::nullopt;
+  int bits = 0;
+  while ((int64_t(1) << bits) <= maxProduct) ++bits;
+  c.preShift = hardSwish ? std::max(0, bits - 12) : 0;
+  // HardSigmoid(x) = t * (3 / offset) / 6; HardSwish(x) = v * t * inputScale * (3 / offset) / 6.
+  const double real = (hardSwish ? std::ldexp(c.inputScale, c.preShift) : 1.0) / (2.0 * c.offset * outputScale);
+  const int64_t pMax = maxProduct >> c.preShift;
+  for (int s = 15; s >= 1; --s) {
+    const int64_t m = std::llround(std::ldexp(real, s));
+    if (m > 32767 || pMax * m + (int64_t(1) << (s - 1)) > std::numeric_limits<int32_t>::max()) continue;
+    if (m < 1) return std::nullopt;
+    c.multiplier = int(m);
+    c.shift = s;
+    return c;
   }
   return std::nullopt;
 }

@@ -61,5 +61,26 @@ std::optional<Requantization> productBiasRequantization(const std::vector<double
                                                         int64_t low, int64_t high);
 std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
                                                     int64_t worstAccumulator, int64_t low, int64_t high);
+// The per-channel-clip form for a range wider than int8 (an activation function's input): error up
+// to `maxStepError` steps of the range, multipliers any int32 when `wideMultipliers`.
+std::optional<Requantization> clippedRequantization(const std::vector<double>& realMultipliers,
+                                                    int64_t worstAccumulator, int64_t low, int64_t high,
+                                                    double maxStepError, bool wideMultipliers);
+
+// An activation function fused after a layer's requantization (op::Epilogue::activation): the
+// layer requantizes to v = x / inputScale, in [-vMax, vMax], then the ALU computes
+// t = clip(v + offset, 0, ceiling) and the function from it (docs/graph.md). `inputRange` is the
+// calibrated max |x| before the function, `outputScale` the int8 output's scale. The offset stands
+// for 3 (at least 256 steps, so t keeps 9 bits; at most 16383, an immediate) and the ceiling for 6;
+// the product v * t is shifted to at most 2^12 so the 16-bit multiplier keeps about 10 bits. v has
+// 10 bits over the range (8 times an int8 step's resolution), so that the requantization's 31-bit
+// products leave the multipliers precise to 1/16 of the int8 step.
+struct ActivationConstants {
+  double inputScale = 0;
+  int64_t vMax = 0;
+  int offset = 0, ceiling = 0, preShift = 0, multiplier = 0, shift = 1;
+};
+// nullopt when the constants do not fit the immediates (a range too large or too small).
+std::optional<ActivationConstants> activationConstants(bool hardSwish, double inputRange, double outputScale);
 
 }  // namespace tessera::compiler::graph::detail

@@ -200,7 +200,16 @@ class GemmLowering : public OperatorLowering {
     if (op_.epilogue.biasAfterMultiply) e = "(" + e + bias;
     if (op_.epilogue.round) e = "(" + e + " + " + std::to_string(1 << (op_.epilogue.shift - 1)) + ")";
     if (op_.epilogue.shift) e = "(" + e + " >> " + std::to_string(op_.epilogue.shift) + ")";
-    if (g_.clipEntries)
+    if (g_.clipEntries && op_.epilogue.activation != Epilogue::Activation::kNone) {
+      const Epilogue& a = op_.epilogue;
+      const bool swish = a.activation == Epilogue::Activation::kHardSwish;
+      os << e << "      // vector ALU; the bounds keep v in the activation's input range\n";
+      os << "    t = clip(acc + " << a.activationOffset << ", 0, " << a.activationCeiling << ")"
+         << (swish ? "      // in the scratch region" : "") << "\n";
+      os << "    acc = max(min((" << (swish ? "(acc * t) >> " + std::to_string(a.activationPreShift) : std::string("t"))
+         << ") * " << a.activationMultiplier << " + " << (1 << (a.activationShift - 1)) << ") >> " << a.activationShift
+         << ", 127), -128)      // " << (swish ? "HardSwish" : "HardSigmoid") << "\n";
+    } else if (g_.clipEntries)
       os << e << "      // vector ALU; the bounds keep it in int8\n";
     else
       os << "max(min(" << e << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")      // vector ALU\n";
@@ -299,6 +308,28 @@ class GemmLowering : public OperatorLowering {
     if (!op_.epilogue.perChannelClip) {
       imm(hw::AluOp::kMin, 127, immKernel_[q]);
       imm(hw::AluOp::kMax, op_.epilogue.relu ? op_.epilogue.outputZeroPoint : -128, immKernel_[q]);
+    }
+    const Epilogue& e = op_.epilogue;
+    if (e.activation != Epilogue::Activation::kNone) {
+      // t = clip(v + K, 0, C): in the scratch region beside v for HardSwish, in place for HardSigmoid.
+      const bool swish = e.activation == Epilogue::Activation::kHardSwish;
+      const int tKernel = swish ? scratchKernel_[q] : immKernel_[q];
+      if (swish) {
+        ops.push_back({scratchResetKernel_[q], true, hw::AluOp::kAdd, false, 0});
+        vec(scratchCopyKernel_[q], hw::AluOp::kAdd);
+      }
+      imm(hw::AluOp::kAdd, e.activationOffset, tKernel);
+      imm(hw::AluOp::kMax, 0, tKernel);
+      imm(hw::AluOp::kMin, e.activationCeiling, tKernel);
+      if (swish) {
+        vec(scratchSumKernel_[q], hw::AluOp::kMul);  // v * t
+        imm(hw::AluOp::kShr, e.activationPreShift, immKernel_[q]);
+      }
+      imm(hw::AluOp::kMul, e.activationMultiplier, immKernel_[q]);
+      imm(hw::AluOp::kAdd, 1 << (e.activationShift - 1), immKernel_[q]);
+      imm(hw::AluOp::kShr, e.activationShift, immKernel_[q]);
+      imm(hw::AluOp::kMin, 127, immKernel_[q]);
+      imm(hw::AluOp::kMax, -128, immKernel_[q]);
     }
     if (op_.residual) {
       // The add's arithmetic on the epilogue's result (region a) and the residual (region b), in
@@ -467,9 +498,9 @@ class GemmLowering : public OperatorLowering {
           residualRowKernel_[q][k] = kernel(row);
         }
       }
-      if (op_.epilogue.lowBits) {
+      if (op_.epilogue.lowBits || op_.epilogue.activation == Epilogue::Activation::kHardSwish) {
         // The scratch region (c) after the tile's (and the residual's): reset, c += acc (the copy),
-        // c alone, acc += c, and the rounding row over the tile.
+        // c alone, acc += c (or acc *= c), and the rounding row over the tile.
         const uint32_t c = acc + uint32_t(g_.scratchRegion) * entries;
         Kernel reset = r;
         reset.name = "scratch_reset_h" + std::to_string(q);
@@ -487,7 +518,7 @@ class GemmLowering : public OperatorLowering {
         sum.name = "scratch_sum_h" + std::to_string(q);
         sum.uops = {{acc, c, 0}};
         scratchSumKernel_[q] = kernel(sum);
-        if (op_.epilogue.round) {
+        if (op_.epilogue.round && op_.epilogue.lowBits) {
           Kernel row;
           row.name = "round_row_h" + std::to_string(q);
           row.uops = {{acc, uint32_t(g_.scaleRowBase), 0}};

@@ -238,6 +238,21 @@ void Operator::validate() const {
     if (!epilogue.bias || epilogue.biasAfterMultiply)
       throw Error(where, "inzp needs the bias first (bias=1): the zero point's sum is folded into it");
   }
+  if (epilogue.activation != Epilogue::Activation::kNone) {
+    const Epilogue& e = epilogue;
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "act belongs to conv2d and dense");
+    if (!e.perChannelClip || e.relu || residual || e.outputZeroPoint)
+      throw Error(where, "act needs clip=channel (its bounds give the activation's input range), and no relu, residual or outzp");
+    if (e.activationOffset < 0 || e.activationOffset > 32767 || e.activationCeiling < 1 || e.activationCeiling > 32767)
+      throw Error(where, "act_k must be in [0, 32767] and act_max in [1, 32767] (signed 16-bit ALU immediates)");
+    if (e.activationMultiplier < -32768 || e.activationMultiplier > 32767)
+      throw Error(where, "act_mul must be a signed 16-bit ALU immediate, got " + std::to_string(e.activationMultiplier));
+    if (e.activationShift < 1 || e.activationShift > 15)
+      throw Error(where, "act_shift must be in [1, 15] (its rounding 2^(S-1) is an immediate), got " +
+                             std::to_string(e.activationShift));
+    if (e.activationPreShift < 0 || e.activationPreShift > 31)
+      throw Error(where, "act_preshift must be in [0, 31], got " + std::to_string(e.activationPreShift));
+  }
   if (residual) {
     if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "residual=1 belongs to conv2d and dense");
     try {
@@ -323,6 +338,14 @@ std::string Operator::describe() const {
     os << ", clip [" << (epilogue.relu ? epilogue.outputZeroPoint : -128) << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
   else if (epilogue.relu)
     os << " (ReLU by the bounds)";
+  if (epilogue.activation != Epilogue::Activation::kNone) {
+    const Epilogue& e = epilogue;
+    const bool swish = e.activation == Epilogue::Activation::kHardSwish;
+    os << "; then " << (swish ? "HardSwish" : "HardSigmoid") << ": t = clip(v + " << e.activationOffset << ", 0, "
+       << e.activationCeiling << "), " << (swish ? "(v*t >> " + std::to_string(e.activationPreShift) + ")" : "t") << " *"
+       << e.activationMultiplier << " +" << (1 << (e.activationShift - 1)) << " >>" << e.activationShift
+       << ", clip [-128, 127]";
+  }
   if (residual) {
     const Epilogue& r = residualEpilogue;
     os << "; then + residual b " << shape(outChannels, outHeight(), outWidth()) << " int8: a";
@@ -380,6 +403,11 @@ std::string Operator::spec() const {
   if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
   if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
+  if (epilogue.activation != Epilogue::Activation::kNone)
+    os << " act=" << (epilogue.activation == Epilogue::Activation::kHardSwish ? "hardswish" : "hardsigmoid")
+       << " act_k=" << epilogue.activationOffset << " act_max=" << epilogue.activationCeiling
+       << " act_preshift=" << epilogue.activationPreShift << " act_mul=" << epilogue.activationMultiplier
+       << " act_shift=" << epilogue.activationShift;
   if (residual)
     os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
        << " res_round=" << residualEpilogue.round << " res_relu=" << residualEpilogue.relu
@@ -417,7 +445,10 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"res_bzp", &op.residualZeroPointB}, {"res_outzp", &op.residualEpilogue.outputZeroPoint},
       {"azp", &op.zeroPointA}, {"bzp", &op.zeroPointB},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
-      {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups}};
+      {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups},
+      {"act_k", &op.epilogue.activationOffset}, {"act_max", &op.epilogue.activationCeiling},
+      {"act_preshift", &op.epilogue.activationPreShift}, {"act_mul", &op.epilogue.activationMultiplier},
+      {"act_shift", &op.epilogue.activationShift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
                                                          {"pad", {&op.padH, &op.padW}}};
@@ -436,6 +467,13 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     }
     if (key == "bias" && value == "after") {
       op.epilogue.bias = op.epilogue.biasAfterMultiply = true;
+      continue;
+    }
+    if (key == "act") {
+      if (value == "hardswish") op.epilogue.activation = Epilogue::Activation::kHardSwish;
+      else if (value == "hardsigmoid") op.epilogue.activation = Epilogue::Activation::kHardSigmoid;
+      else if (value == "none") op.epilogue.activation = Epilogue::Activation::kNone;
+      else throw Error(origin, "act takes hardswish, hardsigmoid or none, got '" + value + "'");
       continue;
     }
     if (key == "clip") {
@@ -477,7 +515,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups act act_k act_max act_preshift act_mul act_shift residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }
@@ -513,6 +551,11 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
     std::uniform_int_distribution<int32_t> mul(wide ? INT32_MIN : -32768, wide ? INT32_MAX : 32767);
     d.multipliers.resize(size_t(op.outChannels));
     for (auto& v : d.multipliers) v = mul(rng);
+    if (op.epilogue.activation != Epilogue::Activation::kNone) {
+      // Multipliers that bring the clipped sums near the activation's breakpoints.
+      std::uniform_int_distribution<int32_t> small(1, std::max(1, 1 << std::max(0, op.epilogue.shift - 3)));
+      for (auto& v : d.multipliers) v = small(rng);
+    }
     if (wide)
       for (auto& v : d.bias) v = mul(rng);
   }
@@ -523,12 +566,15 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
   }
   if (op.epilogue.perChannelClip) {
     // Bounds anywhere in int32, either order, so some channels clip everything and some nothing.
+    // Before an activation function, bounds around zero, so its input crosses its breakpoints.
+    const bool act = op.epilogue.activation != Epilogue::Activation::kNone;
     std::uniform_int_distribution<int32_t> bound(-biasRange * 64, biasRange * 64);
+    std::uniform_int_distribution<int32_t> low(-4 * biasRange, -1), high(0, 4 * biasRange);
     d.clipLow.resize(size_t(op.outChannels));
     d.clipHigh.resize(size_t(op.outChannels));
     for (int o = 0; o < op.outChannels; ++o) {
-      d.clipLow[size_t(o)] = bound(rng);
-      d.clipHigh[size_t(o)] = bound(rng);
+      d.clipLow[size_t(o)] = act ? low(rng) : bound(rng);
+      d.clipHigh[size_t(o)] = act ? high(rng) : bound(rng);
     }
   }
   return d;
@@ -546,8 +592,33 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
       static_cast<uint32_t>(epilogueValue(e, acc, bias, multiplier, clipLow, clipHigh, multiplierLow)) & 0xffu);
 }
 
+namespace {
+
+// The requantization alone: the value before an activation function (or the result, without one).
+int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                         int32_t clipHigh, int32_t multiplierLow);
+
+// An activation function after the requantization (Epilogue::activation), to int8.
+int32_t activationValue(const Epilogue& e, int32_t v) {
+  if (e.activation == Epilogue::Activation::kNone) return v;
+  const int32_t t = std::min(std::max(wrapAdd(v, e.activationOffset), 0), e.activationCeiling);
+  const int32_t p = e.activation == Epilogue::Activation::kHardSwish ? shiftRight(wrapMul(v, t), e.activationPreShift) : t;
+  const int32_t y = shiftRight(wrapAdd(wrapMul(p, e.activationMultiplier), int32_t(1) << (e.activationShift - 1)),
+                               e.activationShift);
+  return std::max(std::min(y, 127), -128);
+}
+
+}  // namespace
+
 int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
                       int32_t clipHigh, int32_t multiplierLow) {
+  return activationValue(e, requantizedValue(e, acc, bias, multiplier, clipLow, clipHigh, multiplierLow));
+}
+
+namespace {
+
+int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
+                         int32_t clipHigh, int32_t multiplierLow) {
   // The output zero point before the shift, where it joins a resident row or the bias.
   const int32_t zeroShifted = int32_t(uint32_t(e.outputZeroPoint) << e.shift);
   if (e.lowBits) {
@@ -573,6 +644,8 @@ int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t mult
   acc = std::max(acc, e.relu ? e.outputZeroPoint : -128);
   return acc;
 }
+
+}  // namespace
 
 void averageDivisor(int count, int32_t* multiplier, int* shift) {
   int log = 0;

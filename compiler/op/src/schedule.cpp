@@ -62,7 +62,9 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     used[bank] += entries;
     base = (bank + 1) * bankDepth - used[bank];
   };
-  g.accRegions = 1 + (op.residual ? 1 : 0) + (op.epilogue.lowBits ? 1 : 0);
+  // The scratch region holds the low bits' product, then HardSwish's t (one after the other).
+  const bool scratch = op.epilogue.lowBits || op.epilogue.activation == Epilogue::Activation::kHardSwish;
+  g.accRegions = 1 + (op.residual ? 1 : 0) + (scratch ? 1 : 0);
   g.scratchRegion = op.residual ? 2 : 1;
   g.scaleRows = static_cast<int>(vectorScaleRows(op).size());
   g.residualRow = (op.epilogue.lowBits && op.epilogue.round) ? 1 : 0;
@@ -91,6 +93,15 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     g.immAluOps += 2;
     g.vectorAluOps += 1;
     g.twoCycleAluOps = 2;
+  }
+  if (op.epilogue.activation != Epilogue::Activation::kNone) {
+    // t's add, max and min; the multiply, rounding, shift and the two clips to int8. HardSwish:
+    // also the copy's reset and p's shift; the copy and v * t read another row per entry.
+    g.immAluOps += 8;
+    if (op.epilogue.activation == Epilogue::Activation::kHardSwish) {
+      g.immAluOps += 2;
+      g.twoCycleAluOps += 2;
+    }
   }
   return g;
 }

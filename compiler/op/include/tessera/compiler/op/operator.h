@@ -59,6 +59,19 @@ struct Epilogue {
   // [relu ? Z : -128, 127] (per-channel bounds already include it). A fused residual add takes the
   // value with Z as its first operand's zero point.
   int outputZeroPoint = 0;
+  // conv2d and dense (spec `act=hardsigmoid|hardswish act_k=K act_max=C act_preshift=P act_mul=M
+  // act_shift=S`, with clip=channel, no relu, no residual, no outzp): an activation function after
+  // the requantization, whose per-channel bounds then keep the value v in a range wider than int8
+  // (more bits of the pre-activation than its int8 would keep). With t = min(max(v + K, 0), C),
+  //   hardsigmoid: p = t;  hardswish: p = (v * t) >> P;
+  //   out = clip((p * M + 2^(S-1)) >> S, -128, 127),
+  // all wrapping int32 as the vector ALU computes it. K stands for 3 and C for 6 in v's units, so t
+  // is ReLU6(x + 3): HardSigmoid(x) = t / 6 and HardSwish(x) = x * t / 6 (ONNX's, alpha 1/6, beta
+  // 1/2). hardswish needs a scratch region in the tile's accumulator half for t.
+  enum class Activation { kNone, kHardSigmoid, kHardSwish };
+  Activation activation = Activation::kNone;
+  int activationOffset = 0, activationCeiling = 0, activationPreShift = 0, activationMultiplier = 1,
+      activationShift = 1;
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
