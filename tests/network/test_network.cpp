@@ -173,11 +173,16 @@ Graph branchyNetwork(uint32_t seed) {
   g.nodes.push_back(node("Mul", "hardswish", {"c", "hc"}, {"rc"}));
   g.nodes.push_back(node("GlobalAveragePool", "gap", {"rc"}, {"gp"}));
   g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"f"}));
-  Node fc = node("Gemm", "fc", {"f", "w3", "b3"}, {"logits"});
+  Node fc = node("Gemm", "fc", {"f", "w3", "b3"}, {"fc_out"});
   Attribute transB;
   transB.i = 1;
   fc.attrs["transB"] = transB;
   g.nodes.push_back(fc);
+  // And after the dense layer (MobileNetV3's classifier).
+  Node hsig2 = node("HardSigmoid", "fc_hardsigmoid", {"fc_out"}, {"fc_h"});
+  hsig2.attrs["alpha"] = alpha;
+  g.nodes.push_back(hsig2);
+  g.nodes.push_back(node("Mul", "fc_hardswish", {"fc_h", "fc_out"}, {"logits"}));
   g.outputs = {"logits"};
   tessera::compiler::host::inferShapes(g);
   return g;
@@ -490,7 +495,7 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   EXPECT_EQ(std::count(host.begin(), host.end(), "HardSigmoid") + std::count(host.begin(), host.end(), "Mul"), 0)
       << "the HardSwish runs in the convolution's epilogue";
   for (const auto& l : m.layers)
-    if (l.name == "after_concat") {
+    if (l.name == "after_concat" || l.name == "fc") {
       EXPECT_NE(l.spec.find("act=hardswish"), std::string::npos) << l.spec;
     }
   tessera::runtime::Session session(target, cfg);

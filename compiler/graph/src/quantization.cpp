@@ -586,6 +586,20 @@ class Quantizer {
       }
       bool relu;
       const std::string y = outputAfterRelu(&relu);
+      // A HardSwish after it (MobileNetV3's classifier) runs in its epilogue, as after a Conv.
+      std::string activated;
+      std::optional<std::pair<FusedActivation, std::vector<size_t>>> fused;
+      if (!relu && y == out) fused = fusableActivation(out, &activated);
+      if (fused && !hasScale(activated)) fused.reset();
+      auto dense = [&](const std::string& input, int64_t inC, int kh, int kw, bool isDense) {
+        if (fused && addConvolution(n.name, input, wOK, bias, O, inC, kh, kw, 1, 1, 0, 0, isDense, activated,
+                                    g_.tensor(activated).shape, false, denseScales(n, transB), 1, &fused->first)) {
+          for (size_t k : fused->second) fused_.insert(k);
+          return;
+        }
+        addConvolution(n.name, input, wOK, bias, O, inC, kh, kw, 1, 1, 0, 0, isDense, y, g_.tensor(y).shape, relu,
+                        denseScales(n, transB));
+      };
       // A dense layer after Flatten of an [N,C,H,W] activation is a convolution with an HxW
       // kernel over it: the flatten order (c, y, x) is the OIHW weight order, so no relayout.
       auto flat = flattenedFrom_.find(a);
@@ -593,13 +607,11 @@ class Quantizer {
         const Tensor& src = g_.tensor(flat->second);
         const int64_t C = src.shape[1], H = src.shape[2], W = src.shape[3];
         if (C * H * W == K) {
-          addConvolution(n.name, flat->second, wOK, bias, O, C, int(H), int(W), 1, 1, 0, 0, H * W == 1, y,
-                          g_.tensor(y).shape, relu, denseScales(n, transB));
+          dense(flat->second, C, int(H), int(W), H * W == 1);
           return true;
         }
       }
-      addConvolution(n.name, a, wOK, bias, O, K, 1, 1, 1, 1, 0, 0, true, y, g_.tensor(y).shape, relu,
-                      denseScales(n, transB));
+      dense(a, K, 1, 1, true);
       return true;
     }
     if (n.opType == "Flatten" || n.opType == "Reshape") {
