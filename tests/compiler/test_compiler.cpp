@@ -100,6 +100,19 @@ std::vector<Operator> vectorOperators() {
   avgWide.epilogue.round = true;
   avgWide.epilogue.wideScales = true;
   ops.push_back(avgWide);
+  // scale (a squeeze-excitation product): immediates, and wide rows with a long shift; channels
+  // and batches that are not whole blocks; ReLU.
+  Epilogue gate;
+  gate.bias = false;
+  gate.round = true;
+  gate.shift = 13;
+  gate.multiplier = 300;
+  ops.push_back(Operator::scale(1, 20, 5, 7, gate));
+  gate.wideScales = true;
+  gate.shift = 24;
+  gate.multiplier = 70001;
+  gate.relu = true;
+  ops.push_back(Operator::scale(2, 40, 4, 4, gate));
   // Ceil mode (ONNX ceil_mode): the last window hangs over the input's end by a row or a column,
   // with and without padding, and with a 2x2 window on an odd size.
   for (const auto& [h, w, k, st, p] : {std::tuple<int, int, int, int, int>{8, 8, 3, 2, 0}, {9, 10, 3, 2, 1}, {7, 7, 2, 2, 0}}) {
@@ -509,6 +522,25 @@ TEST(Activation, SpecRoundTripErrorsAndCoverage) {
   EXPECT_GT(distinct.size(), 40u) << "the outputs hardly vary";
   EXPECT_TRUE(distinct.count(0));
   EXPECT_LT(*distinct.begin(), 0);
+}
+
+TEST(Scale, SpecRoundTripAndErrors) {
+  const Operator op = Operator::parse("scale c=32 h=7 w=7 mul=5000 shift=20 round=1 wide=1", "test");
+  EXPECT_EQ(op.kind, OpKind::kScale);
+  EXPECT_EQ(Operator::parse(op.spec(), "again").spec(), op.spec());
+  EXPECT_NE(op.describe().find("a*b*5000"), std::string::npos) << op.describe();
+  auto error = [](const std::string& spec) {
+    try {
+      Operator::parse(spec, "test").validate();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("scale c=8 h=4 w=4 mul=3 shift=4").find("needs round=1"), std::string::npos);
+  EXPECT_NE(error("scale c=8 h=4 w=4 mul=3 shift=20 round=1").find("shift goes to 15"), std::string::npos);
+  EXPECT_NE(error("scale c=8 h=4 w=4 mul=200000 shift=20 round=1 wide=1").find("leaves int32"), std::string::npos);
+  EXPECT_NE(error("scale c=8 h=4 w=4 kernel=3 mul=3 shift=4 round=1").find("no kernel"), std::string::npos);
 }
 
 TEST(MaxPoolCeilMode, SizesSpecAndErrors) {

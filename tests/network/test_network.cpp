@@ -132,6 +132,10 @@ Graph branchyNetwork(uint32_t seed) {
   add(floatTensor("wd", {32, 1, 3, 3}, rng, 0.4f, true));
   add(floatTensor("bd", {32}, rng, 0.1f, true));
   add(floatTensor("wg", {32, 8, 3, 3}, rng, 0.2f, true));
+  add(floatTensor("wse1", {8, 32, 1, 1}, rng, 0.3f, true));
+  add(floatTensor("bse1", {8}, rng, 0.1f, true));
+  add(floatTensor("wse2", {32, 8, 1, 1}, rng, 0.5f, true));
+  add(floatTensor("bse2", {32}, rng, 0.3f, true));
   add(floatTensor("wa", {16, 32, 1, 1}, rng, 0.2f, true));
   add(floatTensor("wb", {32, 32, 3, 3}, rng, 0.1f, true));
   add(floatTensor("wc", {16, 48, 1, 1}, rng, 0.2f, true));
@@ -151,7 +155,20 @@ Graph branchyNetwork(uint32_t seed) {
   g.nodes.push_back(node("Relu", "relu1", {"c1"}, {"r1"}));
   conv("depthwise", {"r1", "wd", "bd"}, "d", 1, 1, 16);
   g.nodes.push_back(node("Relu", "relu2", {"d"}, {"r2"}));
-  conv("grouped", {"r2", "wg"}, "gr", 1, 2, 4);
+  // Squeeze-excitation: the gate (HardSigmoid in its convolution's epilogue) scales the depthwise
+  // output's channels on the accelerator (`scale`).
+  g.nodes.push_back(node("GlobalAveragePool", "se_pool", {"r2"}, {"se_p"}));
+  conv("se_reduce", {"se_p", "wse1", "bse1"}, "se_r", 0, 1, 1);
+  g.nodes.push_back(node("Relu", "se_relu", {"se_r"}, {"se_rr"}));
+  conv("se_expand", {"se_rr", "wse2", "bse2"}, "se_e", 0, 1, 1);
+  Node gate = node("HardSigmoid", "se_gate", {"se_e"}, {"se_g"});
+  Attribute sixth;
+  sixth.kind = Attribute::Kind::kFloat;
+  sixth.f = 1.0f / 6.0f;
+  gate.attrs["alpha"] = sixth;
+  g.nodes.push_back(gate);
+  g.nodes.push_back(node("Mul", "se_scale", {"r2", "se_g"}, {"se_out"}));
+  conv("grouped", {"se_out", "wg"}, "gr", 1, 2, 4);
   g.nodes.push_back(node("Relu", "relu3", {"gr"}, {"r3"}));
   conv("squeeze_a", {"r3", "wa"}, "a", 0, 1, 1);
   g.nodes.push_back(node("Relu", "relu4", {"a"}, {"ra"}));
@@ -473,7 +490,7 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   }
   std::vector<std::string> accel, host;
   for (const auto& l : m.layers) (l.onAccelerator ? accel : host).push_back(l.kind);
-  std::vector<std::string> want = {"conv2d", "conv2d", "conv2d", "conv2d", "conv2d"};
+  std::vector<std::string> want = {"conv2d", "conv2d", "avgpool", "conv2d", "conv2d", "scale", "conv2d", "conv2d", "conv2d"};
   if (copyFree) want.push_back("concat");
   for (const char* k : {"conv2d", "avgpool", "dense"}) want.push_back(k);
   EXPECT_EQ(accel, want);
@@ -497,6 +514,10 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   for (const auto& l : m.layers)
     if (l.name == "after_concat" || l.name == "fc") {
       EXPECT_NE(l.spec.find("act=hardswish"), std::string::npos) << l.spec;
+    }
+  for (const auto& l : m.layers)
+    if (l.name == "se_expand") {
+      EXPECT_NE(l.spec.find("act=hardsigmoid"), std::string::npos) << l.spec;
     }
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);

@@ -14,7 +14,8 @@ const char* const kTesseraDomain = "tessera";
 
 bool isAccelerator(const Node& n) {
   return n.domain == kTesseraDomain && (n.opType == "conv2d" || n.opType == "dense" || n.opType == "add" ||
-                                        n.opType == "maxpool" || n.opType == "avgpool" || isConcat(n));
+                                        n.opType == "maxpool" || n.opType == "avgpool" || n.opType == "scale" ||
+                                        isConcat(n));
 }
 
 bool isConcat(const Node& n) { return n.domain == kTesseraDomain && n.opType == "concat";

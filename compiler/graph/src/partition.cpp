@@ -63,7 +63,7 @@ bool readsResidual(const Node& n) {
 
 const std::string& secondOperand(const Node& n) {
   static const std::string none;
-  if (n.opType == "add") return n.inputs.at(1);
+  if (n.opType == "add" || n.opType == "scale") return n.inputs.at(1);
   if (readsResidual(n)) return n.inputs[7];
   return none;
 }

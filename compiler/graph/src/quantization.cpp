@@ -271,7 +271,7 @@ class Quantizer {
     bool readByConvolutions = consumerCount(h) > 0;
     for (const Node& n : nodes())
       for (const std::string& in : n.inputs)
-        if (in == h && (!n.domain.empty() || n.opType != "Conv")) readByConvolutions = false;
+        if (in == h && (!n.domain.empty() || (n.opType != "Conv" && n.opType != "Mul"))) readByConvolutions = false;
     if (uses == 1 && readByConvolutions) {
       a.kind = Epilogue::Activation::kHardSigmoid;
       *output = h;
@@ -629,6 +629,49 @@ class Quantizer {
       if (!onlyDense || !int8Of_.count(n.inputs[0])) return false;
       flattenedFrom_[out] = n.inputs[0];
       deferredFlatten_[out] = n;
+      return true;
+    }
+    if (n.opType == "Mul") {
+      // A feature map times one value per channel (a squeeze-excitation gate): `scale`.
+      if (n.inputs.size() != 2 || !floatActivation(n.inputs[0]) || !floatActivation(n.inputs[1]) || !scales_.config)
+        return false;
+      const bool gateFirst = g_.tensor(n.inputs[0]).shape.size() == 4 && g_.tensor(n.inputs[0]).shape[2] == 1 &&
+                             g_.tensor(n.inputs[0]).shape[3] == 1 && g_.tensor(n.inputs[1]).shape.size() == 4 &&
+                             g_.tensor(n.inputs[1]).shape[2] * g_.tensor(n.inputs[1]).shape[3] > 1;
+      const std::string& xs = n.inputs[gateFirst ? 1 : 0];
+      const std::string& gs = n.inputs[gateFirst ? 0 : 1];
+      const Tensor& x = g_.tensor(xs);
+      const Tensor& gt = g_.tensor(gs);
+      if (x.shape.size() != 4 || gt.shape != std::vector<int64_t>{x.shape[0], x.shape[1], 1, 1}) return false;
+      // Both from accelerator layers: quantizing a float operand here would add a rounding the host's
+      // float product does not have (EfficientNet's SiLU outputs and Sigmoid gates).
+      if (!pendingFloat_.count(xs) || !pendingFloat_.count(gs)) return false;
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      if (zeroPointFor(y) || zeroPointFor(xs) || zeroPointFor(gs)) return false;
+      const float sy = scaleFor(y);
+      // int32 multiplier and rounding from resident rows (wide=1): the largest shift whose
+      // 128 * 128 * M plus the rounding stays in int32 (about 17 bits of multiplier).
+      const double real = double(scaleFor(xs)) * double(scaleFor(gs)) / double(sy);
+      int k = 31;
+      auto fits = [&](int s) {
+        const int64_t m = std::llround(std::ldexp(real, s));
+        return m >= 1 && int64_t(128) * 128 * m + (int64_t(1) << (s - 1)) <= int64_t(std::numeric_limits<int32_t>::max());
+      };
+      while (k > 1 && !fits(k)) --k;
+      if (!fits(k)) return false;
+      Epilogue e;
+      e.bias = false;
+      e.round = true;
+      e.shift = k;
+      e.multiplier = int(std::llround(std::ldexp(real, k)));
+      e.relu = relu;
+      e.wideScales = true;
+      Operator op = Operator::scale(int(x.shape[0]), int(x.shape[1]), int(x.shape[2]), int(x.shape[3]), e);
+      op.name = n.name;
+      op.validate();
+      const std::string xq = int8Value(xs), gq = int8Value(gs);
+      addAccelerator(n.name, op, {xq, gq}, defineInt8(y, sy, g_.tensor(y).shape, 0));
       return true;
     }
     if (n.opType == "Add") {

@@ -343,7 +343,8 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
       }
       OperatorData data = p.constants();
       data.input = int8Values(lookup(m, values, l.tensors.at(0)));
-      if (p.op.kind == OpKind::kAdd || p.op.residual) data.input2 = int8Values(lookup(m, values, l.tensors.at(1)));
+      if (p.op.kind == OpKind::kAdd || p.op.kind == OpKind::kScale || p.op.residual)
+        data.input2 = int8Values(lookup(m, values, l.tensors.at(1)));
       const std::vector<int8_t> out = reference(p.op, data);
       const std::string& name = l.tensors.back();
       values[name] = int8Tensor(name, {p.op.batch, p.op.outChannels, p.op.outHeight(), p.op.outWidth()}, out);

@@ -93,6 +93,10 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   addBuffer("input", BufferRole::kInput, inMem, layouts.input.bytes(), layouts.input.describe());
   if (op.kind == OpKind::kAdd)
     addBuffer("input2", BufferRole::kInput, inMem, layouts.input.bytes(), layouts.input.describe());
+  if (op.kind == OpKind::kScale) {  // one value per channel, in the accumulator's 8-bit layout
+    const ActivationLayout l = outputLayout(cfg, op.batch, op.inChannels, 1, 1);
+    addBuffer("input2", BufferRole::kInput, inMem, l.bytes(), l.describe());
+  }
   if (op.residual)  // a fused residual add's operand, in the output's layout, read by LOAD ACC_8BIT
     addBuffer("input2", BufferRole::kInput, MemId::kAcc8, layouts.output.bytes(), layouts.output.describe());
   addBuffer("output", BufferRole::kOutput, MemId::kOut, layouts.output.bytes(), layouts.output.describe());

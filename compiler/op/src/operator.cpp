@@ -28,6 +28,7 @@ std::string kindName(OpKind k) {
     case OpKind::kAdd: return "add";
     case OpKind::kMaxPool: return "maxpool";
     case OpKind::kAvgPool: return "avgpool";
+    case OpKind::kScale: return "scale";
   }
   return "?";
 }
@@ -94,6 +95,12 @@ Operator Operator::avgPool(int batch, int channels, int height, int width, int k
   return pool(OpKind::kAvgPool, batch, channels, height, width, kernel, stride, pad);
 }
 
+Operator Operator::scale(int batch, int channels, int height, int width, const Epilogue& e) {
+  Operator op = add(batch, channels, height, width, e);
+  op.kind = OpKind::kScale;
+  return op;
+}
+
 Operator Operator::residualAdd() const {
   Operator a = add(batch, outChannels, outHeight(), outWidth(), residualEpilogue);
   a.name = name.empty() ? "residual" : name + " residual";
@@ -153,6 +160,16 @@ void Operator::validate() const {
     throw Error(where, "keeps the channel count: cout must equal cin (" + std::to_string(inChannels) + ")");
   if (kind == OpKind::kAdd && (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW))
     throw Error(where, "add has no kernel, stride or padding");
+  if (kind == OpKind::kScale) {
+    if (kernelH != 1 || kernelW != 1 || strideH != 1 || strideW != 1 || padH || padW)
+      throw Error(where, "scale has no kernel, stride or padding");
+    if (epilogue.bias || !epilogue.round || epilogue.shift < 1 || epilogue.outputZeroPoint)
+      throw Error(where, "scale takes no bias and no outzp, and needs round=1 with shift >= 1");
+    if (!epilogue.wideScales && epilogue.shift > 15)
+      throw Error(where, "scale's shift goes to 15 (its rounding is an immediate) or, with wide=1, to 31");
+    if (int64_t(128) * 128 * std::llabs(int64_t(epilogue.multiplier)) + (int64_t(1) << (epilogue.shift - 1)) > INT32_MAX)
+      throw Error(where, "scale: 128 * 128 * |mul| plus the rounding leaves int32");
+  }
   if (onVectorAlu() && (epilogue.perChannelMultiplier || epilogue.preShift || epilogue.perChannelClip ||
                         epilogue.biasAfterMultiply))
     throw Error(where, "per-channel multipliers and clips, preshift and bias=after belong to conv2d and dense");
@@ -176,7 +193,8 @@ void Operator::validate() const {
       (epilogue.bias || epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round || epilogue.relu))
     throw Error(where, "maxpool has no requantization (bias, mul, shift, round, relu)");
   const bool wide = epilogue.wideScales;
-  if (wide && kind != OpKind::kAdd && kind != OpKind::kAvgPool) throw Error(where, "wide=1 belongs to add and avgpool");
+  if (wide && kind != OpKind::kAdd && kind != OpKind::kAvgPool && kind != OpKind::kScale)
+    throw Error(where, "wide=1 belongs to add, avgpool and scale");
   if (kind == OpKind::kAvgPool) {
     if (epilogue.bias || epilogue.relu) throw Error(where, "avgpool has no bias and no relu");
     const bool rescale = epilogue.multiplier != 1 || epilogue.shift != 0 || epilogue.round;
@@ -293,6 +311,14 @@ std::string Operator::describe() const {
     }
     return os.str();
   }
+  if (kind == OpKind::kScale) {
+    os << "a " << shape(inChannels, height, width) << " int8, b [" << batch << "][" << inChannels << "] int8 -> out "
+       << shape(outChannels, height, width) << " int8; a*b*" << epilogue.multiplier << " +"
+       << (1 << (epilogue.shift - 1)) << " >>" << epilogue.shift << ", clip [" << (epilogue.relu ? 0 : -128)
+       << ", 127]" << (epilogue.relu ? " (ReLU)" : "");
+    if (epilogue.wideScales) os << "; multiplier and rounding in resident accumulator rows";
+    return os.str();
+  }
   if (kind == OpKind::kAdd) {
     os << "a, b " << shape(inChannels, height, width) << " int8 -> out " << shape(outChannels, height, width)
        << " int8; a";
@@ -371,7 +397,10 @@ std::string Operator::spec() const {
   os << " n=" << batch;
   if (onVectorAlu()) {
     os << " c=" << inChannels << " h=" << height << " w=" << width;
-    if (kind == OpKind::kAdd) {
+    if (kind == OpKind::kScale) {
+      os << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift << " round=" << epilogue.round
+         << " relu=" << epilogue.relu;
+    } else if (kind == OpKind::kAdd) {
       os << " mul_a=" << scaleA << " mul_b=" << scaleB << " shift=" << epilogue.shift << " round=" << epilogue.round
          << " relu=" << epilogue.relu;
       if (zeroPointA) os << " azp=" << zeroPointA;
@@ -420,11 +449,11 @@ std::string Operator::spec() const {
 Operator Operator::parse(const std::string& text, const std::string& origin) {
   std::istringstream is(text);
   std::string word;
-  const char* known = "conv2d, dense, add, maxpool, avgpool";
+  const char* known = "conv2d, dense, add, maxpool, avgpool, scale";
   if (!(is >> word)) throw Error(origin, std::string("empty operator description (expected one of ") + known + ")");
   Operator op;
   bool found = false;
-  for (OpKind k : {OpKind::kConv2d, OpKind::kDense, OpKind::kAdd, OpKind::kMaxPool, OpKind::kAvgPool})
+  for (OpKind k : {OpKind::kConv2d, OpKind::kDense, OpKind::kAdd, OpKind::kMaxPool, OpKind::kAvgPool, OpKind::kScale})
     if (word == kindName(k)) {
       op.kind = k;
       found = true;
@@ -434,7 +463,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     op.epilogue.bias = false;
     op.epilogue.shift = 0;
   }
-  if (op.kind == OpKind::kAdd) op.epilogue.bias = false;
+  if (op.kind == OpKind::kAdd || op.kind == OpKind::kScale) op.epilogue.bias = false;
   op.residualEpilogue.bias = false;
   std::map<std::string, int*> ints = {
       {"n", &op.batch},        {"cin", &op.inChannels}, {"h", &op.height},    {"w", &op.width},
@@ -536,6 +565,7 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
   d.weights.resize(size_t(op.outChannels) * op.groupInChannels() * op.kernelH * op.kernelW);
   if (op.onVectorAlu()) d.weights.clear();
   if (op.kind == OpKind::kAdd) d.input2.resize(d.input.size());
+  if (op.kind == OpKind::kScale) d.input2.resize(size_t(op.batch) * op.inChannels);
   if (op.residual) d.input2.resize(size_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth());
   for (auto& v : d.input) v = static_cast<int8_t>(byte(rng));
   for (auto& v : d.input2) v = static_cast<int8_t>(byte(rng));
@@ -691,6 +721,16 @@ std::vector<int8_t> addReference(const Operator& op, const OperatorData& data) {
   return out;
 }
 
+std::vector<int8_t> scaleReference(const Operator& op, const OperatorData& data) {
+  const size_t plane = size_t(op.height) * op.width;
+  if (data.input.size() != size_t(op.batch) * op.inChannels * plane || data.input2.size() != size_t(op.batch) * op.inChannels)
+    throw Error("reference", "operand sizes do not match " + op.describe());
+  std::vector<int8_t> out(data.input.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = applyEpilogue(op.epilogue, wrapMul(int32_t(data.input[i]) * int32_t(data.input2[i / plane]), op.epilogue.multiplier), 0, 1);
+  return out;
+}
+
 std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) {
   const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, OH = op.outHeight(), OW = op.outWidth();
   if (data.input.size() != size_t(N) * C * H * W) throw Error("reference", "operand sizes do not match " + op.describe());
@@ -726,6 +766,7 @@ std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) 
 std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
   op.validate();
   if (op.kind == OpKind::kAdd) return addReference(op, data);
+  if (op.kind == OpKind::kScale) return scaleReference(op, data);
   if (op.kind == OpKind::kMaxPool || op.kind == OpKind::kAvgPool) return poolReference(op, data);
   const int N = op.batch, C = op.inChannels, H = op.height, W = op.width, O = op.outChannels;
   const int KH = op.kernelH, KW = op.kernelW, OH = op.outHeight(), OW = op.outWidth();

@@ -194,6 +194,12 @@ RunResult runProgram(const Program& program, runtime::Session& session, const Op
   const std::vector<int8_t> packedIn = pack(data.input, "input");
   std::vector<int8_t> packedIn2;
   if (op.kind == OpKind::kAdd) packedIn2 = pack(data.input2, "input2");
+  if (op.kind == OpKind::kScale) {  // one value per channel
+    if (data.input2.size() != uint64_t(op.batch) * op.inChannels)
+      throw Error("runProgram", "input2 has " + std::to_string(data.input2.size()) + " values, " + op.describe() +
+                                    " takes " + std::to_string(uint64_t(op.batch) * op.inChannels) + " (one per channel)");
+    packedIn2 = packActivations(outputLayout(cfg, op.batch, op.inChannels, 1, 1), data.input2);
+  }
   if (op.residual) {
     // A fused residual add's operand has the output's shape and layout.
     const uint64_t want = uint64_t(op.batch) * op.outChannels * op.outHeight() * op.outWidth();

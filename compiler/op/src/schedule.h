@@ -111,7 +111,7 @@ int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
 // The operator as the vector ALU sees it: planes of BATCH x BLOCK_OUT lanes, one accumulator entry
 // per pixel. Operands arrive by LOAD ACC_8BIT (sign-extended int8) and leave by STORE.
 struct VectorGeometry : SpatialShape {
-  bool isAdd = false, isMax = false;
+  bool isAdd = false, isMax = false, isScale = false;
   int P = 1;  // planes: batch blocks x channel blocks
   int accCap = 0;  // entries of one accumulator half
   int rows = 0, rowBase = 0;  // resident scale rows (wide=1) above both halves

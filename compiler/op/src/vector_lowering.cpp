@@ -21,7 +21,7 @@ class VectorLowering : public OperatorLowering {
 
   void run(Program& prog) override {
     const int inBuf = prog.bufferIndex("input"), outBuf = prog.bufferIndex("output");
-    const int in2Buf = g_.isAdd ? prog.bufferIndex("input2") : -1;
+    const int in2Buf = g_.isAdd || g_.isScale ? prog.bufferIndex("input2") : -1;
     loadUops(prog.bufferIndex("uops"));
     if (g_.rows)
       add(memInsn(Opcode::kLoad, MemId::kAcc, uint32_t(g_.rowBase), 0, 1, uint32_t(g_.rows), uint32_t(g_.rows)),
@@ -41,6 +41,11 @@ class VectorLowering : public OperatorLowering {
             const uint32_t b = base + uint32_t(s_.windowEntries);
             loadWindow(in2Buf, b, plane0, rows, cols);
             addTile(base, b);
+          } else if (g_.isScale) {
+            // b's entries of the tile's planes: consecutive in DRAM, one LOAD.
+            const uint32_t b = base + uint32_t(s_.windowEntries);
+            add(memInsn(Opcode::kLoad, MemId::kAcc8, b, uint32_t(plane0), 1, uint32_t(t_.tco), uint32_t(t_.tco)), in2Buf);
+            scaleTile(base, b);
           } else {
             poolTile(base, rows, cols);
           }
@@ -66,6 +71,17 @@ class VectorLowering : public OperatorLowering {
     os << " for yt in 0.." << g_.OH / t_.th << ":\n";
     os << "  for xt in 0.." << g_.OW / t_.tw << ":                 // tile t, acc half h = t % 2 ("
        << s_.accEntries << " of " << g_.accCap << " entries)\n";
+    if (g_.isScale) {
+      os << "   a = acc[" << half << "] : int32 [" << t_.tco << "][" << t_.th << "][" << t_.tw
+         << "] <- sext(input[pt*" << t_.tco << "+p][yt*" << t_.th << "+y][xt*" << t_.tw << "+x])   // LOAD ACC_8BIT\n";
+      os << "   b = acc[" << half << "+" << s_.windowEntries << "] : int32 [" << t_.tco << "] <- sext(input2[pt*" << t_.tco
+         << "+p])   // LOAD ACC_8BIT, one entry per plane\n";
+      os << "   a = max(min((a * b[p] * " << op_.epilogue.multiplier << " + " << (1 << (op_.epilogue.shift - 1)) << ") >> "
+         << op_.epilogue.shift << ", 127), " << (op_.epilogue.relu ? 0 : -128) << ")   // vector ALU"
+         << (g_.rows ? " (multiplier and rounding from resident rows)" : "") << "\n";
+      os << "   output[pt*" << t_.tco << "+p][yt*" << t_.th << "+y][xt*" << t_.tw << "+x] <- int8(a)   // STORE\n";
+      return os.str();
+    }
     if (g_.isAdd) {
       os << "   a = acc[" << half << "] : int32 [" << t_.tco << "][" << t_.th << "][" << t_.tw
          << "] <- sext(input[pt*" << t_.tco << "+p][yt*" << t_.th << "+y][xt*" << t_.tw << "+x])   // LOAD ACC_8BIT\n";
@@ -217,6 +233,27 @@ class VectorLowering : public OperatorLowering {
       alu(ka, AluOp::kAdd, true, op_.epilogue.outputZeroPoint);
     alu(ka, AluOp::kMin, true, 127);
     alu(ka, AluOp::kMax, true, op_.epilogue.relu ? op_.epilogue.outputZeroPoint : -128);
+  }
+
+  void scaleTile(uint32_t a, uint32_t b) {
+    const int ka = regionKernel("a", a, a);
+    // a *= b: one micro-op; the outer loop walks the planes (b's entries), the inner one a plane's
+    // entries with b's held.
+    Kernel k;
+    k.name = "a_times_b_" + std::to_string(a);
+    k.uops.push_back({a, b, 0});
+    k.iterOut = uint32_t(t_.tco);
+    k.dstOut = uint32_t(t_.th * t_.tw);
+    k.srcOut = 1;
+    k.iterIn = uint32_t(t_.th * t_.tw);
+    k.dstIn = 1;
+    k.srcIn = 0;
+    alu(kernel(std::move(k)), AluOp::kMul, false, 0);
+    scale(ka, a, AluOp::kMul, 0, op_.epilogue.multiplier);
+    scale(ka, a, AluOp::kAdd, 1, g_.rows ? 0 : 1 << (op_.epilogue.shift - 1));
+    alu(ka, AluOp::kShr, true, op_.epilogue.shift);
+    alu(ka, AluOp::kMin, true, 127);
+    alu(ka, AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
   }
 
   void poolTile(uint32_t win, const Window& rows, const Window& cols) {

@@ -14,6 +14,7 @@ VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op) {
   static_cast<SpatialShape&>(g) = spatialShape(op);
   g.isAdd = op.kind == OpKind::kAdd;
   g.isMax = op.kind == OpKind::kMaxPool;
+  g.isScale = op.kind == OpKind::kScale;
   g.P = ((op.batch + cfg.batch - 1) / cfg.batch) * ((op.inChannels + cfg.blockOut - 1) / cfg.blockOut);
   g.rows = static_cast<int>(vectorScaleRows(op).size());
   g.accCap = (static_cast<int>(cfg.accDepth) - g.rows) / 2;
@@ -27,12 +28,13 @@ VectorTile vectorTile(const VectorGeometry& g, const Tiling& t) {
   s.iw = (t.tw - 1) * g.SW + g.KW;
   s.windowEntries = t.tco * s.ih * s.iw;
   s.outEntries = t.tco * t.th * t.tw;
-  s.outBase = g.isAdd ? 0 : s.windowEntries;
-  s.accEntries = s.windowEntries + s.outEntries;
+  // add and scale compute in their first operand's region; scale's second operand is one entry per plane.
+  s.outBase = g.isAdd || g.isScale ? 0 : s.windowEntries;
+  s.accEntries = s.windowEntries + (g.isScale ? t.tco : s.outEntries);
   // Per half: one micro-op per (window position, plane); regions; padding fix-ups (top/left share
   // one, bottom and right one per distinct padding width).
   const int padFixups = g.isMax ? 1 + 2 * (1 << hw::kMemPadBits) : 0;
-  s.uopBound = (g.isAdd ? 2 * 3 : 2 * (g.KH * g.KW * t.tco + 2 + padFixups)) + 2 * g.rows;
+  s.uopBound = (g.isAdd || g.isScale ? 2 * 3 : 2 * (g.KH * g.KW * t.tco + 2 + padFixups)) + 2 * g.rows;
   return s;
 }
 
@@ -75,7 +77,7 @@ std::vector<int32_t> vectorScaleRows(const Operator& op) {
                          uint32_t(op.zeroPointA) * uint32_t(op.scaleA) - uint32_t(op.zeroPointB) * uint32_t(op.scaleB);
     return {op.scaleA, op.scaleB, int32_t(row)};
   }
-  if (op.kind == OpKind::kAvgPool) return {e.multiplier, rounding};
+  if (op.kind == OpKind::kAvgPool || op.kind == OpKind::kScale) return {e.multiplier, rounding};
   return {};
 }
 
@@ -104,6 +106,10 @@ std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const
       !fits(Opcode::kAlu, Field::kSrcFactorOut, std::max(int64_t(g.SH) * s.iw, int64_t(s.ih) * s.iw)) ||
       !fits(Opcode::kAlu, Field::kSrcFactorIn, g.SW))
     return "loop factors exceed the ALU factor fields";
+  // scale's multiply by b walks (tco, th*tw) with factor th*tw.
+  if (g.isScale && (!fits(Opcode::kAlu, Field::kIterIn, int64_t(t.th) * t.tw) ||
+                    !fits(Opcode::kAlu, Field::kDstFactorOut, int64_t(t.th) * t.tw)))
+    return "loop extents exceed the iteration fields";
   const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1, padMax = (int64_t(1) << hw::kMemPadBits) - 1;
   if (s.ih > memMax || s.iw > memMax || g.W > memMax || g.OW > memMax || t.tco > memMax)
     return "a LOAD or STORE size or stride exceeds its 16-bit field";
@@ -137,7 +143,11 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   // Whole rows of unpadded planes are contiguous in DRAM and load in one instruction for all planes.
   const bool merged = s.iw == g.W && g.PH == 0 && g.PW == 0;
   const double window = merged ? read(t.tco, double(s.ih) * s.iw * acc8) : t.tco * read(s.ih, s.iw * acc8);
-  if (g.isAdd) {
+  if (g.isScale) {
+    // a's window and one entry per plane of b; the multiply by b holds each plane's row.
+    c.load = window + read(1, t.tco * acc8);
+    c.alu = imm(e) + 5 * imm(e);
+  } else if (g.isAdd) {
     c.load = 2 * window;
     const int immOps = (op.scaleA != 1) + (op.scaleB != 1) + op.epilogue.round + (op.epilogue.shift != 0) + 2 +
                        (op.epilogue.outputZeroPoint != 0 && !(op.epilogue.wideScales && op.epilogue.round));
@@ -154,7 +164,7 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   }
   c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.dram.writeLatency +
             e * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
-  const double uops = (g.isAdd ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2)) + 2 * g.rows;  // both halves, fix-ups aside
+  const double uops = (g.isAdd || g.isScale ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2)) + 2 * g.rows;  // both halves, fix-ups aside
   c.setup = read(1, uops * cfg.uopBytes) + (g.rows ? read(1, double(g.rows) * cfg.accElemBytes) : 0);
   return c;
 }

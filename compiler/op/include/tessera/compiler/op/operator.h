@@ -74,7 +74,7 @@ struct Epilogue {
       activationShift = 1;
 };
 
-enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
+enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool, kScale };
 
 // conv2d: out[n][o][y][x] = epilogue(sum_{c,ky,kx} in[n][g*C/G+c][y*sh+ky-ph][x*sw+kx-pw] * w[o][c][ky][kx]),
 // zero outside the input, with G groups (ONNX's `group`), g = o / (O/G) the output channel's group and c
@@ -85,6 +85,9 @@ enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool };
 //   (S + N/2) >> log2(N) when N is a power of two, else (S * round(2^15 / N) + 2^14) >> 15; with
 //   mul=M shift=K round=1 (a rescale to another output scale) (S * M + 2^(K-1)) >> K; clipped to int8.
 //   With wide=1 (add, avgpool's rescale) the same arithmetic takes int32 multipliers and shifts up to 31.
+// scale: out[n][c][y][x] = clip((a[n][c][y][x] * b[n][c] * mul + 2^(shift-1)) >> shift), b one value per
+//   channel (input2 [N][C], a squeeze-excitation gate): mul a signed 16-bit immediate, or with wide=1
+//   any int32 in a resident row (|a * b * mul| must stay in int32); round=1 and shift >= 1.
 // Tensors are logical NCHW / OIHW here; the compiler pads batch and channels to the config's blocks.
 // add and the poolings run on the vector ALU and keep the channel count (outChannels == inChannels).
 struct Operator {
@@ -133,9 +136,13 @@ struct Operator {
   static Operator add(int batch, int channels, int height, int width, const Epilogue& e);
   static Operator maxPool(int batch, int channels, int height, int width, int kernel, int stride, int pad);
   static Operator avgPool(int batch, int channels, int height, int width, int kernel, int stride, int pad);
+  // `e.multiplier`, `e.shift` (round=1) and optionally `e.wideScales` and `e.relu`; no bias.
+  static Operator scale(int batch, int channels, int height, int width, const Epilogue& e);
 
   // add, maxpool and avgpool: computed on the vector ALU, operands in the accumulator's 8-bit layout.
-  bool onVectorAlu() const { return kind == OpKind::kAdd || kind == OpKind::kMaxPool || kind == OpKind::kAvgPool; }
+  bool onVectorAlu() const {
+    return kind == OpKind::kAdd || kind == OpKind::kMaxPool || kind == OpKind::kAvgPool || kind == OpKind::kScale;
+  }
 
   int groupInChannels() const { return groups > 0 ? inChannels / groups : 0; }  // each output channel's inputs (C/G)
   int outHeight() const;
@@ -154,7 +161,8 @@ struct Operator {
 };
 
 // The operands of one operator, logical layouts: input [N][C][H][W], weights [O][C/G][KH][KW], bias [O];
-// add's second operand `input2` has the input's shape, a residual conv2d/dense's the output's.
+// add's second operand `input2` has the input's shape, a residual conv2d/dense's the output's,
+// scale's is [N][C].
 struct OperatorData {
   std::vector<int8_t> input, input2, weights;
   std::vector<int32_t> bias;
