@@ -167,6 +167,10 @@ CompiledModel compileModelFile(const ModelArgs& a, const hw::Config& cfg, double
     o.calibration = &calibration;
   }
   CompiledModel m = compiler::graph::compile(cfg, g, o);
+  if (o.calibration && m.segments.empty())
+    std::fprintf(stderr, "warning: %s: no layer runs on the accelerator (none of its %zu layers fits it); every layer runs "
+                         "in float on the host\n",
+                 a.model.c_str(), m.layers.size());
   const bool unquantized = m.quantization == compiler::model::kFloatOnHost;
   const bool floatModel = unquantized && compiler::graph::calibrationApplies(g);
   if (a.hostFloat && !unquantized)

@@ -95,6 +95,20 @@ assert d['by_kind']['conv2d']['layers']==5 and d['by_kind']['conv2d']['cycles_ru
 assert d['by_kind']['host']['layers']==3 and 'host_seconds' in d['by_kind']['host'], d['by_kind']
 " "$work/out" || fail "bench --model --json on tsim: not the expected figures"
 fi
+# A model of which no layer fits the accelerator: calibrated or not, a warning and a label that say
+# every layer runs in float on the host.
+/usr/bin/python3 - "$work/host_only.onnx" <<'PY' || fail "could not build the host-only model"
+import sys
+from onnx import TensorProto, helper, save
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 28, 28])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 28, 28])
+g = helper.make_graph([helper.make_node("Tanh", ["x"], ["t"]), helper.make_node("Softmax", ["t"], ["y"], axis=3)],
+                      "host_only", [x], [y])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+expect_ok "compile a host-only model" "$tessera" compile "$work/host_only.onnx" --calibrate "$calib" -o "$work/host_only.tsm"
+grep -q "warning: .*no layer runs on the accelerator" "$work/out" || fail "host-only model: no warning"
+grep -q "float (host): no layer fits the accelerator" "$work/out" || fail "host-only model: the label claims int8"
 expect_error "an unknown calibration method" "--calibration-method: unknown calibration method 'kl' (minmax, entropy" "$tessera" compile "$model" --calibrate "$calib" --calibration-method kl -o "$work/bad.tsm"
 expect_error "a percentile out of range" "must be a number above 0 and at most 100" "$tessera" run "$model" --host-float --calibration-method percentile:101 --input "$src/models/fashion_mnist/sample_0.npy"
 expect_ok "compile with percentile calibration" "$tessera" compile "$model" --calibrate "$calib" --calibration-method percentile:99.9 -o "$work/p.tsm"

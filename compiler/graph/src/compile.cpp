@@ -116,6 +116,9 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
   const detail::Partition p = detail::partition(cfg, g, m, options.printAfterAll);
   const detail::DramPlan plan = detail::planDram(cfg, g, p, m, options.printAfterAll);
   detail::link(cfg, g, p, plan, m, options.printAfterAll);
+  // Calibrated, but nothing went to the accelerator: say what really runs.
+  if (options.calibration && m.segments.empty() && m.quantization.rfind("post-training", 0) == 0)
+    m.quantization = std::string(model::kFloatOnHost) + ": no layer fits the accelerator, the calibration was not used";
   // Outputs that folded to constants are answered from the model's constants.
   for (const std::string& out : g.outputs)
     if (g.tensor(out).isConstant) m.constants[out] = g.tensor(out);
