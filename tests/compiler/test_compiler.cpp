@@ -123,6 +123,17 @@ std::vector<Operator> vectorOperators() {
   return ops;
 }
 
+// The low-multiplier-bits form (mul=channel clip=channel lowbits=E round=1).
+Epilogue lowBitsEpilogue(int lowBits, int shift) {
+  Epilogue e;
+  e.perChannelMultiplier = true;
+  e.perChannelClip = true;
+  e.lowBits = lowBits;
+  e.shift = shift;
+  e.round = true;
+  return e;
+}
+
 // Grouped convolutions: depthwise (3x3 and 5x5, stride 1 and 2, channels not a multiple of the
 // block), a channel multiplier, groups of 4, 8 and 24 channels (a block holding several groups,
 // groups spanning blocks unevenly), two groups, with an input zero point, low multiplier bits and
@@ -149,12 +160,7 @@ std::vector<Operator> groupedOperators() {
   Operator zp = grouped(1, 24, 7, 7, 24, 3, 1, 1, 24, relu);
   zp.inputZeroPoint = -128;
   ops.push_back(zp);
-  Epilogue precise;
-  precise.perChannelMultiplier = true;
-  precise.perChannelClip = true;
-  precise.lowBits = 6;
-  precise.shift = 22;
-  precise.round = true;
+  Epilogue precise = lowBitsEpilogue(6, 22);
   ops.push_back(grouped(1, 36, 7, 7, 36, 3, 1, 1, 36, precise));
   Epilogue sum;
   sum.bias = false;
@@ -268,12 +274,7 @@ std::vector<Operator> smallOperators() {
   // added to the high product, the rounding as a resident row; random multipliers and bounds,
   // so intermediates wrap as the reference wraps them; with a fused residual add; and the
   // four-region accumulator the small tiles take.
-  Epilogue precise;
-  precise.perChannelMultiplier = true;
-  precise.perChannelClip = true;
-  precise.lowBits = 7;
-  precise.shift = 24;
-  precise.round = true;
+  Epilogue precise = lowBitsEpilogue(7, 24);
   precise.relu = true;
   ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, precise));
   precise.lowBits = 3;
@@ -400,6 +401,16 @@ std::vector<Operator> smallOperators() {
   return ops;
 }
 
+// What parsing and validating `spec` throws ("no error" if nothing).
+std::string specError(const std::string& spec) {
+  try {
+    Operator::parse(spec, "test").validate();
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 // gtest names are identifiers: "rtl-sc" and "default" make "rtl_sc_default".
 std::string testName(const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
   std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
@@ -423,6 +434,28 @@ INSTANTIATE_TEST_SUITE_P(All, OnTarget,
                                             ::testing::Values("default", "small", "batch2")),
                          testName);
 
+// Runs `op` on fsim under every legal tiling of the given tile sizes (tci 1 and 2) against the
+// reference; returns how many there were.
+int everyTilingMatches(const Config& cfg, const Operator& op, const OperatorData& data, std::vector<int> tcos,
+                       std::vector<int> ths, std::vector<int> tws) {
+  const std::vector<int8_t> want = reference(op, data);
+  tessera::runtime::Session session("fsim", cfg);
+  int checked = 0;
+  for (int tco : tcos)
+    for (int th : ths)
+      for (int tw : tws)
+        for (int tci : {1, 2}) {
+          const Tiling t{tco, th, tw, tci};
+          if (!tilingProblem(cfg, op, t).empty()) continue;
+          CompileOptions o;
+          o.tiling = t;
+          const Program prog = compile(cfg, op, data, o);
+          EXPECT_EQ(runProgram(prog, session, data).output, want) << op.describe() << " with " << prog.summary.tiling;
+          ++checked;
+        }
+  return checked;
+}
+
 // An input zero point's border corrections under tilings that split the output's rows and columns
 // (border runs in several tiles, some tiles with none), one and three channel blocks per tile, and
 // the four accumulator regions small tiles take: every legal one of them against the reference.
@@ -436,21 +469,7 @@ TEST(InputZeroPoint, EveryTilingMatchesTheReference) {
     Operator op = Operator::conv2d(1, 20, 8, 8, 40, kernel, stride, pad, e);
     op.inputZeroPoint = zp;
     const OperatorData data = OperatorData::random(op, uint32_t(100 + kernel + zp));
-    const std::vector<int8_t> want = reference(op, data);
-    tessera::runtime::Session session("fsim", cfg);
-    for (int tco : {1, 3})
-      for (int th : {1, 2, 4, 8})
-        for (int tw : {1, 2, 4, 8})
-          for (int tci : {1, 2}) {
-            const Tiling t{tco, th, tw, tci};
-            if (!tilingProblem(cfg, op, t).empty()) continue;
-            CompileOptions o;
-            o.tiling = t;
-            const Program prog = compile(cfg, op, data, o);
-            const RunResult r = runProgram(prog, session, data);
-            EXPECT_EQ(r.output, want) << op.describe() << " with " << prog.summary.tiling;
-            ++checked;
-          }
+    checked += everyTilingMatches(cfg, op, data, {1, 3}, {1, 2, 4, 8}, {1, 2, 4, 8});
   }
   EXPECT_GT(checked, 40);
 }
@@ -463,20 +482,7 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   int checked = 0;
   for (const Operator& op : groupedOperators()) {
     const OperatorData data = OperatorData::random(op, 7);
-    const std::vector<int8_t> want = reference(op, data);
-    tessera::runtime::Session session("fsim", cfg);
-    for (int tco : {1, 2, 4})
-      for (int th : {1, 2, 3, 4, 5, 7, 9})
-        for (int tw : {1, 2, 3, 4, 7})
-          for (int tci : {1, 2}) {
-            const Tiling t{tco, th, tw, tci};
-            if (!tilingProblem(cfg, op, t).empty()) continue;
-            CompileOptions o;
-            o.tiling = t;
-            const Program prog = compile(cfg, op, data, o);
-            EXPECT_EQ(runProgram(prog, session, data).output, want) << op.describe() << " with " << prog.summary.tiling;
-            ++checked;
-          }
+    checked += everyTilingMatches(cfg, op, data, {1, 2, 4}, {1, 2, 3, 4, 5, 7, 9}, {1, 2, 3, 4, 7});
   }
   EXPECT_GT(checked, 40);
   Operator dw = Operator::conv2d(1, 64, 8, 8, 64, 3, 1, 1);
@@ -500,21 +506,13 @@ TEST(Activation, SpecRoundTripErrorsAndCoverage) {
   const Operator again = Operator::parse(op.spec(), "again");
   EXPECT_EQ(again.spec(), op.spec());
   EXPECT_NE(op.describe().find("HardSwish"), std::string::npos) << op.describe();
-  auto error = [](const std::string& s) {
-    try {
-      Operator::parse(s, "test").validate();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(error("conv2d cin=16 h=5 w=5 cout=16 act=hardswish act_max=10").find("act needs clip=channel"), std::string::npos);
-  EXPECT_NE(error("conv2d cin=16 h=5 w=5 cout=16 mul=channel clip=channel act=swish").find("act takes hardswish"),
+  EXPECT_NE(specError("conv2d cin=16 h=5 w=5 cout=16 act=hardswish act_max=10").find("act needs clip=channel"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=16 h=5 w=5 cout=16 mul=channel clip=channel act=swish").find("act takes hardswish"),
             std::string::npos);
-  EXPECT_NE(error("conv2d cin=16 h=5 w=5 cout=16 mul=channel clip=channel act=hardsigmoid act_max=10 act_shift=16")
+  EXPECT_NE(specError("conv2d cin=16 h=5 w=5 cout=16 mul=channel clip=channel act=hardsigmoid act_max=10 act_shift=16")
                 .find("act_shift must be in [1, 15]"),
             std::string::npos);
-  EXPECT_NE(error("add c=4 h=4 w=4 shift=1 act=hardsigmoid act_max=10").find("act belongs to conv2d and dense"),
+  EXPECT_NE(specError("add c=4 h=4 w=4 shift=1 act=hardsigmoid act_max=10").find("act belongs to conv2d and dense"),
             std::string::npos);
   // Random operands reach every part of it: t = 0 (output 0), negative inputs, and many values.
   const std::vector<int8_t> out = reference(op, OperatorData::random(op, 5));
@@ -529,18 +527,10 @@ TEST(Scale, SpecRoundTripAndErrors) {
   EXPECT_EQ(op.kind, OpKind::kScale);
   EXPECT_EQ(Operator::parse(op.spec(), "again").spec(), op.spec());
   EXPECT_NE(op.describe().find("a*b*5000"), std::string::npos) << op.describe();
-  auto error = [](const std::string& spec) {
-    try {
-      Operator::parse(spec, "test").validate();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(error("scale c=8 h=4 w=4 mul=3 shift=4").find("needs round=1"), std::string::npos);
-  EXPECT_NE(error("scale c=8 h=4 w=4 mul=3 shift=20 round=1").find("shift goes to 15"), std::string::npos);
-  EXPECT_NE(error("scale c=8 h=4 w=4 mul=200000 shift=20 round=1 wide=1").find("leaves int32"), std::string::npos);
-  EXPECT_NE(error("scale c=8 h=4 w=4 kernel=3 mul=3 shift=4 round=1").find("no kernel"), std::string::npos);
+  EXPECT_NE(specError("scale c=8 h=4 w=4 mul=3 shift=4").find("needs round=1"), std::string::npos);
+  EXPECT_NE(specError("scale c=8 h=4 w=4 mul=3 shift=20 round=1").find("shift goes to 15"), std::string::npos);
+  EXPECT_NE(specError("scale c=8 h=4 w=4 mul=200000 shift=20 round=1 wide=1").find("leaves int32"), std::string::npos);
+  EXPECT_NE(specError("scale c=8 h=4 w=4 kernel=3 mul=3 shift=4 round=1").find("no kernel"), std::string::npos);
 }
 
 TEST(MaxPoolCeilMode, SizesSpecAndErrors) {
@@ -549,18 +539,10 @@ TEST(MaxPoolCeilMode, SizesSpecAndErrors) {
   EXPECT_EQ(op.outHeight(), 4);  // floor mode: 3
   EXPECT_EQ(op.outWidth(), 3);   // (7 - 3) / 2 + 1 either way
   EXPECT_TRUE(Operator::parse(op.spec(), "again").ceilMode);
-  auto error = [](const std::string& spec) {
-    try {
-      Operator::parse(spec, "test").validate();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(error("avgpool c=16 h=8 w=8 kernel=3 stride=2 ceil=1").find("ceil=1 belongs to maxpool"), std::string::npos);
-  EXPECT_NE(error("maxpool c=16 h=8 w=8 kernel=3 stride=2 ceil=2").find("ceil must be 0 or 1"), std::string::npos);
+  EXPECT_NE(specError("avgpool c=16 h=8 w=8 kernel=3 stride=2 ceil=1").find("ceil=1 belongs to maxpool"), std::string::npos);
+  EXPECT_NE(specError("maxpool c=16 h=8 w=8 kernel=3 stride=2 ceil=2").find("ceil must be 0 or 1"), std::string::npos);
   // A 1x1 window with stride 3 on 4 rows: the ceil-mode last window would start past the input.
-  EXPECT_NE(error("maxpool c=16 h=5 w=5 kernel=1 stride=3 ceil=1").find("start past the input"), std::string::npos);
+  EXPECT_NE(specError("maxpool c=16 h=5 w=5 kernel=1 stride=3 ceil=1").find("start past the input"), std::string::npos);
 }
 
 TEST(GroupedConv, SpecRoundTripLayoutAndErrors) {
@@ -568,17 +550,9 @@ TEST(GroupedConv, SpecRoundTripLayoutAndErrors) {
   EXPECT_EQ(op.groups, 2);
   EXPECT_EQ(Operator::parse(op.spec(), "again").groups, 2);
   EXPECT_NE(op.describe().find("[48][24][3][3]"), std::string::npos) << op.describe();
-  auto error = [](const std::string& spec) {
-    try {
-      Operator::parse(spec, "test").validate();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(error("conv2d cin=48 h=5 w=5 cout=40 groups=6").find("groups=6 must divide cin=48 and cout=40"), std::string::npos);
-  EXPECT_NE(error("conv2d cin=48 h=5 w=5 cout=48 groups=0").find("groups must be positive"), std::string::npos);
-  EXPECT_NE(error("dense cin=48 cout=48 groups=2").find("groups belongs to conv2d"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=48 h=5 w=5 cout=40 groups=6").find("groups=6 must divide cin=48 and cout=40"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=48 h=5 w=5 cout=48 groups=0").find("groups must be positive"), std::string::npos);
+  EXPECT_NE(specError("dense cin=48 cout=48 groups=2").find("groups belongs to conv2d"), std::string::npos);
   // The packed layout: two groups of 32 channels in blocks of 16: each output block reads its
   // group's 2 of 4 input blocks; two of 24: the middle output block straddles both groups, so all
   // read the 3 blocks; packing round-trips.
@@ -611,19 +585,11 @@ TEST(InputZeroPoint, SpecRoundTripAndErrors) {
   EXPECT_EQ(back.op.inputZeroPoint, -128);
   // The constants read back are the operator's (the bias without the folded share).
   EXPECT_EQ(back.constants().bias, data.bias);
-  auto error = [](const std::string& spec) {
-    try {
-      Operator::parse(spec, "spec");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(error("conv2d cin=8 h=5 w=5 cout=8 inzp=128").find("inzp must be in [-128, 127]"), std::string::npos);
-  EXPECT_NE(error("conv2d cin=8 h=5 w=5 cout=8 bias=0 inzp=3").find("inzp needs the bias first"), std::string::npos);
-  EXPECT_NE(error("conv2d cin=8 h=5 w=5 cout=8 bias=after mul=channel clip=channel shift=24 inzp=3").find("inzp needs the bias first"),
+  EXPECT_NE(specError("conv2d cin=8 h=5 w=5 cout=8 inzp=128").find("inzp must be in [-128, 127]"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=8 h=5 w=5 cout=8 bias=0 inzp=3").find("inzp needs the bias first"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=8 h=5 w=5 cout=8 bias=after mul=channel clip=channel shift=24 inzp=3").find("inzp needs the bias first"),
             std::string::npos);
-  EXPECT_NE(error("add c=4 h=4 w=4 inzp=3").find("inzp belongs to conv2d and dense"), std::string::npos);
+  EXPECT_NE(specError("add c=4 h=4 w=4 inzp=3").find("inzp belongs to conv2d and dense"), std::string::npos);
 }
 
 std::vector<Operator> resnet18() {

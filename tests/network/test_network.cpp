@@ -56,21 +56,37 @@ Node node(const std::string& op, const std::string& name, std::vector<std::strin
   return n;
 }
 
-// conv+BN+relu, maxpool, a residual block, global average pool, flatten, dense: every kind of
-// accelerator layer, BatchNorm folding and the fusions.
-Graph smallNetwork(uint32_t seed) {
-  std::mt19937 rng(seed);
+// HardSigmoid as PyTorch exports it (alpha 1/6, beta 1/2).
+Node hardSigmoid(const std::string& name, const std::string& in, const std::string& out) {
+  Node n = node("HardSigmoid", name, {in}, {out});
+  Attribute alpha;
+  alpha.kind = Attribute::Kind::kFloat;
+  alpha.f = 1.0f / 6.0f;
+  n.attrs["alpha"] = alpha;
+  return n;
+}
+
+// A graph with one float input x [1, 3, 32, 32] and nothing else yet.
+Graph inputGraph(const std::string& name) {
   Graph g;
-  g.name = "small";
-  g.origin = "small-network";
+  g.name = name;
+  g.origin = name + "-network";
   g.opset = 13;
-  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
   Tensor x;
   x.name = "x";
   x.shape = {1, 3, 32, 32};
   x.hasShape = true;
-  add(x);
+  g.tensors[x.name] = x;
   g.inputs = {"x"};
+  return g;
+}
+
+// conv+BN+relu, maxpool, a residual block, global average pool, flatten, dense: every kind of
+// accelerator layer, BatchNorm folding and the fusions.
+Graph smallNetwork(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g = inputGraph("small");
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
   add(floatTensor("w1", {16, 3, 3, 3}, rng, 0.3f, true));
   add(floatTensor("b1", {16}, rng, 0.1f, true));
   Tensor gamma = floatTensor("gamma", {16}, rng, 0.1f, true), var = floatTensor("var", {16}, rng, 0.1f, true);
@@ -116,17 +132,8 @@ Graph smallNetwork(uint32_t seed) {
 // 2), a grouped one, and a Fire module's Concat of two branches feeding a 1x1 convolution.
 Graph branchyNetwork(uint32_t seed) {
   std::mt19937 rng(seed);
-  Graph g;
-  g.name = "branchy";
-  g.origin = "branchy-network";
-  g.opset = 13;
+  Graph g = inputGraph("branchy");
   auto add = [&](Tensor t) { g.tensors[t.name] = t; };
-  Tensor x;
-  x.name = "x";
-  x.shape = {1, 3, 32, 32};
-  x.hasShape = true;
-  add(x);
-  g.inputs = {"x"};
   add(floatTensor("w1", {16, 3, 3, 3}, rng, 0.3f, true));
   add(floatTensor("b1", {16}, rng, 0.1f, true));
   add(floatTensor("wd", {32, 1, 3, 3}, rng, 0.4f, true));
@@ -161,12 +168,7 @@ Graph branchyNetwork(uint32_t seed) {
   conv("se_reduce", {"se_p", "wse1", "bse1"}, "se_r", 0, 1, 1);
   g.nodes.push_back(node("Relu", "se_relu", {"se_r"}, {"se_rr"}));
   conv("se_expand", {"se_rr", "wse2", "bse2"}, "se_e", 0, 1, 1);
-  Node gate = node("HardSigmoid", "se_gate", {"se_e"}, {"se_g"});
-  Attribute sixth;
-  sixth.kind = Attribute::Kind::kFloat;
-  sixth.f = 1.0f / 6.0f;
-  gate.attrs["alpha"] = sixth;
-  g.nodes.push_back(gate);
+  g.nodes.push_back(hardSigmoid("se_gate", "se_e", "se_g"));
   g.nodes.push_back(node("Mul", "se_scale", {"r2", "se_g"}, {"se_out"}));
   conv("grouped", {"se_out", "wg"}, "gr", 1, 2, 4);
   g.nodes.push_back(node("Relu", "relu3", {"gr"}, {"r3"}));
@@ -181,12 +183,7 @@ Graph branchyNetwork(uint32_t seed) {
   g.nodes.push_back(cat);
   conv("after_concat", {"cat", "wc"}, "c", 0, 1, 1);
   // PyTorch's HardSwish at opset 13: x * HardSigmoid(x), run in the convolution's epilogue.
-  Node hsig = node("HardSigmoid", "hardsigmoid", {"c"}, {"hc"});
-  Attribute alpha;
-  alpha.kind = Attribute::Kind::kFloat;
-  alpha.f = 1.0f / 6.0f;
-  hsig.attrs["alpha"] = alpha;
-  g.nodes.push_back(hsig);
+  g.nodes.push_back(hardSigmoid("hardsigmoid", "c", "hc"));
   g.nodes.push_back(node("Mul", "hardswish", {"c", "hc"}, {"rc"}));
   g.nodes.push_back(node("GlobalAveragePool", "gap", {"rc"}, {"gp"}));
   g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"f"}));
@@ -196,9 +193,7 @@ Graph branchyNetwork(uint32_t seed) {
   fc.attrs["transB"] = transB;
   g.nodes.push_back(fc);
   // And after the dense layer (MobileNetV3's classifier).
-  Node hsig2 = node("HardSigmoid", "fc_hardsigmoid", {"fc_out"}, {"fc_h"});
-  hsig2.attrs["alpha"] = alpha;
-  g.nodes.push_back(hsig2);
+  g.nodes.push_back(hardSigmoid("fc_hardsigmoid", "fc_out", "fc_h"));
   g.nodes.push_back(node("Mul", "fc_hardswish", {"fc_h", "fc_out"}, {"logits"}));
   g.outputs = {"logits"};
   tessera::compiler::host::inferShapes(g);

@@ -31,6 +31,16 @@ namespace {
 
 int8_t saturate8(double v) { return static_cast<int8_t>(std::clamp(std::nearbyint(v), -128.0, 127.0)); }
 
+// A window's kernel, strides and padding (the factories take square ones).
+void setWindow(Operator& o, int kh, int kw, int sh, int sw, int ph, int pw) {
+  o.kernelH = kh;
+  o.kernelW = kw;
+  o.strideH = sh;
+  o.strideW = sw;
+  o.padH = ph;
+  o.padW = pw;
+}
+
 class Quantizer {
  public:
   Quantizer(Graph& g, const ActivationScales& scales) : g_(g), scales_(scales) {}
@@ -371,12 +381,7 @@ class Quantizer {
         o = Operator::dense(int(xs.at(0)), int(inC), int(outC), e);
       } else {
         o = Operator::conv2d(int(xs.at(0)), int(inC), int(xs.at(2)), int(xs.at(3)), int(outC), kh, sh, ph, e);
-        o.kernelH = kh;
-        o.kernelW = kw;
-        o.strideH = sh;
-        o.strideW = sw;
-        o.padH = ph;
-        o.padW = pw;
+        setWindow(o, kh, kw, sh, sw, ph, pw);
         o.groups = groups;
       }
       o.name = name;
@@ -740,12 +745,7 @@ class Quantizer {
       const int N = int(x.shape[0]), C = int(x.shape[1]), H = int(x.shape[2]), W = int(x.shape[3]);
       auto windowOperator = [&] {
         Operator o = n.opType == "MaxPool" ? Operator::maxPool(N, C, H, W, kh, sh, ph) : Operator::avgPool(N, C, H, W, kh, sh, ph);
-        o.kernelH = kh;
-        o.kernelW = kw;
-        o.strideH = sh;
-        o.strideW = sw;
-        o.padH = ph;
-        o.padW = pw;
+        setWindow(o, kh, kw, sh, sw, ph, pw);
         o.ceilMode = n.opType == "MaxPool" && n.attrInt("ceil_mode", 0) != 0;
         o.name = n.name;
         return o;
