@@ -91,17 +91,21 @@ std::vector<uint8_t> frame(uint8_t type, const std::vector<uint8_t>& payload, ui
 
 struct RawClient {
   explicit RawClient(uint16_t port) : socket(io) { socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port)); }
-  // Reads one frame, or fails the test if none comes within 20 s (a hung server).
+  // Reads one frame, or fails the test if none comes within 20 s (a hung server). QUEUED frames
+  // are skipped: the server thread of the previous connection may not have released the device
+  // yet when this client says hello, and then WELCOME follows a QUEUED or two.
   RawFrame read() {
-    RawFrame f;
-    uint8_t header[8];
-    readWithin(header, 8);
-    const uint32_t n = header[0] | header[1] << 8 | header[2] << 16 | uint32_t(header[3]) << 24;
-    f.type = header[4];
-    EXPECT_LT(n, 1u << 20);
-    f.payload.resize(n);
-    readWithin(f.payload.data(), n);
-    return f;
+    for (;;) {
+      RawFrame f;
+      uint8_t header[8];
+      readWithin(header, 8);
+      const uint32_t n = header[0] | header[1] << 8 | header[2] << 16 | uint32_t(header[3]) << 24;
+      f.type = header[4];
+      EXPECT_LT(n, 1u << 20);
+      f.payload.resize(n);
+      readWithin(f.payload.data(), n);
+      if (f.type != static_cast<uint8_t>(remote::wire::Msg::kQueued)) return f;
+    }
   }
   void readWithin(uint8_t* dst, size_t n) {
     bool done = false;
