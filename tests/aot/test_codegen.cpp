@@ -45,6 +45,7 @@ Tensor randomData(Tensor t, std::mt19937& rng) {
       case DType::kInt8: t.ints.push_back(std::uniform_int_distribution<int>(-128, 127)(rng)); break;
       case DType::kInt32: t.ints.push_back(std::uniform_int_distribution<int32_t>(-100000, 100000)(rng)); break;
       case DType::kInt64: t.ints.push_back(std::uniform_int_distribution<int64_t>(-1000, 1000)(rng)); break;
+      case DType::kBool: t.ints.push_back(std::uniform_int_distribution<int>(0, 1)(rng)); break;
     }
   }
   return t;

@@ -84,7 +84,18 @@ const char* kSupported[] = {
     "test_split_variable_parts_1d", "test_split_variable_parts_2d", "test_split_variable_parts_default_axis",
     "test_expand_dim_changed", "test_expand_dim_unchanged", "test_logsoftmax_axis_0",
     "test_logsoftmax_axis_1", "test_logsoftmax_axis_2", "test_logsoftmax_default_axis", "test_logsoftmax_example_1",
-    "test_logsoftmax_large_number", "test_logsoftmax_negative_axis"};
+    "test_logsoftmax_large_number", "test_logsoftmax_negative_axis", "test_equal", "test_equal_bcast", "test_greater",
+    "test_greater_bcast", "test_greater_equal", "test_greater_equal_bcast", "test_less", "test_less_bcast",
+    "test_less_equal", "test_less_equal_bcast", "test_not_2d", "test_not_3d", "test_not_4d", "test_where_example",
+    "test_where_long_example", "test_resize_downsample_scales_linear", "test_resize_downsample_scales_linear_align_corners",
+    "test_resize_downsample_scales_nearest", "test_resize_downsample_sizes_linear_pytorch_half_pixel",
+    "test_resize_downsample_sizes_nearest", "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn",
+    "test_resize_tf_crop_and_resize", "test_resize_upsample_scales_linear", "test_resize_upsample_scales_linear_align_corners",
+    "test_resize_upsample_scales_nearest", "test_resize_upsample_sizes_nearest",
+    "test_resize_upsample_sizes_nearest_ceil_half_pixel", "test_resize_upsample_sizes_nearest_floor_align_corners",
+    "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_convtranspose", "test_convtranspose_autopad_same",
+    "test_convtranspose_dilations", "test_convtranspose_kernel_shape", "test_convtranspose_output_shape",
+    "test_convtranspose_pad", "test_convtranspose_pads"};
 
 // Node tests of supported operators using a feature Tessera does not support: each must fail with
 // an error naming what, never crash or pass silently.
@@ -114,10 +125,15 @@ const std::pair<const char*, const char*> kUnsupported[] = {
     {"test_range_int32_type_negative_delta", "constant"},
     // Element types the executor does not hold.
     {"test_split_zero_size_splits", "dimension 0 is unknown"},
-    {"test_cast_DOUBLE_to_FLOAT", "DOUBLE"}, {"test_cast_FLOAT_to_FLOAT16", "FLOAT16"}};
+    {"test_cast_DOUBLE_to_FLOAT", "DOUBLE"}, {"test_cast_FLOAT_to_FLOAT16", "FLOAT16"},
+    // Resize's cubic mode; transposed convolutions other than 2-D; Upsample (gone since opset 10);
+    // models older than the operator's last change.
+    {"test_resize_upsample_scales_cubic", "cubic"}, {"test_resize_downsample_sizes_cubic", "cubic"},
+    {"test_convtranspose_1d", "2-D"}, {"test_convtranspose_3d", "2-D"}, {"test_upsample_nearest", "opset"},
+    {"test_convtranspose_with_kernel", "opset 8"}};  // ConvTranspose changed in opset 11
 
 // Node tests whose host step the code generator refuses (docs/aot.md): integer convolutions,
-// products and divisions, Split and LogSoftmax. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.
+// products and divisions, Split, LogSoftmax, comparisons, Where, Resize and ConvTranspose. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.
 const std::set<std::string> kNotLowered = {"test_basic_convinteger", "test_convinteger_with_padding", "test_convinteger_without_padding",
                                            "test_matmulinteger", "test_div_uint8", "test_split_equal_parts_1d", "test_split_equal_parts_2d",
                                            "test_split_equal_parts_default_axis", "test_split_variable_parts_1d",
@@ -125,6 +141,15 @@ const std::set<std::string> kNotLowered = {"test_basic_convinteger", "test_convi
                                            "test_logsoftmax_axis_0", "test_logsoftmax_axis_1",
                                            "test_logsoftmax_axis_2", "test_logsoftmax_default_axis", "test_logsoftmax_example_1",
                                            "test_logsoftmax_large_number", "test_logsoftmax_negative_axis"};
+// Operators the code generator has no lowering for: all their tests run on the interpreter only.
+const char* const kNotLoweredOps[] = {"test_equal", "test_greater", "test_less", "test_not_", "test_where_", "test_resize_",
+                                      "test_convtranspose"};
+
+bool notLowered(const std::string& test) {
+  for (const char* prefix : kNotLoweredOps)
+    if (test.rfind(prefix, 0) == 0) return true;
+  return kNotLowered.count(test) > 0;
+}
 
 std::vector<Tensor> readSet(const fs::path& dir, const char* prefix) {
   std::vector<Tensor> v;
@@ -205,9 +230,9 @@ TEST_P(NodeTest, MatchesTheExpectedOutputsOnTheHostAndThroughThePipeline) {
     std::unique_ptr<tessera::compiler::codegen::JitModel> jit;
     try {
       jit = std::make_unique<tessera::compiler::codegen::JitModel>(m, "node");
-      EXPECT_FALSE(kNotLowered.count(GetParam())) << GetParam() << " is lowered now: take it off kNotLowered";
+      EXPECT_FALSE(notLowered(GetParam())) << GetParam() << " is lowered now: take it off kNotLowered";
     } catch (const tessera::Error& e) {
-      EXPECT_TRUE(kNotLowered.count(GetParam())) << GetParam() << ": " << e.what();
+      EXPECT_TRUE(notLowered(GetParam())) << GetParam() << ": " << e.what();
       const std::string why = e.what();
       EXPECT_TRUE(why.find("has no LLVM code generation") != std::string::npos || why.find("are generated") != std::string::npos) << why;
     }

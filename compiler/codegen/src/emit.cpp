@@ -152,6 +152,7 @@ const char* cType(DType t) {
     case DType::kInt8: return "int8_t";
     case DType::kInt32: return "int32_t";
     case DType::kInt64: return "int64_t";
+    case DType::kBool: return "uint8_t";  // 0 or 1
   }
   return "?";
 }

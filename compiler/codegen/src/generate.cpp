@@ -127,7 +127,8 @@ class ModuleGenerator {
     switch (t) {
       case DType::kFloat32: return f32_;
       case DType::kUInt8:
-      case DType::kInt8: return i8_;
+      case DType::kInt8:
+      case DType::kBool: return i8_;
       case DType::kInt32: return i32_;
       case DType::kInt64: return i64_;
     }
@@ -167,7 +168,8 @@ class ModuleGenerator {
     switch (t.dtype) {
       case DType::kFloat32: data = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<float>(t.floats)); break;
       case DType::kUInt8:
-      case DType::kInt8: {
+      case DType::kInt8:
+      case DType::kBool: {
         std::vector<uint8_t> v(t.ints.begin(), t.ints.end());
         data = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(v));
         break;

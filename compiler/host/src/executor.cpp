@@ -9,6 +9,7 @@
 #include <set>
 
 #include "library_kernels.h"
+#include "upsampling.h"
 #include "tessera/support/error.h"
 
 namespace tessera::compiler::host {
@@ -27,7 +28,8 @@ const std::set<std::string>& supportedOps() {
       "MatMulInteger", "QLinearMatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
       "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax", "Shape", "Gather",
-      "Div", "PRelu", "Pad", "Split", "Cast", "ConstantOfShape", "Range", "Expand", "LogSoftmax"};
+      "Div", "PRelu", "Pad", "Split", "Cast", "ConstantOfShape", "Range", "Expand", "LogSoftmax", "Equal", "Less",
+      "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Resize", "ConvTranspose"};
   return ops;
 }
 
@@ -464,7 +466,7 @@ Tensor foldInput(const Ctx& c, const Tensor& x, bool computeData) {
   return y;
 }
 
-std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins, bool computeData) {
+std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& ins, bool computeData) {
   const Node& n = c.n;
   const std::string& op = n.opType;
   if (n.domain == "tessera" && op == "FoldInput") {
@@ -487,7 +489,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
 
   if (op == "Identity" || op == "Dropout") {
     if (op == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty()) c.fail("the mask output is not supported (inference only)");
-    Tensor y = *ins.at(0);
+    Tensor y = c.in(ins, 0);
     y.isConstant = false;
     return {y};
   }
@@ -539,6 +541,7 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     const Tensor& b = c.in(ins, 1);
     if (x.dtype != b.dtype) c.fail("operand types differ: " + x.describe() + " and " + b.describe());
+    if (x.dtype == DType::kBool) c.fail("takes numbers, not bool");
     const Shape s = broadcast(c, x.shape, b.shape);
     if (!computeData) return {shapeOnly(x.dtype, s)};
     Tensor y = make(x.dtype, s);
@@ -561,6 +564,58 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     }
     return {y};
   }
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual") {
+    const Tensor& b = c.in(ins, 1);
+    if (x.dtype != b.dtype) c.fail("operand types differ: " + x.describe() + " and " + b.describe());
+    if (op != "Equal" && x.dtype == DType::kBool) c.fail("compares numbers, not bool");
+    const Shape s = broadcast(c, x.shape, b.shape);
+    if (!computeData) return {shapeOnly(DType::kBool, s)};
+    Tensor y = make(DType::kBool, s);
+    const auto ai = broadcastIndex(x.shape, s), bi = broadcastIndex(b.shape, s);
+    enum class Compare { kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual };
+    const Compare f = op == "Equal" ? Compare::kEqual : op == "Less" ? Compare::kLess : op == "Greater" ? Compare::kGreater
+                      : op == "LessOrEqual" ? Compare::kLessOrEqual : Compare::kGreaterOrEqual;
+    for (int64_t i = 0; i < count(s); ++i) {
+      // Integers compared exactly (an int64 need not fit a double); floats as IEEE does (NaN unequal).
+      const size_t a = size_t(ai[size_t(i)]), bb = size_t(bi[size_t(i)]);
+      bool r;
+      if (x.dtype == DType::kFloat32) {
+        const float u = x.floats[a], v = b.floats[bb];
+        r = f == Compare::kEqual ? u == v : f == Compare::kLess ? u < v : f == Compare::kGreater ? u > v : f == Compare::kLessOrEqual ? u <= v : u >= v;
+      } else {
+        const int64_t u = x.ints[a], v = b.ints[bb];
+        r = f == Compare::kEqual ? u == v : f == Compare::kLess ? u < v : f == Compare::kGreater ? u > v : f == Compare::kLessOrEqual ? u <= v : u >= v;
+      }
+      y.ints[size_t(i)] = r;
+    }
+    return {y};
+  }
+  if (op == "Not") {
+    if (x.dtype != DType::kBool) c.fail("takes bool, not " + x.describe());
+    if (!computeData) return {shapeOnly(DType::kBool, x.shape)};
+    Tensor y = make(DType::kBool, x.shape);
+    for (size_t i = 0; i < x.ints.size(); ++i) y.ints[i] = x.ints[i] == 0;
+    return {y};
+  }
+  if (op == "Where") {
+    const Tensor &a = c.in(ins, 1), &b = c.in(ins, 2);
+    if (x.dtype != DType::kBool) c.fail("the condition must be bool, not " + x.describe());
+    if (a.dtype != b.dtype) c.fail("operand types differ: " + a.describe() + " and " + b.describe());
+    const Shape s = broadcast(c, broadcast(c, x.shape, a.shape), b.shape);
+    if (!computeData) return {shapeOnly(a.dtype, s)};
+    Tensor y = make(a.dtype, s);
+    const auto ci = broadcastIndex(x.shape, s), ai = broadcastIndex(a.shape, s), bi = broadcastIndex(b.shape, s);
+    for (int64_t i = 0; i < count(s); ++i) {
+      const bool pick = x.ints[size_t(ci[size_t(i)])] != 0;
+      const Tensor& from = pick ? a : b;
+      const size_t at = size_t((pick ? ai : bi)[size_t(i)]);
+      if (a.dtype == DType::kFloat32) y.floats[size_t(i)] = from.floats[at];
+      else y.ints[size_t(i)] = from.ints[at];
+    }
+    return {y};
+  }
+  if (op == "Resize") return {detail::resize(n, c.opset, ins, computeData)};
+  if (op == "ConvTranspose") return {detail::convTranspose(n, c.opset, ins, computeData)};
   if (op == "PRelu") {
     const Tensor& slope = c.in(ins, 1);
     if (x.dtype != DType::kFloat32 || slope.dtype != DType::kFloat32) c.fail("takes float32 input and slope");
@@ -678,13 +733,16 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
       case 3: t = DType::kInt8; break;
       case 6: t = DType::kInt32; break;
       case 7: t = DType::kInt64; break;
-      default: c.fail("casting to element type " + std::to_string(to) + " is not supported (float, uint8, int8, int32, int64 are)");
+      case 9: t = DType::kBool; break;
+      default: c.fail("casting to element type " + std::to_string(to) + " is not supported (float, uint8, int8, int32, int64, bool are)");
     }
     if (!computeData) return {shapeOnly(t, x.shape)};
     Tensor y = make(t, x.shape);
     for (int64_t i = 0; i < count(x.shape); ++i) {
       if (t == DType::kFloat32) {
         y.floats[size_t(i)] = float(value(x, i));
+      } else if (t == DType::kBool) {
+        y.ints[size_t(i)] = value(x, i) != 0;  // NaN is true, as in numpy
       } else if (x.dtype == DType::kFloat32) {
         // Float to integer truncates toward zero; out-of-range values saturate instead of being undefined.
         const double v = std::trunc(double(x.floats[size_t(i)]));
@@ -1208,6 +1266,16 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     return {y};
   }
   c.fail("operator " + op + " is not supported");
+}
+
+// executeNode with its bounds checks (vector::at on an operand's values) reported as an error
+// naming the node: a malformed model (say, an empty zero point) must not end the process.
+std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins, bool computeData) {
+  try {
+    return executeNode(c, ins, computeData);
+  } catch (const std::out_of_range&) {
+    c.fail("an input holds fewer values or dimensions than the operator reads (a malformed model)");
+  }
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ struct NpyType {
 };
 const NpyType kNpyTypes[] = {{"<f4", DType::kFloat32, 4}, {"|u1", DType::kUInt8, 1}, {"|i1", DType::kInt8, 1},
                              {"<i4", DType::kInt32, 4},   {"<i8", DType::kInt64, 8}, {"<u1", DType::kUInt8, 1},
-                             {"<i1", DType::kInt8, 1}};
+                             {"<i1", DType::kInt8, 1},   {"|b1", DType::kBool, 1}};
 
 std::string headerValue(const std::string& header, const std::string& key, const std::string& path) {
   const size_t k = header.find("'" + key + "'");
@@ -112,7 +112,7 @@ Tensor readNpy(const std::string& path) {
   const NpyType* type = nullptr;
   for (const NpyType& t : kNpyTypes)
     if (descr == t.descr) type = &t;
-  if (!type) throw Error(path, "dtype '" + descr + "' is not supported (float32, uint8, int8, int32, int64 little-endian)");
+  if (!type) throw Error(path, "dtype '" + descr + "' is not supported (float32, uint8, int8, int32, int64 little-endian, bool)");
   Tensor t;
   t.dtype = type->dtype;
   t.hasShape = true;

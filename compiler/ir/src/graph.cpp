@@ -18,6 +18,7 @@ const char* dtypeName(DType t) {
     case DType::kInt8: return "int8";
     case DType::kInt32: return "int32";
     case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
   }
   return "invalid";
 }
@@ -27,7 +28,8 @@ bool isInteger(DType t) { return t != DType::kFloat32; }
 size_t elementBytes(DType t) {
   switch (t) {
     case DType::kUInt8:
-    case DType::kInt8: return 1;
+    case DType::kInt8:
+    case DType::kBool: return 1;
     case DType::kFloat32:
     case DType::kInt32: return 4;
     case DType::kInt64: return 8;
@@ -52,6 +54,7 @@ void Tensor::appendElements(const uint8_t* b, int64_t count) {
       case DType::kInt8: ints.push_back(int64_t(int8_t(v))); break;
       case DType::kInt32: ints.push_back(int64_t(int32_t(v))); break;
       case DType::kInt64: ints.push_back(int64_t(v)); break;
+      case DType::kBool: ints.push_back(v != 0); break;
     }
   }
 }

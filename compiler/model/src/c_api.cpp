@@ -30,6 +30,7 @@ TesseraDType toC(DType t) {
     case DType::kInt8: return TESSERA_INT8;
     case DType::kInt32: return TESSERA_INT32;
     case DType::kInt64: return TESSERA_INT64;
+    case DType::kBool: return TESSERA_BOOL;
   }
   return TESSERA_FLOAT32;
 }

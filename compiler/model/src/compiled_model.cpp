@@ -78,7 +78,7 @@ Tensor readTensor(BinaryReader& r) {
   Tensor t;
   t.name = r.str("tensor name");
   const uint32_t dt = r.u32("tensor dtype");
-  if (dt > uint32_t(DType::kInt64)) throw Error(r.origin(), "tensor '" + t.name + "' has an invalid dtype");
+  if (dt > uint32_t(DType::kBool)) throw Error(r.origin(), "tensor '" + t.name + "' has an invalid dtype");
   t.dtype = DType(dt);
   t.hasShape = r.u32("tensor flags") != 0;
   t.isConstant = r.u32("tensor flags") != 0;

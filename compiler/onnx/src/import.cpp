@@ -30,11 +30,12 @@ DType dtypeOf(int32_t onnxType, const std::string& where) {
     case ::onnx::TensorProto::INT8: return DType::kInt8;
     case ::onnx::TensorProto::INT32: return DType::kInt32;
     case ::onnx::TensorProto::INT64: return DType::kInt64;
+    case ::onnx::TensorProto::BOOL: return DType::kBool;
     default: break;
   }
   throw Error(where, "element type " + std::to_string(onnxType) + " (" +
                          ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(onnxType)) +
-                         ") is not supported (float32, uint8, int8, int32, int64 are)");
+                         ") is not supported (float32, uint8, int8, int32, int64, bool are)");
 }
 
 Tensor tensorFrom(const ::onnx::TensorProto& p, const std::string& where) {
@@ -69,8 +70,12 @@ Tensor tensorFrom(const ::onnx::TensorProto& p, const std::string& where) {
     t.ints.assign(p.int64_data().begin(), p.int64_data().end());
     have = p.int64_data_size();
   } else {
-    // uint8, int8 and int32 values live in int32_data.
-    for (int32_t v : p.int32_data()) t.ints.push_back(t.dtype == DType::kUInt8 ? int64_t(uint8_t(v)) : t.dtype == DType::kInt8 ? int64_t(int8_t(v)) : int64_t(v));
+    // uint8, int8, int32 and bool values live in int32_data.
+    for (int32_t v : p.int32_data())
+      t.ints.push_back(t.dtype == DType::kUInt8  ? int64_t(uint8_t(v))
+                       : t.dtype == DType::kInt8 ? int64_t(int8_t(v))
+                       : t.dtype == DType::kBool ? int64_t(v != 0)
+                                                 : int64_t(v));
     have = p.int32_data_size();
   }
   if (have != n) throw Error(at, "holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
@@ -150,7 +155,9 @@ Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path
                                                     "GlobalAveragePool", "QuantizeLinear", "DequantizeLinear",
                                                     "Relu", "Identity", "MatMul", "Add", "Sub", "Mul", "Transpose",
                                                     // unchanged since opset 6 (Erf: 9) but for added types
-                                                    "Sigmoid", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Erf"};
+                                                    "Sigmoid", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Erf",
+                                                    // unchanged since opset 1
+                                                    "Not"};
     std::string blocker;
     for (const auto& n : model.graph().node())
       if (blocker.empty() && (!unchanged.count(n.op_type()) || !(n.domain().empty() || n.domain() == "ai.onnx")))

@@ -12,7 +12,7 @@ extern "C" {
 /* A compiled model loaded on a target, with its own session (DRAM, device) and last error. */
 typedef struct TesseraModel TesseraModel;
 
-typedef enum { TESSERA_FLOAT32 = 0, TESSERA_UINT8 = 1, TESSERA_INT8 = 2, TESSERA_INT32 = 3, TESSERA_INT64 = 4 } TesseraDType;
+typedef enum { TESSERA_FLOAT32 = 0, TESSERA_UINT8 = 1, TESSERA_INT8 = 2, TESSERA_INT32 = 3, TESSERA_INT64 = 4, TESSERA_BOOL = 5 } TesseraDType;
 
 /* Loads `path` (a file written by `tessera compile -o`) and prepares it on `target` ("fsim",
  * "tsim", ...; NULL means "fsim") with the config it was compiled for. Returns NULL on failure

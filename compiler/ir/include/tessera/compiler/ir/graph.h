@@ -10,9 +10,10 @@
 namespace tessera::compiler::ir {
 
 // Element types the importer, the passes and the host executor handle.
-enum class DType { kFloat32, kUInt8, kInt8, kInt32, kInt64 };
+// kBool holds 0 or 1 in `ints`, one byte per element in files and generated code.
+enum class DType { kFloat32, kUInt8, kInt8, kInt32, kInt64, kBool };
 
-// "float32", "uint8", "int8", "int32", "int64".
+// "float32", "uint8", "int8", "int32", "int64", "bool".
 const char* dtypeName(DType t);
 bool isInteger(DType t);
 size_t elementBytes(DType t);
