@@ -134,6 +134,36 @@ Epilogue lowBitsEpilogue(int lowBits, int shift) {
   return e;
 }
 
+// Dilated convolutions (DeepLab's atrous layers): dilation 2, 3 and 4, with stride 2, different
+// dilations per axis, depthwise, and with an input zero point (its border corrections count the
+// taps a dilated window leaves outside the input).
+std::vector<Operator> dilatedOperators() {
+  std::vector<Operator> ops;
+  auto dilated = [](int c, int h, int w, int o, int k, int s, int p, int dh, int dw, int groups) {
+    Epilogue relu;
+    relu.relu = true;
+    relu.shift = 6;
+    Operator op = Operator::conv2d(1, c, h, w, o, k, s, p, relu);
+    op.dilationH = dh;
+    op.dilationW = dw;
+    op.groups = groups;
+    return op;
+  };
+  ops.push_back(dilated(16, 9, 9, 16, 3, 1, 2, 2, 2, 1));
+  ops.push_back(dilated(20, 10, 11, 40, 3, 1, 3, 3, 3, 1));
+  ops.push_back(dilated(16, 11, 11, 32, 3, 2, 2, 2, 2, 1));
+  ops.push_back(dilated(16, 8, 12, 16, 3, 1, 1, 2, 1, 1));
+  ops.push_back(dilated(32, 9, 9, 32, 3, 1, 2, 2, 2, 32));
+  ops.push_back(dilated(16, 12, 12, 16, 3, 1, 4, 4, 4, 1));
+  Operator zp = dilated(20, 9, 9, 20, 3, 1, 2, 2, 2, 1);
+  zp.inputZeroPoint = -128;
+  ops.push_back(zp);
+  Operator zpStride = dilated(16, 10, 10, 16, 3, 2, 1, 2, 3, 1);  // padding smaller than the reach
+  zpStride.inputZeroPoint = 37;
+  ops.push_back(zpStride);
+  return ops;
+}
+
 // Grouped convolutions: depthwise (3x3 and 5x5, stride 1 and 2, channels not a multiple of the
 // block), a channel multiplier, groups of 4, 8 and 24 channels (a block holding several groups,
 // groups spanning blocks unevenly), two groups, with an input zero point, low multiplier bits and
@@ -371,6 +401,7 @@ std::vector<Operator> smallOperators() {
   fused.residualEpilogue = narrowSum;
   ops.push_back(fused);
   for (Operator& g : groupedOperators()) ops.push_back(g);
+  for (Operator& d : dilatedOperators()) ops.push_back(d);
   // An activation function after the requantization (act=): HardSwish's t in the scratch region,
   // with the low multiplier bits' product there before it; HardSigmoid in place; a depthwise
   // HardSwish and a dense HardSigmoid (a squeeze-excitation gate).
@@ -494,6 +525,26 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   EXPECT_EQ(dw.macs() * 64, dense.macs());
   // Output blocks reading different input blocks never share a tile.
   EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
+}
+
+// Dilated convolutions under every legal tiling; the spec round-trips and its errors name the key.
+TEST(DilatedConv, EveryTilingMatchesTheReference) {
+  const Config cfg = Config::load("default");
+  int checked = 0;
+  for (const Operator& op : dilatedOperators()) {
+    const OperatorData data = OperatorData::random(op, 11);
+    checked += everyTilingMatches(cfg, op, data, {1, 2}, {1, 2, 3, 5, 9}, {1, 2, 4, 7});
+  }
+  EXPECT_GT(checked, 40);
+  const Operator op = Operator::parse("conv2d cin=16 h=9 w=9 cout=16 kernel=3 pad=2 dilation=2", "test");
+  EXPECT_EQ(op.outHeight(), 9);
+  EXPECT_EQ(Operator::parse(op.spec(), "again").dilationW, 2);
+  EXPECT_NE(op.describe().find("dilation 2x2"), std::string::npos) << op.describe();
+  EXPECT_NE(specError("conv2d cin=16 h=9 w=9 cout=16 kernel=3 pad=1 dilation=0").find("dilation height must be positive"),
+            std::string::npos);
+  EXPECT_NE(specError("maxpool c=16 h=9 w=9 kernel=3 dilation=2").find("dilation belongs to conv2d"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=16 h=4 w=4 cout=16 kernel=3 dilation=3").find("kernel extent 7x7 is larger"),
+            std::string::npos);
 }
 
 // The activation's spec survives a round trip, its errors name the key, and random operands do

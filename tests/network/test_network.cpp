@@ -129,7 +129,7 @@ Graph smallNetwork(uint32_t seed) {
 }
 
 // MobileNet's and SqueezeNet's shapes: a depthwise convolution (with a channel multiplier of
-// 2), a grouped one, and a Fire module's Concat of two branches feeding a 1x1 convolution.
+// 2), a grouped one, a dilated one, and a Fire module's Concat of two branches feeding a 1x1 convolution.
 Graph branchyNetwork(uint32_t seed) {
   std::mt19937 rng(seed);
   Graph g = inputGraph("branchy");
@@ -149,10 +149,11 @@ Graph branchyNetwork(uint32_t seed) {
   add(floatTensor("w3", {10, 16}, rng, 0.3f, true));
   add(floatTensor("b3", {10}, rng, 0.1f, true));
   auto conv = [&](const std::string& name, std::vector<std::string> in, const std::string& out, int pad, int stride,
-                  int group) {
+                  int group, int dilation = 1) {
     Node c = node("Conv", name, std::move(in), {out});
     c.attrs["pads"] = ints({pad, pad, pad, pad});
     c.attrs["strides"] = ints({stride, stride});
+    if (dilation != 1) c.attrs["dilations"] = ints({dilation, dilation});
     Attribute gr;
     gr.i = group;
     c.attrs["group"] = gr;
@@ -174,7 +175,7 @@ Graph branchyNetwork(uint32_t seed) {
   g.nodes.push_back(node("Relu", "relu3", {"gr"}, {"r3"}));
   conv("squeeze_a", {"r3", "wa"}, "a", 0, 1, 1);
   g.nodes.push_back(node("Relu", "relu4", {"a"}, {"ra"}));
-  conv("expand_b", {"r3", "wb"}, "b", 1, 1, 1);
+  conv("expand_b", {"r3", "wb"}, "b", 2, 1, 1, 2);  // dilated (an atrous layer)
   g.nodes.push_back(node("Relu", "relu5", {"b"}, {"rb"}));
   Node cat = node("Concat", "fire_concat", {"ra", "rb"}, {"cat"});
   Attribute axis;
@@ -495,6 +496,9 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
     }
     if (l.name == "grouped") {
       EXPECT_NE(l.spec.find("groups=4"), std::string::npos) << l.spec;
+    }
+    if (l.name == "expand_b") {
+      EXPECT_NE(l.spec.find("dh=2 dw=2"), std::string::npos) << l.spec;
     }
     if (l.kind == "concat") {
       EXPECT_EQ(l.insnBegin, l.insnEnd);

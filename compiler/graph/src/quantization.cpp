@@ -242,7 +242,7 @@ class Quantizer {
     g_.nodes.push_back(n);
   }
 
-  // Conv (any groups, no dilation, symmetric pads; weights [outC][inC/groups][kh][kw]) or a dense
+  // Conv (any groups and dilations, symmetric pads; weights [outC][inC/groups][kh][kw]) or a dense
   // layer given as OIHW weights.
   // A HardSigmoid or HardSwish after a layer, run in its epilogue: the function's kind and the
   // layer's own (pre-activation) output.
@@ -307,7 +307,7 @@ class Quantizer {
                        const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
                        bool relu, const std::vector<float>* weightScales, int groups = 1,
-                       const FusedActivation* act = nullptr) {
+                       const FusedActivation* act = nullptr, int dh = 1, int dw = 1) {
     const std::string xq = int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
@@ -383,6 +383,8 @@ class Quantizer {
         o = Operator::conv2d(int(xs.at(0)), int(inC), int(xs.at(2)), int(xs.at(3)), int(outC), kh, sh, ph, e);
         setWindow(o, kh, kw, sh, sw, ph, pw);
         o.groups = groups;
+        o.dilationH = dh;
+        o.dilationW = dw;
       }
       o.name = name;
       o.inputZeroPoint = zx;
@@ -462,15 +464,18 @@ class Quantizer {
     return true;
   }
 
-  // Symmetric pads and no dilation, or false.
-  bool simpleWindow(const Node& n, int* ph, int* pw, int* sh, int* sw, int* kh, int* kw, size_t spatialDims) {
+  // Symmetric pads, or false; the dilations go to `dh` and `dw`, or without them must be 1.
+  bool simpleWindow(const Node& n, int* ph, int* pw, int* sh, int* sw, int* kh, int* kw, size_t spatialDims,
+                    int* dh = nullptr, int* dw = nullptr) {
     if (n.attrString("auto_pad", "NOTSET") != "NOTSET" && n.attrString("auto_pad", "NOTSET") != "VALID") return false;
     std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * spatialDims, 0));
     std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(spatialDims, 1));
     std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(spatialDims, 1));
     if (spatialDims != 2 || pads.size() != 4 || strides.size() != 2) return false;
-    for (int64_t d : dil)
-      if (d != 1) return false;
+    if (dil.size() != 2 || dil[0] < 1 || dil[1] < 1 || dil[0] > 64 || dil[1] > 64) return false;
+    if (!dh && (dil[0] != 1 || dil[1] != 1)) return false;
+    if (dh) *dh = int(dil[0]);
+    if (dw) *dw = int(dil[1]);
     if (pads[0] != pads[2] || pads[1] != pads[3]) return false;
     *ph = int(pads[0]);
     *pw = int(pads[1]);
@@ -545,8 +550,8 @@ class Quantizer {
       if (w.shape.size() != 4 || g_.tensor(n.inputs[0]).shape.size() != 4) return false;
       const int64_t groups = n.attrInt("group", 1);
       if (groups < 1 || g_.tensor(n.inputs[0]).shape[1] != w.shape[1] * groups || w.shape[0] % groups) return false;
-      int ph, pw, sh, sw, kh = int(w.shape[2]), kw = int(w.shape[3]);
-      if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2)) return false;
+      int ph, pw, sh, sw, kh = int(w.shape[2]), kw = int(w.shape[3]), dh = 1, dw = 1;
+      if (!simpleWindow(n, &ph, &pw, &sh, &sw, &kh, &kw, 2, &dh, &dw)) return false;
       std::vector<float> bias;
       if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
         if (!isConstTensor(n.inputs[2])) return false;
@@ -560,13 +565,13 @@ class Quantizer {
           if (hasScale(activated) && floatActivation(out) &&
               addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh, sw, ph, pw,
                              false, activated, g_.tensor(activated).shape, false, weightScalesOf(n.inputs[1]), int(groups),
-                             &f->first)) {
+                             &f->first, dh, dw)) {
             for (size_t k : f->second) fused_.insert(k);
             return true;
           }
         }
       addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh, sw, ph, pw, false,
-                      y, g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]), int(groups));
+                      y, g_.tensor(y).shape, relu, weightScalesOf(n.inputs[1]), int(groups), nullptr, dh, dw);
       return true;
     }
     if (n.opType == "Gemm" || n.opType == "MatMul") {

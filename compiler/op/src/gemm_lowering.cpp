@@ -181,8 +181,9 @@ class GemmLowering : public OperatorLowering {
     else
       os << "     for y in 0.." << t_.th << ", ci in 0.." << t_.tci << ":         // GEMM loops\n"
          << "      for ky, kx, x (" << s_.gemmUops << " micro-ops):\n";
-    os << "       acc[co][y][x] += inp[ci][y*" << (g_.KH == 1 ? 1 : g_.SH) << "+ky][x*" << g_.SW
-       << "+kx] . wgt[co][ci][ky][kx]   // " << g_.B << "x" << g_.BI << "x" << g_.BO << " per micro-op\n";
+    const std::string dy = g_.DH == 1 ? "ky" : "ky*" + std::to_string(g_.DH), dx = g_.DW == 1 ? "kx" : "kx*" + std::to_string(g_.DW);
+    os << "       acc[co][y][x] += inp[ci][y*" << (g_.KH == 1 ? 1 : g_.SH) << "+" << dy << "][x*" << g_.SW
+       << "+" << dx << "] . wgt[co][ci][ky][kx]   // " << g_.B << "x" << g_.BI << "x" << g_.BO << " per micro-op\n";
     if (g_.zeroPointClasses)
       os << "    acc[co][y][x] += correction[class(yt*" << t_.th << "+y, xt*" << t_.tw << "+x)][cot*" << t_.tco
          << "+co]  // border outputs only: the input zero point times the taps outside the input\n";
@@ -450,7 +451,7 @@ class GemmLowering : public OperatorLowering {
               for (int kx = 0; kx < g_.KW; ++kx)
                 for (int co = 0; co < t_.tco; ++co)
                   k.uops.push_back({acc + uint32_t(co * t_.th * t_.tw),
-                                    inp + uint32_t((ci * s_.ih + ky) * s_.iw + kx),
+                                    inp + uint32_t((ci * s_.ih + ky * g_.DH) * s_.iw + kx * g_.DW),
                                     wgt + uint32_t(((co * t_.tci + ci) * g_.KH + ky) * g_.KW + kx)});
         } else {
           k.iterIn = uint32_t(t_.tci);
@@ -459,7 +460,7 @@ class GemmLowering : public OperatorLowering {
           for (int ky = 0; ky < g_.KH; ++ky)
             for (int kx = 0; kx < g_.KW; ++kx)
               for (int x = 0; x < t_.tw; ++x)
-                k.uops.push_back({acc + uint32_t(x), inp + uint32_t(ky * s_.iw + kx + x * g_.SW),
+                k.uops.push_back({acc + uint32_t(x), inp + uint32_t(ky * g_.DH * s_.iw + kx * g_.DW + x * g_.SW),
                                   wgt + uint32_t(ky * g_.KW + kx)});
         }
         gemmKernel_[p][q] = kernel(std::move(k));

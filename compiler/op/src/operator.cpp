@@ -112,10 +112,10 @@ Operator Operator::residualAdd() const {
 }
 
 int Operator::outHeight() const {
-  return strideH > 0 ? (height + 2 * padH - kernelH + (ceilMode ? strideH - 1 : 0)) / strideH + 1 : 0;
+  return strideH > 0 ? (height + 2 * padH - extentH() + (ceilMode ? strideH - 1 : 0)) / strideH + 1 : 0;
 }
 int Operator::outWidth() const {
-  return strideW > 0 ? (width + 2 * padW - kernelW + (ceilMode ? strideW - 1 : 0)) / strideW + 1 : 0;
+  return strideW > 0 ? (width + 2 * padW - extentW() + (ceilMode ? strideW - 1 : 0)) / strideW + 1 : 0;
 }
 
 uint64_t Operator::macs() const {
@@ -139,6 +139,9 @@ void Operator::validate() const {
   positive(strideW, "stride width");
   if (padH < 0 || padW < 0) throw Error(where, "padding must not be negative");
   positive(groups, "groups");
+  positive(dilationH, "dilation height");
+  positive(dilationW, "dilation width");
+  if ((dilationH != 1 || dilationW != 1) && kind != OpKind::kConv2d) throw Error(where, "dilation belongs to conv2d");
   if (ceilMode && kind != OpKind::kMaxPool) throw Error(where, "ceil=1 belongs to maxpool");
   if (ceilMode && ((outHeight() - 1) * strideH - padH >= height || (outWidth() - 1) * strideW - padW >= width))
     throw Error(where, "with ceil=1 the last window would start past the input (and its left padding)");
@@ -146,12 +149,12 @@ void Operator::validate() const {
   if (inChannels % groups || outChannels % groups)
     throw Error(where, "groups=" + std::to_string(groups) + " must divide cin=" + std::to_string(inChannels) +
                            " and cout=" + std::to_string(outChannels));
-  if (padH >= kernelH || padW >= kernelW)
+  if (padH >= extentH() || padW >= extentW())
     throw Error(where, "padding " + std::to_string(padH) + "x" + std::to_string(padW) +
-                           " must be smaller than the kernel " + std::to_string(kernelH) + "x" +
-                           std::to_string(kernelW) + " (an output would see only padding)");
-  if (kernelH > height + 2 * padH || kernelW > width + 2 * padW)
-    throw Error(where, "kernel " + std::to_string(kernelH) + "x" + std::to_string(kernelW) +
+                           " must be smaller than the kernel's extent " + std::to_string(extentH()) + "x" +
+                           std::to_string(extentW()) + " (an output would see only padding)");
+  if (extentH() > height + 2 * padH || extentW() > width + 2 * padW)
+    throw Error(where, "kernel extent " + std::to_string(extentH()) + "x" + std::to_string(extentW()) +
                            " is larger than the padded input " + std::to_string(height + 2 * padH) + "x" +
                            std::to_string(width + 2 * padW));
   if (kind == OpKind::kDense && (height != 1 || width != 1 || kernelH != 1 || kernelW != 1 || padH || padW))
@@ -342,6 +345,7 @@ std::string Operator::describe() const {
     os << "in [" << batch << "][" << inChannels << "][" << height << "][" << width << "] int8, weights ["
        << outChannels << "][" << groupInChannels() << "][" << kernelH << "][" << kernelW << "] int8";
     if (groups != 1) os << " (" << groups << " groups" << (groups == inChannels ? ", depthwise" : "") << ")";
+    if (dilationH != 1 || dilationW != 1) os << ", dilation " << dilationH << "x" << dilationW;
     os << ", stride " << strideH
        << "x" << strideW << ", pad " << padH << "x" << padW << " -> out [" << batch << "][" << outChannels << "]["
        << outHeight() << "][" << outWidth() << "] int8";
@@ -422,6 +426,7 @@ std::string Operator::spec() const {
   else
     os << " cout=" << outChannels;
   if (groups != 1) os << " groups=" << groups;
+  if (dilationH != 1 || dilationW != 1) os << " dh=" << dilationH << " dw=" << dilationW;
   os << " bias=" << (epilogue.biasAfterMultiply ? "after" : epilogue.bias ? "1" : "0") << " mul=";
   if (epilogue.perChannelMultiplier) os << "channel";
   else os << epilogue.multiplier;
@@ -474,13 +479,14 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"res_bzp", &op.residualZeroPointB}, {"res_outzp", &op.residualEpilogue.outputZeroPoint},
       {"azp", &op.zeroPointA}, {"bzp", &op.zeroPointB},
       {"mul_a", &op.scaleA},   {"mul_b", &op.scaleB}, {"res_mul_a", &op.residualA}, {"res_mul_b", &op.residualB},
-      {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups},
+      {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups}, {"dh", &op.dilationH}, {"dw", &op.dilationW},
       {"act_k", &op.epilogue.activationOffset}, {"act_max", &op.epilogue.activationCeiling},
       {"act_preshift", &op.epilogue.activationPreShift}, {"act_mul", &op.epilogue.activationMultiplier},
       {"act_shift", &op.epilogue.activationShift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
-                                                         {"pad", {&op.padH, &op.padW}}};
+                                                         {"pad", {&op.padH, &op.padW}},
+                                                         {"dilation", {&op.dilationH, &op.dilationW}}};
   while (is >> word) {
     const size_t eq = word.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == word.size())
@@ -544,7 +550,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups act act_k act_max act_preshift act_mul act_shift residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_preshift act_mul act_shift residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }
@@ -787,10 +793,10 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
           const int c0 = (o / OG) * CG;
           for (int c = 0; c < CG; ++c)
             for (int ky = 0; ky < KH; ++ky) {
-              const int iy = y * op.strideH + ky - op.padH;
+              const int iy = y * op.strideH + ky * op.dilationH - op.padH;
               if (iy < 0 || iy >= H) continue;
               for (int kx = 0; kx < KW; ++kx) {
-                const int ix = x * op.strideW + kx - op.padW;
+                const int ix = x * op.strideW + kx * op.dilationW - op.padW;
                 if (ix < 0 || ix >= W) continue;
                 acc = wrapAdd(acc, (int32_t(data.input[((size_t(n) * C + c0 + c) * H + iy) * W + ix]) - op.inputZeroPoint) *
                                        int32_t(data.weights[((size_t(o) * CG + c) * KH + ky) * KW + kx]));

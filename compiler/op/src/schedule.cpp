@@ -27,6 +27,8 @@ SpatialShape spatialShape(const Operator& op) {
   w.SW = op.strideW;
   w.PH = op.padH;
   w.PW = op.padW;
+  w.DH = op.dilationH;
+  w.DW = op.dilationW;
   return w;
 }
 
@@ -108,20 +110,24 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
 
 BorderClasses borderClasses(const Geometry& g) {
   BorderClasses b;
-  // Kernel taps k with out * stride + k - pad outside [0, size): the first `before`, the last `after`.
-  auto kinds = [](int outs, int stride, int pad, int kernel, int size, std::vector<BorderClasses::Kind>& list,
+  // Kernel taps k with out * stride + k * dilation - pad outside [0, size): the first `before`, the
+  // last `after` (rounded up: a tap lands outside once its offset passes the edge).
+  auto kinds = [](int outs, int stride, int pad, int kernel, int dilation, int size, std::vector<BorderClasses::Kind>& list,
                   std::vector<int>& of) {
     list.push_back({0, 0});
     for (int o = 0; o < outs; ++o) {
       const int start = o * stride - pad;
-      BorderClasses::Kind k{std::clamp(-start, 0, kernel), std::clamp(start + kernel - size, 0, kernel)};
+      const int before = start < 0 ? (-start + dilation - 1) / dilation : 0;
+      const int inside = size - start;  // offsets 0 .. inside - 1 land in the input
+      const int reach = inside <= 0 ? 0 : (inside + dilation - 1) / dilation;  // taps before the far edge
+      BorderClasses::Kind k{std::clamp(before, 0, kernel), std::clamp(kernel - reach, 0, kernel)};
       const auto it = std::find(list.begin(), list.end(), k);
       of.push_back(int(it - list.begin()));
       if (it == list.end()) list.push_back(k);
     }
   };
-  kinds(g.OH, g.SH, g.PH, g.KH, g.H, b.rowKinds, b.rowKindOf);
-  kinds(g.OW, g.SW, g.PW, g.KW, g.W, b.colKinds, b.colKindOf);
+  kinds(g.OH, g.SH, g.PH, g.KH, g.DH, g.H, b.rowKinds, b.rowKindOf);
+  kinds(g.OW, g.SW, g.PW, g.KW, g.DW, g.W, b.colKinds, b.colKindOf);
   b.classOf.assign(b.rowKinds.size() * b.colKinds.size(), -1);
   for (size_t r = 0; r < b.rowKinds.size(); ++r)
     for (size_t c = 0; c < b.colKinds.size(); ++c)
@@ -200,8 +206,8 @@ std::vector<int32_t> zeroPointCorrections(const Geometry& g, const Operator& op,
 TileShape tileShape(const Geometry& g, const Tiling& t) {
   TileShape s;
   s.rowStep = g.KH == 1 ? g.SH : 1;  // a one-row kernel needs every stride-th row only
-  s.ih = g.KH == 1 ? t.th : (t.th - 1) * g.SH + g.KH;
-  s.iw = (t.tw - 1) * g.SW + g.KW;
+  s.ih = g.KH == 1 ? t.th : (t.th - 1) * g.SH + g.extentH();
+  s.iw = (t.tw - 1) * g.SW + g.extentW();
   s.srcRowFactor = (g.KH == 1 ? 1 : g.SH) * s.iw;
   // Consecutive micro-ops must write different accumulator entries (VTA's rule): with one output
   // channel block per tile the innermost micro-op dimension is the output column instead.

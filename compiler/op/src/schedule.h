@@ -12,7 +12,9 @@ namespace tessera::compiler::op::detail {
 
 // An operator's spatial shape: input and output height and width, kernel, stride and padding.
 struct SpatialShape {
-  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
+  int H = 1, W = 1, OH = 1, OW = 1, KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0, DH = 1, DW = 1;
+  int extentH() const { return (KH - 1) * DH + 1; }  // input rows (columns) one output's taps span
+  int extentW() const { return (KW - 1) * DW + 1; }
 };
 SpatialShape spatialShape(const Operator& op);
 

@@ -76,7 +76,7 @@ struct Epilogue {
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool, kScale };
 
-// conv2d: out[n][o][y][x] = epilogue(sum_{c,ky,kx} in[n][g*C/G+c][y*sh+ky-ph][x*sw+kx-pw] * w[o][c][ky][kx]),
+// conv2d: out[n][o][y][x] = epilogue(sum_{c,ky,kx} in[n][g*C/G+c][y*sh+ky*dh-ph][x*sw+kx*dw-pw] * w[o][c][ky][kx]),
 // zero outside the input, with G groups (ONNX's `group`), g = o / (O/G) the output channel's group and c
 // over its C/G input channels (weights [O][C/G][KH][KW]; depthwise is G = C). dense is the 1x1 case on a 1x1 image: out[n][o] = epilogue(sum_c in[n][c] * w[o][c]).
 // add: out = epilogue(a * scaleA + b * scaleB) elementwise over two tensors of one shape (no bias, multiplier 1).
@@ -98,6 +98,11 @@ struct Operator {
   // conv2d (spec `groups=G`): G must divide cin and cout. The GEMM core reduces each output-channel
   // block over only the input-channel blocks its groups read (dram_layout.h's WeightLayout).
   int groups = 1;
+  // conv2d (spec `dilation=D`, or `dh`, `dw`): the taps lie D apart, spanning (K - 1) * D + 1 input
+  // rows or columns (ONNX's `dilations`). The micro-ops address the taps D apart; weights keep K x K.
+  int dilationH = 1, dilationW = 1;
+  int extentH() const { return (kernelH - 1) * dilationH + 1; }  // input rows one output reads
+  int extentW() const { return (kernelW - 1) * dilationW + 1; }
   // maxpool (spec `ceil=1`): the output size rounds up, (H + 2*ph - kh + sh - 1) / sh + 1, as ONNX's
   // ceil_mode: the last window may hang over the input's end (its taps there are padding, which
   // never wins). It must still start inside the input or its left padding.
