@@ -583,9 +583,15 @@ class Quantizer {
       if (b.shape.size() != 2 || g_.tensor(a).shape.size() != 2) return false;
       const bool transB = n.opType == "Gemm" && n.attrInt("transB", 0);
       const int64_t K = transB ? b.shape[1] : b.shape[0], O = transB ? b.shape[0] : b.shape[1];
-      std::vector<float> wOK(static_cast<size_t>(O * K));
-      for (int64_t o = 0; o < O; ++o)
-        for (int64_t k = 0; k < K; ++k) wOK[size_t(o * K + k)] = transB ? b.floats[size_t(o * K + k)] : b.floats[size_t(k * O + o)];
+      // The weights as [O][K]: Gemm's transB=1 form (PyTorch's Linear) already is, and is not copied
+      // (VGG's first dense layer holds 411 MB of them).
+      std::vector<float> transposed;
+      if (!transB) {
+        transposed.resize(static_cast<size_t>(O * K));
+        for (int64_t o = 0; o < O; ++o)
+          for (int64_t k = 0; k < K; ++k) transposed[size_t(o * K + k)] = b.floats[size_t(k * O + o)];
+      }
+      const std::vector<float>& wOK = transB ? b.floats : transposed;
       std::vector<float> bias;
       if (n.opType == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].empty()) {
         if (!isConstTensor(n.inputs[2])) return false;

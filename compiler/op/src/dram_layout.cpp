@@ -130,11 +130,15 @@ std::vector<int8_t> packWeights(const WeightLayout& l, const std::vector<int8_t>
   std::vector<int8_t> packed(l.bytes(), 0);
   const int rb = l.reductionBlocks();
   const std::vector<int> first = firstInBlocks(l);
+  // weightIndex's divisions once per (o, c), not per tap: a large dense layer (VGG's 100M weights)
+  // spent most of its packing time in them. Consecutive taps lie a block apart.
+  const size_t tapStride = size_t(l.blockOut) * l.blockIn, taps = size_t(l.kh) * l.kw;
   size_t src = 0;
   for (int o = 0; o < l.o; ++o)
-    for (int c = 0; c < perIn; ++c)
-      for (int ky = 0; ky < l.kh; ++ky)
-        for (int kx = 0; kx < l.kw; ++kx) packed[weightIndex(l, rb, first, o, c, ky, kx)] = oihw[src++];
+    for (int c = 0; c < perIn; ++c, src += taps) {
+      const size_t base = weightIndex(l, rb, first, o, c, 0, 0);
+      for (size_t t = 0; t < taps; ++t) packed[base + t * tapStride] = oihw[src + t];
+    }
   return packed;
 }
 
