@@ -134,6 +134,41 @@ Epilogue lowBitsEpilogue(int lowBits, int shift) {
   return e;
 }
 
+// LeakyRelu on the sum (leaky=1): a slope of 0.1 with and without a pre-shift, with the low
+// multiplier bits (the scratch region then holds t, then the low product), after a depthwise
+// convolution with an input zero point, with a fused residual add, and a dense layer.
+std::vector<Operator> leakyOperators() {
+  auto leaky = [](Epilogue e, int preShift, int mul, int shift) {
+    e.leaky = true;
+    e.leakyPreShift = preShift;
+    e.leakyMultiplier = mul;
+    e.leakyShift = shift;
+    return e;
+  };
+  Epilogue plain;
+  plain.shift = 9;
+  plain.round = true;
+  std::vector<Operator> ops;
+  ops.push_back(Operator::conv2d(1, 20, 7, 7, 40, 3, 1, 1, leaky(plain, 2, 1638, 12)));
+  ops.push_back(Operator::conv2d(2, 16, 5, 6, 24, 1, 1, 0, leaky(plain, 0, 13107, 17)));
+  ops.push_back(Operator::conv2d(1, 16, 6, 6, 32, 3, 2, 1, leaky(lowBitsEpilogue(6, 22), 4, 26214, 14)));
+  Operator dw = Operator::conv2d(1, 32, 6, 6, 32, 3, 1, 1, leaky(plain, 1, 3277, 14));
+  dw.groups = 32;
+  dw.inputZeroPoint = -128;
+  ops.push_back(dw);
+  Epilogue sum;
+  sum.bias = false;
+  sum.shift = 1;
+  sum.round = true;
+  Operator fused = Operator::conv2d(1, 16, 5, 5, 16, 3, 1, 1, leaky(plain, 2, 1638, 12));
+  fused.residual = true;
+  fused.residualB = 2;
+  fused.residualEpilogue = sum;
+  ops.push_back(fused);
+  ops.push_back(Operator::dense(2, 48, 24, leaky(plain, 3, 819, 10)));
+  return ops;
+}
+
 // Dilated convolutions (DeepLab's atrous layers): dilation 2, 3 and 4, with stride 2, different
 // dilations per axis, depthwise, and with an input zero point (its border corrections count the
 // taps a dilated window leaves outside the input).
@@ -429,6 +464,7 @@ std::vector<Operator> smallOperators() {
   act.activationShift = 15;
   ops.push_back(Operator::dense(2, 48, 24, act));
   ops.push_back(Operator::conv2d(1, 16, 6, 6, 16, 3, 1, 1, act));
+  for (Operator& l : leakyOperators()) ops.push_back(l);
   return ops;
 }
 
@@ -525,6 +561,28 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   EXPECT_EQ(dw.macs() * 64, dense.macs());
   // Output blocks reading different input blocks never share a tile.
   EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
+}
+
+// LeakyRelu's spec round-trips, its errors name the key, and every tiling of its operators matches.
+TEST(LeakyEpilogue, SpecErrorsAndEveryTiling) {
+  const Operator op = Operator::parse("conv2d cin=16 h=6 w=6 cout=16 kernel=3 pad=1 leaky=1 leaky_preshift=2 leaky_mul=1638 leaky_shift=12", "test");
+  EXPECT_TRUE(op.epilogue.leaky);
+  const Operator back = Operator::parse(op.spec(), "again");
+  EXPECT_EQ(back.epilogue.leakyMultiplier, 1638);
+  EXPECT_EQ(back.epilogue.leakyPreShift, 2);
+  EXPECT_EQ(back.epilogue.leakyShift, 12);
+  EXPECT_NE(op.describe().find("LeakyRelu max(acc, ((acc >> 2) * 1638) >> 12)"), std::string::npos) << op.describe();
+  EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 leaky=1 leaky_mul=40000 leaky_shift=16").find("leaky_mul must be in [0, 32767]"),
+            std::string::npos);
+  EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 leaky=1 leaky_mul=300 leaky_shift=8").find("must be below 1"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 leaky=1 leaky_mul=30 leaky_shift=8 relu=1").find("no relu"), std::string::npos);
+  EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 leaky_mul=30").find("need leaky=1"), std::string::npos);
+  EXPECT_NE(specError("maxpool c=16 h=6 w=6 kernel=2 stride=2 leaky=1 leaky_mul=1 leaky_shift=4").find("leaky belongs to conv2d and dense"),
+            std::string::npos);
+  const Config cfg = Config::load("default");
+  int checked = 0;
+  for (const Operator& l : leakyOperators()) checked += everyTilingMatches(cfg, l, OperatorData::random(l, 17), {1, 2}, {1, 2, 5}, {1, 3, 6});
+  EXPECT_GT(checked, 20);
 }
 
 // Dilated convolutions under every legal tiling; the spec round-trips and its errors name the key.

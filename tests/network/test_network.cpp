@@ -174,7 +174,12 @@ Graph branchyNetwork(uint32_t seed) {
   conv("grouped", {"se_out", "wg"}, "gr", 1, 2, 4);
   g.nodes.push_back(node("Relu", "relu3", {"gr"}, {"r3"}));
   conv("squeeze_a", {"r3", "wa"}, "a", 0, 1, 1);
-  g.nodes.push_back(node("Relu", "relu4", {"a"}, {"ra"}));
+  Node leaky = node("LeakyRelu", "leaky4", {"a"}, {"ra"});  // on the sum, in the epilogue
+  Attribute alpha;
+  alpha.kind = Attribute::Kind::kFloat;
+  alpha.f = 0.1f;
+  leaky.attrs["alpha"] = alpha;
+  g.nodes.push_back(leaky);
   conv("expand_b", {"r3", "wb"}, "b", 2, 1, 1, 2);  // dilated (an atrous layer)
   g.nodes.push_back(node("Relu", "relu5", {"b"}, {"rb"}));
   Node cat = node("Concat", "fire_concat", {"ra", "rb"}, {"cat"});
@@ -500,6 +505,9 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
     if (l.name == "expand_b") {
       EXPECT_NE(l.spec.find("dh=2 dw=2"), std::string::npos) << l.spec;
     }
+    if (l.name == "squeeze_a") {
+      EXPECT_NE(l.spec.find("leaky=1"), std::string::npos) << l.spec;
+    }
     if (l.kind == "concat") {
       EXPECT_EQ(l.insnBegin, l.insnEnd);
       EXPECT_NE(l.detail.find("copy-free"), std::string::npos) << l.detail;
@@ -508,8 +516,10 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
   if (copyFree) {
     EXPECT_NE(dump.str().find("(no copy)"), std::string::npos);
   }
-  EXPECT_EQ(std::count(host.begin(), host.end(), "HardSigmoid") + std::count(host.begin(), host.end(), "Mul"), 0)
-      << "the HardSwish runs in the convolution's epilogue";
+  EXPECT_EQ(std::count(host.begin(), host.end(), "HardSigmoid") + std::count(host.begin(), host.end(), "Mul") +
+                std::count(host.begin(), host.end(), "LeakyRelu"),
+            0)
+      << "the HardSwish and the LeakyRelu run in the convolutions' epilogues";
   for (const auto& l : m.layers)
     if (l.name == "after_concat" || l.name == "fc") {
       EXPECT_NE(l.spec.find("act=hardswish"), std::string::npos) << l.spec;
@@ -781,6 +791,40 @@ TEST(Requantization, FusedActivationsTrackTheFloatFunction) {
       std::printf("%s over [-%g, %g]: v in +-%lld, worst %.3f output steps\n", swish ? "hardswish" : "hardsigmoid",
                   range, range, (long long)c->vMax, worst);
     }
+}
+
+// A LeakyRelu on the sum (Epilogue::leaky) over the whole range of sums the constants were chosen
+// for, requantized so that the largest sum is 127 steps: within half a step (and 1/16 for the
+// slope's rounding and the dropped bits) of the real function, and never wrapping.
+TEST(Requantization, LeakyReluTracksTheFloatFunction) {
+  using tessera::compiler::graph::detail::leakyConstants;
+  using tessera::compiler::op::Epilogue;
+  for (double alpha : {0.01, 0.1, 0.2, 1.0 / 3.0, 0.9})
+    for (int64_t worst : {int64_t(1) << 12, int64_t(1) << 20, int64_t(3) << 26, int64_t(1) << 30}) {
+      const auto c = leakyConstants(alpha, worst);
+      ASSERT_TRUE(c) << "alpha " << alpha << " worst " << worst;
+      EXPECT_LT((worst >> c->preShift) * c->multiplier, int64_t(1) << 31);
+      Epilogue e;
+      e.bias = false;
+      e.round = true;
+      e.shift = 1;
+      while ((worst >> e.shift) > 127) ++e.shift;
+      e.leaky = true;
+      e.leakyPreShift = c->preShift;
+      e.leakyMultiplier = c->multiplier;
+      e.leakyShift = c->shift;
+      double err = 0;
+      for (int k = -4000; k <= 4000; ++k) {
+        const int64_t acc = worst * k / 4000;
+        const int32_t y = tessera::compiler::op::epilogueValue(e, int32_t(acc), 0, 1, INT32_MIN, INT32_MAX);
+        const double want = std::clamp((acc < 0 ? alpha * double(acc) : double(acc)) / std::ldexp(1.0, e.shift), -128.0, 127.0);
+        err = std::max(err, std::fabs(double(y) - want));
+      }
+      EXPECT_LT(err, 0.5 + 1.0 / 16) << "alpha " << alpha << " worst " << worst << ": preshift " << c->preShift << " mul "
+                                     << c->multiplier << " shift " << c->shift;
+    }
+  EXPECT_FALSE(leakyConstants(0.0, 100));
+  EXPECT_FALSE(leakyConstants(1.0, 100));
 }
 
 TEST(Requantization, LowMultiplierBitsRoundExactlyAtTheLongerShift) {

@@ -223,6 +223,19 @@ class Quantizer {
     return -1;
   }
 
+  // The LeakyRelu (slope in (0, 1)) that alone reads `t` in a calibrated model, to run on the
+  // layer's sum (Epilogue::leaky): its node, or -1. A QDQ file quantizes between the two.
+  int fusableLeakyRelu(const std::string& t, double* alpha) const {
+    if (scales_.fixed || consumerCount(t) != 1) return -1;
+    for (size_t i = 0; i < nodes().size(); ++i) {
+      const Node& n = nodes()[i];
+      if (n.inputs.empty() || n.inputs[0] != t || !n.domain.empty() || n.opType != "LeakyRelu") continue;
+      *alpha = n.attrFloat("alpha", 0.01f);
+      return *alpha > 0 && *alpha < 1 && hasScale(n.outputs.at(0)) ? int(i) : -1;
+    }
+    return -1;
+  }
+
   bool floatActivation(const std::string& t) const {
     return !t.empty() && g_.hasTensor(t) && !g_.tensor(t).isConstant && g_.tensor(t).dtype == DType::kFloat32;
   }
@@ -307,7 +320,7 @@ class Quantizer {
                        const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
                        bool relu, const std::vector<float>* weightScales, int groups = 1,
-                       const FusedActivation* act = nullptr, int dh = 1, int dw = 1) {
+                       const FusedActivation* act = nullptr, int dh = 1, int dw = 1, double leakyAlpha = -1) {
     const std::string xq = int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
@@ -353,6 +366,9 @@ class Quantizer {
     }
     int64_t maxAbsAcc = 0;
     for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, inMax * v);
+    // A fused LeakyRelu on the sum (Epilogue::leaky).
+    std::optional<LeakyConstants> leaky;
+    if (leakyAlpha > 0 && !(leaky = leakyConstants(leakyAlpha, worst))) return false;
     // The operator a requantization form gives (its epilogue; the bias values do not matter here).
     auto operatorFor = [&](const Requantization& r) {
       Epilogue e;
@@ -367,6 +383,12 @@ class Quantizer {
       e.lowBits = r.lowBits;
       e.relu = relu;
       e.outputZeroPoint = zy;
+      if (leaky) {
+        e.leaky = true;
+        e.leakyPreShift = leaky->preShift;
+        e.leakyMultiplier = leaky->multiplier;
+        e.leakyShift = leaky->shift;
+      }
       if (ac) {
         e.activation = act->kind;
         e.activationOffset = ac->offset;
@@ -401,7 +423,8 @@ class Quantizer {
       Operator probe = operatorFor(*low);
       if (!scales_.config || tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) forms.push_back(*low);
     }
-    if (!zx)
+    // (LeakyRelu needs the whole sum, bias included, before the multiply.)
+    if (!zx && leakyAlpha < 0)
       if (std::optional<Requantization> pb = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh))
         forms.push_back(*pb);
     if (std::optional<Requantization> c = clippedRequantization(real, worst, outLow, outHigh)) forms.push_back(*c);
@@ -559,6 +582,17 @@ class Quantizer {
       }
       bool relu;
       const std::string y = outputAfterRelu(&relu);
+      double alpha = 0;
+      if (!relu && y == out) {
+        const int leaky = fusableLeakyRelu(out, &alpha);
+        const std::string leakyOut = leaky >= 0 ? nodes()[size_t(leaky)].outputs.at(0) : std::string();
+        if (leaky >= 0 && addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh,
+                                         sw, ph, pw, false, leakyOut, g_.tensor(leakyOut).shape, false,
+                                         weightScalesOf(n.inputs[1]), int(groups), nullptr, dh, dw, alpha)) {
+          fused_.insert(size_t(leaky));
+          return true;
+        }
+      }
       std::string activated;
       if (!relu && y == out)
         if (auto f = fusableActivation(out, &activated)) {
@@ -607,7 +641,17 @@ class Quantizer {
       std::optional<std::pair<FusedActivation, std::vector<size_t>>> fused;
       if (!relu && y == out) fused = fusableActivation(out, &activated);
       if (fused && !hasScale(activated)) fused.reset();
+      double alpha = 0;
+      const int leaky = !relu && y == out && !fused ? fusableLeakyRelu(out, &alpha) : -1;
       auto dense = [&](const std::string& input, int64_t inC, int kh, int kw, bool isDense) {
+        if (leaky >= 0) {
+          const std::string& leakyOut = nodes()[size_t(leaky)].outputs.at(0);
+          if (addConvolution(n.name, input, wOK, bias, O, inC, kh, kw, 1, 1, 0, 0, isDense, leakyOut,
+                             g_.tensor(leakyOut).shape, false, denseScales(n, transB), 1, nullptr, 1, 1, alpha)) {
+            fused_.insert(size_t(leaky));
+            return;
+          }
+        }
         if (fused && addConvolution(n.name, input, wOK, bias, O, inC, kh, kw, 1, 1, 0, 0, isDense, activated,
                                     g_.tensor(activated).shape, false, denseScales(n, transB), 1, &fused->first)) {
           for (size_t k : fused->second) fused_.insert(k);

@@ -297,4 +297,17 @@ std::optional<ActivationConstants> activationConstants(bool hardSwish, double in
   return std::nullopt;
 }
 
+std::optional<LeakyConstants> leakyConstants(double alpha, int64_t worstAccumulator) {
+  if (!(alpha > 0 && alpha < 1) || worstAccumulator < 0) return std::nullopt;
+  int bits = 0;
+  while (bits < 62 && std::nearbyint(alpha * std::ldexp(1.0, bits + 1)) <= 32767) ++bits;
+  LeakyConstants c;
+  c.multiplier = int(std::nearbyint(alpha * std::ldexp(1.0, bits)));
+  while ((worstAccumulator >> c.preShift) * int64_t(c.multiplier) >= (int64_t(1) << 31) && c.preShift < bits) ++c.preShift;
+  c.shift = bits - c.preShift;
+  if (c.shift > 31 || c.preShift > 31 || (worstAccumulator >> c.preShift) * int64_t(c.multiplier) >= (int64_t(1) << 31))
+    return std::nullopt;
+  return c;
+}
+
 }  // namespace tessera::compiler::graph::detail

@@ -83,4 +83,14 @@ struct ActivationConstants {
 // nullopt when the constants do not fit the immediates (a range too large or too small).
 std::optional<ActivationConstants> activationConstants(bool hardSwish, double inputRange, double outputScale);
 
+// A LeakyRelu slope in (0, 1) on sums of magnitude up to `worstAccumulator` (Epilogue::leaky):
+// t = ((acc >> preShift) * multiplier) >> shift with the multiplier as large as a 16-bit immediate
+// holds and the fewest low bits dropped that keep the product in int32. t then errs from
+// alpha * acc by at most alpha * 2^preShift + 1 (plus the slope's rounding, below 2^-15 of it).
+// nullopt when no split fits the instruction's shift fields.
+struct LeakyConstants {
+  int preShift = 0, multiplier = 0, shift = 0;
+};
+std::optional<LeakyConstants> leakyConstants(double alpha, int64_t worstAccumulator);
+
 }  // namespace tessera::compiler::graph::detail

@@ -191,6 +191,14 @@ class GemmLowering : public OperatorLowering {
     std::string e = "acc";
     const std::string bias = " + bias[cot*" + std::to_string(t_.tco) + "+co])";
     if (g_.biasEntries && !op_.epilogue.biasAfterMultiply) e = "(" + e + bias;
+    if (op_.epilogue.leaky) {
+      // LeakyRelu on the sum before anything else: its own line, then the requantization of acc.
+      const Epilogue& l = op_.epilogue;
+      if (e != "acc") os << e << "\n    acc = ";
+      os << "max(acc, ((acc >> " << l.leakyPreShift << ") * " << l.leakyMultiplier << ") >> " << l.leakyShift
+         << ")      // LeakyRelu, t in the scratch region\n    acc = ";
+      e = "acc";
+    }
     if (op_.epilogue.preShift) e = "(" + e + " >> " + std::to_string(op_.epilogue.preShift) + ")";
     if (op_.epilogue.preClip)
       e = "clip(" + e + ", " + std::to_string(-op_.epilogue.preClip) + ", " + std::to_string(op_.epilogue.preClip) + ")";
@@ -280,6 +288,16 @@ class GemmLowering : public OperatorLowering {
     for (int k : borderKernels(f)) vec(k, hw::AluOp::kAdd);
     const bool biasFirst = biasBuf >= 0 && !op_.epilogue.biasAfterMultiply;
     if (biasFirst) vec(biasKernel_[ch], hw::AluOp::kAdd);
+    if (op_.epilogue.leaky) {
+      // LeakyRelu on the sum: t = ((acc >> P) * M) >> S in the scratch region, then acc = max(acc, t).
+      const Epilogue& e = op_.epilogue;
+      ops.push_back({scratchResetKernel_[q], true, hw::AluOp::kAdd, false, 0});
+      vec(scratchCopyKernel_[q], hw::AluOp::kAdd);
+      if (e.leakyPreShift) imm(hw::AluOp::kShr, e.leakyPreShift, scratchKernel_[q]);
+      imm(hw::AluOp::kMul, e.leakyMultiplier, scratchKernel_[q]);
+      if (e.leakyShift) imm(hw::AluOp::kShr, e.leakyShift, scratchKernel_[q]);
+      vec(scratchSumKernel_[q], hw::AluOp::kMax);
+    }
     if (op_.epilogue.preShift) imm(hw::AluOp::kShr, op_.epilogue.preShift, immKernel_[q]);
     if (op_.epilogue.preClip) {
       imm(hw::AluOp::kMin, op_.epilogue.preClip, immKernel_[q]);
@@ -499,7 +517,7 @@ class GemmLowering : public OperatorLowering {
           residualRowKernel_[q][k] = kernel(row);
         }
       }
-      if (op_.epilogue.lowBits || op_.epilogue.activation == Epilogue::Activation::kHardSwish) {
+      if (op_.epilogue.leaky || op_.epilogue.lowBits || op_.epilogue.activation == Epilogue::Activation::kHardSwish) {
         // The scratch region (c) after the tile's (and the residual's): reset, c += acc (the copy),
         // c alone, acc += c (or acc *= c), and the rounding row over the tile.
         const uint32_t c = acc + uint32_t(g_.scratchRegion) * entries;

@@ -274,6 +274,19 @@ void Operator::validate() const {
     if (e.activationPreShift < 0 || e.activationPreShift > 31)
       throw Error(where, "act_preshift must be in [0, 31], got " + std::to_string(e.activationPreShift));
   }
+  if (epilogue.leaky) {
+    const Epilogue& e = epilogue;
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "leaky belongs to conv2d and dense");
+    if (e.relu || e.biasAfterMultiply) throw Error(where, "leaky needs the bias first (or none) and no relu");
+    if (e.leakyMultiplier < 0 || e.leakyMultiplier > 32767)
+      throw Error(where, "leaky_mul must be in [0, 32767] (a signed 16-bit ALU immediate), got " + std::to_string(e.leakyMultiplier));
+    if (e.leakyPreShift < 0 || e.leakyPreShift > 31 || e.leakyShift < 0 || e.leakyShift > 31)
+      throw Error(where, "leaky_preshift and leaky_shift must be in [0, 31]");
+    if (e.leakyPreShift + e.leakyShift < 31 && e.leakyMultiplier >= (int64_t(1) << (e.leakyPreShift + e.leakyShift)))
+      throw Error(where, "leaky's slope leaky_mul / 2^(leaky_preshift + leaky_shift) must be below 1");
+  } else if (epilogue.leakyMultiplier || epilogue.leakyPreShift || epilogue.leakyShift) {
+    throw Error(where, "leaky_mul, leaky_preshift and leaky_shift need leaky=1");
+  }
   if (residual) {
     if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "residual=1 belongs to conv2d and dense");
     try {
@@ -354,6 +367,9 @@ std::string Operator::describe() const {
     os << " (input zero point " << inputZeroPoint << ": sum of (x " << (inputZeroPoint < 0 ? "+ " : "- ")
        << std::abs(inputZeroPoint) << ") * w over the taps inside the input)";
   os << "; epilogue: " << (epilogue.bias && !epilogue.biasAfterMultiply ? "+bias int32, " : "");
+  if (epilogue.leaky)
+    os << "LeakyRelu max(acc, ((acc >> " << epilogue.leakyPreShift << ") * " << epilogue.leakyMultiplier << ") >> "
+       << epilogue.leakyShift << "), ";
   if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
   if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
   if (epilogue.perChannelClip) os << "clip [low[o], high[o]], ";
@@ -437,6 +453,9 @@ std::string Operator::spec() const {
   if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
   if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
+  if (epilogue.leaky)
+    os << " leaky=1 leaky_preshift=" << epilogue.leakyPreShift << " leaky_mul=" << epilogue.leakyMultiplier
+       << " leaky_shift=" << epilogue.leakyShift;
   if (epilogue.activation != Epilogue::Activation::kNone)
     os << " act=" << (epilogue.activation == Epilogue::Activation::kHardSwish ? "hardswish" : "hardsigmoid")
        << " act_k=" << epilogue.activationOffset << " act_max=" << epilogue.activationCeiling
@@ -482,7 +501,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups}, {"dh", &op.dilationH}, {"dw", &op.dilationW},
       {"act_k", &op.epilogue.activationOffset}, {"act_max", &op.epilogue.activationCeiling},
       {"act_preshift", &op.epilogue.activationPreShift}, {"act_mul", &op.epilogue.activationMultiplier},
-      {"act_shift", &op.epilogue.activationShift}};
+      {"act_shift", &op.epilogue.activationShift}, {"leaky_preshift", &op.epilogue.leakyPreShift},
+      {"leaky_mul", &op.epilogue.leakyMultiplier}, {"leaky_shift", &op.epilogue.leakyShift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
                                                          {"pad", {&op.padH, &op.padW}},
@@ -528,6 +548,9 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     if (key == "wide") {
       if (v != 0 && v != 1) throw Error(origin, "wide must be 0 or 1");
       op.epilogue.wideScales = v == 1;
+    } else if (key == "leaky") {
+      if (v != 0 && v != 1) throw Error(origin, "leaky must be 0 or 1");
+      op.epilogue.leaky = v == 1;
     } else if (key == "ceil") {
       if (v != 0 && v != 1) throw Error(origin, "ceil must be 0 or 1");
       op.ceilMode = v == 1;
@@ -550,7 +573,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_preshift act_mul act_shift residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_preshift act_mul act_shift leaky leaky_preshift leaky_mul leaky_shift residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }
@@ -653,12 +676,19 @@ int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t mult
 
 namespace {
 
+// LeakyRelu on the sum (Epilogue::leaky), wrapping int32 as the vector ALU computes it.
+int32_t leakyValue(const Epilogue& e, int32_t acc) {
+  if (!e.leaky) return acc;
+  return std::max(acc, shiftRight(wrapMul(shiftRight(acc, e.leakyPreShift), e.leakyMultiplier), e.leakyShift));
+}
+
 int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
                          int32_t clipHigh, int32_t multiplierLow) {
   // The output zero point before the shift, where it joins a resident row or the bias.
   const int32_t zeroShifted = int32_t(uint32_t(e.outputZeroPoint) << e.shift);
   if (e.lowBits) {
     if (e.bias) acc = wrapAdd(acc, bias);
+    acc = leakyValue(e, acc);
     acc = std::max(std::min(acc, clipHigh), clipLow);
     const int32_t low = shiftRight(wrapMul(acc, multiplierLow), e.lowBits);
     acc = wrapAdd(wrapMul(acc, multiplier), low);
@@ -667,6 +697,7 @@ int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t m
   }
   const bool zeroBeforeShift = e.biasAfterMultiply || (e.wideScales && e.round);
   if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
+  acc = leakyValue(e, acc);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
   if (e.perChannelClip) acc = std::max(std::min(acc, clipHigh), clipLow);

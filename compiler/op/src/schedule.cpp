@@ -64,8 +64,10 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     used[bank] += entries;
     base = (bank + 1) * bankDepth - used[bank];
   };
-  // The scratch region holds the low bits' product, then HardSwish's t (one after the other).
-  const bool scratch = op.epilogue.lowBits || op.epilogue.activation == Epilogue::Activation::kHardSwish;
+  // The scratch region holds LeakyRelu's t, the low bits' product, then HardSwish's t (one after
+  // the other).
+  const bool scratch =
+      op.epilogue.leaky || op.epilogue.lowBits || op.epilogue.activation == Epilogue::Activation::kHardSwish;
   g.accRegions = 1 + (op.residual ? 1 : 0) + (scratch ? 1 : 0);
   g.scratchRegion = op.residual ? 2 : 1;
   g.scaleRows = static_cast<int>(vectorScaleRows(op).size());
@@ -95,6 +97,11 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     g.immAluOps += 2;
     g.vectorAluOps += 1;
     g.twoCycleAluOps = 2;
+  }
+  if (op.epilogue.leaky) {
+    // The copy's reset, the shifts and the multiply; the copy and the max read another row.
+    g.immAluOps += 2 + (op.epilogue.leakyPreShift != 0) + (op.epilogue.leakyShift != 0);
+    g.twoCycleAluOps += 2;
   }
   if (op.epilogue.activation != Epilogue::Activation::kNone) {
     // t's add, max and min; the multiply, rounding, shift and the two clips to int8. HardSwish:

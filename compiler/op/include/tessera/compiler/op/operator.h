@@ -69,9 +69,17 @@ struct Epilogue {
   // is ReLU6(x + 3): HardSigmoid(x) = t / 6 and HardSwish(x) = x * t / 6 (ONNX's, alpha 1/6, beta
   // 1/2). hardswish needs a scratch region in the tile's accumulator half for t.
   enum class Activation { kNone, kHardSigmoid, kHardSwish };
+  // conv2d and dense (spec `leaky=1 leaky_preshift=P leaky_mul=M leaky_shift=S`, with the bias first
+  // and no relu): LeakyRelu on the sum after the bias, before the requantization,
+  //   t = ((acc >> P) * M) >> S;  acc = max(acc, t),
+  // a slope of M / 2^(P+S) below 1 on the negative side (M a 16-bit immediate in [0, 32767]). The
+  // requantization then scales it like any sum (LeakyRelu commutes with a positive factor). t is
+  // computed in the scratch region; P keeps (acc >> P) * M within int32.
   Activation activation = Activation::kNone;
   int activationOffset = 0, activationCeiling = 0, activationPreShift = 0, activationMultiplier = 1,
       activationShift = 1;
+  bool leaky = false;
+  int leakyPreShift = 0, leakyMultiplier = 0, leakyShift = 0;
 };
 
 enum class OpKind { kConv2d, kDense, kAdd, kMaxPool, kAvgPool, kScale };
