@@ -523,9 +523,11 @@ std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& 
       hi = scalarAttrOrInput(c, ins, 2, hi);
     }
     Tensor y = make(x.dtype, x.shape);
-    if (x.dtype == DType::kFloat32)
-      for (size_t i = 0; i < x.floats.size(); ++i) y.floats[i] = std::min(std::max(x.floats[i], lo), hi);
-    else
+    if (x.dtype == DType::kFloat32) {
+      const float* in = x.floats.data();
+      float* out = y.floats.data();
+      for (size_t i = 0, total = x.floats.size(); i < total; ++i) out[i] = std::min(std::max(in[i], lo), hi);
+    } else
       for (size_t i = 0; i < x.ints.size(); ++i)
         y.ints[i] = int64_t(std::min<double>(std::max<double>(double(x.ints[i]), lo), hi));
     return {y};
@@ -980,6 +982,28 @@ std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& 
     Tensor y = make(x.dtype, ys);
     const bool includePad = n.attrInt("count_include_pad", 0) != 0;
     const int64_t H = x.shape[2], W = x.shape[3];
+    if (isMax && x.dtype == DType::kFloat32) {
+      // Float max pooling without the average's bookkeeping: the same maximum (compared as
+      // doubles, as below), taken over the taps inside the input.
+      for (int64_t p = 0; p < x.shape[0] * x.shape[1]; ++p) {
+        const float* plane = x.floats.data() + p * H * W;
+        float* out = y.floats.data() + p * win.oh * win.ow;
+        for (int64_t oy = 0; oy < win.oh; ++oy)
+          for (int64_t ox = 0; ox < win.ow; ++ox) {
+            double best = -std::numeric_limits<double>::infinity();
+            for (int64_t ky = 0; ky < win.kh; ++ky) {
+              const int64_t iy = oy * win.sh + ky * win.dh - win.pt;
+              if (iy < 0 || iy >= H) continue;
+              for (int64_t kx = 0; kx < win.kw; ++kx) {
+                const int64_t ix = ox * win.sw + kx * win.dw - win.pl;
+                if (ix >= 0 && ix < W) best = std::max(best, double(plane[iy * W + ix]));
+              }
+            }
+            out[oy * win.ow + ox] = float(best);
+          }
+      }
+      return {y};
+    }
     for (int64_t p = 0; p < x.shape[0] * x.shape[1]; ++p)
       for (int64_t oy = 0; oy < win.oh; ++oy)
         for (int64_t ox = 0; ox < win.ow; ++ox) {

@@ -55,10 +55,15 @@ void convolveFloat(const ConvGeometry& g, const float* x, const float* weights, 
                   continue;
                 }
                 const float* src = in + (ci * g.h + iy) * g.w;
-                for (int64_t ox = 0; ox < g.outW; ++ox) {
-                  const int64_t ix = ox * g.strideW + kx * g.dilationW - g.padLeft;
-                  dst[ox] = ix >= 0 && ix < g.w ? src[ix] : 0.0f;
-                }
+                // The outputs [lo, hi) read inside the row; the others read padding.
+                const int64_t off = kx * g.dilationW - g.padLeft, s = g.strideW;
+                const int64_t lo = std::min(g.outW, off < 0 ? (-off + s - 1) / s : 0);
+                const int64_t hi = std::max(lo, std::min(g.outW, off >= g.w ? 0 : (g.w - 1 - off) / s + 1));
+                std::fill(dst, dst + lo, 0.0f);
+                if (s == 1) std::copy(src + lo + off, src + hi + off, dst + lo);
+                else
+                  for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * s + off];
+                std::fill(dst + hi, dst + g.outW, 0.0f);
               }
             }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(og), int(width), int(k), 1.0f, w, int(k), col.data(),
