@@ -95,7 +95,7 @@ const char* kSupported[] = {
     "test_resize_upsample_sizes_nearest_ceil_half_pixel", "test_resize_upsample_sizes_nearest_floor_align_corners",
     "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_convtranspose", "test_convtranspose_autopad_same",
     "test_convtranspose_dilations", "test_convtranspose_kernel_shape", "test_convtranspose_output_shape",
-    "test_convtranspose_pad", "test_convtranspose_pads"};
+    "test_convtranspose_pad", "test_convtranspose_pads", "test_upsample_nearest"};
 
 // Node tests of supported operators using a feature Tessera does not support: each must fail with
 // an error naming what, never crash or pass silently.
@@ -126,10 +126,10 @@ const std::pair<const char*, const char*> kUnsupported[] = {
     // Element types the executor does not hold.
     {"test_split_zero_size_splits", "dimension 0 is unknown"},
     {"test_cast_DOUBLE_to_FLOAT", "DOUBLE"}, {"test_cast_FLOAT_to_FLOAT16", "FLOAT16"},
-    // Resize's cubic mode; transposed convolutions other than 2-D; Upsample (gone since opset 10);
-    // models older than the operator's last change.
+    // Resize's cubic mode; transposed convolutions other than 2-D; models older than the operator's
+    // last change.
     {"test_resize_upsample_scales_cubic", "cubic"}, {"test_resize_downsample_sizes_cubic", "cubic"},
-    {"test_convtranspose_1d", "2-D"}, {"test_convtranspose_3d", "2-D"}, {"test_upsample_nearest", "opset"},
+    {"test_convtranspose_1d", "2-D"}, {"test_convtranspose_3d", "2-D"},
     {"test_convtranspose_with_kernel", "opset 8"}};  // ConvTranspose changed in opset 11
 
 // Node tests whose host step the code generator refuses (docs/aot.md): integer convolutions,
@@ -143,7 +143,7 @@ const std::set<std::string> kNotLowered = {"test_basic_convinteger", "test_convi
                                            "test_logsoftmax_large_number", "test_logsoftmax_negative_axis"};
 // Operators the code generator has no lowering for: all their tests run on the interpreter only.
 const char* const kNotLoweredOps[] = {"test_equal", "test_greater", "test_less", "test_not_", "test_where_", "test_resize_",
-                                      "test_convtranspose"};
+                                      "test_convtranspose", "test_upsample"};
 
 bool notLowered(const std::string& test) {
   for (const char* prefix : kNotLoweredOps)

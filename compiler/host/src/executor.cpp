@@ -29,7 +29,7 @@ const std::set<std::string>& supportedOps() {
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
       "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax", "Shape", "Gather",
       "Div", "PRelu", "Pad", "Split", "Cast", "ConstantOfShape", "Range", "Expand", "LogSoftmax", "Equal", "Less",
-      "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Resize", "ConvTranspose"};
+      "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Resize", "Upsample", "ConvTranspose"};
   return ops;
 }
 
@@ -630,6 +630,29 @@ std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& 
     return {y};
   }
   if (op == "Resize") return {detail::resize(n, c.opset, ins, computeData)};
+  if (op == "Upsample") {
+    // Opset 9's Upsample (opset 10 only deprecated it): Resize with asymmetric coordinates, nearest
+    // rounding down, and the scales as input 1 (or opset 7's attribute).
+    Node r = n;
+    auto text = [](const char* v) {
+      ir::Attribute a;
+      a.kind = ir::Attribute::Kind::kString;
+      a.s = v;
+      return a;
+    };
+    r.attrs["coordinate_transformation_mode"] = text("asymmetric");
+    r.attrs["nearest_mode"] = text("floor");
+    Tensor fromAttr;
+    const Tensor* scales = c.has(ins, 1) ? ins[1] : nullptr;
+    if (!scales && n.has("scales")) {
+      const auto it = n.attrs.find("scales");
+      fromAttr = make(DType::kFloat32, {int64_t(it->second.floats.size())});
+      fromAttr.floats = it->second.floats;
+      scales = &fromAttr;
+    }
+    if (!scales) c.fail("needs its scales (input 1, or the scales attribute)");
+    return {detail::resize(r, c.opset, {&x, nullptr, scales, nullptr}, computeData)};
+  }
   if (op == "ConvTranspose") return {detail::convTranspose(n, c.opset, ins, computeData)};
   if (op == "PRelu") {
     const Tensor& slope = c.in(ins, 1);

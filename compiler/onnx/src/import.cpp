@@ -157,7 +157,9 @@ Graph importOnnxBytes(const std::vector<uint8_t>& bytes, const std::string& path
                                                     // unchanged since opset 6 (Erf: 9) but for added types
                                                     "Sigmoid", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Erf",
                                                     // unchanged since opset 1
-                                                    "Not"};
+                                                    "Not",
+                                                    // opset 9's, only deprecated by opset 10
+                                                    "Upsample"};
     std::string blocker;
     for (const auto& n : model.graph().node())
       if (blocker.empty() && (!unchanged.count(n.op_type()) || !(n.domain().empty() || n.domain() == "ai.onnx")))
