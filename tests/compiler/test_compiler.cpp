@@ -100,6 +100,22 @@ std::vector<Operator> vectorOperators() {
   avgWide.epilogue.round = true;
   avgWide.epilogue.wideScales = true;
   ops.push_back(avgWide);
+  // Averages of uint8-style tensors (zero points in the rounding row): a global pool with input
+  // and output zero points, and a strided one with a negative output zero point.
+  Operator gapZero = gapWide;
+  gapZero.epilogue.multiplier = 120000;
+  gapZero.epilogue.shift = 22;
+  gapZero.inputZeroPoint = -100;
+  gapZero.epilogue.outputZeroPoint = 37;
+  ops.push_back(gapZero);
+  Operator avgZero = Operator::avgPool(1, 16, 8, 8, 2, 2, 0);
+  avgZero.epilogue.multiplier = 3 << 18;
+  avgZero.epilogue.shift = 22;
+  avgZero.epilogue.round = true;
+  avgZero.epilogue.wideScales = true;
+  avgZero.inputZeroPoint = 45;
+  avgZero.epilogue.outputZeroPoint = -20;
+  ops.push_back(avgZero);
   // scale (a squeeze-excitation product): immediates, and wide rows with a long shift; channels
   // and batches that are not whole blocks; ReLU.
   Epilogue gate;
@@ -563,6 +579,22 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
 }
 
+// An average's zero points survive the spec and are refused where they cannot join the rounding row.
+TEST(AverageZeroPoints, SpecRoundTripAndErrors) {
+  const Operator op = Operator::parse("avgpool c=16 h=7 w=7 kernel=7 mul=120000 shift=22 round=1 wide=1 inzp=-100 outzp=37", "test");
+  const Operator back = Operator::parse(op.spec(), "again");
+  EXPECT_EQ(back.inputZeroPoint, -100);
+  EXPECT_EQ(back.epilogue.outputZeroPoint, 37);
+  EXPECT_EQ(tessera::compiler::op::poolRounding(op), int32_t((1u << 21) + (37u << 22) - 49u * uint32_t(-100) * 120000u));
+  EXPECT_NE(specError("avgpool c=16 h=8 w=8 kernel=3 pad=1 mul=300000 shift=23 round=1 wide=1 inzp=3").find("no padding"),
+            std::string::npos);
+  EXPECT_NE(specError("avgpool c=16 h=8 w=8 kernel=2 stride=2 outzp=3").find("need the wide rescale"), std::string::npos);
+  EXPECT_NE(specError("maxpool c=16 h=8 w=8 kernel=2 stride=2 inzp=3").find("inzp belongs to conv2d, dense and avgpool"),
+            std::string::npos);
+  EXPECT_NE(specError("avgpool c=16 h=8 w=8 kernel=8 mul=1073741824 shift=31 round=1 wide=1 inzp=-128").find("can leave int32"),
+            std::string::npos);
+}
+
 // LeakyRelu's spec round-trips, its errors name the key, and every tiling of its operators matches.
 TEST(LeakyEpilogue, SpecErrorsAndEveryTiling) {
   const Operator op = Operator::parse("conv2d cin=16 h=6 w=6 cout=16 kernel=3 pad=1 leaky=1 leaky_preshift=2 leaky_mul=1638 leaky_shift=12", "test");
@@ -698,7 +730,7 @@ TEST(InputZeroPoint, SpecRoundTripAndErrors) {
   EXPECT_NE(specError("conv2d cin=8 h=5 w=5 cout=8 bias=0 inzp=3").find("inzp needs the bias first"), std::string::npos);
   EXPECT_NE(specError("conv2d cin=8 h=5 w=5 cout=8 bias=after mul=channel clip=channel shift=24 inzp=3").find("inzp needs the bias first"),
             std::string::npos);
-  EXPECT_NE(specError("add c=4 h=4 w=4 inzp=3").find("inzp belongs to conv2d and dense"), std::string::npos);
+  EXPECT_NE(specError("add c=4 h=4 w=4 inzp=3").find("inzp belongs to conv2d, dense and avgpool"), std::string::npos);
 }
 
 std::vector<Operator> resnet18() {

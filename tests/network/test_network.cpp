@@ -548,6 +548,90 @@ INSTANTIATE_TEST_SUITE_P(Targets, NetworkOnTarget,
                            return n;
                          });
 
+// A uint8 QDQ file's average pools (global, and 2x2 without padding) keep their zero points: the
+// accelerator's average takes them in its rounding row, so nothing is widened and every output is
+// within one step of the file's semantics (they were widened to int8 symmetric at twice the scale
+// and up to 5 steps off), bit-exact on every target.
+TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
+  std::mt19937 rng(5);
+  Graph g;
+  g.name = g.origin = "uint8-pools";
+  g.opset = 13;
+  auto scalar = [&](const std::string& name, float scale) {
+    Tensor t;
+    t.name = name;
+    t.hasShape = true;
+    t.isConstant = true;
+    t.floats = {scale};
+    g.tensors[name] = t;
+  };
+  auto zero = [&](const std::string& name, int64_t z) {
+    Tensor t;
+    t.name = name;
+    t.dtype = tessera::compiler::ir::DType::kUInt8;
+    t.hasShape = true;
+    t.isConstant = true;
+    t.ints = {z};
+    g.tensors[name] = t;
+  };
+  Tensor x = floatTensor("x", {1, 32, 8, 8}, rng, 1.0f, false);
+  x.floats.clear();
+  g.tensors["x"] = x;
+  g.inputs = {"x"};
+  scalar("s_in", 0.02f), zero("z_in", 57);
+  scalar("s_gap", 0.004f), zero("z_gap", 141);
+  scalar("s_avg", 0.011f), zero("z_avg", 20);
+  g.nodes.push_back(node("QuantizeLinear", "q_in", {"x", "s_in", "z_in"}, {"xq"}));
+  g.nodes.push_back(node("DequantizeLinear", "dq_in", {"xq", "s_in", "z_in"}, {"xd"}));
+  g.nodes.push_back(node("GlobalAveragePool", "gap", {"xd"}, {"gap"}));
+  g.nodes.push_back(node("QuantizeLinear", "q_gap", {"gap", "s_gap", "z_gap"}, {"gapq"}));
+  g.nodes.push_back(node("DequantizeLinear", "dq_gap", {"gapq", "s_gap", "z_gap"}, {"gap_out"}));
+  Node avg = node("AveragePool", "avg", {"xd"}, {"avg"});
+  avg.attrs["kernel_shape"] = ints({2, 2});
+  avg.attrs["strides"] = ints({2, 2});
+  g.nodes.push_back(avg);
+  g.nodes.push_back(node("QuantizeLinear", "q_avg", {"avg", "s_avg", "z_avg"}, {"avgq"}));
+  g.nodes.push_back(node("DequantizeLinear", "dq_avg", {"avgq", "s_avg", "z_avg"}, {"avg_out"}));
+  g.outputs = {"gap_out", "avg_out"};
+  tessera::compiler::host::inferShapes(g);
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, g);
+  for (const auto& note : m.quantizationNotes) ADD_FAILURE() << "widened: " << note.tensor << ": " << note.change;
+  int averages = 0;
+  for (const auto& l : m.layers)
+    if (l.kind == "avgpool") {
+      ++averages;
+      EXPECT_NE(l.spec.find("inzp=-71"), std::string::npos) << l.spec;  // 57 - 128
+    }
+  EXPECT_EQ(averages, 2);
+  size_t off = 0, total = 0;
+  for (uint32_t s = 0; s < 6; ++s) {
+    std::mt19937 r(40 + s);
+    std::map<std::string, Tensor> in = {{"x", floatTensor("x", {1, 32, 8, 8}, r, 1.0f + 0.3f * float(s), false)}};
+    const auto file = tessera::compiler::host::evaluate(g, in);
+    const auto ref = tessera::compiler::model::runReference(m, in);
+    for (const auto& [name, step] : {std::pair<std::string, float>{"gap_out", 0.004f}, {"avg_out", 0.011f}}) {
+      const auto& a = ref.outputs.at(name).floats;
+      const auto& b = file.at(name).floats;
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t k = 0; k < a.size(); ++k, ++total) {
+        EXPECT_LE(std::fabs(a[k] - b[k]), step * 1.0001f) << name << " element " << k;
+        off += std::fabs(a[k] - b[k]) > step * 0.5f;
+      }
+    }
+    if (s < 2)
+      for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
+        if (!built(target, cfg)) continue;
+        tessera::runtime::Session session(target, cfg);
+        tessera::compiler::model::ModelRunner runner(m, session);
+        const auto got = runner.run(in);
+        for (const char* name : {"gap_out", "avg_out"})
+          EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
+      }
+  }
+  std::printf("uint8 averages: %zu of %zu outputs a step off the file's\n", off, total);
+}
+
 TEST(Network, CompiledModelFilesRoundTripAndRefuseCorruption) {
   const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
   const std::vector<uint8_t> bytes = m.serialize();

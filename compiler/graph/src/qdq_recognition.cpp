@@ -29,7 +29,7 @@ std::vector<float> floatsOf(const Tensor& t) {
 
 // The int8 form of a file's (dtype, scale, zero point) activation. Exact wherever the accelerator
 // takes zero points: uint8 q is stored as q - 128 with zero point z - 128, int8 as it is with its
-// zero point. Where it does not (`exact` false: an average pool's operand or result), int8 with
+// zero point. Where it does not (`exact` false: a padded average pool's operand or result), int8 with
 // zero point 0 and uint8 with zero point 128 are still exact, and any other zero point widens the
 // grid until the file's whole range fits, with a note saying by how much.
 struct InternalQuant {
@@ -49,19 +49,24 @@ InternalQuant internalQuant(const std::string& tensor, DType dtype, float scale,
   n.tensor = tensor;
   std::ostringstream os;
   os << ir::dtypeName(dtype) << " zero point " << zp << " -> int8 symmetric, scale " << scale << " -> " << widened
-     << " (x" << widened / scale << "; an average pool takes no zero point)";
+     << " (x" << widened / scale << "; a padded average pool takes no zero point)";
   n.change = os.str();
   n.maxAbsError = widened / 2;  // rounding to the coarser grid, against the file's own grid
   notes.push_back(n);
   return {widened, 0};
 }
 
-// Values that meet an average pool, directly or through Q/DQ pairs and Flatten/Reshape (its output
-// scale may come from after a Flatten): the accelerator's pooling takes no zero point.
+// Values that meet an average pool with padding, directly or through Q/DQ pairs and Flatten/Reshape
+// (its output scale may come from after a Flatten): the accelerator's average takes zero points in
+// its rounding row only without padding (a padded tap would count as the zero point).
 std::set<std::string> averagePoolValues(const Graph& g) {
   std::set<std::string> out;
   for (const Node& n : g.nodes)
-    if (n.domain.empty() && (n.opType == "AveragePool" || n.opType == "GlobalAveragePool")) {
+    if (n.domain.empty() && n.opType == "AveragePool") {
+      const std::vector<int64_t> pads = n.attrInts("pads", {0, 0, 0, 0});
+      const bool padded = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }) ||
+                          n.attrString("auto_pad", "NOTSET").rfind("SAME", 0) == 0;
+      if (!padded) continue;
       if (!n.inputs.empty()) out.insert(n.inputs[0]);
       if (!n.outputs.empty()) out.insert(n.outputs[0]);
     }

@@ -830,12 +830,15 @@ class Quantizer {
         if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) return false;
       }
       const std::string xq = int8Value(n.inputs[0]);
-      // Max pooling keeps its input's zero point (its padding, the smallest int8, never wins); an
-      // average takes none (the importer gave its operands none).
+      // Max pooling keeps its input's zero point (its padding, the smallest int8, never wins). An
+      // average keeps it too at the input's scale (the mean of x is the mean of x - z, plus z);
+      // rescaled to the output's own scale, zero points join the rounding row (without padding:
+      // the importer gave a padded pool's operands none).
       const int zx = int(g_.tensor(xq).quant.zeroPoint.at(0));
-      if (zx && n.opType != "MaxPool")
-        throw Error(g_.origin, "node '" + n.name + "': an average pool's input has zero point " + std::to_string(zx));
+      if (zx && n.opType != "MaxPool" && (ph || pw))
+        throw Error(g_.origin, "node '" + n.name + "': a padded average pool's input has zero point " + std::to_string(zx));
       Operator op = windowOperator();
+      int zy = zx;
       // Max pooling keeps the input's scale. An average takes the output's own scale when it has one
       // (the file's, or the calibration's), as the mean is much smaller than the values it averages.
       const float sx = g_.tensor(xq).quant.scale.at(0);
@@ -846,9 +849,12 @@ class Quantizer {
           // An int32 multiplier from a resident row (wide=1): the largest shift whose worst
           // window sum times it, plus the rounding, stays in int32.
           const double real = double(sx) / (double(*own) * kh * kw);
+          const int zOut = zeroPointFor(out);
           auto fits = [&](int shift) {
             const int64_t m = std::llround(real * std::ldexp(1.0, shift));
-            return m <= (int64_t(1) << 30) && int64_t(128) * kh * kw * m + (int64_t(1) << (shift - 1)) <= INT32_MAX;
+            return m <= (int64_t(1) << 30) && (128 + std::abs(zx)) * int64_t(kh) * kw * m + (int64_t(1) << (shift - 1)) +
+                                                      (int64_t(std::abs(zOut)) << shift) <=
+                                                  INT32_MAX;
           };
           int shift = 31;
           while (shift > 1 && !fits(shift)) --shift;
@@ -859,12 +865,15 @@ class Quantizer {
             op.epilogue.shift = shift;
             op.epilogue.round = true;
             op.epilogue.wideScales = true;
+            op.inputZeroPoint = zx;
+            op.epilogue.outputZeroPoint = zOut;
             sy = *own;
+            zy = zOut;
           }
         }
       }
       op.validate();
-      addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape, n.opType == "MaxPool" ? zx : 0));
+      addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape, zy));
       return true;
     }
     return false;

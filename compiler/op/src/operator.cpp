@@ -242,9 +242,18 @@ void Operator::validate() const {
                                   {zeroPointB, "bzp"}})
     if (value < -128 || value > 127)
       throw Error(where, std::string(key) + " must be in [-128, 127] (an int8 zero point), got " + std::to_string(value));
+  const bool zeroPointAverage = kind == OpKind::kAvgPool && (inputZeroPoint || epilogue.outputZeroPoint);
+  if (zeroPointAverage && (!wide || !epilogue.round || padH || padW))
+    throw Error(where, "avgpool's inzp and outzp need the wide rescale (wide=1 round=1; they join its rounding row) and "
+                       "no padding");
+  if (zeroPointAverage && (128 + std::llabs(int64_t(inputZeroPoint))) * kernelH * kernelW * int64_t(epilogue.multiplier) +
+                                  (int64_t(1) << (epilogue.shift - 1)) + (std::llabs(int64_t(epilogue.outputZeroPoint)) << epilogue.shift) >
+                              INT32_MAX)
+    throw Error(where, "avgpool's rescale: a window sum less the input zero point's, times mul, plus the rounding and "
+                       "outzp, can leave int32");
   if (epilogue.outputZeroPoint) {
-    if (kind == OpKind::kMaxPool || kind == OpKind::kAvgPool)
-      throw Error(where, "outzp belongs to conv2d, dense and add (a max pooling keeps its input's zero point)");
+    if (kind == OpKind::kMaxPool)
+      throw Error(where, "outzp belongs to conv2d, dense, add and avgpool (a max pooling keeps its input's zero point)");
     if (epilogue.lowBits && !epilogue.round) throw Error(where, "outzp with lowbits needs round=1 (it joins the rounding row)");
   }
   if (zeroPointA || zeroPointB) {
@@ -253,10 +262,11 @@ void Operator::validate() const {
       throw Error(where, "azp and bzp need wide=1 and round=1 (they join the resident rounding row)");
   }
   if (inputZeroPoint) {
-    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "inzp belongs to conv2d and dense");
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense && kind != OpKind::kAvgPool)
+      throw Error(where, "inzp belongs to conv2d, dense and avgpool");
     if (inputZeroPoint < -128 || inputZeroPoint > 127)
       throw Error(where, "inzp must be in [-128, 127] (an int8 zero point), got " + std::to_string(inputZeroPoint));
-    if (!epilogue.bias || epilogue.biasAfterMultiply)
+    if (kind != OpKind::kAvgPool && (!epilogue.bias || epilogue.biasAfterMultiply))
       throw Error(where, "inzp needs the bias first (bias=1): the zero point's sum is folded into it");
   }
   if (epilogue.activation != Epilogue::Activation::kNone) {
@@ -432,6 +442,8 @@ std::string Operator::spec() const {
          << " pw=" << padW << (ceilMode ? " ceil=1" : "");
     if (kind == OpKind::kAvgPool && (epilogue.multiplier != 1 || epilogue.shift != 0))
       os << " mul=" << epilogue.multiplier << " shift=" << epilogue.shift << " round=" << epilogue.round;
+    if (kind == OpKind::kAvgPool && inputZeroPoint) os << " inzp=" << inputZeroPoint;
+    if (kind == OpKind::kAvgPool && epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
     if (epilogue.wideScales) os << " wide=1";
     return os.str();
   }
@@ -735,6 +747,16 @@ void poolScale(const Operator& op, int32_t* multiplier, int* shift) {
   averageDivisor(op.kernelH * op.kernelW, multiplier, shift);
 }
 
+int32_t poolRounding(const Operator& op) {
+  int32_t m = 1;
+  int sh = 0;
+  poolScale(op, &m, &sh);
+  if (!sh) return 0;
+  const uint32_t window = uint32_t(op.kernelH) * uint32_t(op.kernelW);
+  return int32_t((uint32_t(1) << (sh - 1)) + (uint32_t(op.epilogue.outputZeroPoint) << sh) -
+                 window * uint32_t(op.inputZeroPoint) * uint32_t(m));
+}
+
 int32_t averageOf(int32_t sum, int count) {
   int32_t m = 1;
   int s = 0;
@@ -790,7 +812,7 @@ std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) 
             int sh = 0;
             poolScale(op, &m, &sh);
             if (m != 1) acc = wrapMul(acc, m);
-            if (sh) acc = shiftRight(wrapAdd(acc, int32_t(1) << (sh - 1)), sh);
+            if (sh) acc = shiftRight(wrapAdd(acc, poolRounding(op)), sh);
             acc = std::max(-128, std::min(127, acc));
           }
           out[((size_t(n) * C + c) * OH + y) * OW + x] = static_cast<int8_t>(acc);

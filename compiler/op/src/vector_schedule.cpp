@@ -77,7 +77,8 @@ std::vector<int32_t> vectorScaleRows(const Operator& op) {
                          uint32_t(op.zeroPointA) * uint32_t(op.scaleA) - uint32_t(op.zeroPointB) * uint32_t(op.scaleB);
     return {op.scaleA, op.scaleB, int32_t(row)};
   }
-  if (op.kind == OpKind::kAvgPool || op.kind == OpKind::kScale) return {e.multiplier, rounding};
+  if (op.kind == OpKind::kAvgPool) return {e.multiplier, poolRounding(op)};
+  if (op.kind == OpKind::kScale) return {e.multiplier, rounding};
   return {};
 }
 

@@ -207,6 +207,10 @@ void averageDivisor(int count, int32_t* multiplier, int* shift);
 // An avgpool's immediates: its epilogue's mul and shift when it gives them (a rescale to another
 // output scale: (sum * mul + 2^(shift-1)) >> shift, clipped), else averageDivisor of its window.
 void poolScale(const Operator& op, int32_t* multiplier, int* shift);
+// An average's rounding constant, added before its shift: 2^(shift-1), plus (avgpool's wide rescale
+// with zero points) outzp * 2^shift - window * inzp * mul, so that the result is
+// (sum - window * inzp) * mul / 2^shift + outzp rounded (wrapping int32, as the ALU adds).
+int32_t poolRounding(const Operator& op);
 
 // The operator kind's spec keyword: "conv2d", "dense", "add", "maxpool", "avgpool".
 std::string kindName(OpKind kind);
