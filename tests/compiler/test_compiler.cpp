@@ -182,6 +182,16 @@ std::vector<Operator> leakyOperators() {
   fused.residualEpilogue = sum;
   ops.push_back(fused);
   ops.push_back(Operator::dense(2, 48, 24, leaky(plain, 3, 819, 10)));
+  // PRelu: one slope per output channel (resident), with the low bits too, and depthwise.
+  Epilogue prelu = leaky(plain, 2, 0, 12);
+  prelu.leakyPerChannel = true;
+  ops.push_back(Operator::conv2d(1, 20, 6, 6, 40, 3, 1, 1, prelu));
+  Epilogue preluLow = leaky(lowBitsEpilogue(6, 22), 4, 0, 11);
+  preluLow.leakyPerChannel = true;
+  ops.push_back(Operator::conv2d(1, 16, 6, 6, 32, 1, 1, 0, preluLow));
+  Operator dwPrelu = Operator::conv2d(1, 32, 6, 6, 32, 3, 1, 1, prelu);
+  dwPrelu.groups = 32;
+  ops.push_back(dwPrelu);
   return ops;
 }
 
@@ -611,7 +621,18 @@ TEST(LeakyEpilogue, SpecErrorsAndEveryTiling) {
   EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 leaky_mul=30").find("need leaky=1"), std::string::npos);
   EXPECT_NE(specError("maxpool c=16 h=6 w=6 kernel=2 stride=2 leaky=1 leaky_mul=1 leaky_shift=4").find("leaky belongs to conv2d and dense"),
             std::string::npos);
+  const Operator prelu = Operator::parse("conv2d cin=16 h=6 w=6 cout=16 kernel=3 pad=1 leaky=1 leaky_preshift=2 leaky_mul=channel leaky_shift=12", "test");
+  EXPECT_TRUE(Operator::parse(prelu.spec(), "again").epilogue.leakyPerChannel);
+  EXPECT_NE(prelu.describe().find("PRelu max(acc, ((acc >> 2) * slope[o]) >> 12)"), std::string::npos) << prelu.describe();
   const Config cfg = Config::load("default");
+  OperatorData steep = OperatorData::random(prelu, 3);
+  steep.leakyMultipliers[5] = (1 << 14) + 1;  // a slope just above 1
+  try {
+    compile(cfg, prelu, steep);
+    ADD_FAILURE() << "a slope above 1 compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("slope multiplier 16385 of channel 5 is beyond 2^14"), std::string::npos) << e.what();
+  }
   int checked = 0;
   for (const Operator& l : leakyOperators()) checked += everyTilingMatches(cfg, l, OperatorData::random(l, 17), {1, 2}, {1, 2, 5}, {1, 3, 6});
   EXPECT_GT(checked, 20);

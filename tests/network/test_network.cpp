@@ -114,7 +114,12 @@ Graph smallNetwork(uint32_t seed) {
   Node conv2 = node("Conv", "conv2", {"p1", "w2", "b2"}, {"c2"});
   conv2.attrs["pads"] = ints({1, 1, 1, 1});
   g.nodes.push_back(conv2);
-  g.nodes.push_back(node("Add", "residual", {"c2", "p1"}, {"s2"}));
+  // PRelu with one slope per channel (PyTorch's [C,1,1]), in conv2's epilogue with the residual add.
+  Tensor slope = floatTensor("slope", {16, 1, 1}, rng, 0.4f, true);
+  for (float& v : slope.floats) v = std::clamp(v, -0.9f, 0.9f);
+  add(slope);
+  g.nodes.push_back(node("PRelu", "prelu2", {"c2", "slope"}, {"c2p"}));
+  g.nodes.push_back(node("Add", "residual", {"c2p", "p1"}, {"s2"}));
   g.nodes.push_back(node("Relu", "relu2", {"s2"}, {"r2"}));
   g.nodes.push_back(node("GlobalAveragePool", "gap", {"r2"}, {"g"}));
   g.nodes.push_back(node("Flatten", "flatten", {"g"}, {"f"}));
@@ -167,7 +172,8 @@ Graph branchyNetwork(uint32_t seed) {
   // output's channels on the accelerator (`scale`).
   g.nodes.push_back(node("GlobalAveragePool", "se_pool", {"r2"}, {"se_p"}));
   conv("se_reduce", {"se_p", "wse1", "bse1"}, "se_r", 0, 1, 1);
-  g.nodes.push_back(node("Relu", "se_relu", {"se_r"}, {"se_rr"}));
+  add(floatTensor("se_slope", {8, 1, 1}, rng, 0.3f, true));  // PRelu, in se_reduce's epilogue
+  g.nodes.push_back(node("PRelu", "se_prelu", {"se_r", "se_slope"}, {"se_rr"}));
   conv("se_expand", {"se_rr", "wse2", "bse2"}, "se_e", 0, 1, 1);
   g.nodes.push_back(hardSigmoid("se_gate", "se_e", "se_g"));
   g.nodes.push_back(node("Mul", "se_scale", {"r2", "se_g"}, {"se_out"}));
@@ -241,6 +247,7 @@ TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
   // The residual block's add runs in its second convolution's epilogue.
   EXPECT_EQ(accel, (std::vector<std::string>{"conv2d", "maxpool", "conv2d", "avgpool", "dense"}));
   EXPECT_NE(m.layers[4].spec.find("residual=1"), std::string::npos) << m.layers[4].spec;
+  EXPECT_NE(m.layers[4].spec.find("leaky_mul=channel"), std::string::npos) << m.layers[4].spec;  // and the PRelu
   // Only the edges: quantizing the input (and folding it for the 3-channel first convolution) and
   // dequantizing the logits.
   EXPECT_EQ(host, (std::vector<std::string>{"QuantizeLinear", "FoldInput", "DequantizeLinear"}));
@@ -507,6 +514,9 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
     }
     if (l.name == "squeeze_a") {
       EXPECT_NE(l.spec.find("leaky=1"), std::string::npos) << l.spec;
+    }
+    if (l.name == "se_reduce") {
+      EXPECT_NE(l.spec.find("leaky_mul=channel"), std::string::npos) << l.spec;
     }
     if (l.kind == "concat") {
       EXPECT_EQ(l.insnBegin, l.insnEnd);

@@ -47,6 +47,8 @@ OperatorData acceleratorConstants(const Graph& g, const Node& n) {
   }
   if (n.inputs.size() > 6 && !n.inputs[6].empty())
     for (int64_t v : g.tensor(n.inputs[6]).ints) d.multipliersLow.push_back(static_cast<int32_t>(v));
+  if (n.inputs.size() > 8 && !n.inputs[8].empty())
+    for (int64_t v : g.tensor(n.inputs[8]).ints) d.leakyMultipliers.push_back(static_cast<int32_t>(v));
   return d;
 }
 

@@ -225,13 +225,35 @@ class Quantizer {
 
   // The LeakyRelu (slope in (0, 1)) that alone reads `t` in a calibrated model, to run on the
   // layer's sum (Epilogue::leaky): its node, or -1. A QDQ file quantizes between the two.
-  int fusableLeakyRelu(const std::string& t, double* alpha) const {
+  // Or a PRelu whose constant slope is one value or one per channel (shape [C], [C,1,1] or
+  // [1,C,1,1] against the layer's [N,C,H,W] output; [O] against a dense one's [N,O]), each in
+  // [-1, 1]: `slopes` gets them.
+  int fusableLeakyRelu(const std::string& t, std::vector<double>* slopes) const {
     if (scales_.fixed || consumerCount(t) != 1) return -1;
     for (size_t i = 0; i < nodes().size(); ++i) {
       const Node& n = nodes()[i];
-      if (n.inputs.empty() || n.inputs[0] != t || !n.domain.empty() || n.opType != "LeakyRelu") continue;
-      *alpha = n.attrFloat("alpha", 0.01f);
-      return *alpha > 0 && *alpha < 1 && hasScale(n.outputs.at(0)) ? int(i) : -1;
+      if (n.inputs.empty() || n.inputs[0] != t || !n.domain.empty()) continue;
+      if (!hasScale(n.outputs.at(0))) return -1;
+      if (n.opType == "LeakyRelu") {
+        const double alpha = n.attrFloat("alpha", 0.01f);
+        *slopes = {alpha};
+        return alpha > 0 && alpha < 1 ? int(i) : -1;
+      }
+      if (n.opType != "PRelu" || n.inputs.size() < 2 || !isConstTensor(n.inputs[1])) return -1;
+      const Tensor& s = g_.tensor(n.inputs[1]);
+      const std::vector<int64_t>& y = g_.tensor(t).shape;
+      if (s.dtype != DType::kFloat32 || y.size() < 2) return -1;
+      const int64_t channels = y[1];
+      int64_t nonUnit = 0, at = -1;
+      for (size_t d = 0; d < s.shape.size(); ++d)
+        if (s.shape[d] != 1) ++nonUnit, at = int64_t(d);
+      // The slope's one non-unit axis must line up with the output's channel axis (axis 1).
+      const int64_t axis = at < 0 ? -1 : at + int64_t(y.size()) - int64_t(s.shape.size());
+      if (s.elements() != 1 && (nonUnit != 1 || axis != 1 || s.elements() != channels)) return -1;
+      slopes->assign(s.floats.begin(), s.floats.end());
+      for (double a : *slopes)
+        if (!(a >= -1 && a <= 1)) return -1;
+      return int(i);
     }
     return -1;
   }
@@ -320,7 +342,8 @@ class Quantizer {
                        const std::vector<float>& bias, int64_t outC, int64_t inC, int kh, int kw, int sh, int sw,
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
                        bool relu, const std::vector<float>* weightScales, int groups = 1,
-                       const FusedActivation* act = nullptr, int dh = 1, int dw = 1, double leakyAlpha = -1) {
+                       const FusedActivation* act = nullptr, int dh = 1, int dw = 1,
+                       const std::vector<double>& slopes = {}) {
     const std::string xq = int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
@@ -367,8 +390,16 @@ class Quantizer {
     int64_t maxAbsAcc = 0;
     for (int64_t v : sumAbs) maxAbsAcc = std::max(maxAbsAcc, inMax * v);
     // A fused LeakyRelu on the sum (Epilogue::leaky).
+    // One slope in (0, 1) is LeakyRelu's immediate; several (PRelu's, one per channel) a resident row.
     std::optional<LeakyConstants> leaky;
-    if (leakyAlpha > 0 && !(leaky = leakyConstants(leakyAlpha, worst))) return false;
+    const bool perChannelSlope = slopes.size() > 1 || (slopes.size() == 1 && !(slopes[0] > 0 && slopes[0] < 1));
+    if (!slopes.empty()) {
+      std::vector<double> each = slopes;
+      if (perChannelSlope && each.size() == 1) each.assign(size_t(outC), slopes[0]);
+      if (perChannelSlope && int64_t(each.size()) != outC) return false;
+      leaky = perChannelSlope ? slopeConstants(each, worst) : leakyConstants(slopes[0], worst);
+      if (!leaky) return false;
+    }
     // The operator a requantization form gives (its epilogue; the bias values do not matter here).
     auto operatorFor = [&](const Requantization& r) {
       Epilogue e;
@@ -385,8 +416,9 @@ class Quantizer {
       e.outputZeroPoint = zy;
       if (leaky) {
         e.leaky = true;
+        e.leakyPerChannel = perChannelSlope;
         e.leakyPreShift = leaky->preShift;
-        e.leakyMultiplier = leaky->multiplier;
+        e.leakyMultiplier = perChannelSlope ? 0 : leaky->multiplier;
         e.leakyShift = leaky->shift;
       }
       if (ac) {
@@ -424,7 +456,7 @@ class Quantizer {
       if (!scales_.config || tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) forms.push_back(*low);
     }
     // (LeakyRelu needs the whole sum, bias included, before the multiply.)
-    if (!zx && leakyAlpha < 0)
+    if (!zx && slopes.empty())
       if (std::optional<Requantization> pb = productBiasRequantization(real, bq, maxAbsAcc, outLow, outHigh))
         forms.push_back(*pb);
     if (std::optional<Requantization> c = clippedRequantization(real, worst, outLow, outHigh)) forms.push_back(*c);
@@ -479,9 +511,19 @@ class Quantizer {
       inputs.push_back(addConst(name + "_clip_high", DType::kInt32, {outC},
                                 std::vector<int64_t>(r.clipHigh.begin(), r.clipHigh.end())));
     }
-    if (r.lowBits)
-      inputs.push_back(addConst(name + "_multipliers_low", DType::kInt32, {outC},
-                                std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end())));
+    if (r.lowBits || (leaky && perChannelSlope)) {
+      // Optional inputs keep their places: 6 the low multiplier bits, 7 a fused residual (added
+      // later), 8 PRelu's slopes.
+      while (inputs.size() < 6) inputs.push_back("");
+      inputs.push_back(r.lowBits ? addConst(name + "_multipliers_low", DType::kInt32, {outC},
+                                            std::vector<int64_t>(r.multipliersLow.begin(), r.multipliersLow.end()))
+                                 : std::string());
+    }
+    if (leaky && perChannelSlope) {
+      inputs.push_back("");
+      inputs.push_back(addConst(name + "_slopes", DType::kInt32, {outC},
+                                std::vector<int64_t>(leaky->multipliers.begin(), leaky->multipliers.end())));
+    }
     const std::string out = defineInt8(floatOut, scaleFor(floatOut), outShape, zy);
     addAccelerator(name, op, inputs, out);
     return true;
@@ -582,13 +624,13 @@ class Quantizer {
       }
       bool relu;
       const std::string y = outputAfterRelu(&relu);
-      double alpha = 0;
+      std::vector<double> slopes;
       if (!relu && y == out) {
-        const int leaky = fusableLeakyRelu(out, &alpha);
+        const int leaky = fusableLeakyRelu(out, &slopes);
         const std::string leakyOut = leaky >= 0 ? nodes()[size_t(leaky)].outputs.at(0) : std::string();
         if (leaky >= 0 && addConvolution(n.name, n.inputs[0], w.floats, bias, w.shape[0], w.shape[1] * groups, kh, kw, sh,
                                          sw, ph, pw, false, leakyOut, g_.tensor(leakyOut).shape, false,
-                                         weightScalesOf(n.inputs[1]), int(groups), nullptr, dh, dw, alpha)) {
+                                         weightScalesOf(n.inputs[1]), int(groups), nullptr, dh, dw, slopes)) {
           fused_.insert(size_t(leaky));
           return true;
         }
@@ -641,13 +683,13 @@ class Quantizer {
       std::optional<std::pair<FusedActivation, std::vector<size_t>>> fused;
       if (!relu && y == out) fused = fusableActivation(out, &activated);
       if (fused && !hasScale(activated)) fused.reset();
-      double alpha = 0;
-      const int leaky = !relu && y == out && !fused ? fusableLeakyRelu(out, &alpha) : -1;
+      std::vector<double> slopes;
+      const int leaky = !relu && y == out && !fused ? fusableLeakyRelu(out, &slopes) : -1;
       auto dense = [&](const std::string& input, int64_t inC, int kh, int kw, bool isDense) {
         if (leaky >= 0) {
           const std::string& leakyOut = nodes()[size_t(leaky)].outputs.at(0);
           if (addConvolution(n.name, input, wOK, bias, O, inC, kh, kw, 1, 1, 0, 0, isDense, leakyOut,
-                             g_.tensor(leakyOut).shape, false, denseScales(n, transB), 1, nullptr, 1, 1, alpha)) {
+                             g_.tensor(leakyOut).shape, false, denseScales(n, transB), 1, nullptr, 1, 1, slopes)) {
             fused_.insert(size_t(leaky));
             return;
           }

@@ -310,4 +310,26 @@ std::optional<LeakyConstants> leakyConstants(double alpha, int64_t worstAccumula
   return c;
 }
 
+std::optional<LeakyConstants> slopeConstants(const std::vector<double>& slopes, int64_t worstAccumulator) {
+  double largest = 0;
+  for (double a : slopes) {
+    if (!(a >= -1 && a <= 1)) return std::nullopt;
+    largest = std::max(largest, std::fabs(a));
+  }
+  if (slopes.empty() || worstAccumulator < 0) return std::nullopt;
+  int bits = 0;
+  while (bits < 62 && std::nearbyint(largest * std::ldexp(1.0, bits + 1)) <= 32767) ++bits;
+  LeakyConstants c;
+  int64_t biggest = 1;
+  for (double a : slopes) {
+    c.multipliers.push_back(int32_t(std::nearbyint(a * std::ldexp(1.0, bits))));
+    biggest = std::max<int64_t>(biggest, std::llabs(int64_t(c.multipliers.back())));
+  }
+  while ((worstAccumulator >> c.preShift) * biggest >= (int64_t(1) << 31) && c.preShift < bits) ++c.preShift;
+  c.shift = bits - c.preShift;
+  if (c.shift > 31 || c.preShift > 31 || (worstAccumulator >> c.preShift) * biggest >= (int64_t(1) << 31))
+    return std::nullopt;
+  return c;
+}
+
 }  // namespace tessera::compiler::graph::detail

@@ -90,7 +90,11 @@ std::optional<ActivationConstants> activationConstants(bool hardSwish, double in
 // nullopt when no split fits the instruction's shift fields.
 struct LeakyConstants {
   int preShift = 0, multiplier = 0, shift = 0;
+  std::vector<int32_t> multipliers;  // slopeConstants: one per channel (multiplier unused)
 };
 std::optional<LeakyConstants> leakyConstants(double alpha, int64_t worstAccumulator);
+// PRelu's slopes, one per channel, each in [-1, 1] (max(acc, t) is PRelu for those): multipliers
+// round(slope * 2^(P+S)) with P + S as large as keeps the largest in 15 bits, P as above.
+std::optional<LeakyConstants> slopeConstants(const std::vector<double>& slopes, int64_t worstAccumulator);
 
 }  // namespace tessera::compiler::graph::detail

@@ -66,9 +66,11 @@ int fuseResidualAdds(Graph& g) {
       f.attrs["spec"].s = layer.spec();
       f.outputs = add.outputs;
       // Inputs: x, weights, bias, multipliers, clip low, clip high, low multiplier bits (empty
-      // when absent), residual.
+      // when absent), residual, PRelu's slopes (when present).
+      const std::string slopes = f.inputs.size() > 8 ? f.inputs[8] : std::string();
       f.inputs.resize(7);
       f.inputs.push_back(b);
+      if (!slopes.empty()) f.inputs.push_back(slopes);
       g.nodes[i] = std::move(f);
       fusedAway.insert(p);
       ++fused;

@@ -40,6 +40,16 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
     if (op.epilogue.perChannelMultiplier && data.multipliers.size() != size_t(op.outChannels))
       throw Error(where, "multipliers have " + std::to_string(data.multipliers.size()) + " values, expected " +
                              std::to_string(op.outChannels));
+    if (op.epilogue.leakyPerChannel) {
+      if (data.leakyMultipliers.size() != size_t(op.outChannels))
+        throw Error(where, "slope multipliers have " + std::to_string(data.leakyMultipliers.size()) + " values for " +
+                               std::to_string(op.outChannels) + " output channels");
+      const int bits = op.epilogue.leakyPreShift + op.epilogue.leakyShift;
+      for (size_t o = 0; o < data.leakyMultipliers.size(); ++o)
+        if (bits < 31 && std::llabs(int64_t(data.leakyMultipliers[o])) > (int64_t(1) << bits))
+          throw Error(where, "slope multiplier " + std::to_string(data.leakyMultipliers[o]) + " of channel " +
+                                 std::to_string(o) + " is beyond 2^" + std::to_string(bits) + " (a slope outside [-1, 1])");
+    }
     if (op.epilogue.lowBits && data.multipliersLow.size() != size_t(op.outChannels))
       throw Error(where, "low multiplier bits have " + std::to_string(data.multipliersLow.size()) +
                              " values, expected " + std::to_string(op.outChannels));
@@ -124,6 +134,7 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   }
   if (op.epilogue.perChannelMultiplier) addChannelVector("multipliers", data.multipliers, "multiplier");
   if (op.epilogue.lowBits) addChannelVector("multipliers_low", data.multipliersLow, "low multiplier");
+  if (op.epilogue.leakyPerChannel) addChannelVector("leaky_multipliers", data.leakyMultipliers, "slope multiplier");
   if (op.epilogue.perChannelClip) {
     addChannelVector("clip_low", data.clipLow, "bound");
     addChannelVector("clip_high", data.clipHigh, "bound");

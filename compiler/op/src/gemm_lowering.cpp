@@ -48,6 +48,10 @@ class GemmLowering : public OperatorLowering {
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.multLowBase), 0, 1, uint32_t(g_.COB),
                   uint32_t(g_.COB)),
           prog.bufferIndex("multipliers_low"));
+    if (op_.epilogue.leakyPerChannel)
+      add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.leakyMultBase), 0, 1, uint32_t(g_.COB),
+                  uint32_t(g_.COB)),
+          prog.bufferIndex("leaky_multipliers"));
     const int in2Buf = op_.residual ? prog.bufferIndex("input2") : -1;
     if (g_.scaleRows)
       add(memInsn(Opcode::kLoad, MemId::kAcc, static_cast<uint32_t>(g_.scaleRowBase), 0, 1, uint32_t(g_.scaleRows),
@@ -195,8 +199,9 @@ class GemmLowering : public OperatorLowering {
       // LeakyRelu on the sum before anything else: its own line, then the requantization of acc.
       const Epilogue& l = op_.epilogue;
       if (e != "acc") os << e << "\n    acc = ";
-      os << "max(acc, ((acc >> " << l.leakyPreShift << ") * " << l.leakyMultiplier << ") >> " << l.leakyShift
-         << ")      // LeakyRelu, t in the scratch region\n    acc = ";
+      os << "max(acc, ((acc >> " << l.leakyPreShift << ") * "
+         << (l.leakyPerChannel ? "slope[cot*" + std::to_string(t_.tco) + "+co]" : std::to_string(l.leakyMultiplier)) << ") >> "
+         << l.leakyShift << ")      // " << (l.leakyPerChannel ? "PRelu" : "LeakyRelu") << ", t in the scratch region\n    acc = ";
       e = "acc";
     }
     if (op_.epilogue.preShift) e = "(" + e + " >> " + std::to_string(op_.epilogue.preShift) + ")";
@@ -294,7 +299,8 @@ class GemmLowering : public OperatorLowering {
       ops.push_back({scratchResetKernel_[q], true, hw::AluOp::kAdd, false, 0});
       vec(scratchCopyKernel_[q], hw::AluOp::kAdd);
       if (e.leakyPreShift) imm(hw::AluOp::kShr, e.leakyPreShift, scratchKernel_[q]);
-      imm(hw::AluOp::kMul, e.leakyMultiplier, scratchKernel_[q]);
+      if (e.leakyPerChannel) vec(leakyMultKernel_[ch], hw::AluOp::kMul);
+      else imm(hw::AluOp::kMul, e.leakyMultiplier, scratchKernel_[q]);
       if (e.leakyShift) imm(hw::AluOp::kShr, e.leakyShift, scratchKernel_[q]);
       vec(scratchSumKernel_[q], hw::AluOp::kMax);
     }
@@ -566,21 +572,23 @@ class GemmLowering : public OperatorLowering {
           out.push_back(kernel(b));
         }
     };
-    if (op_.epilogue.lowBits) {
-      // Like the multipliers, but applied to the scratch copy.
+    // Like the multipliers, but applied to the scratch copy: the low bits, and PRelu's slopes.
+    auto scratchChannelKernels = [&](const char* name, int base, std::vector<int>& out) {
       for (int cot = 0; cot < g_.COB / t_.tco; ++cot)
         for (int q = 0; q < s_.slots; ++q) {
           Kernel b;
-          b.name = "mul_low_c" + std::to_string(cot) + "_h" + std::to_string(q);
-          b.uops.push_back({regionBase(q) + uint32_t(g_.scratchRegion) * entries, uint32_t(g_.multLowBase + cot * t_.tco), 0});
+          b.name = std::string(name) + "_c" + std::to_string(cot) + "_h" + std::to_string(q);
+          b.uops.push_back({regionBase(q) + uint32_t(g_.scratchRegion) * entries, uint32_t(base + cot * t_.tco), 0});
           b.iterOut = uint32_t(t_.tco);
           b.dstOut = uint32_t(t_.th * t_.tw);
           b.srcOut = 1;
           b.iterIn = uint32_t(t_.th * t_.tw);
           b.dstIn = 1;
-          multLowKernel_.push_back(kernel(b));
+          out.push_back(kernel(b));
         }
-    }
+    };
+    if (op_.epilogue.lowBits) scratchChannelKernels("mul_low", g_.multLowBase, multLowKernel_);
+    if (op_.epilogue.leakyPerChannel) scratchChannelKernels("slope", g_.leakyMultBase, leakyMultKernel_);
     if (g_.biasEntries) channelKernels("bias", g_.biasBase, biasKernel_);
     if (g_.multEntries) channelKernels("mul", g_.multBase, multKernel_);
     if (g_.clipEntries) {
@@ -600,7 +608,7 @@ class GemmLowering : public OperatorLowering {
   int residualKernel_[4] = {}, residualSumKernel_[4] = {}, residualRowKernel_[4][3] = {};
   int scratchResetKernel_[4] = {}, scratchCopyKernel_[4] = {}, scratchKernel_[4] = {};
   int scratchSumKernel_[4] = {}, roundRowKernel_[4] = {};
-  std::vector<int> multLowKernel_;
+  std::vector<int> multLowKernel_, leakyMultKernel_;
   std::vector<int> biasKernel_, multKernel_, clipLowKernel_, clipHighKernel_;
   std::unique_ptr<detail::BorderClasses> borders_;
 };

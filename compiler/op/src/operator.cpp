@@ -294,7 +294,8 @@ void Operator::validate() const {
       throw Error(where, "leaky_preshift and leaky_shift must be in [0, 31]");
     if (e.leakyPreShift + e.leakyShift < 31 && e.leakyMultiplier >= (int64_t(1) << (e.leakyPreShift + e.leakyShift)))
       throw Error(where, "leaky's slope leaky_mul / 2^(leaky_preshift + leaky_shift) must be below 1");
-  } else if (epilogue.leakyMultiplier || epilogue.leakyPreShift || epilogue.leakyShift) {
+    if (e.leakyPerChannel && e.leakyMultiplier) throw Error(where, "leaky_mul is either one immediate or per channel, not both");
+  } else if (epilogue.leakyMultiplier || epilogue.leakyPreShift || epilogue.leakyShift || epilogue.leakyPerChannel) {
     throw Error(where, "leaky_mul, leaky_preshift and leaky_shift need leaky=1");
   }
   if (residual) {
@@ -378,7 +379,8 @@ std::string Operator::describe() const {
        << std::abs(inputZeroPoint) << ") * w over the taps inside the input)";
   os << "; epilogue: " << (epilogue.bias && !epilogue.biasAfterMultiply ? "+bias int32, " : "");
   if (epilogue.leaky)
-    os << "LeakyRelu max(acc, ((acc >> " << epilogue.leakyPreShift << ") * " << epilogue.leakyMultiplier << ") >> "
+    os << (epilogue.leakyPerChannel ? "PRelu" : "LeakyRelu") << " max(acc, ((acc >> " << epilogue.leakyPreShift << ") * "
+       << (epilogue.leakyPerChannel ? std::string("slope[o]") : std::to_string(epilogue.leakyMultiplier)) << ") >> "
        << epilogue.leakyShift << "), ";
   if (epilogue.preShift) os << ">>" << epilogue.preShift << ", ";
   if (epilogue.preClip) os << "clip [" << -epilogue.preClip << ", " << epilogue.preClip << "], ";
@@ -465,9 +467,12 @@ std::string Operator::spec() const {
   if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
   if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
-  if (epilogue.leaky)
-    os << " leaky=1 leaky_preshift=" << epilogue.leakyPreShift << " leaky_mul=" << epilogue.leakyMultiplier
-       << " leaky_shift=" << epilogue.leakyShift;
+  if (epilogue.leaky) {
+    os << " leaky=1 leaky_preshift=" << epilogue.leakyPreShift << " leaky_mul=";
+    if (epilogue.leakyPerChannel) os << "channel";
+    else os << epilogue.leakyMultiplier;
+    os << " leaky_shift=" << epilogue.leakyShift;
+  }
   if (epilogue.activation != Epilogue::Activation::kNone)
     os << " act=" << (epilogue.activation == Epilogue::Activation::kHardSwish ? "hardswish" : "hardsigmoid")
        << " act_k=" << epilogue.activationOffset << " act_max=" << epilogue.activationCeiling
@@ -526,6 +531,10 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
     if (key == "name") {
       op.name = value;
+      continue;
+    }
+    if (key == "leaky_mul" && value == "channel") {
+      op.epilogue.leakyPerChannel = true;
       continue;
     }
     if (key == "mul" && value == "channel") {
@@ -630,6 +639,13 @@ OperatorData OperatorData::random(const Operator& op, uint32_t seed, int32_t bia
     if (wide)
       for (auto& v : d.bias) v = mul(rng);
   }
+  if (op.epilogue.leakyPerChannel) {
+    // Slopes across [-1, 1] (negative ones too, as PRelu allows).
+    const int64_t one = int64_t(1) << std::min(30, op.epilogue.leakyPreShift + op.epilogue.leakyShift);
+    std::uniform_int_distribution<int64_t> slope(-one, one);
+    d.leakyMultipliers.resize(size_t(op.outChannels));
+    for (auto& v : d.leakyMultipliers) v = int32_t(slope(rng));
+  }
   if (op.epilogue.lowBits) {
     std::uniform_int_distribution<int32_t> low(0, (1 << op.epilogue.lowBits) - 1);
     d.multipliersLow.resize(size_t(op.outChannels));
@@ -667,7 +683,7 @@ namespace {
 
 // The requantization alone: the value before an activation function (or the result, without one).
 int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                         int32_t clipHigh, int32_t multiplierLow);
+                         int32_t clipHigh, int32_t multiplierLow, int32_t leakyMultiplier);
 
 // An activation function after the requantization (Epilogue::activation), to int8.
 int32_t activationValue(const Epilogue& e, int32_t v) {
@@ -682,25 +698,26 @@ int32_t activationValue(const Epilogue& e, int32_t v) {
 }  // namespace
 
 int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                      int32_t clipHigh, int32_t multiplierLow) {
-  return activationValue(e, requantizedValue(e, acc, bias, multiplier, clipLow, clipHigh, multiplierLow));
+                      int32_t clipHigh, int32_t multiplierLow, int32_t leakyMultiplier) {
+  return activationValue(e, requantizedValue(e, acc, bias, multiplier, clipLow, clipHigh, multiplierLow, leakyMultiplier));
 }
 
 namespace {
 
 // LeakyRelu on the sum (Epilogue::leaky), wrapping int32 as the vector ALU computes it.
-int32_t leakyValue(const Epilogue& e, int32_t acc) {
+int32_t leakyValue(const Epilogue& e, int32_t acc, int32_t channelMultiplier) {
   if (!e.leaky) return acc;
-  return std::max(acc, shiftRight(wrapMul(shiftRight(acc, e.leakyPreShift), e.leakyMultiplier), e.leakyShift));
+  const int32_t m = e.leakyPerChannel ? channelMultiplier : e.leakyMultiplier;
+  return std::max(acc, shiftRight(wrapMul(shiftRight(acc, e.leakyPreShift), m), e.leakyShift));
 }
 
 int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                         int32_t clipHigh, int32_t multiplierLow) {
+                         int32_t clipHigh, int32_t multiplierLow, int32_t leakyMultiplier) {
   // The output zero point before the shift, where it joins a resident row or the bias.
   const int32_t zeroShifted = int32_t(uint32_t(e.outputZeroPoint) << e.shift);
   if (e.lowBits) {
     if (e.bias) acc = wrapAdd(acc, bias);
-    acc = leakyValue(e, acc);
+    acc = leakyValue(e, acc, leakyMultiplier);
     acc = std::max(std::min(acc, clipHigh), clipLow);
     const int32_t low = shiftRight(wrapMul(acc, multiplierLow), e.lowBits);
     acc = wrapAdd(wrapMul(acc, multiplier), low);
@@ -709,7 +726,7 @@ int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t m
   }
   const bool zeroBeforeShift = e.biasAfterMultiply || (e.wideScales && e.round);
   if (e.bias && !e.biasAfterMultiply) acc = wrapAdd(acc, bias);
-  acc = leakyValue(e, acc);
+  acc = leakyValue(e, acc, leakyMultiplier);
   if (e.preShift) acc = shiftRight(acc, e.preShift);
   if (e.preClip) acc = std::max(std::min(acc, int32_t(e.preClip)), int32_t(-e.preClip));
   if (e.perChannelClip) acc = std::max(std::min(acc, clipHigh), clipLow);
@@ -860,7 +877,8 @@ std::vector<int8_t> reference(const Operator& op, const OperatorData& data) {
                                           op.epilogue.perChannelMultiplier ? data.multipliers[o] : op.epilogue.multiplier,
                                           op.epilogue.perChannelClip ? data.clipLow[o] : 0,
                                           op.epilogue.perChannelClip ? data.clipHigh[o] : 0,
-                                          op.epilogue.lowBits ? data.multipliersLow[o] : 0);
+                                          op.epilogue.lowBits ? data.multipliersLow[o] : 0,
+                                          op.epilogue.leakyPerChannel ? data.leakyMultipliers[o] : 0);
           // A fused residual add takes the epilogue's value from the accumulator as it is (the
           // graph compiler's clip bounds keep it in int8 range; STORE would keep its low byte).
           out[i] = op.residual ? applyEpilogue(op.residualEpilogue,

@@ -77,6 +77,8 @@ OperatorData Program::constants() const {
     d.multipliers = unpackBias(cfg, buffers[size_t(bufferIndex("multipliers"))].data, op.outChannels);
   if (op.epilogue.lowBits)
     d.multipliersLow = unpackBias(cfg, buffers[size_t(bufferIndex("multipliers_low"))].data, op.outChannels);
+  if (op.epilogue.leakyPerChannel)
+    d.leakyMultipliers = unpackBias(cfg, buffers[size_t(bufferIndex("leaky_multipliers"))].data, op.outChannels);
   if (op.epilogue.perChannelClip) {
     d.clipLow = unpackBias(cfg, buffers[size_t(bufferIndex("clip_low"))].data, op.outChannels);
     d.clipHigh = unpackBias(cfg, buffers[size_t(bufferIndex("clip_high"))].data, op.outChannels);

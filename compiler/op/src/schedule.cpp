@@ -77,6 +77,7 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   place(g.clipEntries != 0, g.COB, g.clipLowBase);
   place(g.clipEntries != 0, g.COB, g.clipHighBase);
   place(op.epilogue.lowBits != 0, g.COB, g.multLowBase);
+  place(op.epilogue.leakyPerChannel, g.COB, g.leakyMultBase);
   place(g.scaleRows != 0, g.scaleRows, g.scaleRowBase);
   if (op.inputZeroPoint && (g.PH || g.PW)) g.zeroPointClasses = borderClasses(g).classes;
   place(g.zeroPointClasses != 0, g.zeroPointClasses * g.COB, g.zeroPointBase);
@@ -100,8 +101,9 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   }
   if (op.epilogue.leaky) {
     // The copy's reset, the shifts and the multiply; the copy and the max read another row.
-    g.immAluOps += 2 + (op.epilogue.leakyPreShift != 0) + (op.epilogue.leakyShift != 0);
+    g.immAluOps += 2 + (op.epilogue.leakyPreShift != 0) + (op.epilogue.leakyShift != 0) - op.epilogue.leakyPerChannel;
     g.twoCycleAluOps += 2;
+    g.vectorAluOps += op.epilogue.leakyPerChannel;  // the multiply reads the channel's row
   }
   if (op.epilogue.activation != Epilogue::Activation::kNone) {
     // t's add, max and min; the multiply, rounding, shift and the two clips to int8. HardSwish:

@@ -43,7 +43,7 @@ struct Geometry : SpatialShape {
   // and the residual's) holding the copy of the clipped accumulator they multiply, and the
   // epilogue's ALU instructions that read a vector source row other than the held one (two
   // cycles per entry: the copy and the sum).
-  int multLowBase = 0, scratchRegion = 0;
+  int multLowBase = 0, scratchRegion = 0, leakyMultBase = 0;
   int twoCycleAluOps = 0;
   int immAluOps = 0;                     // ALU instructions with an immediate per tile (mul, shr, min, max)
   int vectorAluOps = 0;                  // ALU instructions with a resident per-channel operand per tile

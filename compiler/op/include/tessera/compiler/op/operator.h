@@ -74,11 +74,13 @@ struct Epilogue {
   //   t = ((acc >> P) * M) >> S;  acc = max(acc, t),
   // a slope of M / 2^(P+S) below 1 on the negative side (M a 16-bit immediate in [0, 32767]). The
   // requantization then scales it like any sum (LeakyRelu commutes with a positive factor). t is
-  // computed in the scratch region; P keeps (acc >> P) * M within int32.
+  // computed in the scratch region; P keeps (acc >> P) * M within int32. With `leaky_mul=channel`
+  // (PRelu) each output channel has its own M (OperatorData::leakyMultipliers, resident like the
+  // bias, any int32 with |M| <= 2^(P+S): a slope in [-1, 1], for which max still gives PRelu).
   Activation activation = Activation::kNone;
   int activationOffset = 0, activationCeiling = 0, activationPreShift = 0, activationMultiplier = 1,
       activationShift = 1;
-  bool leaky = false;
+  bool leaky = false, leakyPerChannel = false;
   int leakyPreShift = 0, leakyMultiplier = 0, leakyShift = 0;
 };
 
@@ -181,6 +183,7 @@ struct OperatorData {
   std::vector<int32_t> bias;
   std::vector<int32_t> multipliers;  // [O], with Epilogue::perChannelMultiplier
   std::vector<int32_t> multipliersLow;  // [O], with Epilogue::lowBits: each in [0, 2^lowBits)
+  std::vector<int32_t> leakyMultipliers;  // [O], with Epilogue::leakyPerChannel: |each| <= 2^(P+S)
   std::vector<int32_t> clipLow, clipHigh;  // [O] each, with Epilogue::perChannelClip
   // Random int8 input and weights, and biases in [-biasRange, biasRange].
   static OperatorData random(const Operator& op, uint32_t seed, int32_t biasRange = 1 << 12);
@@ -197,8 +200,9 @@ int8_t applyEpilogue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multi
                      int32_t clipHigh, int32_t multiplierLow = 0);
 // The same before STORE keeps the low byte: what the accumulator holds after the epilogue (a fused
 // residual add goes on from it).
+// `leakyMultiplier` is the channel's slope multiplier when the epilogue has per-channel ones.
 int32_t epilogueValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t multiplier, int32_t clipLow,
-                      int32_t clipHigh, int32_t multiplierLow = 0);
+                      int32_t clipHigh, int32_t multiplierLow = 0, int32_t leakyMultiplier = 0);
 
 // avgpool's division of a window sum by `count` (the rule above), in the ALU's int32 arithmetic.
 int32_t averageOf(int32_t sum, int count);
