@@ -116,6 +116,18 @@ std::vector<Operator> vectorOperators() {
   avgZero.inputZeroPoint = 45;
   avgZero.epilogue.outputZeroPoint = -20;
   ops.push_back(avgZero);
+  // Global averages whose windows do not fit beside their outputs in an accumulator half: the
+  // window comes in chunks of rows (36x36 = 1296 entries; 3 planes of 24x24), with the divide's
+  // own immediates and with the wide rescale and zero points.
+  ops.push_back(Operator::avgPool(1, 16, 36, 36, 36, 1, 0));
+  Operator bigZero = Operator::avgPool(1, 48, 24, 24, 24, 1, 0);
+  bigZero.epilogue.multiplier = 1 << 13;
+  bigZero.epilogue.shift = 23;
+  bigZero.epilogue.round = true;
+  bigZero.epilogue.wideScales = true;
+  bigZero.inputZeroPoint = -90;
+  bigZero.epilogue.outputZeroPoint = 11;
+  ops.push_back(bigZero);
   // scale (a squeeze-excitation product): immediates, and wide rows with a long shift; channels
   // and batches that are not whole blocks; ReLU.
   Epilogue gate;
@@ -587,6 +599,17 @@ TEST(GroupedConv, EveryTilingMatchesTheReference) {
   EXPECT_EQ(dw.macs() * 64, dense.macs());
   // Output blocks reading different input blocks never share a tile.
   EXPECT_NE(tilingProblem(cfg, dw, Tiling{2, 8, 8, 1}).find("different input blocks"), std::string::npos);
+}
+
+// A global average too large for an accumulator half runs in chunks of rows under every tiling.
+TEST(ChunkedAverage, EveryTilingMatchesTheReference) {
+  const Config cfg = Config::load("default");
+  Operator op = Operator::avgPool(1, 64, 40, 40, 40, 1, 0);
+  const OperatorData data = OperatorData::random(op, 23);
+  EXPECT_TRUE(tilingProblem(cfg, op, Tiling{1, 1, 1, 1}).empty()) << tilingProblem(cfg, op, Tiling{1, 1, 1, 1});
+  EXPECT_GE(everyTilingMatches(cfg, op, data, {1, 2, 4}, {1}, {1}), 3);
+  const Program prog = compile(cfg, op, data);
+  EXPECT_NE(prog.summary.tiling.find("tco="), std::string::npos);
 }
 
 // An average's zero points survive the spec and are refused where they cannot join the rounding row.

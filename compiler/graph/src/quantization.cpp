@@ -858,9 +858,10 @@ class Quantizer {
           return false;
         }
       }
-      // A window too large for the accumulator (a global pool over 56x56 needs 3,137 entries of
-      // a half; the default config's holds 1,023) runs on the host: probed with the smallest
-      // tiling and an average's resident scale rows, before anything is added to the graph.
+      // A window the operator compiler cannot tile runs on the host (a global average too large for
+      // an accumulator half comes in chunks of rows, but a max pool's or a padded average's window
+      // must fit): probed with the smallest tiling and an average's resident scale rows, before
+      // anything is added to the graph.
       if (scales_.config) {
         Operator probe = windowOperator();
         if (n.opType != "MaxPool") {

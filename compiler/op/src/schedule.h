@@ -126,7 +126,11 @@ VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op);
 // also its output; its second operand follows.
 struct VectorTile {
   int ih = 1, iw = 1;
-  int windowEntries = 0;  // per half: all planes' windows (add: the first operand)
+  // An average with one output per plane and no padding (a global pool) whose window does not fit
+  // beside its outputs takes it in chunks of `windowRows` rows, summing each into the outputs
+  // before the next is loaded (ACC_8BIT loads and the ALU run in order on the compute stage).
+  int windowRows = 1, chunks = 1;
+  int windowEntries = 0;  // per half: all planes' windows, or their current chunks (add: the first operand)
   int outEntries = 0;     // per half: [tco][th][tw]
   int accEntries = 0;     // per half
   int outBase = 0;        // offset of the output region in a half

@@ -36,7 +36,7 @@ class VectorLowering : public OperatorLowering {
           if (tile >= 2) pop(Stage::kStore, Stage::kCompute);
           const Window rows = window(yt * t_.th, g_.SH, g_.PH, g_.H, s_.ih, 1, g_.H);
           const Window cols = window(xt * t_.tw, g_.SW, g_.PW, g_.W, s_.iw, 1, g_.W);
-          loadWindow(inBuf, base, plane0, rows, cols);
+          if (s_.chunks == 1) loadWindow(inBuf, base, plane0, rows, cols);
           if (g_.isAdd) {
             const uint32_t b = base + uint32_t(s_.windowEntries);
             loadWindow(in2Buf, b, plane0, rows, cols);
@@ -46,6 +46,8 @@ class VectorLowering : public OperatorLowering {
             const uint32_t b = base + uint32_t(s_.windowEntries);
             add(memInsn(Opcode::kLoad, MemId::kAcc8, b, uint32_t(plane0), 1, uint32_t(t_.tco), uint32_t(t_.tco)), in2Buf);
             scaleTile(base, b);
+          } else if (s_.chunks > 1) {
+            chunkedAverageTile(inBuf, base, plane0, cols);
           } else {
             poolTile(base, rows, cols);
           }
@@ -142,7 +144,9 @@ class VectorLowering : public OperatorLowering {
   // without padding are contiguous in DRAM and go in one 2D LOAD.
   void loadWindow(int buffer, uint32_t base, int plane0, const Window& rows, const Window& cols) {
     const int64_t memMax = (int64_t(1) << hw::kMemSizeBits) - 1;
-    const bool contiguous = cols.size == g_.W && !cols.pad0 && !cols.pad1 && !rows.pad0 && !rows.pad1;
+    // (A chunked window's last chunk may be shorter: its planes still lie windowRows rows apart.)
+    const bool contiguous = cols.size == g_.W && !cols.pad0 && !cols.pad1 && !rows.pad0 && !rows.pad1 &&
+                            (rows.size == s_.windowRows || t_.tco == 1);
     if (contiguous && int64_t(rows.size) * g_.W <= memMax && int64_t(g_.H) * g_.W <= memMax) {
       add(memInsn(Opcode::kLoad, MemId::kAcc8, base, uint32_t((plane0 * g_.H + rows.first) * g_.W), uint32_t(t_.tco),
                   uint32_t(rows.size * g_.W), uint32_t(g_.H * g_.W)),
@@ -150,7 +154,7 @@ class VectorLowering : public OperatorLowering {
       return;
     }
     for (int j = 0; j < t_.tco; ++j) {
-      hw::Insn in = memInsn(Opcode::kLoad, MemId::kAcc8, base + uint32_t(j * s_.ih * s_.iw),
+      hw::Insn in = memInsn(Opcode::kLoad, MemId::kAcc8, base + uint32_t(j * s_.windowRows * s_.iw),
                             uint32_t(((plane0 + j) * g_.H + rows.first) * g_.W + cols.first), uint32_t(rows.size),
                             uint32_t(cols.size), uint32_t(g_.W));
       in.yPad0 = uint32_t(rows.pad0);
@@ -256,31 +260,38 @@ class VectorLowering : public OperatorLowering {
     alu(ka, AluOp::kMax, true, op_.epilogue.relu ? 0 : -128);
   }
 
-  void poolTile(uint32_t win, const Window& rows, const Window& cols) {
+  // A global average whose window comes in chunks of rows: reset, then per chunk its LOAD and one
+  // ALU ADD per window position of the chunk (the same kernels for every chunk), then the divide.
+  void chunkedAverageTile(int inBuf, uint32_t win, int plane0, const Window& cols) {
     const uint32_t out = win + uint32_t(s_.outBase);
-    const int ko = regionKernel("out", out, out);
-    const uint32_t plane = uint32_t(s_.ih * s_.iw), iw = uint32_t(s_.iw), ih = uint32_t(s_.ih);
-    if (g_.isMax) {
-      // min(x, -128) is -128 for any int32 x >= -128 and leaves smaller values below every input.
-      alu(ko, AluOp::kMin, true, -128);
-      const uint32_t tco = uint32_t(t_.tco);
-      if (rows.pad0) immRows(win, tco, uint32_t(rows.pad0) * iw, plane, AluOp::kMin, -128);
-      if (rows.pad1) immRows(win + (ih - uint32_t(rows.pad1)) * iw, tco, uint32_t(rows.pad1) * iw, plane, AluOp::kMin, -128);
-      if (cols.pad0) immRows(win, tco * ih, uint32_t(cols.pad0), iw, AluOp::kMin, -128);
-      if (cols.pad1) immRows(win + iw - uint32_t(cols.pad1), tco * ih, uint32_t(cols.pad1), iw, AluOp::kMin, -128);
-    } else {
-      Kernel r;
-      r.name = "reset_" + std::to_string(out);
-      r.uops.push_back({out, 0, 0});
-      r.iterOut = uint32_t(t_.tco * t_.th);
-      r.dstOut = uint32_t(t_.tw);
-      r.iterIn = uint32_t(t_.tw);
-      r.dstIn = 1;
-      gemm(kernel(std::move(r)), true);
+    resetOutputs(out);
+    for (int first = 0; first < g_.KH; first += s_.windowRows) {
+      Window rows;
+      rows.first = first;
+      rows.size = std::min(s_.windowRows, g_.KH - first);
+      loadWindow(inBuf, win, plane0, rows, cols);
+      windowOps(win, out, rows.size);
     }
-    // One instruction per window position; its micro-ops walk the planes, its loops the outputs, so
-    // consecutive micro-ops write different entries whenever a tile has more than one output.
-    for (int ky = 0; ky < g_.KH; ++ky)
+    finishAverage(out);
+  }
+
+  void resetOutputs(uint32_t out) {
+    Kernel r;
+    r.name = "reset_" + std::to_string(out);
+    r.uops.push_back({out, 0, 0});
+    r.iterOut = uint32_t(t_.tco * t_.th);
+    r.dstOut = uint32_t(t_.tw);
+    r.iterIn = uint32_t(t_.tw);
+    r.dstIn = 1;
+    gemm(kernel(std::move(r)), true);
+  }
+
+  // One instruction per window position (rows 0..kh of the window region); its micro-ops walk the
+  // planes, its loops the outputs, so consecutive micro-ops write different entries whenever a tile
+  // has more than one output.
+  void windowOps(uint32_t win, uint32_t out, int kh) {
+    const uint32_t plane = uint32_t(s_.windowRows * s_.iw), iw = uint32_t(s_.iw);
+    for (int ky = 0; ky < kh; ++ky)
       for (int kx = 0; kx < g_.KW; ++kx) {
         Kernel k;
         k.name = "window_" + std::to_string(win) + "_" + std::to_string(ky) + "_" + std::to_string(kx);
@@ -294,7 +305,11 @@ class VectorLowering : public OperatorLowering {
         k.srcIn = uint32_t(g_.SW);
         alu(kernel(std::move(k)), g_.isMax ? AluOp::kMax : AluOp::kAdd, false, 0);
       }
-    if (g_.isMax) return;
+  }
+
+  // An average's divide (or rescale) and clip of the summed outputs.
+  void finishAverage(uint32_t out) {
+    const int ko = regionKernel("out", out, out);
     int32_t m = 1;
     int sh = 0;
     poolScale(op_, &m, &sh);
@@ -305,6 +320,25 @@ class VectorLowering : public OperatorLowering {
     }
     alu(ko, AluOp::kMin, true, 127);
     alu(ko, AluOp::kMax, true, -128);
+  }
+
+  void poolTile(uint32_t win, const Window& rows, const Window& cols) {
+    const uint32_t out = win + uint32_t(s_.outBase);
+    const int ko = regionKernel("out", out, out);
+    const uint32_t plane = uint32_t(s_.ih * s_.iw), iw = uint32_t(s_.iw), ih = uint32_t(s_.ih);
+    if (g_.isMax) {
+      // min(x, -128) is -128 for any int32 x >= -128 and leaves smaller values below every input.
+      alu(ko, AluOp::kMin, true, -128);
+      const uint32_t tco = uint32_t(t_.tco);
+      if (rows.pad0) immRows(win, tco, uint32_t(rows.pad0) * iw, plane, AluOp::kMin, -128);
+      if (rows.pad1) immRows(win + (ih - uint32_t(rows.pad1)) * iw, tco, uint32_t(rows.pad1) * iw, plane, AluOp::kMin, -128);
+      if (cols.pad0) immRows(win, tco * ih, uint32_t(cols.pad0), iw, AluOp::kMin, -128);
+      if (cols.pad1) immRows(win + iw - uint32_t(cols.pad1), tco * ih, uint32_t(cols.pad1), iw, AluOp::kMin, -128);
+    } else {
+      resetOutputs(out);
+    }
+    windowOps(win, out, g_.KH);
+    if (!g_.isMax) finishAverage(out);
   }
 
   const Operator& op_;

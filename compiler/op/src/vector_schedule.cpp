@@ -26,15 +26,21 @@ VectorTile vectorTile(const VectorGeometry& g, const Tiling& t) {
   VectorTile s;
   s.ih = (t.th - 1) * g.SH + g.KH;
   s.iw = (t.tw - 1) * g.SW + g.KW;
-  s.windowEntries = t.tco * s.ih * s.iw;
+  s.windowRows = s.ih;
   s.outEntries = t.tco * t.th * t.tw;
+  const bool chunkable = !g.isAdd && !g.isMax && !g.isScale && t.th == 1 && t.tw == 1 && g.PH == 0 && g.PW == 0;
+  if (chunkable && t.tco * s.ih * s.iw + s.outEntries > g.accCap) {
+    s.windowRows = std::max(1, (g.accCap - s.outEntries) / std::max(1, t.tco * s.iw));
+    s.chunks = (s.ih + s.windowRows - 1) / s.windowRows;
+  }
+  s.windowEntries = t.tco * s.windowRows * s.iw;
   // add and scale compute in their first operand's region; scale's second operand is one entry per plane.
   s.outBase = g.isAdd || g.isScale ? 0 : s.windowEntries;
   s.accEntries = s.windowEntries + (g.isScale ? t.tco : s.outEntries);
   // Per half: one micro-op per (window position, plane); regions; padding fix-ups (top/left share
   // one, bottom and right one per distinct padding width).
   const int padFixups = g.isMax ? 1 + 2 * (1 << hw::kMemPadBits) : 0;
-  s.uopBound = (g.isAdd || g.isScale ? 2 * 3 : 2 * (g.KH * g.KW * t.tco + 2 + padFixups)) + 2 * g.rows;
+  s.uopBound = (g.isAdd || g.isScale ? 2 * 3 : 2 * (std::min(g.KH, s.windowRows) * g.KW * t.tco + 2 + padFixups)) + 2 * g.rows;
   return s;
 }
 
@@ -100,11 +106,11 @@ std::string vectorTilingProblem(const hw::Config& cfg, const Operator& op, const
   auto fits = [&](Opcode o, Field f, int64_t v) { return v <= fieldMax(layout, o, f); };
   // Region loops (tco*th, tw) with factor tw; window loops (th, tw) with factors (SH*iw, SW); the
   // padding fix-ups walk (tco, pad rows*iw) and (tco*ih, pad columns) with factors ih*iw and iw.
-  if (!fits(Opcode::kAlu, Field::kIterOut, int64_t(t.tco) * std::max(t.th, s.ih)) ||
+  if (!fits(Opcode::kAlu, Field::kIterOut, int64_t(t.tco) * std::max(t.th, s.windowRows)) ||
       !fits(Opcode::kAlu, Field::kIterIn, int64_t(std::max(t.tw, s.iw)) * std::max(1, g.PH + 1)))
     return "loop extents exceed the iteration fields";
-  if (!fits(Opcode::kAlu, Field::kDstFactorOut, std::max(t.tw, s.ih * s.iw)) ||
-      !fits(Opcode::kAlu, Field::kSrcFactorOut, std::max(int64_t(g.SH) * s.iw, int64_t(s.ih) * s.iw)) ||
+  if (!fits(Opcode::kAlu, Field::kDstFactorOut, std::max(t.tw, s.windowRows * s.iw)) ||
+      !fits(Opcode::kAlu, Field::kSrcFactorOut, std::max(int64_t(g.SH) * s.iw, int64_t(s.windowRows) * s.iw)) ||
       !fits(Opcode::kAlu, Field::kSrcFactorIn, g.SW))
     return "loop factors exceed the ALU factor fields";
   // scale's multiply by b walks (tco, th*tw) with factor th*tw.
@@ -143,7 +149,9 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   auto vec = [&](double n) { return 2 * n + p.computeInsnCycles; };
   // Whole rows of unpadded planes are contiguous in DRAM and load in one instruction for all planes.
   const bool merged = s.iw == g.W && g.PH == 0 && g.PW == 0;
-  const double window = merged ? read(t.tco, double(s.ih) * s.iw * acc8) : t.tco * read(s.ih, s.iw * acc8);
+  const double window = s.chunks > 1 ? s.chunks * read(t.tco, double(s.windowRows) * s.iw * acc8)
+                        : merged     ? read(t.tco, double(s.ih) * s.iw * acc8)
+                                     : t.tco * read(s.ih, s.iw * acc8);
   if (g.isScale) {
     // a's window and one entry per plane of b; the multiply by b holds each plane's row.
     c.load = window + read(1, t.tco * acc8);
@@ -165,7 +173,7 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
   }
   c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.dram.writeLatency +
             e * cfg.outElemBytes / p.dram.busRate(cfg.busBytes);
-  const double uops = (g.isAdd || g.isScale ? 6 : 2.0 * (g.KH * g.KW * t.tco + 2)) + 2 * g.rows;  // both halves, fix-ups aside
+  const double uops = (g.isAdd || g.isScale ? 6 : 2.0 * (std::min(g.KH, s.windowRows) * g.KW * t.tco + 2)) + 2 * g.rows;  // both halves, fix-ups aside
   c.setup = read(1, uops * cfg.uopBytes) + (g.rows ? read(1, double(g.rows) * cfg.accElemBytes) : 0);
   return c;
 }
