@@ -187,6 +187,64 @@ TEST(OnnxImport, SliceParameterErrorsNameTheNode) {
   EXPECT_NE(e.find("axis 5 is out of range"), std::string::npos) << e;
 }
 
+// Resize and Upsample: absurd scales or sizes, a cubic mode, and scales that are not constants
+// are errors naming the node, never an allocation of the absurd size.
+TEST(OnnxImport, ResizeParameterErrorsNameTheNode) {
+  auto resize = [](const std::string& op, std::vector<float> scales, std::vector<int64_t> sizes, const std::string& mode,
+                   bool scalesAsInput) {
+    onnx::ModelProto m = model(13, op);
+    auto* g = m.mutable_graph();
+    auto* node = g->mutable_node(0);
+    if (!mode.empty()) {
+      auto* a = node->add_attribute();
+      a->set_name("mode");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(mode);
+    }
+    if (op == "Resize") node->add_input("");  // roi
+    if (!scales.empty()) {
+      auto* t = g->add_initializer();
+      t->set_name("scales");
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_dims(int64_t(scales.size()));
+      for (float v : scales) t->add_float_data(v);
+      if (!scalesAsInput) g->mutable_initializer()->RemoveLast();
+      node->add_input("scales");
+    } else {
+      node->add_input("");
+    }
+    if (!sizes.empty()) {
+      auto* t = g->add_initializer();
+      t->set_name("sizes");
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_dims(int64_t(sizes.size()));
+      for (int64_t v : sizes) t->add_int64_data(v);
+      node->add_input("sizes");
+    }
+    return m.SerializeAsString();
+  };
+  const std::string p = tempPath("resize.onnx");
+  writeBytes(p, resize("Resize", {1.0f, 3e9f}, {}, "nearest", true));
+  std::string e = expectError(p);
+  EXPECT_NE(e.find("the_node"), std::string::npos) << e;
+  EXPECT_NE(e.find("implausibly large"), std::string::npos) << e;
+  writeBytes(p, resize("Resize", {}, {40000, 100000}, "nearest", true));
+  e = expectError(p);
+  EXPECT_NE(e.find("implausibly large"), std::string::npos) << e;
+  writeBytes(p, resize("Resize", {1.0f, 2.0f}, {}, "cubic", true));
+  e = expectError(p);
+  EXPECT_NE(e.find("mode 'cubic' is not supported"), std::string::npos) << e;
+  writeBytes(p, resize("Resize", {1.0f, 2.0f}, {1, 8}, "linear", true));
+  e = expectError(p);
+  EXPECT_NE(e.find("exactly one of scales"), std::string::npos) << e;
+  writeBytes(p, resize("Resize", {1.0f, -2.0f}, {}, "linear", true));
+  e = expectError(p);
+  EXPECT_NE(e.find("is not positive"), std::string::npos) << e;
+  writeBytes(p, resize("Upsample", {1.0f, 2.0f}, {}, "", false));  // scales named but never defined
+  e = expectError(p);
+  EXPECT_NE(e.find("scales"), std::string::npos) << e;
+}
+
 TEST(OnnxImport, InitializerSizeMismatchesAreNamed) {
   onnx::ModelProto m = model(13, "Add");
   auto* init = m.mutable_graph()->add_initializer();

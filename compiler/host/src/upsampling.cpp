@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "tessera/compiler/host/executor.h"
@@ -24,9 +25,14 @@ std::string shapeText(const Shape& s) {
   return t + "]";
 }
 
+// The element count, saturating (an absurd size from a malformed file must not overflow).
 int64_t count(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (d < 0) return std::numeric_limits<int64_t>::max();
+    if (d && n > std::numeric_limits<int64_t>::max() / d) return std::numeric_limits<int64_t>::max();
+    n *= d;
+  }
   return n;
 }
 
@@ -112,8 +118,8 @@ Tensor resize(const Node& n, int64_t opset, const std::vector<const Tensor*>& in
   y.dtype = x.dtype;
   y.shape = out;
   y.hasShape = true;
-  if (!computeData) return y;
   if (count(out) > int64_t(1) << 31) fail("the output " + shapeText(out) + " is implausibly large");
+  if (!computeData) return y;
 
   // Each axis's taps, decided once per output coordinate.
   std::vector<std::vector<Tap>> taps(rank);
@@ -208,6 +214,7 @@ Tensor convTranspose(const Node& n, int64_t opset, const std::vector<const Tenso
   if (strides.size() != 2 || dil.size() != 2 || outPad.size() != 2) fail("strides, dilations and output_padding need two values");
   for (int a = 0; a < 2; ++a) {
     if (strides[a] < 1 || dil[a] < 1) fail("strides and dilations must be positive");
+    if (strides[a] > 4096 || dil[a] > 4096 || outPad[a] > 4096) fail("strides, dilations and output_padding above 4096 are not supported");
     if (outPad[a] < 0 || outPad[a] >= std::max(strides[a], dil[a]))
       fail("output_padding " + std::to_string(outPad[a]) + " must be smaller than the stride or the dilation");
   }
@@ -245,6 +252,7 @@ Tensor convTranspose(const Node& n, int64_t opset, const std::vector<const Tenso
   y.dtype = DType::kFloat32;
   y.shape = {N, M, outLen[0], outLen[1]};
   y.hasShape = true;
+  if (count(y.shape) > int64_t(1) << 31) fail("the output " + shapeText(y.shape) + " is implausibly large");
   if (!computeData) return y;
   const int64_t OH = outLen[0], OW = outLen[1];
   // Each input element scatters its products; summed in double and rounded once, as Conv is here.
