@@ -561,6 +561,14 @@ int everyTilingMatches(const Config& cfg, const Operator& op, const OperatorData
   return checked;
 }
 
+// everyTilingMatches over each of `ops` with random operands of `seed`; how many tilings ran.
+int everyTilingOfEach(const Config& cfg, const std::vector<Operator>& ops, uint32_t seed, std::vector<int> tcos,
+                      std::vector<int> ths, std::vector<int> tws) {
+  int checked = 0;
+  for (const Operator& op : ops) checked += everyTilingMatches(cfg, op, OperatorData::random(op, seed), tcos, ths, tws);
+  return checked;
+}
+
 // An input zero point's border corrections under tilings that split the output's rows and columns
 // (border runs in several tiles, some tiles with none), one and three channel blocks per tile, and
 // the four accumulator regions small tiles take: every legal one of them against the reference.
@@ -584,12 +592,7 @@ TEST(InputZeroPoint, EveryTilingMatchesTheReference) {
 // a dense one's.
 TEST(GroupedConv, EveryTilingMatchesTheReference) {
   const Config cfg = Config::load("default");
-  int checked = 0;
-  for (const Operator& op : groupedOperators()) {
-    const OperatorData data = OperatorData::random(op, 7);
-    checked += everyTilingMatches(cfg, op, data, {1, 2, 4}, {1, 2, 3, 4, 5, 7, 9}, {1, 2, 3, 4, 7});
-  }
-  EXPECT_GT(checked, 40);
+  EXPECT_GT(everyTilingOfEach(cfg, groupedOperators(), 7, {1, 2, 4}, {1, 2, 3, 4, 5, 7, 9}, {1, 2, 3, 4, 7}), 40);
   Operator dw = Operator::conv2d(1, 64, 8, 8, 64, 3, 1, 1);
   dw.groups = 64;
   Operator dense = dw;
@@ -656,20 +659,13 @@ TEST(LeakyEpilogue, SpecErrorsAndEveryTiling) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("slope multiplier 16385 of channel 5 is beyond 2^14"), std::string::npos) << e.what();
   }
-  int checked = 0;
-  for (const Operator& l : leakyOperators()) checked += everyTilingMatches(cfg, l, OperatorData::random(l, 17), {1, 2}, {1, 2, 5}, {1, 3, 6});
-  EXPECT_GT(checked, 20);
+  EXPECT_GT(everyTilingOfEach(cfg, leakyOperators(), 17, {1, 2}, {1, 2, 5}, {1, 3, 6}), 20);
 }
 
 // Dilated convolutions under every legal tiling; the spec round-trips and its errors name the key.
 TEST(DilatedConv, EveryTilingMatchesTheReference) {
   const Config cfg = Config::load("default");
-  int checked = 0;
-  for (const Operator& op : dilatedOperators()) {
-    const OperatorData data = OperatorData::random(op, 11);
-    checked += everyTilingMatches(cfg, op, data, {1, 2}, {1, 2, 3, 5, 9}, {1, 2, 4, 7});
-  }
-  EXPECT_GT(checked, 40);
+  EXPECT_GT(everyTilingOfEach(cfg, dilatedOperators(), 11, {1, 2}, {1, 2, 3, 5, 9}, {1, 2, 4, 7}), 40);
   const Operator op = Operator::parse("conv2d cin=16 h=9 w=9 cout=16 kernel=3 pad=2 dilation=2", "test");
   EXPECT_EQ(op.outHeight(), 9);
   EXPECT_EQ(Operator::parse(op.spec(), "again").dilationW, 2);
