@@ -279,6 +279,39 @@ std::vector<Operator> groupedOperators() {
 
 // Small operators covering every form: kernel sizes, strides, padding, channels that are not a
 // multiple of the block, batch, each epilogue step.
+// The piecewise-linear sigmoid, SiLU (v and t in two regions, their product) and tanh: a 1x1
+// expansion with SiLU (EfficientNet's), a depthwise SiLU, a dense sigmoid gate, a tanh.
+std::vector<Operator> piecewiseOperators() {
+  std::vector<Operator> ops;
+  Epilogue pw;
+  pw.perChannelMultiplier = true;
+  pw.perChannelClip = true;
+  pw.shift = 10;
+  pw.round = true;
+  pw.activation = Epilogue::Activation::kSilu;
+  pw.activationBounds = {300, 867, 1978, 7380};
+  pw.activationSlopes = {141, 167, 382};
+  pw.activationSlopeShift = 7;
+  pw.activationOffset = 7380;
+  pw.activationPreShift = 12;
+  pw.activationMultiplier = 282;
+  pw.activationShift = 14;
+  ops.push_back(Operator::conv2d(1, 24, 6, 7, 40, 1, 1, 0, pw));
+  Operator dwSilu = Operator::conv2d(1, 32, 6, 6, 32, 3, 2, 1, pw);
+  dwSilu.groups = 32;
+  ops.push_back(dwSilu);
+  pw.activation = Epilogue::Activation::kSigmoid;
+  pw.activationPreShift = 2;
+  pw.activationMultiplier = 564;
+  ops.push_back(Operator::dense(2, 48, 24, pw));
+  pw.activation = Epilogue::Activation::kTanh;
+  pw.activationOffset = 0;
+  pw.activationPreShift = 1;
+  pw.activationMultiplier = 564;
+  ops.push_back(Operator::conv2d(1, 16, 5, 5, 16, 3, 1, 1, pw));
+  return ops;
+}
+
 std::vector<Operator> smallOperators() {
   std::vector<Operator> ops;
   Epilogue plain;
@@ -502,6 +535,7 @@ std::vector<Operator> smallOperators() {
   act.activationShift = 15;
   ops.push_back(Operator::dense(2, 48, 24, act));
   ops.push_back(Operator::conv2d(1, 16, 6, 6, 16, 3, 1, 1, act));
+  for (Operator& p : piecewiseOperators()) ops.push_back(p);
   for (Operator& l : leakyOperators()) ops.push_back(l);
   return ops;
 }
@@ -701,6 +735,39 @@ TEST(Activation, SpecRoundTripErrorsAndCoverage) {
   EXPECT_GT(distinct.size(), 40u) << "the outputs hardly vary";
   EXPECT_TRUE(distinct.count(0));
   EXPECT_LT(*distinct.begin(), 0);
+}
+
+// The piecewise-linear activations: specs round-trip, errors name the key, and random operands
+// reach both saturations and the negative lobe, so the targets' agreement means something.
+TEST(Activation, PiecewiseSpecsErrorsAndCoverage) {
+  const std::string base = "conv2d cin=16 h=6 w=6 cout=16 kernel=3 pad=1 mul=channel clip=channel shift=10 round=1 ";
+  const std::string silu = base + "act=silu act_k=7380 act_bounds=300,867,1978,7380 act_slopes=141,167,382 "
+                                  "act_slope_shift=7 act_preshift=12 act_mul=282 act_shift=14";
+  const Operator op = Operator::parse(silu, "test");
+  EXPECT_EQ(op.epilogue.activation, Epilogue::Activation::kSilu);
+  EXPECT_EQ(op.epilogue.activationBounds[3], 7380);
+  EXPECT_EQ(op.epilogue.activationSlopes[2], 382);
+  EXPECT_EQ(Operator::parse(op.spec(), "again").spec(), op.spec());
+  EXPECT_NE(op.describe().find("SiLU"), std::string::npos) << op.describe();
+  EXPECT_NE(specError(base + "act=tanh act_bounds=1,2,3").find("act_bounds takes 4 comma-separated integers"),
+            std::string::npos);
+  EXPECT_NE(specError(base + "act=tanh act_slopes=1,x,3").find("act_slopes takes 3"), std::string::npos);
+  EXPECT_NE(specError(base + "act=sigmoid act_bounds=1,2,3,40000").find("act_bounds must be 4 values in [0, 32767]"),
+            std::string::npos);
+  EXPECT_NE(specError(base + "act=sigmoid act_bounds=1,2,3,4 act_slope_shift=16").find("act_slope_shift must be in [0, 15]"),
+            std::string::npos);
+  const OperatorData d = OperatorData::random(op, 7);
+  const std::vector<int8_t> out = reference(op, d);
+  const std::set<int> distinct(out.begin(), out.end());
+  EXPECT_GT(distinct.size(), 30u) << "the outputs hardly vary";
+  EXPECT_TRUE(distinct.count(0));
+  EXPECT_GT(*distinct.rbegin(), 100) << "large inputs, where SiLU is x, are never reached";
+  EXPECT_LT(*distinct.begin(), -2) << "SiLU's negative lobe is never reached";
+  for (const Operator& p : piecewiseOperators()) {
+    const std::vector<int8_t> o = reference(p, OperatorData::random(p, 11));
+    EXPECT_GT(std::set<int>(o.begin(), o.end()).size(), 20u) << p.spec() << ": the outputs hardly vary";
+  }
+  EXPECT_GT(everyTilingOfEach(Config::load("default"), piecewiseOperators(), 23, {1, 2}, {1, 2, 3, 6}, {1, 3, 7}), 20);
 }
 
 TEST(Scale, SpecRoundTripAndErrors) {

@@ -58,7 +58,9 @@ bool built(const std::string& target, const tessera::hw::Config& cfg) {
 // TESSERA_ZOO_TARGET the target (fsim by default), TESSERA_ZOO_MIN_MAC_SHARE the share of MACs that
 // must run on the accelerator, TESSERA_ZOO_MIN_COSINE the cosine similarity every output must reach
 // (the 0.98 by default), TESSERA_ZOO_TOP5=0 leaves out the top-5 containment check (for an
-// architecture documented as missing it), TESSERA_ZOO_CALIBRATION how many calibration files to use.
+// architecture documented as missing it), TESSERA_ZOO_MAX_SEGMENTS the most accelerator segments the
+// compiled model may have (1 by default: only the edges on the host), TESSERA_ZOO_CALIBRATION how
+// many calibration files to use.
 TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
   const std::string dir = env("TESSERA_ZOO_DIR"), arch = env("TESSERA_ZOO_ARCH"), target = env("TESSERA_ZOO_TARGET", "fsim");
   ASSERT_FALSE(dir.empty() || arch.empty()) << "set TESSERA_ZOO_DIR and TESSERA_ZOO_ARCH (ctest does)";
@@ -67,6 +69,7 @@ TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
   const double minShare = std::atof(env("TESSERA_ZOO_MIN_MAC_SHARE", "0.99").c_str());
   const double minCosine = std::atof(env("TESSERA_ZOO_MIN_COSINE", "0.98").c_str());
   const bool checkTop5 = env("TESSERA_ZOO_TOP5", "1") != "0";
+  const size_t maxSegments = size_t(std::atoi(env("TESSERA_ZOO_MAX_SEGMENTS", "1").c_str()));
   const size_t calibrationCount = size_t(std::atoi(env("TESSERA_ZOO_CALIBRATION", "8").c_str()));
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -124,6 +127,7 @@ TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
               placement.layers, 100.0 * placement.acceleratorMacShare(), worstCosine, inputs, containedAll ? "always" : "NOT always",
               runSeconds / double(inputs));
   EXPECT_GE(placement.acceleratorMacShare(), minShare) << arch << ": share of MACs on the accelerator";
+  EXPECT_LE(m.segments.size(), maxSegments) << arch << ": accelerator segments (host steps between them split the network)";
 }
 
 }  // namespace

@@ -165,17 +165,19 @@ Graph branchyNetwork(uint32_t seed) {
     g.nodes.push_back(c);
   };
   conv("conv1", {"x", "w1", "b1"}, "c1", 1, 2, 1);
-  g.nodes.push_back(node("Relu", "relu1", {"c1"}, {"r1"}));
+  // PyTorch's SiLU at opset 13: x * Sigmoid(x), run in the convolution's epilogue.
+  g.nodes.push_back(node("Sigmoid", "sigmoid1", {"c1"}, {"s1"}));
+  g.nodes.push_back(node("Mul", "silu1", {"s1", "c1"}, {"r1"}));
   conv("depthwise", {"r1", "wd", "bd"}, "d", 1, 1, 16);
   g.nodes.push_back(node("Relu", "relu2", {"d"}, {"r2"}));
-  // Squeeze-excitation: the gate (HardSigmoid in its convolution's epilogue) scales the depthwise
+  // Squeeze-excitation: the gate (a Sigmoid in its convolution's epilogue) scales the depthwise
   // output's channels on the accelerator (`scale`).
   g.nodes.push_back(node("GlobalAveragePool", "se_pool", {"r2"}, {"se_p"}));
   conv("se_reduce", {"se_p", "wse1", "bse1"}, "se_r", 0, 1, 1);
   add(floatTensor("se_slope", {8, 1, 1}, rng, 0.3f, true));  // PRelu, in se_reduce's epilogue
   g.nodes.push_back(node("PRelu", "se_prelu", {"se_r", "se_slope"}, {"se_rr"}));
   conv("se_expand", {"se_rr", "wse2", "bse2"}, "se_e", 0, 1, 1);
-  g.nodes.push_back(hardSigmoid("se_gate", "se_e", "se_g"));
+  g.nodes.push_back(node("Sigmoid", "se_gate", {"se_e"}, {"se_g"}));
   g.nodes.push_back(node("Mul", "se_scale", {"r2", "se_g"}, {"se_out"}));
   conv("grouped", {"se_out", "wg"}, "gr", 1, 2, 4);
   g.nodes.push_back(node("Relu", "relu3", {"gr"}, {"r3"}));
@@ -527,16 +529,20 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
     EXPECT_NE(dump.str().find("(no copy)"), std::string::npos);
   }
   EXPECT_EQ(std::count(host.begin(), host.end(), "HardSigmoid") + std::count(host.begin(), host.end(), "Mul") +
-                std::count(host.begin(), host.end(), "LeakyRelu"),
+                std::count(host.begin(), host.end(), "LeakyRelu") + std::count(host.begin(), host.end(), "Sigmoid"),
             0)
-      << "the HardSwish and the LeakyRelu run in the convolutions' epilogues";
+      << "the HardSwish, the SiLU, the Sigmoid and the LeakyRelu run in the convolutions' epilogues";
   for (const auto& l : m.layers)
     if (l.name == "after_concat" || l.name == "fc") {
       EXPECT_NE(l.spec.find("act=hardswish"), std::string::npos) << l.spec;
     }
   for (const auto& l : m.layers)
     if (l.name == "se_expand") {
-      EXPECT_NE(l.spec.find("act=hardsigmoid"), std::string::npos) << l.spec;
+      EXPECT_NE(l.spec.find("act=sigmoid"), std::string::npos) << l.spec;
+    }
+  for (const auto& l : m.layers)
+    if (l.name == "conv1") {
+      EXPECT_NE(l.spec.find("act=silu"), std::string::npos) << l.spec;
     }
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
@@ -884,6 +890,51 @@ TEST(Requantization, FusedActivationsTrackTheFloatFunction) {
                               << " preshift " << c->preShift << " mul " << c->multiplier << " shift " << c->shift;
       std::printf("%s over [-%g, %g]: v in +-%lld, worst %.3f output steps\n", swish ? "hardswish" : "hardsigmoid",
                   range, range, (long long)c->vMax, worst);
+    }
+}
+
+// A fused sigmoid, SiLU or tanh (the nested clamps) against the float function, over every integer
+// input v of its range, for input ranges from a tenth to a hundred: the integer result (what every
+// target computes) stays within the bound below of the exact value, in output steps. The bound
+// is the fit's own error (0.0051 of the sigmoid's 1) at the output scale, plus rounding's half
+// step and the multiplier's and v's resolution.
+TEST(Requantization, PiecewiseActivationsTrackTheFloatFunction) {
+  using tessera::compiler::graph::detail::piecewiseConstants;
+  using tessera::compiler::graph::detail::piecewiseTarget;
+  using tessera::compiler::op::Epilogue;
+  for (auto kind : {Epilogue::Activation::kSigmoid, Epilogue::Activation::kSilu, Epilogue::Activation::kTanh})
+    for (double range : {0.1, 0.6, 3.0, 8.0, 40.0, 100.0}) {
+      const char* name = kind == Epilogue::Activation::kSigmoid ? "sigmoid" : kind == Epilogue::Activation::kSilu ? "silu" : "tanh";
+      auto f = [&](double x) { return piecewiseTarget(kind, x); };
+      const double outRange = kind == Epilogue::Activation::kSilu ? std::max(f(range), 0.2785) : f(range);
+      const double sy = outRange / 127.0;
+      const auto c = piecewiseConstants(kind, range, sy);
+      ASSERT_TRUE(c) << name << " range " << range;
+      Epilogue e;
+      e.bias = false;
+      e.perChannelMultiplier = true;
+      e.perChannelClip = true;
+      e.shift = 0;
+      e.activation = kind;
+      e.activationBounds = c->bounds;
+      e.activationSlopes = c->slopes;
+      e.activationSlopeShift = c->slopeShift;
+      e.activationOffset = c->offset;
+      e.activationPreShift = c->preShift;
+      e.activationMultiplier = c->multiplier;
+      e.activationShift = c->shift;
+      // The fit's error at this output scale: 0.0051 of the sigmoid, twice that for tanh.
+      const double fit = (kind == Epilogue::Activation::kTanh ? 0.0102 : 0.0051) *
+                         (kind == Epilogue::Activation::kSilu ? range : 1.0) / sy;
+      double worst = 0;
+      for (int64_t v = -c->vMax; v <= c->vMax; ++v) {
+        const int32_t y = tessera::compiler::op::epilogueValue(e, int32_t(v), 0, 1, INT32_MIN, INT32_MAX);
+        const double want = std::min(std::max(f(double(v) * c->inputScale) / sy, -128.0), 127.0);
+        worst = std::max(worst, std::fabs(double(y) - want));
+      }
+      EXPECT_LT(worst, fit + 0.75) << name << " range " << range;
+      std::printf("%s over [-%g, %g]: v in +-%lld, bounds %d %d %d %d slopes %d %d %d, worst %.3f output steps (fit's error %.3f)\n", name,
+                  range, range, (long long)c->vMax, c->bounds[0], c->bounds[1], c->bounds[2], c->bounds[3], c->slopes[0], c->slopes[1], c->slopes[2], worst, fit);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "passes.h"
 #include "requantization.h"
@@ -279,28 +280,36 @@ class Quantizer {
 
   // Conv (any groups and dilations, symmetric pads; weights [outC][inC/groups][kh][kw]) or a dense
   // layer given as OIHW weights.
-  // A HardSigmoid or HardSwish after a layer, run in its epilogue: the function's kind and the
+  // An activation function after a layer, run in its epilogue: the function's kind and the
   // layer's own (pre-activation) output.
   struct FusedActivation {
     Epilogue::Activation kind = Epilogue::Activation::kNone;
     std::string preActivation;
   };
 
-  // The HardSigmoid (alpha 1/6, beta 1/2) or HardSwish that alone reads `t`, or x * HardSigmoid(x)
-  // (PyTorch's HardSwish at opset 13: t read by the HardSigmoid and a Mul of the two): the nodes
-  // to fuse and the function's output. Calibrated models only (a QDQ file quantizes between).
+  // The HardSigmoid (alpha 1/6, beta 1/2), HardSwish, Sigmoid or Tanh that alone reads `t`, or
+  // x * HardSigmoid(x) or x * Sigmoid(x) (PyTorch's HardSwish and SiLU at opset 13: t read by the
+  // gate and a Mul of the two): the nodes to fuse and the function's output. Calibrated models
+  // only (a QDQ file quantizes between).
   std::optional<std::pair<FusedActivation, std::vector<size_t>>> fusableActivation(const std::string& t,
                                                                                      std::string* output) const {
     if (scales_.fixed) return std::nullopt;
     const int uses = consumerCount(t);
     std::optional<size_t> sigmoid, swish, mul;
+    // The gate's kind alone and times its input.
+    Epilogue::Activation alone = Epilogue::Activation::kHardSigmoid, times = Epilogue::Activation::kHardSwish;
     for (size_t i = 0; i < nodes().size(); ++i) {
       const Node& n = nodes()[i];
-      if (!n.domain.empty() || n.inputs.empty() || fused_.count(i)) continue;
-      if (n.opType == "HardSigmoid" && n.inputs[0] == t && std::fabs(n.attrFloat("alpha", 0.2f) - 1.0f / 6.0f) < 1e-6f &&
+      if (!n.domain.empty() || n.inputs.empty() || fused_.count(i) || n.inputs[0] != t) continue;
+      if (n.opType == "HardSigmoid" && std::fabs(n.attrFloat("alpha", 0.2f) - 1.0f / 6.0f) < 1e-6f &&
           n.attrFloat("beta", 0.5f) == 0.5f)
         sigmoid = i;
-      if (n.opType == "HardSwish" && n.inputs[0] == t) swish = i;
+      if (n.opType == "Sigmoid" || n.opType == "Tanh") {
+        sigmoid = i;
+        alone = n.opType == "Sigmoid" ? Epilogue::Activation::kSigmoid : Epilogue::Activation::kTanh;
+        times = n.opType == "Sigmoid" ? Epilogue::Activation::kSilu : Epilogue::Activation::kNone;
+      }
+      if (n.opType == "HardSwish") swish = i;
     }
     FusedActivation a;
     a.preActivation = t;
@@ -318,7 +327,7 @@ class Quantizer {
       for (const std::string& in : n.inputs)
         if (in == h && (!n.domain.empty() || (n.opType != "Conv" && n.opType != "Mul"))) readByConvolutions = false;
     if (uses == 1 && readByConvolutions) {
-      a.kind = Epilogue::Activation::kHardSigmoid;
+      a.kind = alone;
       *output = h;
       return std::make_pair(a, std::vector<size_t>{*sigmoid});
     }
@@ -329,8 +338,8 @@ class Quantizer {
           ((n.inputs[0] == t && n.inputs[1] == h) || (n.inputs[0] == h && n.inputs[1] == t)))
         mul = i;
     }
-    if (!mul) return std::nullopt;
-    a.kind = Epilogue::Activation::kHardSwish;
+    if (!mul || times == Epilogue::Activation::kNone) return std::nullopt;
+    a.kind = times;
     *output = nodes()[*mul].outputs.at(0);
     return std::make_pair(a, std::vector<size_t>{*sigmoid, *mul});
   }
@@ -356,13 +365,22 @@ class Quantizer {
     // The scale the requantization targets: the output's, or the activation function's input v.
     double sy = scaleFor(floatOut);
     std::optional<ActivationConstants> ac;
+    std::optional<PiecewiseConstants> pc;
+    int64_t actVMax = 0;
     if (act) {
-      ac = activationConstants(act->kind == Epilogue::Activation::kHardSwish, double(scaleFor(act->preActivation)) * 127.0,
-                               sy);
-      if (!ac || zx || zy || relu) return false;
-      sy = ac->inputScale;
-      outLow = -ac->vMax;
-      outHigh = ac->vMax;
+      const double inRange = double(scaleFor(act->preActivation)) * 127.0;
+      Epilogue probe;
+      probe.activation = act->kind;
+      if (probe.piecewiseActivation()) {
+        pc = piecewiseConstants(act->kind, inRange, sy);
+        if (pc) std::tie(sy, actVMax) = std::make_pair(pc->inputScale, pc->vMax);
+      } else {
+        ac = activationConstants(act->kind == Epilogue::Activation::kHardSwish, inRange, sy);
+        if (ac) std::tie(sy, actVMax) = std::make_pair(ac->inputScale, ac->vMax);
+      }
+      if (!actVMax || zx || zy || relu) return false;
+      outLow = -actVMax;
+      outHigh = actVMax;
     }
     const int64_t per = inC / groups * kh * kw;
     std::vector<int64_t> wq(static_cast<size_t>(outC * per));
@@ -429,6 +447,16 @@ class Quantizer {
         e.activationMultiplier = ac->multiplier;
         e.activationShift = ac->shift;
       }
+      if (pc) {
+        e.activation = act->kind;
+        e.activationBounds = pc->bounds;
+        e.activationSlopes = pc->slopes;
+        e.activationSlopeShift = pc->slopeShift;
+        e.activationOffset = pc->offset;
+        e.activationPreShift = pc->preShift;
+        e.activationMultiplier = pc->multiplier;
+        e.activationShift = pc->shift;
+      }
       const auto& xs = x.shape;
       Operator o;
       if (dense) {
@@ -462,12 +490,12 @@ class Quantizer {
     if (std::optional<Requantization> c = clippedRequantization(real, worst, outLow, outHigh)) forms.push_back(*c);
     // Before an activation function: v's range is wider than int8; the form may err by 1/16 of the
     // pre-activation's int8 step (vMax / 127 / 16 of v's), with int32 multipliers.
-    if (ac)
+    if (act)
       if (std::optional<Requantization> c =
-              clippedRequantization(real, worst, outLow, outHigh, double(ac->vMax) / 127.0 / 16.0, true))
+              clippedRequantization(real, worst, outLow, outHigh, double(actVMax) / 127.0 / 16.0, true))
         forms.push_back(*c);
     // An activation function reads v in the bounds the per-channel clip gives.
-    if (ac) {
+    if (act) {
       forms.erase(std::remove_if(forms.begin(), forms.end(), [](const Requantization& r) { return !r.perChannelClip; }),
                   forms.end());
       if (forms.empty()) return false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace tessera::compiler::graph::detail {
@@ -286,6 +287,104 @@ std::optional<ActivationConstants> activationConstants(bool hardSwish, double in
   // HardSigmoid(x) = t * (3 / offset) / 6; HardSwish(x) = v * t * inputScale * (3 / offset) / 6.
   const double real = (hardSwish ? std::ldexp(c.inputScale, c.preShift) : 1.0) / (2.0 * c.offset * outputScale);
   const int64_t pMax = maxProduct >> c.preShift;
+  for (int s = 15; s >= 1; --s) {
+    const int64_t m = std::llround(std::ldexp(real, s));
+    if (m > 32767 || pMax * m + (int64_t(1) << (s - 1)) > std::numeric_limits<int32_t>::max()) continue;
+    if (m < 1) return std::nullopt;
+    c.multiplier = int(m);
+    c.shift = s;
+    return c;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The fit (see piecewiseConstants): o(x) for x >= 0 rises with these slopes between 0, the
+// breakpoints and the saturation at 1/2.
+constexpr double kSigmoidSlopes[] = {0.2347341523, 0.1501454386, 0.0707076587, 0.0175133636};
+constexpr double kSigmoidBreaks[] = {1.0356964143, 1.9481960186, 3.1038996994};
+
+// Where the fitted o(x) reaches 1/2.
+double sigmoidSaturation() {
+  double o = 0, at = 0;
+  for (size_t i = 0; i < std::size(kSigmoidBreaks); ++i) {
+    o += kSigmoidSlopes[i] * (kSigmoidBreaks[i] - at);
+    at = kSigmoidBreaks[i];
+  }
+  return at + (0.5 - o) / kSigmoidSlopes[std::size(kSigmoidBreaks)];
+}
+
+}  // namespace
+
+double piecewiseTarget(op::Epilogue::Activation kind, double x) {
+  const double s = 1.0 / (1.0 + std::exp(-x));
+  if (kind == op::Epilogue::Activation::kSilu) return x * s;
+  if (kind == op::Epilogue::Activation::kTanh) return std::tanh(x);
+  return s;
+}
+
+std::optional<PiecewiseConstants> piecewiseConstants(op::Epilogue::Activation kind, double inputRange,
+                                                     double outputScale) {
+  using Activation = op::Epilogue::Activation;
+  if (kind != Activation::kSigmoid && kind != Activation::kSilu && kind != Activation::kTanh) return std::nullopt;
+  if (!(inputRange > 0) || !std::isfinite(inputRange) || !(outputScale > 0) || !std::isfinite(outputScale))
+    return std::nullopt;
+  // tanh(x) = 2 o(2x): the same slopes' ratios, the breakpoints at half the x.
+  const double squeeze = kind == Activation::kTanh ? 2.0 : 1.0;
+  const double saturation = sigmoidSaturation() / squeeze;
+  const double range = kind == Activation::kSilu ? inputRange : std::min(inputRange, saturation);
+  constexpr int kStages = op::Epilogue::kActivationStages;
+  PiecewiseConstants c;
+  c.slopeShift = 7;
+  // Each stage y = kappa * y + v makes the slope inside its breakpoint kappa times the slope there
+  // plus 1: the ratios of the fitted slopes give the kappas, in units of 2^-slopeShift.
+  double kappa[kStages];
+  {
+    // The final y's slope between breakpoints i-1 and i, over the outermost one's, is
+    // ratio[i] = kappa[k-1] * (... (kappa[i+1] * (kappa[i] + 1) + 1) ...) + 1: peel it from outside.
+    for (int i = kStages - 1; i >= 0; --i) {
+      double r = kSigmoidSlopes[i] / kSigmoidSlopes[kStages];
+      for (int j = kStages - 1; j > i; --j) r = (r - 1.0) / kappa[j];
+      kappa[i] = r - 1.0;
+    }
+  }
+  for (int i = 0; i < kStages; ++i) {
+    c.slopes[size_t(i)] = int(std::lround(std::ldexp(kappa[i], c.slopeShift)));
+    if (c.slopes[size_t(i)] < 0 || c.slopes[size_t(i)] > 32767) return std::nullopt;
+  }
+  // v's scale: 10 bits over the range, coarser when the saturation bound would pass 2^15 - 1.
+  c.inputScale = range / 1023.0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const double perStep = squeeze * c.inputScale;  // x per v step, in the fit's units
+    double bound = std::round(kSigmoidBreaks[0] / perStep);
+    c.bounds[0] = int(std::min(bound, 1e9));
+    for (int i = 0; i < kStages; ++i) {
+      const double at = i + 1 < kStages ? kSigmoidBreaks[i + 1] : sigmoidSaturation();
+      bound = std::round(std::ldexp(double(c.slopes[size_t(i)]), -c.slopeShift) * bound + at / perStep);
+      c.bounds[size_t(i) + 1] = int(std::min(bound, 1e9));
+    }
+    if (bound <= 32767) break;
+    c.inputScale *= bound / 32000.0;
+  }
+  for (int b : c.bounds)
+    if (b < 0 || b > 32767) return std::nullopt;
+  const int64_t top = c.bounds[kStages];
+  c.vMax = std::max<int64_t>(1, int64_t(std::ceil(range / c.inputScale)));
+  if (kind != Activation::kSilu) c.vMax = std::min<int64_t>(c.vMax, int64_t(std::ceil(saturation / c.inputScale)));
+  c.offset = kind == Activation::kTanh ? 0 : int(top);
+  // The gate g = y + offset: sigmoid(x) ~ g / (2 top), tanh(x) ~ y / top.
+  const double gateUnit = kind == Activation::kTanh ? 1.0 / double(top) : 0.5 / double(top);
+  // p = g >> preShift (silu: (v * g) >> preShift) at most 2^12, so that the 16-bit multiplier
+  // keeps about 10 bits whatever the gate's resolution.
+  const int64_t maxProduct = kind == Activation::kSilu ? c.vMax * 2 * top : kind == Activation::kTanh ? top : 2 * top;
+  if (maxProduct >= (int64_t(1) << 31)) return std::nullopt;
+  int bits = 0;
+  while ((int64_t(1) << bits) <= maxProduct) ++bits;
+  c.preShift = std::max(0, bits - 12);
+  const int64_t pMax = (maxProduct >> c.preShift) + 1;
+  const double real =
+      std::ldexp((kind == Activation::kSilu ? c.inputScale : 1.0) * gateUnit, c.preShift) / outputScale;
   for (int s = 15; s >= 1; --s) {
     const int64_t m = std::llround(std::ldexp(real, s));
     if (m > 32767 || pMax * m + (int64_t(1) << (s - 1)) > std::numeric_limits<int32_t>::max()) continue;

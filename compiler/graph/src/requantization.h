@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "tessera/compiler/op/operator.h"
+
 namespace tessera::compiler::graph::detail {
 
 // The integer requantization of real multipliers m[o] (shared shift, per-channel 16-bit
@@ -82,6 +84,26 @@ struct ActivationConstants {
 };
 // nullopt when the constants do not fit the immediates (a range too large or too small).
 std::optional<ActivationConstants> activationConstants(bool hardSwish, double inputRange, double outputScale);
+
+// Sigmoid, SiLU or tanh fused after a layer's requantization (op::Epilogue's piecewise kinds):
+// the layer requantizes to v = x / inputScale in [-vMax, vMax]; the nested clamps approximate the
+// sigmoid's odd part o(x) = sigmoid(x) - 1/2 by a continuous piecewise-linear function with four
+// slopes, fitted for the least worst-case error over x >= 0 (0.0051; tanh(x) = 2 o(2x) uses the
+// same fit). `inputRange` is the calibrated max |x| before the function, `outputScale` the int8
+// output's. The sigmoid and tanh need v only up to where the approximation saturates. v has 10
+// bits over its range, fewer when the last bound would leave a 16-bit immediate.
+struct PiecewiseConstants {
+  double inputScale = 0;
+  int64_t vMax = 0;
+  std::array<int, op::Epilogue::kActivationStages + 1> bounds{};
+  std::array<int, op::Epilogue::kActivationStages> slopes{};
+  int slopeShift = 0, offset = 0, preShift = 0, multiplier = 0, shift = 1;
+};
+// nullopt for a kind that is not piecewise or constants that do not fit the immediates.
+std::optional<PiecewiseConstants> piecewiseConstants(op::Epilogue::Activation kind, double inputRange,
+                                                     double outputScale);
+// The function piecewiseConstants approximates, in float (for the tests and the docs' error figures).
+double piecewiseTarget(op::Epilogue::Activation kind, double x);
 
 // A LeakyRelu slope in (0, 1) on sums of magnitude up to `worstAccumulator` (Epilogue::leaky):
 // t = ((acc >> preShift) * multiplier) >> shift with the multiplier as large as a 16-bit immediate

@@ -216,13 +216,29 @@ class GemmLowering : public OperatorLowering {
     if (op_.epilogue.shift) e = "(" + e + " >> " + std::to_string(op_.epilogue.shift) + ")";
     if (g_.clipEntries && op_.epilogue.activation != Epilogue::Activation::kNone) {
       const Epilogue& a = op_.epilogue;
-      const bool swish = a.activation == Epilogue::Activation::kHardSwish;
+      const bool swish = a.activationTimesInput();
       os << e << "      // vector ALU; the bounds keep v in the activation's input range\n";
-      os << "    t = clip(acc + " << a.activationOffset << ", 0, " << a.activationCeiling << ")"
-         << (swish ? "      // in the scratch region" : "") << "\n";
-      os << "    acc = max(min((" << (swish ? "(acc * t) >> " + std::to_string(a.activationPreShift) : std::string("t"))
+      if (a.piecewiseActivation()) {
+        os << "    t = clip(acc, +-" << a.activationBounds[0] << ")      // v kept in the scratch region\n";
+        for (size_t i = 0; i < a.activationSlopes.size(); ++i)
+          os << "    t = clip(((t * " << a.activationSlopes[i] << ") >> " << a.activationSlopeShift << ") + v, +-"
+             << a.activationBounds[i + 1] << ")\n";
+        if (a.activationOffset) os << "    t = t + " << a.activationOffset << "\n";
+      } else {
+        os << "    t = clip(acc + " << a.activationOffset << ", 0, " << a.activationCeiling << ")"
+           << (swish ? "      // in the scratch region" : "") << "\n";
+      }
+      const char* title = a.activation == Epilogue::Activation::kHardSwish     ? "HardSwish"
+                          : a.activation == Epilogue::Activation::kHardSigmoid ? "HardSigmoid"
+                          : a.activation == Epilogue::Activation::kSigmoid     ? "Sigmoid"
+                          : a.activation == Epilogue::Activation::kSilu        ? "SiLU"
+                                                                               : "Tanh";
+      const std::string p = swish                     ? "(v * t) >> " + std::to_string(a.activationPreShift)
+                            : a.piecewiseActivation() ? "t >> " + std::to_string(a.activationPreShift)
+                                                      : std::string("t");
+      os << "    acc = max(min((" << p
          << ") * " << a.activationMultiplier << " + " << (1 << (a.activationShift - 1)) << ") >> " << a.activationShift
-         << ", 127), -128)      // " << (swish ? "HardSwish" : "HardSigmoid") << "\n";
+         << ", 127), -128)      // " << title << "\n";
     } else if (g_.clipEntries)
       os << e << "      // vector ALU; the bounds keep it in int8\n";
     else
@@ -335,7 +351,33 @@ class GemmLowering : public OperatorLowering {
       imm(hw::AluOp::kMax, op_.epilogue.relu ? op_.epilogue.outputZeroPoint : -128, immKernel_[q]);
     }
     const Epilogue& e = op_.epilogue;
-    if (e.activation != Epilogue::Activation::kNone) {
+    if (e.piecewiseActivation()) {
+      // The nested clamps. silu keeps v in the main region and builds t in the scratch region, to
+      // multiply them; sigmoid and tanh keep v in the scratch region and build t in place, so their
+      // result is already where the STORE reads.
+      const bool silu = e.activation == Epilogue::Activation::kSilu;
+      const int tKernel = silu ? scratchKernel_[q] : immKernel_[q];
+      const int addV = silu ? scratchCopyKernel_[q] : scratchSumKernel_[q];
+      ops.push_back({scratchResetKernel_[q], true, hw::AluOp::kAdd, false, 0});
+      vec(scratchCopyKernel_[q], hw::AluOp::kAdd);
+      imm(hw::AluOp::kMin, e.activationBounds[0], tKernel);
+      imm(hw::AluOp::kMax, -e.activationBounds[0], tKernel);
+      for (size_t i = 0; i < e.activationSlopes.size(); ++i) {
+        imm(hw::AluOp::kMul, e.activationSlopes[i], tKernel);
+        if (e.activationSlopeShift) imm(hw::AluOp::kShr, e.activationSlopeShift, tKernel);
+        vec(addV, hw::AluOp::kAdd);
+        imm(hw::AluOp::kMin, e.activationBounds[i + 1], tKernel);
+        imm(hw::AluOp::kMax, -e.activationBounds[i + 1], tKernel);
+      }
+      if (e.activationOffset) imm(hw::AluOp::kAdd, e.activationOffset, tKernel);
+      if (silu) vec(scratchSumKernel_[q], hw::AluOp::kMul);  // v * t
+      if (e.activationPreShift) imm(hw::AluOp::kShr, e.activationPreShift, immKernel_[q]);
+      imm(hw::AluOp::kMul, e.activationMultiplier, immKernel_[q]);
+      imm(hw::AluOp::kAdd, 1 << (e.activationShift - 1), immKernel_[q]);
+      imm(hw::AluOp::kShr, e.activationShift, immKernel_[q]);
+      imm(hw::AluOp::kMin, 127, immKernel_[q]);
+      imm(hw::AluOp::kMax, -128, immKernel_[q]);
+    } else if (e.activation != Epilogue::Activation::kNone) {
       // t = clip(v + K, 0, C): in the scratch region beside v for HardSwish, in place for HardSigmoid.
       const bool swish = e.activation == Epilogue::Activation::kHardSwish;
       const int tKernel = swish ? scratchKernel_[q] : immKernel_[q];
@@ -523,7 +565,8 @@ class GemmLowering : public OperatorLowering {
           residualRowKernel_[q][k] = kernel(row);
         }
       }
-      if (op_.epilogue.leaky || op_.epilogue.lowBits || op_.epilogue.activation == Epilogue::Activation::kHardSwish) {
+      if (op_.epilogue.leaky || op_.epilogue.lowBits || op_.epilogue.activation == Epilogue::Activation::kHardSwish ||
+          op_.epilogue.piecewiseActivation()) {
         // The scratch region (c) after the tile's (and the residual's): reset, c += acc (the copy),
         // c alone, acc += c (or acc *= c), and the rounding row over the tile.
         const uint32_t c = acc + uint32_t(g_.scratchRegion) * entries;

@@ -19,6 +19,22 @@ int32_t wrapMul(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<
 // Arithmetic right shift on int32 (C++20 guarantees it; every supported compiler does it in C++17).
 int32_t shiftRight(int32_t v, int s) { return v >> s; }
 
+// The spec's word for an activation function, and the name descriptions print.
+struct ActivationName {
+  Epilogue::Activation kind;
+  const char* spec;
+  const char* title;
+};
+constexpr ActivationName kActivationNames[] = {
+    {Epilogue::Activation::kHardSigmoid, "hardsigmoid", "HardSigmoid"}, {Epilogue::Activation::kHardSwish, "hardswish", "HardSwish"},
+    {Epilogue::Activation::kSigmoid, "sigmoid", "Sigmoid"},             {Epilogue::Activation::kSilu, "silu", "SiLU"},
+    {Epilogue::Activation::kTanh, "tanh", "Tanh"}};
+const ActivationName& activationName(Epilogue::Activation a) {
+  for (const ActivationName& n : kActivationNames)
+    if (n.kind == a) return n;
+  return kActivationNames[0];
+}
+
 }  // namespace
 
 std::string kindName(OpKind k) {
@@ -274,8 +290,19 @@ void Operator::validate() const {
     if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "act belongs to conv2d and dense");
     if (!e.perChannelClip || e.relu || residual || e.outputZeroPoint)
       throw Error(where, "act needs clip=channel (its bounds give the activation's input range), and no relu, residual or outzp");
-    if (e.activationOffset < 0 || e.activationOffset > 32767 || e.activationCeiling < 1 || e.activationCeiling > 32767)
+    if (e.activationOffset < 0 || e.activationOffset > 32767 ||
+        (!e.piecewiseActivation() && (e.activationCeiling < 1 || e.activationCeiling > 32767)))
       throw Error(where, "act_k must be in [0, 32767] and act_max in [1, 32767] (signed 16-bit ALU immediates)");
+    if (e.piecewiseActivation()) {
+      for (int a : e.activationBounds)
+        if (a < 0 || a > 32767)
+          throw Error(where, "act_bounds must be 4 values in [0, 32767] (clip immediates), got " + std::to_string(a));
+      for (int a : e.activationSlopes)
+        if (a < 0 || a > 32767)
+          throw Error(where, "act_slopes must be 3 values in [0, 32767] (multiply immediates), got " + std::to_string(a));
+      if (e.activationSlopeShift < 0 || e.activationSlopeShift > 15)
+        throw Error(where, "act_slope_shift must be in [0, 15], got " + std::to_string(e.activationSlopeShift));
+    }
     if (e.activationMultiplier < -32768 || e.activationMultiplier > 32767)
       throw Error(where, "act_mul must be a signed 16-bit ALU immediate, got " + std::to_string(e.activationMultiplier));
     if (e.activationShift < 1 || e.activationShift > 15)
@@ -398,11 +425,22 @@ std::string Operator::describe() const {
     os << " (ReLU by the bounds)";
   if (epilogue.activation != Epilogue::Activation::kNone) {
     const Epilogue& e = epilogue;
-    const bool swish = e.activation == Epilogue::Activation::kHardSwish;
-    os << "; then " << (swish ? "HardSwish" : "HardSigmoid") << ": t = clip(v + " << e.activationOffset << ", 0, "
-       << e.activationCeiling << "), " << (swish ? "(v*t >> " + std::to_string(e.activationPreShift) + ")" : "t") << " *"
-       << e.activationMultiplier << " +" << (1 << (e.activationShift - 1)) << " >>" << e.activationShift
-       << ", clip [-128, 127]";
+    const bool times = e.activationTimesInput();
+    os << "; then " << activationName(e.activation).title << ": ";
+    if (e.piecewiseActivation()) {
+      os << "t = clip(v, +-" << e.activationBounds[0] << ")";
+      for (int i = 0; i < Epilogue::kActivationStages; ++i)
+        os << ", clip((t*" << e.activationSlopes[size_t(i)] << " >>" << e.activationSlopeShift << ") + v, +-"
+           << e.activationBounds[size_t(i) + 1] << ")";
+      if (e.activationOffset) os << ", +" << e.activationOffset;
+    } else {
+      os << "t = clip(v + " << e.activationOffset << ", 0, " << e.activationCeiling << ")";
+    }
+    const std::string p = times                     ? "(v*t >> " + std::to_string(e.activationPreShift) + ")"
+                          : e.piecewiseActivation() ? "(t >> " + std::to_string(e.activationPreShift) + ")"
+                                                    : std::string("t");
+    os << ", " << p << " *" << e.activationMultiplier
+       << " +" << (1 << (e.activationShift - 1)) << " >>" << e.activationShift << ", clip [-128, 127]";
   }
   if (residual) {
     const Epilogue& r = residualEpilogue;
@@ -474,10 +512,21 @@ std::string Operator::spec() const {
     os << " leaky_shift=" << epilogue.leakyShift;
   }
   if (epilogue.activation != Epilogue::Activation::kNone)
-    os << " act=" << (epilogue.activation == Epilogue::Activation::kHardSwish ? "hardswish" : "hardsigmoid")
-       << " act_k=" << epilogue.activationOffset << " act_max=" << epilogue.activationCeiling
-       << " act_preshift=" << epilogue.activationPreShift << " act_mul=" << epilogue.activationMultiplier
-       << " act_shift=" << epilogue.activationShift;
+  {
+    const Epilogue& e = epilogue;
+    os << " act=" << activationName(e.activation).spec << " act_k=" << e.activationOffset;
+    if (e.piecewiseActivation()) {
+      os << " act_bounds=";
+      for (size_t i = 0; i < e.activationBounds.size(); ++i) os << (i ? "," : "") << e.activationBounds[i];
+      os << " act_slopes=";
+      for (size_t i = 0; i < e.activationSlopes.size(); ++i) os << (i ? "," : "") << e.activationSlopes[i];
+      os << " act_slope_shift=" << e.activationSlopeShift;
+    } else {
+      os << " act_max=" << e.activationCeiling;
+    }
+    os << " act_preshift=" << e.activationPreShift << " act_mul=" << e.activationMultiplier
+       << " act_shift=" << e.activationShift;
+  }
   if (residual)
     os << " residual=1 res_mul_a=" << residualA << " res_mul_b=" << residualB << " res_shift=" << residualEpilogue.shift
        << " res_round=" << residualEpilogue.round << " res_relu=" << residualEpilogue.relu
@@ -518,7 +567,8 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       {"res_shift", &op.residualEpilogue.shift}, {"groups", &op.groups}, {"dh", &op.dilationH}, {"dw", &op.dilationW},
       {"act_k", &op.epilogue.activationOffset}, {"act_max", &op.epilogue.activationCeiling},
       {"act_preshift", &op.epilogue.activationPreShift}, {"act_mul", &op.epilogue.activationMultiplier},
-      {"act_shift", &op.epilogue.activationShift}, {"leaky_preshift", &op.epilogue.leakyPreShift},
+      {"act_shift", &op.epilogue.activationShift}, {"act_slope_shift", &op.epilogue.activationSlopeShift},
+      {"leaky_preshift", &op.epilogue.leakyPreShift},
       {"leaky_mul", &op.epilogue.leakyMultiplier}, {"leaky_shift", &op.epilogue.leakyShift}};
   const std::map<std::string, std::vector<int*>> both = {{"kernel", {&op.kernelH, &op.kernelW}},
                                                          {"stride", {&op.strideH, &op.strideW}},
@@ -546,10 +596,38 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       continue;
     }
     if (key == "act") {
-      if (value == "hardswish") op.epilogue.activation = Epilogue::Activation::kHardSwish;
-      else if (value == "hardsigmoid") op.epilogue.activation = Epilogue::Activation::kHardSigmoid;
-      else if (value == "none") op.epilogue.activation = Epilogue::Activation::kNone;
-      else throw Error(origin, "act takes hardswish, hardsigmoid or none, got '" + value + "'");
+      op.epilogue.activation = Epilogue::Activation::kNone;
+      bool known = value == "none";
+      for (const ActivationName& n : kActivationNames)
+        if (value == n.spec) {
+          op.epilogue.activation = n.kind;
+          known = true;
+        }
+      if (!known) throw Error(origin, "act takes hardswish, hardsigmoid, sigmoid, silu, tanh or none, got '" + value + "'");
+      continue;
+    }
+    if (key == "act_bounds" || key == "act_slopes") {
+      // Comma-separated integers: A1..A4 or a1..a3.
+      int* out = key == "act_bounds" ? op.epilogue.activationBounds.data() : op.epilogue.activationSlopes.data();
+      const size_t want = key == "act_bounds" ? op.epilogue.activationBounds.size() : op.epilogue.activationSlopes.size();
+      std::vector<long> values;
+      std::stringstream list(value);
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        try {
+          size_t used = 0;
+          values.push_back(std::stol(item, &used, 0));
+          if (used != item.size()) throw std::invalid_argument(item);
+        } catch (const std::exception&) {
+          throw Error(origin, key + " takes " + std::to_string(want) + " comma-separated integers, got '" + value + "'");
+        }
+      }
+      if (values.size() != want)
+        throw Error(origin, key + " takes " + std::to_string(want) + " comma-separated integers, got '" + value + "'");
+      for (size_t i = 0; i < want; ++i) {
+        if (values[i] < -(1L << 30) || values[i] > (1L << 30)) throw Error(origin, "value of '" + key + "' is out of range");
+        out[i] = int(values[i]);
+      }
       continue;
     }
     if (key == "clip") {
@@ -594,7 +672,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_preshift act_mul act_shift leaky leaky_preshift leaky_mul leaky_shift residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_bounds act_slopes act_slope_shift act_preshift act_mul act_shift leaky leaky_preshift leaky_mul leaky_shift residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }
@@ -688,8 +766,19 @@ int32_t requantizedValue(const Epilogue& e, int32_t acc, int32_t bias, int32_t m
 // An activation function after the requantization (Epilogue::activation), to int8.
 int32_t activationValue(const Epilogue& e, int32_t v) {
   if (e.activation == Epilogue::Activation::kNone) return v;
-  const int32_t t = std::min(std::max(wrapAdd(v, e.activationOffset), 0), e.activationCeiling);
-  const int32_t p = e.activation == Epilogue::Activation::kHardSwish ? shiftRight(wrapMul(v, t), e.activationPreShift) : t;
+  int32_t t = 0;
+  if (e.piecewiseActivation()) {
+    auto clip = [](int32_t x, int a) { return std::min(std::max(x, -a), a); };
+    t = clip(v, e.activationBounds[0]);
+    for (size_t i = 0; i < e.activationSlopes.size(); ++i)
+      t = clip(wrapAdd(shiftRight(wrapMul(t, e.activationSlopes[i]), e.activationSlopeShift), v), e.activationBounds[i + 1]);
+    t = wrapAdd(t, e.activationOffset);
+  } else {
+    t = std::min(std::max(wrapAdd(v, e.activationOffset), 0), e.activationCeiling);
+  }
+  const int32_t p = e.activationTimesInput()      ? shiftRight(wrapMul(v, t), e.activationPreShift)
+                    : e.piecewiseActivation() ? shiftRight(t, e.activationPreShift)
+                                              : t;
   const int32_t y = shiftRight(wrapAdd(wrapMul(p, e.activationMultiplier), int32_t(1) << (e.activationShift - 1)),
                                e.activationShift);
   return std::max(std::min(y, 127), -128);

@@ -66,8 +66,8 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
   };
   // The scratch region holds LeakyRelu's t, the low bits' product, then HardSwish's t (one after
   // the other).
-  const bool scratch =
-      op.epilogue.leaky || op.epilogue.lowBits || op.epilogue.activation == Epilogue::Activation::kHardSwish;
+  const bool scratch = op.epilogue.leaky || op.epilogue.lowBits ||
+                       op.epilogue.activation == Epilogue::Activation::kHardSwish || op.epilogue.piecewiseActivation();
   g.accRegions = 1 + (op.residual ? 1 : 0) + (scratch ? 1 : 0);
   g.scratchRegion = op.residual ? 2 : 1;
   g.scaleRows = static_cast<int>(vectorScaleRows(op).size());
@@ -105,7 +105,16 @@ Geometry geometry(const hw::Config& cfg, const Operator& op) {
     g.twoCycleAluOps += 2;
     g.vectorAluOps += op.epilogue.leakyPerChannel;  // the multiply reads the channel's row
   }
-  if (op.epilogue.activation != Epilogue::Activation::kNone) {
+  if (op.epilogue.piecewiseActivation()) {
+    // The copy's reset, the first clamp, each stage's multiply, shift and clamp, the offset; the
+    // shift of p, the multiply, rounding, shift and the two clips to int8. The copy and each
+    // stage's + v read another row per entry (silu: v * t too).
+    const Epilogue& e = op.epilogue;
+    const int stages = Epilogue::kActivationStages;
+    g.immAluOps += 1 + 2 + stages * (3 + (e.activationSlopeShift != 0)) + (e.activationOffset != 0) +
+                   (e.activationPreShift != 0) + 5;
+    g.twoCycleAluOps += 1 + stages + (e.activation == Epilogue::Activation::kSilu);
+  } else if (op.epilogue.activation != Epilogue::Activation::kNone) {
     // t's add, max and min; the multiply, rounding, shift and the two clips to int8. HardSwish:
     // also the copy's reset and p's shift; the copy and v * t read another row per entry.
     g.immAluOps += 8;

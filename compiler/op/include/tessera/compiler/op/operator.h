@@ -1,6 +1,7 @@
 // Operator descriptions the operator compiler accepts (quantized conv2d, dense, elementwise add, pooling), their data and host references.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -68,7 +69,18 @@ struct Epilogue {
   // all wrapping int32 as the vector ALU computes it. K stands for 3 and C for 6 in v's units, so t
   // is ReLU6(x + 3): HardSigmoid(x) = t / 6 and HardSwish(x) = x * t / 6 (ONNX's, alpha 1/6, beta
   // 1/2). hardswish needs a scratch region in the tile's accumulator half for t.
-  enum class Activation { kNone, kHardSigmoid, kHardSwish };
+  //
+  // sigmoid, silu and tanh (spec `act=sigmoid|silu|tanh act_bounds=A1,A2,A3,A4 act_slopes=a1,a2,a3
+  // act_slope_shift=k act_k=H act_preshift=P act_mul=M act_shift=S`) approximate the function by
+  // a continuous odd piecewise-linear y(v) with four slopes, built by nested clamps:
+  //   y = clip(v, -A1, A1);  then for i = 1..3:  y = clip(((y * a_i) >> k) + v, -A_{i+1}, A_{i+1}),
+  // so y's slope is 1 outermost and grows by the factor a_i / 2^k + 1 at each breakpoint inward;
+  // it saturates at +-A4. With g = y + H (H = A4 for the sigmoid, 0 for tanh),
+  //   sigmoid, tanh: p = g >> P;  silu: p = (v * g) >> P;  then out as above.
+  // The sigmoid is g / 2H, silu x times that, tanh y / A4. All need the scratch region (v is kept
+  // for the "+ v" of each stage); docs/graph.md gives the constants and the measured error.
+  enum class Activation { kNone, kHardSigmoid, kHardSwish, kSigmoid, kSilu, kTanh };
+  static constexpr int kActivationStages = 3;
   // conv2d and dense (spec `leaky=1 leaky_preshift=P leaky_mul=M leaky_shift=S`, with the bias first
   // and no relu): LeakyRelu on the sum after the bias, before the requantization,
   //   t = ((acc >> P) * M) >> S;  acc = max(acc, t),
@@ -80,6 +92,14 @@ struct Epilogue {
   Activation activation = Activation::kNone;
   int activationOffset = 0, activationCeiling = 0, activationPreShift = 0, activationMultiplier = 1,
       activationShift = 1;
+  std::array<int, kActivationStages + 1> activationBounds{};  // A1..A4 (sigmoid, silu, tanh)
+  std::array<int, kActivationStages> activationSlopes{};      // a1..a3
+  int activationSlopeShift = 0;                               // k
+  // The piecewise-linear kinds (sigmoid, silu, tanh), and those that multiply v by the gate.
+  bool piecewiseActivation() const {
+    return activation == Activation::kSigmoid || activation == Activation::kSilu || activation == Activation::kTanh;
+  }
+  bool activationTimesInput() const { return activation == Activation::kHardSwish || activation == Activation::kSilu; }
   bool leaky = false, leakyPerChannel = false;
   int leakyPreShift = 0, leakyMultiplier = 0, leakyShift = 0;
 };
