@@ -2,7 +2,8 @@
 # Yosys' reading of the RTL against Verilator's: a tsim run's waveform replayed into Yosys' own simulation of the elaborated RTL, every signal compared.
 #
 # usage: yosys_cosim.sh TESSERA YOSYS CONFIG GEN_DIR RTL_DIR WORK_DIR
-# Runs `tessera demo` (a blocked GEMM with its requantization on the vector ALU) on tsim for CONFIG,
+# Runs `tessera demo` (a blocked 16x16x16 GEMM with its requantization on the vector ALU: on `small`
+# four double-buffered tiles, 1,430 cycles, every module busy; Yosys' simulator pays per cycle) on tsim for CONFIG,
 # recording an FST waveform, then has Yosys read rtl/*.sv, elaborate (proc, flatten) and simulate
 # it with the waveform's inputs (`sim -r ... -sim-cmp`): any signal whose value differs from
 # Verilator's at any cycle fails the test and is named. This is what synthesis starts from, so a
@@ -13,7 +14,7 @@ tessera=$1 yosys=$2 config=$3 gen=$4 rtl=$5 work=$6
 mkdir -p "$work"
 fst="$work/demo.fst"
 rm -f "$fst"
-TESSERA_TARGET_OPTIONS="trace=$fst" "$tessera" demo --target tsim --config "$config" --m 32 --n 32 --k 32 > "$work/demo.log" 2>&1 ||
+TESSERA_TARGET_OPTIONS="trace=$fst" "$tessera" demo --target tsim --config "$config" --m 16 --n 16 --k 16 > "$work/demo.log" 2>&1 ||
   { cat "$work/demo.log"; echo "yosys_cosim: the tsim run failed"; exit 1; }
 sources=$(ls "$rtl"/*.sv | tr '\n' ' ')
 status=0
