@@ -219,7 +219,9 @@ class GemmLowering : public OperatorLowering {
       const bool swish = a.activationTimesInput();
       os << e << "      // vector ALU; the bounds keep v in the activation's input range\n";
       if (a.piecewiseActivation()) {
-        os << "    t = clip(acc, +-" << a.activationBounds[0] << ")      // v kept in the scratch region\n";
+        os << "    t = clip(acc, +-" << a.activationBounds[0] << ")      // "
+           << (a.activation == Epilogue::Activation::kSilu ? "t in the scratch region" : "v kept in the scratch region")
+           << "\n";
         for (size_t i = 0; i < a.activationSlopes.size(); ++i)
           os << "    t = clip(((t * " << a.activationSlopes[i] << ") >> " << a.activationSlopeShift << ") + v, +-"
              << a.activationBounds[i + 1] << ")\n";
@@ -228,17 +230,12 @@ class GemmLowering : public OperatorLowering {
         os << "    t = clip(acc + " << a.activationOffset << ", 0, " << a.activationCeiling << ")"
            << (swish ? "      // in the scratch region" : "") << "\n";
       }
-      const char* title = a.activation == Epilogue::Activation::kHardSwish     ? "HardSwish"
-                          : a.activation == Epilogue::Activation::kHardSigmoid ? "HardSigmoid"
-                          : a.activation == Epilogue::Activation::kSigmoid     ? "Sigmoid"
-                          : a.activation == Epilogue::Activation::kSilu        ? "SiLU"
-                                                                               : "Tanh";
       const std::string p = swish                     ? "(v * t) >> " + std::to_string(a.activationPreShift)
                             : a.piecewiseActivation() ? "t >> " + std::to_string(a.activationPreShift)
                                                       : std::string("t");
       os << "    acc = max(min((" << p
          << ") * " << a.activationMultiplier << " + " << (1 << (a.activationShift - 1)) << ") >> " << a.activationShift
-         << ", 127), -128)      // " << title << "\n";
+         << ", 127), -128)      // " << activationTitle(a.activation) << "\n";
     } else if (g_.clipEntries)
       os << e << "      // vector ALU; the bounds keep it in int8\n";
     else

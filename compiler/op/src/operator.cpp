@@ -37,6 +37,10 @@ const ActivationName& activationName(Epilogue::Activation a) {
 
 }  // namespace
 
+std::string activationTitle(Epilogue::Activation a) {
+  return a == Epilogue::Activation::kNone ? "none" : activationName(a).title;
+}
+
 std::string kindName(OpKind k) {
   switch (k) {
     case OpKind::kConv2d: return "conv2d";

@@ -238,5 +238,7 @@ int32_t poolRounding(const Operator& op);
 
 // The operator kind's spec keyword: "conv2d", "dense", "add", "maxpool", "avgpool".
 std::string kindName(OpKind kind);
+// An activation function's name as descriptions print it ("HardSwish", "SiLU"; "none").
+std::string activationTitle(Epilogue::Activation a);
 
 }  // namespace tessera::compiler::op
