@@ -214,6 +214,85 @@ Graph branchyNetwork(uint32_t seed) {
   return g;
 }
 
+// DenseNet's shape: a block of growing concatenations (the first of one input), each read through
+// a pre-activation BatchNorm and ReLU (no convolution before them), then a transition whose
+// average pool PyTorch exports behind a Pad of nothing.
+Graph denseNetwork(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g = inputGraph("dense");
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
+  auto conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t cin, int64_t cout, int k) {
+    add(floatTensor(name + "_w", {cout, cin, k, k}, rng, 0.3f, true));
+    add(floatTensor(name + "_b", {cout}, rng, 0.1f, true));
+    Node c = node("Conv", name, {in, name + "_w", name + "_b"}, {out});
+    c.attrs["pads"] = ints({k / 2, k / 2, k / 2, k / 2});
+    g.nodes.push_back(c);
+  };
+  // BatchNormalization with its statistics, then ReLU.
+  auto preActivation = [&](const std::string& name, const std::string& in, const std::string& out, int64_t c) {
+    add(floatTensor(name + "_gamma", {c}, rng, 0.5f, true));
+    add(floatTensor(name + "_beta", {c}, rng, 0.2f, true));
+    add(floatTensor(name + "_mean", {c}, rng, 0.3f, true));
+    Tensor var = floatTensor(name + "_var", {c}, rng, 1.0f, true);
+    for (float& v : var.floats) v = 0.2f + std::fabs(v);
+    add(var);
+    g.nodes.push_back(node("BatchNormalization", name, {in, name + "_gamma", name + "_beta", name + "_mean", name + "_var"},
+                           {name + "_bn"}));
+    g.nodes.push_back(node("Relu", name + "_relu", {name + "_bn"}, {out}));
+  };
+  auto concat = [&](const std::string& name, std::vector<std::string> in, const std::string& out) {
+    Node c = node("Concat", name, std::move(in), {out});
+    Attribute axis;
+    axis.i = 1;
+    c.attrs["axis"] = axis;
+    g.nodes.push_back(c);
+  };
+  conv("conv0", "x", "c0", 3, 16, 3);
+  g.nodes.push_back(node("Relu", "relu0", {"c0"}, {"r0"}));
+  Node pool = node("MaxPool", "pool0", {"r0"}, {"x0"});
+  pool.attrs["kernel_shape"] = ints({2, 2});
+  pool.attrs["strides"] = ints({2, 2});
+  g.nodes.push_back(pool);
+  std::vector<std::string> features = {"x0"};
+  for (int layer = 1; layer <= 2; ++layer) {
+    const std::string l = "layer" + std::to_string(layer);
+    concat(l + "_concat", features, l + "_in");
+    preActivation(l + "_norm1", l + "_in", l + "_a", 16 * int64_t(features.size()));
+    conv(l + "_conv1", l + "_a", l + "_b", 16 * int64_t(features.size()), 32, 1);
+    g.nodes.push_back(node("Relu", l + "_relu2", {l + "_b"}, {l + "_rb"}));
+    conv(l + "_conv2", l + "_rb", "f" + std::to_string(layer), 32, 16, 3);
+    features.push_back("f" + std::to_string(layer));
+  }
+  concat("block_concat", features, "block");
+  preActivation("transition_norm", "block", "t", 48);
+  conv("transition_conv", "t", "tc", 48, 32, 1);
+  Tensor pads;
+  pads.name = "transition_pads";
+  pads.dtype = DType::kInt64;
+  pads.shape = {8};
+  pads.hasShape = true;
+  pads.isConstant = true;
+  pads.ints.assign(8, 0);
+  add(pads);
+  g.nodes.push_back(node("Pad", "transition_pad", {"tc", "transition_pads"}, {"tp"}));
+  Node avg = node("AveragePool", "transition_pool", {"tp"}, {"ta"});
+  avg.attrs["kernel_shape"] = ints({2, 2});
+  avg.attrs["strides"] = ints({2, 2});
+  g.nodes.push_back(avg);
+  g.nodes.push_back(node("GlobalAveragePool", "gap", {"ta"}, {"gp"}));
+  g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"flat"}));
+  add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
+  add(floatTensor("fc_b", {10}, rng, 0.1f, true));
+  Node fc = node("Gemm", "fc", {"flat", "fc_w", "fc_b"}, {"logits"});
+  Attribute transB;
+  transB.i = 1;
+  fc.attrs["transB"] = transB;
+  g.nodes.push_back(fc);
+  g.outputs = {"logits"};
+  tessera::compiler::host::inferShapes(g);
+  return g;
+}
+
 std::map<std::string, Tensor> sample(uint32_t seed) {
   std::mt19937 rng(seed);
   return {{"x", floatTensor("x", {1, 3, 32, 32}, rng, 1.0f, false)}};
@@ -273,7 +352,8 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
   const CompiledModel m = tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
   const std::string s = os.str();
   std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
-                                     "spatial means as pools", "QDQ recognition",   "quantization and fusion", "narrow-input fold",
+                                     "spatial means as pools", "QDQ recognition",   "BatchNorm as depthwise",
+                                     "quantization and fusion", "narrow-input fold",
                                      "residual fusion",   "partitioning",      "DRAM planning"};
   for (const auto& l : m.layers)
     if (l.onAccelerator) stages.push_back("lowering '" + l.name + "': " + l.detail);
@@ -551,6 +631,55 @@ TEST_P(NetworkOnTarget, GroupedConvolutionsAndConcatMatchTheHostReference) {
     EXPECT_EQ(runner.run(in).outputs.at("logits").floats,
               tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
         << target << "/" << config << " sample " << s;
+  }
+}
+
+// DenseNet's block: on a config whose blocks agree, one segment, every concatenation copy-free
+// (each concat the first slice of the next, one buffer), the pre-activation BatchNorms as
+// depthwise 1x1 convolutions with their ReLU fused, the empty Pad gone; every target gives the
+// host reference's bits, and the float model's answer is kept.
+TEST_P(NetworkOnTarget, DenseBlockConcatChainMatchesTheHostReference) {
+  const auto& [target, config] = GetParam();
+  const tessera::hw::Config cfg = tessera::hw::Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
+  CalibratedOptions c;
+  const Graph graph = denseNetwork(5);
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, graph, c.options);
+  const bool copyFree = cfg.blockIn == cfg.blockOut;
+  size_t concats = 0, depthwise = 0;
+  for (const auto& l : m.layers) {
+    EXPECT_NE(l.kind, "Pad") << "a Pad of nothing stays";
+    if (l.kind == "BatchNormalization") ADD_FAILURE() << l.name << " runs on the host";
+    if (l.kind == "concat") {
+      ++concats;
+      EXPECT_EQ(l.insnBegin, l.insnEnd);
+      EXPECT_NE(l.detail.find("copy-free"), std::string::npos) << l.detail;
+    }
+    if (l.onAccelerator && l.spec.find("groups=") != std::string::npos) {
+      ++depthwise;
+      EXPECT_NE(l.spec.find("relu=1"), std::string::npos) << l.name << ": " << l.spec;
+    }
+  }
+  EXPECT_EQ(depthwise, 3u) << "the three pre-activations";
+  if (copyFree) {
+    EXPECT_EQ(m.segments.size(), 1u);
+    EXPECT_EQ(concats, 3u);
+  }
+  tessera::runtime::Session session(target, cfg);
+  tessera::compiler::model::ModelRunner runner(m, session);
+  for (uint32_t s = 0; s < 2; ++s) {
+    const auto in = sample(300 + s);
+    const auto got = runner.run(in).outputs.at("logits").floats;
+    EXPECT_EQ(got, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
+        << target << "/" << config << " sample " << s;
+    const auto want = tessera::compiler::host::evaluate(graph, in).at("logits").floats;
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ab += double(got[i]) * want[i];
+      aa += double(got[i]) * got[i];
+      bb += double(want[i]) * want[i];
+    }
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.99) << "sample " << s << ": cosine to the float model";
   }
 }
 

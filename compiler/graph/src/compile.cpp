@@ -93,6 +93,8 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
   if (quantized) {
     m.quantization = kind;
   } else if (options.calibration) {
+    detail::batchNormsAsDepthwise(g);
+    dump(options, "BatchNorm as depthwise", g);
     detail::quantizeFloat(cfg, g, *options.calibration);
     const Calibration& c = *options.calibration;
     std::string method;

@@ -71,7 +71,18 @@ void foldConstants(Graph& g) {
       g.tensors[t.name] = t;
       continue;
     }
-    const bool passThrough = n.domain.empty() && (n.opType == "Identity" || n.opType == "Dropout");
+    // A Pad of nothing (PyTorch's AvgPool2d export writes one before the pool) is an identity too.
+    bool emptyPad = false;
+    if (n.domain.empty() && n.opType == "Pad" && !n.inputs.empty()) {
+      if (n.inputs.size() > 1 && isConst(g, n.inputs[1]) && !isConst(g, n.inputs[0])) {
+        const Tensor& pads = g.tensor(n.inputs[1]);
+        emptyPad = pads.dtype == DType::kInt64 && std::all_of(pads.ints.begin(), pads.ints.end(), [](int64_t v) { return v == 0; });
+      } else if (n.inputs.size() == 1 && n.attrs.count("pads") && !isConst(g, n.inputs[0])) {
+        const auto& pads = n.attrs.at("pads").ints;
+        emptyPad = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+      }
+    }
+    const bool passThrough = n.domain.empty() && (n.opType == "Identity" || n.opType == "Dropout" || emptyPad);
     if (passThrough) {
       if (n.opType == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() && !g.consumers(n.outputs[1]).empty())
         throw Error(g.origin, n.label(g.opset) + ": its mask output is used; only inference Dropout is supported");
@@ -208,6 +219,49 @@ void foldBatchNorm(Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(kept);
+  g.pruneTensors();
+}
+
+void batchNormsAsDepthwise(Graph& g) {
+  for (Node& bn : g.nodes) {
+    if (!bn.domain.empty() || bn.opType != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
+        bn.attrInt("training_mode", 0) != 0 || !g.hasTensor(bn.inputs[0]))
+      continue;
+    const Tensor& x = g.tensor(bn.inputs[0]);
+    if (x.isConstant || x.dtype != DType::kFloat32 || x.shape.size() != 4) continue;
+    const int64_t c = x.shape[1];
+    bool constant = c > 0;
+    for (size_t k = 1; k < 5 && constant; ++k)
+      constant = isConst(g, bn.inputs[k]) && g.tensor(bn.inputs[k]).dtype == DType::kFloat32 &&
+                 g.tensor(bn.inputs[k]).elements() == c;
+    if (!constant) continue;
+    const auto& gamma = g.tensor(bn.inputs[1]).floats;
+    const auto& beta = g.tensor(bn.inputs[2]).floats;
+    const auto& mean = g.tensor(bn.inputs[3]).floats;
+    const auto& var = g.tensor(bn.inputs[4]).floats;
+    const double eps = bn.attrFloat("epsilon", 1e-5f);
+    Tensor w = constTensor(uniqueName(g, bn.name + "_factor"), DType::kFloat32, {c, 1, 1, 1});
+    Tensor b = constTensor(uniqueName(g, bn.name + "_shift"), DType::kFloat32, {c});
+    w.floats.resize(size_t(c));
+    b.floats.resize(size_t(c));
+    for (int64_t o = 0; o < c; ++o) {
+      const double k = double(gamma[size_t(o)]) / std::sqrt(double(var[size_t(o)]) + eps);
+      w.floats[size_t(o)] = float(k);
+      b.floats[size_t(o)] = float(double(beta[size_t(o)]) - double(mean[size_t(o)]) * k);
+    }
+    g.tensors[w.name] = w;
+    g.tensors[b.name] = b;
+    Node conv;
+    conv.name = bn.name;
+    conv.opType = "Conv";
+    conv.inputs = {bn.inputs[0], w.name, b.name};
+    conv.outputs = bn.outputs;
+    ir::Attribute group;
+    group.kind = ir::Attribute::Kind::kInt;
+    group.i = c;
+    conv.attrs["group"] = group;
+    bn = std::move(conv);
+  }
   g.pruneTensors();
 }
 

@@ -87,9 +87,31 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
       s.start = s.end = p.nodeTime.at(ni);
       produced.insert(out);
       if (isConcat(n)) {
-        // The output lives from its first slice's producer on; the slices follow one another.
+        // The output lives from its first slice's producer on; the slices follow one another. An
+        // earlier concat of the segment whose inputs begin this one's (DenseNet's growing
+        // concatenations) is itself the first slice, so every concat of the chain is a prefix of
+        // one buffer and each input is stored once.
         uint64_t at = 0;
-        for (const std::string& t : n.inputs) {
+        size_t covered = 0;
+        const Node* prefix = nullptr;
+        for (int pi : seg.nodes) {
+          if (pi == ni) break;
+          const Node& c = g.nodes[size_t(pi)];
+          if (isConcat(c) && c.inputs.size() < n.inputs.size() && c.inputs.size() > covered &&
+              std::equal(c.inputs.begin(), c.inputs.end(), n.inputs.begin())) {
+            prefix = &c;
+            covered = c.inputs.size();
+          }
+        }
+        if (prefix) {
+          const std::string key = slotKey(si, prefix->outputs[0], cfg.blockOut);
+          const Slot& in = plan.slots.at(key);
+          s.start = std::min(s.start, in.start);
+          plan.aliasOf[key] = {slotKey(si, out, cfg.blockOut), 0};
+          at = in.bytes;
+        }
+        for (size_t k = covered; k < n.inputs.size(); ++k) {
+          const std::string& t = n.inputs[k];
           const std::string key = slotKey(si, t, cfg.blockOut);
           const Slot& in = plan.slots.at(key);
           s.start = std::min(s.start, in.start);
@@ -110,6 +132,20 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
       Slot& s = plan.slots[slotKey(si, t, cfg.blockOut)];
       s.end = last;
       plan.outputsOf[si].push_back(slotKey(si, t, cfg.blockOut));
+    }
+  }
+  // A slice read after its concat's last reader (an earlier concat of a chain, read by its own
+  // consumer) keeps the buffer alive: the buffer lives as long as anything in it.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [key, to] : plan.aliasOf) {
+      Slot& outer = plan.slots.at(to.first);
+      const Slot& inner = plan.slots.at(key);
+      if (inner.end > outer.end || inner.start < outer.start) {
+        outer.end = std::max(outer.end, inner.end);
+        outer.start = std::min(outer.start, inner.start);
+        changed = true;
+      }
     }
   }
   // First fit by address among slots whose lifetimes overlap.

@@ -36,6 +36,11 @@ void foldConstants(ir::Graph& g);
 void spatialMeansAsPools(ir::Graph& g);
 // Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
 void foldBatchNorm(ir::Graph& g);
+// A BatchNormalization left over (no convolution before it: DenseNet's pre-activation after a
+// Concat) on a 4-D float activation becomes a depthwise 1x1 Conv whose weight is the channel's
+// factor gamma / sqrt(var + eps), so a calibrated model runs it (and a ReLU after it) on the
+// accelerator. Before calibration, on float models only: a QDQ file quantizes what it runs.
+void batchNormsAsDepthwise(ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
 bool recognizeQuantized(const hw::Config& cfg, ir::Graph& g, std::vector<model::QuantizationNote>& notes,

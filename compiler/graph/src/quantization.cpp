@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "passes.h"
 #include "requantization.h"
@@ -968,15 +969,31 @@ class Quantizer {
   // A channel Concat the accelerator could do without a copy (concatAlignment) takes one scale for
   // its inputs and output, the largest of theirs: its producers then store straight into their
   // slices of its buffer. Calibrated models only (a QDQ file's scales are the file's).
+  // Concats that share inputs (a chain) end with one scale for all of them.
   void shareConcatScales() {
     if (scales_.fixed) return;
-    for (const Node& n : nodes()) {
-      if (n.opType != "Concat" || !n.domain.empty() || !concatAlignment(n)) continue;
-      float s = 0;
-      for (const std::string& t : n.inputs) s = std::max(s, scaleFor(t));
-      s = std::max(s, scaleFor(n.outputs.at(0)));
-      for (const std::string& t : n.inputs) scales_.activation[t] = s;
-      scales_.activation[n.outputs[0]] = s;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Node& n : nodes()) {
+        if (n.opType != "Concat" || !n.domain.empty() || !concatAlignment(n)) continue;
+        float s = 0;
+        for (const std::string& t : n.inputs) s = std::max(s, scaleFor(t));
+        s = std::max(s, scaleFor(n.outputs.at(0)));
+        for (const std::string& t : n.inputs) {
+          changed = std::exchange(scales_.activation[t], s) != s || changed;
+          // A max pool keeps its input's scale: the layer before it requantizes to s (DenseNet's
+          // stem pool feeds its first block's concatenations).
+          for (std::string u = t;;) {
+            const Node* pool = nullptr;
+            for (const Node& p : nodes())
+              if (p.domain.empty() && p.opType == "MaxPool" && p.outputs.size() == 1 && p.outputs[0] == u) pool = &p;
+            if (!pool || consumerCount(pool->inputs.at(0)) != 1) break;
+            u = pool->inputs[0];
+            changed = std::exchange(scales_.activation[u], s) != s || changed;
+          }
+        }
+        changed = std::exchange(scales_.activation[n.outputs[0]], s) != s || changed;
+      }
     }
   }
 
@@ -986,7 +1003,7 @@ class Quantizer {
   // slices of one buffer.
   bool concatAlignment(const Node& n) const {
     const hw::Config* cfg = scales_.config;
-    if (!cfg || cfg->blockIn != cfg->blockOut || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+    if (!cfg || cfg->blockIn != cfg->blockOut || n.inputs.empty() || n.outputs.size() != 1) return false;
     const Tensor& y = g_.tensor(n.outputs[0]);
     if (!y.hasShape || y.shape.size() != 4 || y.dtype != DType::kFloat32) return false;
     const int64_t axis = n.attrInt("axis", 0);
@@ -997,8 +1014,29 @@ class Quantizer {
       if (t.empty() || !seen.insert(t).second || !floatActivation(t)) return false;
       const Tensor& x = g_.tensor(t);
       if (!x.hasShape || x.shape.size() != 4 || x.shape[1] % cfg->blockOut) return false;
-      if (consumerCount(t) != 1) return false;
+      if (consumerCount(t) != 1 && !readByConcatChain(t)) return false;
     }
+    return true;
+  }
+
+  // Whether every reader of `t` is a Concat and, of any two of them, one's inputs begin the
+  // other's (DenseNet's growing concatenations): DRAM planning then makes each a prefix of one
+  // buffer, so `t` is stored once for all of them.
+  bool readByConcatChain(const std::string& t) const {
+    std::vector<const std::vector<std::string>*> lists;
+    for (const Node& n : nodes())
+      for (const std::string& in : n.inputs)
+        if (in == t) {
+          if (n.opType != "Concat" || !n.domain.empty()) return false;
+          lists.push_back(&n.inputs);
+          break;
+        }
+    for (const auto* a : lists)
+      for (const auto* b : lists) {
+        const auto* shorter = a->size() <= b->size() ? a : b;
+        const auto* longer = shorter == a ? b : a;
+        if (!std::equal(shorter->begin(), shorter->end(), longer->begin())) return false;
+      }
     return true;
   }
 
