@@ -216,7 +216,7 @@ Graph branchyNetwork(uint32_t seed) {
 
 // DenseNet's shape: a block of growing concatenations (the first of one input), each read through
 // a pre-activation BatchNorm and ReLU (no convolution before them), then a transition whose
-// average pool PyTorch exports behind a Pad of nothing.
+// average pool PyTorch exports behind a Pad of nothing; and a late reader of the second concat.
 Graph denseNetwork(uint32_t seed) {
   std::mt19937 rng(seed);
   Graph g = inputGraph("dense");
@@ -280,7 +280,11 @@ Graph denseNetwork(uint32_t seed) {
   avg.attrs["strides"] = ints({2, 2});
   g.nodes.push_back(avg);
   g.nodes.push_back(node("GlobalAveragePool", "gap", {"ta"}, {"gp"}));
-  g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"flat"}));
+  // A late reader of an earlier concat (a prefix of the block's buffer): the buffer must outlive
+  // the block's own last reader.
+  g.nodes.push_back(node("GlobalAveragePool", "late_gap", {"layer2_in"}, {"late"}));
+  g.nodes.push_back(node("Add", "late_add", {"gp", "late"}, {"sum"}));
+  g.nodes.push_back(node("Flatten", "flatten", {"sum"}, {"flat"}));
   add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
   add(floatTensor("fc_b", {10}, rng, 0.1f, true));
   Node fc = node("Gemm", "fc", {"flat", "fc_w", "fc_b"}, {"logits"});
