@@ -303,8 +303,11 @@ class Quantizer {
       const Node& n = nodes()[i];
       if (!n.domain.empty() || n.inputs.empty() || fused_.count(i) || n.inputs[0] != t) continue;
       if (n.opType == "HardSigmoid" && std::fabs(n.attrFloat("alpha", 0.2f) - 1.0f / 6.0f) < 1e-6f &&
-          n.attrFloat("beta", 0.5f) == 0.5f)
+          n.attrFloat("beta", 0.5f) == 0.5f) {
         sigmoid = i;
+        alone = Epilogue::Activation::kHardSigmoid;
+        times = Epilogue::Activation::kHardSwish;
+      }
       if (n.opType == "Sigmoid" || n.opType == "Tanh") {
         sigmoid = i;
         alone = n.opType == "Sigmoid" ? Epilogue::Activation::kSigmoid : Epilogue::Activation::kTanh;
