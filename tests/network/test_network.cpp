@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -297,6 +298,86 @@ Graph denseNetwork(uint32_t seed) {
   return g;
 }
 
+// ShuffleNetV2's shape: a stride-2 unit (two branches, one depthwise on the unit's input) and two
+// stride-1 units (a channel split by Slice, one branch, Concat), each ending in the
+// Reshape-Transpose-Reshape channel shuffle; halves of 24 channels, not whole channel blocks.
+Graph shuffleNetwork(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g = inputGraph("shuffle");
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
+  auto ints64 = [&](const std::string& name, std::vector<int64_t> v) {
+    Tensor t;
+    t.name = name;
+    t.dtype = DType::kInt64;
+    t.shape = {int64_t(v.size())};
+    t.hasShape = true;
+    t.isConstant = true;
+    t.ints = std::move(v);
+    add(t);
+    return name;
+  };
+  auto conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t cin, int64_t cout,
+                  int k, int stride, bool depthwise, bool relu) {
+    add(floatTensor(name + "_w", {cout, depthwise ? 1 : cin, k, k}, rng, depthwise ? 0.4f : 0.3f, true));
+    add(floatTensor(name + "_b", {cout}, rng, 0.1f, true));
+    Node c = node("Conv", name, {in, name + "_w", name + "_b"}, {relu ? name + "_pre" : out});
+    c.attrs["pads"] = ints({k / 2, k / 2, k / 2, k / 2});
+    c.attrs["strides"] = ints({stride, stride});
+    Attribute group;
+    group.i = depthwise ? cin : 1;
+    c.attrs["group"] = group;
+    g.nodes.push_back(c);
+    if (relu) g.nodes.push_back(node("Relu", name + "_relu", {name + "_pre"}, {out}));
+  };
+  auto shuffle = [&](const std::string& name, const std::string& in, const std::string& out) {
+    g.nodes.push_back(node("Reshape", name + "_split", {in, ints64(name + "_shape5", {1, 2, 24, 8, 8})}, {name + "_5d"}));
+    Node t = node("Transpose", name + "_transpose", {name + "_5d"}, {name + "_t"});
+    t.attrs["perm"] = ints({0, 2, 1, 3, 4});
+    g.nodes.push_back(t);
+    g.nodes.push_back(node("Reshape", name + "_merge", {name + "_t", ints64(name + "_shape4", {1, 48, 8, 8})}, {out}));
+  };
+  auto concat = [&](const std::string& name, std::vector<std::string> in, const std::string& out) {
+    Node c = node("Concat", name, std::move(in), {out});
+    Attribute axis;
+    axis.i = 1;
+    c.attrs["axis"] = axis;
+    g.nodes.push_back(c);
+  };
+  conv("conv0", "x", "s0", 3, 24, 3, 2, false, true);
+  conv("u0_b1_dw", "s0", "u0_b1_d", 24, 24, 3, 2, true, false);
+  conv("u0_b1_pw", "u0_b1_d", "u0_b1", 24, 24, 1, 1, false, true);
+  conv("u0_b2_pw1", "s0", "u0_b2_a", 24, 24, 1, 1, false, true);
+  conv("u0_b2_dw", "u0_b2_a", "u0_b2_d", 24, 24, 3, 2, true, false);
+  conv("u0_b2_pw2", "u0_b2_d", "u0_b2", 24, 24, 1, 1, false, true);
+  concat("u0_concat", {"u0_b1", "u0_b2"}, "u0_cat");
+  shuffle("u0_shuffle", "u0_cat", "y0");
+  for (int u = 1; u <= 2; ++u) {
+    const std::string p = "u" + std::to_string(u), y = "y" + std::to_string(u - 1);
+    g.nodes.push_back(node("Slice", p + "_first", {y, ints64(p + "_s0", {0}), ints64(p + "_e0", {24}), ints64(p + "_a0", {1})},
+                           {p + "_x1"}));
+    g.nodes.push_back(node("Slice", p + "_second",
+                           {y, ints64(p + "_s1", {24}), ints64(p + "_e1", {INT64_MAX}), ints64(p + "_a1", {1})}, {p + "_x2"}));
+    conv(p + "_pw1", p + "_x2", p + "_a", 24, 24, 1, 1, false, true);
+    conv(p + "_dw", p + "_a", p + "_d", 24, 24, 3, 1, true, false);
+    conv(p + "_pw2", p + "_d", p + "_b", 24, 24, 1, 1, false, true);
+    concat(p + "_concat", {p + "_x1", p + "_b"}, p + "_cat");
+    shuffle(p + "_shuffle", p + "_cat", "y" + std::to_string(u));
+  }
+  conv("conv5", "y2", "c5", 48, 32, 1, 1, false, true);
+  g.nodes.push_back(node("GlobalAveragePool", "gap", {"c5"}, {"gp"}));
+  g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"flat"}));
+  add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
+  add(floatTensor("fc_b", {10}, rng, 0.1f, true));
+  Node fc = node("Gemm", "fc", {"flat", "fc_w", "fc_b"}, {"logits"});
+  Attribute transB;
+  transB.i = 1;
+  fc.attrs["transB"] = transB;
+  g.nodes.push_back(fc);
+  g.outputs = {"logits"};
+  tessera::compiler::host::inferShapes(g);
+  return g;
+}
+
 std::map<std::string, Tensor> sample(uint32_t seed) {
   std::mt19937 rng(seed);
   return {{"x", floatTensor("x", {1, 3, 32, 32}, rng, 1.0f, false)}};
@@ -356,7 +437,7 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
   const CompiledModel m = tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
   const std::string s = os.str();
   std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
-                                     "spatial means as pools", "QDQ recognition",   "BatchNorm as depthwise",
+                                     "spatial means as pools", "QDQ recognition",   "BatchNorm as depthwise", "channel mixes as maps",
                                      "quantization and fusion", "narrow-input fold",
                                      "residual fusion",   "partitioning",      "DRAM planning"};
   for (const auto& l : m.layers)
@@ -668,6 +749,43 @@ TEST_P(NetworkOnTarget, DenseBlockConcatChainMatchesTheHostReference) {
   if (copyFree) {
     EXPECT_EQ(m.segments.size(), 1u);
     EXPECT_EQ(concats, 3u);
+  }
+  tessera::runtime::Session session(target, cfg);
+  tessera::compiler::model::ModelRunner runner(m, session);
+  for (uint32_t s = 0; s < 2; ++s) {
+    const auto in = sample(300 + s);
+    const auto got = runner.run(in).outputs.at("logits").floats;
+    EXPECT_EQ(got, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
+        << target << "/" << config << " sample " << s;
+    const auto want = tessera::compiler::host::evaluate(graph, in).at("logits").floats;
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ab += double(got[i]) * want[i];
+      aa += double(got[i]) * got[i];
+      bb += double(want[i]) * want[i];
+    }
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.99) << "sample " << s << ": cosine to the float model";
+  }
+}
+
+// ShuffleNet's units: on a config whose blocks agree, one segment with no Slice, Concat,
+// Reshape or Transpose left on the host (the channel maps put the mixes in the convolutions'
+// weights over one growing buffer); every target gives the host reference's bits, and the answers
+// follow the float model.
+TEST_P(NetworkOnTarget, ShuffleUnitsAsChannelMapsMatchTheHostReference) {
+  const auto& [target, config] = GetParam();
+  const tessera::hw::Config cfg = tessera::hw::Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
+  CalibratedOptions c;
+  const Graph graph = shuffleNetwork(9);
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, graph, c.options);
+  if (cfg.blockIn == cfg.blockOut) {
+    EXPECT_EQ(m.segments.size(), 1u);
+    for (const auto& l : m.layers)
+      if (!l.onAccelerator) {
+        EXPECT_TRUE(l.kind == "QuantizeLinear" || l.kind == "DequantizeLinear" || l.kind == "FoldInput")
+            << l.name << " (" << l.kind << ") runs on the host";
+      }
   }
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);

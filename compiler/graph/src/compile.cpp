@@ -95,6 +95,8 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
   } else if (options.calibration) {
     detail::batchNormsAsDepthwise(g);
     dump(options, "BatchNorm as depthwise", g);
+    detail::channelMixesAsMaps(cfg, g);
+    dump(options, "channel mixes as maps", g);
     detail::quantizeFloat(cfg, g, *options.calibration);
     const Calibration& c = *options.calibration;
     std::string method;

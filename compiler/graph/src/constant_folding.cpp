@@ -18,8 +18,6 @@ using ir::Graph;
 using ir::Node;
 using ir::Tensor;
 
-namespace {
-
 Tensor constTensor(const std::string& name, DType t, std::vector<int64_t> shape) {
   Tensor x;
   x.name = name;
@@ -41,6 +39,8 @@ std::string uniqueName(const Graph& g, const std::string& base) {
 bool isConst(const Graph& g, const std::string& name) {
   return !name.empty() && g.hasTensor(name) && g.tensor(name).isConstant;
 }
+
+namespace {
 
 // Renames every use of `from` (node inputs, graph outputs) to `to`.
 void replaceUses(Graph& g, const std::string& from, const std::string& to) {

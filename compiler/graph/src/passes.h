@@ -23,6 +23,11 @@ namespace tessera::compiler::graph::detail {
 extern const char* const kTesseraDomain;
 
 bool isAccelerator(const ir::Node& n);
+// A constant tensor of that name, type and shape, no values yet; a tensor name the graph does not
+// use yet (base, else base_1, base_2, ...); whether a name is a constant of the graph.
+ir::Tensor constTensor(const std::string& name, ir::DType t, std::vector<int64_t> shape);
+std::string uniqueName(const ir::Graph& g, const std::string& base);
+bool isConst(const ir::Graph& g, const std::string& name);
 bool isConcat(const ir::Node& n);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
@@ -41,6 +46,13 @@ void foldBatchNorm(ir::Graph& g);
 // factor gamma / sqrt(var + eps), so a calibrated model runs it (and a ReLU after it) on the
 // accelerator. Before calibration, on float models only: a QDQ file quantizes what it runs.
 void batchNormsAsDepthwise(ir::Graph& g);
+// ShuffleNet's channel mixes (a channel Split or Slice, Concat, the Reshape-Transpose-Reshape
+// channel shuffle) become channel maps: the activations they mix (each padded to whole BLOCK_OUT
+// channel blocks by zero output channels of its convolution) are Concats of one growing buffer,
+// and each convolution reading a mix takes the channels where the buffer holds them in its weights
+// (a depthwise one runs over the buffer's channels, its readers taking that order). No copy is
+// left; the readers do more MACs (zero weights). Calibrated float models only.
+void channelMixesAsMaps(const hw::Config& cfg, ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
 bool recognizeQuantized(const hw::Config& cfg, ir::Graph& g, std::vector<model::QuantizationNote>& notes,

@@ -20,8 +20,6 @@ using model::QuantizationNote;
 
 namespace {
 
-bool isConst(const Graph& g, const std::string& t) { return !t.empty() && g.hasTensor(t) && g.tensor(t).isConstant; }
-
 std::vector<float> floatsOf(const Tensor& t) {
   if (t.dtype == DType::kFloat32) return t.floats;
   return std::vector<float>(t.ints.begin(), t.ints.end());
