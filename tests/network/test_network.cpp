@@ -383,6 +383,28 @@ std::map<std::string, Tensor> sample(uint32_t seed) {
   return {{"x", floatTensor("x", {1, 3, 32, 32}, rng, 1.0f, false)}};
 }
 
+// Two samples on `target`: the host reference's bits, and logits within a cosine of 0.99 of the
+// float graph's.
+void expectReferenceBitsAndFloatAnswers(const CompiledModel& m, const Graph& graph, const std::string& target,
+                                        const std::string& config) {
+  tessera::runtime::Session session(target, tessera::hw::Config::load(config));
+  tessera::compiler::model::ModelRunner runner(m, session);
+  for (uint32_t s = 0; s < 2; ++s) {
+    const auto in = sample(300 + s);
+    const auto got = runner.run(in).outputs.at("logits").floats;
+    EXPECT_EQ(got, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
+        << target << "/" << config << " sample " << s;
+    const auto want = tessera::compiler::host::evaluate(graph, in).at("logits").floats;
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ab += double(got[i]) * want[i];
+      aa += double(got[i]) * got[i];
+      bb += double(want[i]) * want[i];
+    }
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.99) << "sample " << s << ": cosine to the float model";
+  }
+}
+
 // Compile options calibrated on four samples (not copyable: the options point at the samples).
 struct CalibratedOptions {
   tessera::compiler::graph::Calibration calibration;
@@ -750,22 +772,7 @@ TEST_P(NetworkOnTarget, DenseBlockConcatChainMatchesTheHostReference) {
     EXPECT_EQ(m.segments.size(), 1u);
     EXPECT_EQ(concats, 3u);
   }
-  tessera::runtime::Session session(target, cfg);
-  tessera::compiler::model::ModelRunner runner(m, session);
-  for (uint32_t s = 0; s < 2; ++s) {
-    const auto in = sample(300 + s);
-    const auto got = runner.run(in).outputs.at("logits").floats;
-    EXPECT_EQ(got, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
-        << target << "/" << config << " sample " << s;
-    const auto want = tessera::compiler::host::evaluate(graph, in).at("logits").floats;
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      ab += double(got[i]) * want[i];
-      aa += double(got[i]) * got[i];
-      bb += double(want[i]) * want[i];
-    }
-    EXPECT_GT(ab / std::sqrt(aa * bb), 0.99) << "sample " << s << ": cosine to the float model";
-  }
+  expectReferenceBitsAndFloatAnswers(m, graph, target, config);
 }
 
 // ShuffleNet's units: on a config whose blocks agree, one segment with no Slice, Concat,
@@ -787,22 +794,7 @@ TEST_P(NetworkOnTarget, ShuffleUnitsAsChannelMapsMatchTheHostReference) {
             << l.name << " (" << l.kind << ") runs on the host";
       }
   }
-  tessera::runtime::Session session(target, cfg);
-  tessera::compiler::model::ModelRunner runner(m, session);
-  for (uint32_t s = 0; s < 2; ++s) {
-    const auto in = sample(300 + s);
-    const auto got = runner.run(in).outputs.at("logits").floats;
-    EXPECT_EQ(got, tessera::compiler::model::runReference(m, in).outputs.at("logits").floats)
-        << target << "/" << config << " sample " << s;
-    const auto want = tessera::compiler::host::evaluate(graph, in).at("logits").floats;
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      ab += double(got[i]) * want[i];
-      aa += double(got[i]) * got[i];
-      bb += double(want[i]) * want[i];
-    }
-    EXPECT_GT(ab / std::sqrt(aa * bb), 0.99) << "sample " << s << ": cosine to the float model";
-  }
+  expectReferenceBitsAndFloatAnswers(m, graph, target, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, NetworkOnTarget,

@@ -197,13 +197,6 @@ int producingConv(const Graph& g, const std::string& t) {
   return isPlainConv(g, g.nodes[size_t(p)]) && g.nodes[size_t(p)].attrInt("group", 1) == 1 ? p : -1;
 }
 
-Attribute intAttribute(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-
 }  // namespace
 
 void channelMixesAsMaps(const hw::Config& cfg, Graph& g) {

@@ -40,6 +40,13 @@ bool isConst(const Graph& g, const std::string& name) {
   return !name.empty() && g.hasTensor(name) && g.tensor(name).isConstant;
 }
 
+Attribute intAttribute(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+
 namespace {
 
 // Renames every use of `from` (node inputs, graph outputs) to `to`.
@@ -256,10 +263,7 @@ void batchNormsAsDepthwise(Graph& g) {
     conv.opType = "Conv";
     conv.inputs = {bn.inputs[0], w.name, b.name};
     conv.outputs = bn.outputs;
-    ir::Attribute group;
-    group.kind = ir::Attribute::Kind::kInt;
-    group.i = c;
-    conv.attrs["group"] = group;
+    conv.attrs["group"] = intAttribute(c);
     bn = std::move(conv);
   }
   g.pruneTensors();

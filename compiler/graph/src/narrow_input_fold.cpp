@@ -16,17 +16,6 @@ using op::Operator;
 using op::chooseTiling;
 using op::estimateCycles;
 
-namespace {
-
-Attribute intAttr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-
-}  // namespace
-
 // A convolution reading only a few channels wastes most of the GEMM core's input lanes. With P row
 // phases (the row stride) and all KW kernel columns folded into channels, the same sums become a
 // ceil(KH/P) x 1 convolution of stride 1 over C*KW*P channels, on an input the host rearranges
@@ -98,20 +87,20 @@ void foldNarrowInputs(const hw::Config& cfg, Graph& g) {
     x2.isConstant = false;
     g.tensors[x2.name] = x2;
     fold.outputs = {x2.name};
-    fold.attrs["kw"] = intAttr(op.kernelW);
-    fold.attrs["sw"] = intAttr(op.strideW);
-    fold.attrs["phases"] = intAttr(P);
-    fold.attrs["ph"] = intAttr(op.padH);
-    fold.attrs["pw"] = intAttr(op.padW);
-    if (op.inputZeroPoint) fold.attrs["pad_value"] = intAttr(op.inputZeroPoint);
-    fold.attrs["out_h"] = intAttr(H2);
-    fold.attrs["out_w"] = intAttr(OW);
+    fold.attrs["kw"] = intAttribute(op.kernelW);
+    fold.attrs["sw"] = intAttribute(op.strideW);
+    fold.attrs["phases"] = intAttribute(P);
+    fold.attrs["ph"] = intAttribute(op.padH);
+    fold.attrs["pw"] = intAttribute(op.padW);
+    if (op.inputZeroPoint) fold.attrs["pad_value"] = intAttribute(op.inputZeroPoint);
+    fold.attrs["out_h"] = intAttribute(H2);
+    fold.attrs["out_w"] = intAttribute(OW);
     out.push_back(fold);
     n.inputs[0] = x2.name;
     n.inputs[1] = w2.name;
     n.attrs["spec"].s = folded.spec();
     // The table reports the convolution's own MACs, not the folded kernel's zero taps.
-    n.attrs["logical_macs"] = intAttr(int64_t(op.macs()));
+    n.attrs["logical_macs"] = intAttribute(int64_t(op.macs()));
     out.push_back(n);
   }
   g.nodes = std::move(out);

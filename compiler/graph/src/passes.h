@@ -28,6 +28,8 @@ bool isAccelerator(const ir::Node& n);
 ir::Tensor constTensor(const std::string& name, ir::DType t, std::vector<int64_t> shape);
 std::string uniqueName(const ir::Graph& g, const std::string& base);
 bool isConst(const ir::Graph& g, const std::string& name);
+// An integer attribute.
+ir::Attribute intAttribute(int64_t v);
 bool isConcat(const ir::Node& n);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
