@@ -82,6 +82,18 @@ Graph inputGraph(const std::string& name) {
   return g;
 }
 
+// The classifier every test network ends with: Gemm (transB = 1, as PyTorch's Linear) of the
+// flattened features to "logits", the graph's output; then shapes.
+void addLogits(Graph& g, const std::string& features, const std::string& w, const std::string& b) {
+  Node fc = node("Gemm", "fc", {features, w, b}, {"logits"});
+  Attribute transB;
+  transB.i = 1;
+  fc.attrs["transB"] = transB;
+  g.nodes.push_back(fc);
+  g.outputs = {"logits"};
+  tessera::compiler::host::inferShapes(g);
+}
+
 // conv+BN+relu, maxpool, a residual block, global average pool, flatten, dense: every kind of
 // accelerator layer, BatchNorm folding and the fusions.
 Graph smallNetwork(uint32_t seed) {
@@ -124,13 +136,7 @@ Graph smallNetwork(uint32_t seed) {
   g.nodes.push_back(node("Relu", "relu2", {"s2"}, {"r2"}));
   g.nodes.push_back(node("GlobalAveragePool", "gap", {"r2"}, {"g"}));
   g.nodes.push_back(node("Flatten", "flatten", {"g"}, {"f"}));
-  Node fc = node("Gemm", "fc", {"f", "w3", "b3"}, {"logits"});
-  Attribute transB;
-  transB.i = 1;
-  fc.attrs["transB"] = transB;
-  g.nodes.push_back(fc);
-  g.outputs = {"logits"};
-  tessera::compiler::host::inferShapes(g);
+  addLogits(g, "f", "w3", "b3");
   return g;
 }
 
@@ -288,13 +294,7 @@ Graph denseNetwork(uint32_t seed) {
   g.nodes.push_back(node("Flatten", "flatten", {"sum"}, {"flat"}));
   add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
   add(floatTensor("fc_b", {10}, rng, 0.1f, true));
-  Node fc = node("Gemm", "fc", {"flat", "fc_w", "fc_b"}, {"logits"});
-  Attribute transB;
-  transB.i = 1;
-  fc.attrs["transB"] = transB;
-  g.nodes.push_back(fc);
-  g.outputs = {"logits"};
-  tessera::compiler::host::inferShapes(g);
+  addLogits(g, "flat", "fc_w", "fc_b");
   return g;
 }
 
@@ -368,13 +368,7 @@ Graph shuffleNetwork(uint32_t seed) {
   g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"flat"}));
   add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
   add(floatTensor("fc_b", {10}, rng, 0.1f, true));
-  Node fc = node("Gemm", "fc", {"flat", "fc_w", "fc_b"}, {"logits"});
-  Attribute transB;
-  transB.i = 1;
-  fc.attrs["transB"] = transB;
-  g.nodes.push_back(fc);
-  g.outputs = {"logits"};
-  tessera::compiler::host::inferShapes(g);
+  addLogits(g, "flat", "fc_w", "fc_b");
   return g;
 }
 

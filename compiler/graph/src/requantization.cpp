@@ -269,6 +269,25 @@ std::optional<Requantization> lowBitsRequantization(const std::vector<double>& r
   return std::nullopt;
 }
 
+namespace {
+
+// An activation's last step, p * M + 2^(S-1) >> S for p up to pMax: the 16-bit immediate M and the
+// largest S in 1..15 (its rounding an immediate too) for the real factor, keeping p * M in int32.
+// False when none fits or the factor rounds to nothing.
+bool outputMultiplier(double real, int64_t pMax, int& multiplier, int& shift) {
+  for (int s = 15; s >= 1; --s) {
+    const int64_t m = std::llround(std::ldexp(real, s));
+    if (m > 32767 || pMax * m + (int64_t(1) << (s - 1)) > std::numeric_limits<int32_t>::max()) continue;
+    if (m < 1) return false;
+    multiplier = int(m);
+    shift = s;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<ActivationConstants> activationConstants(bool hardSwish, double inputRange, double outputScale) {
   if (!(inputRange > 0) || !std::isfinite(inputRange) || !(outputScale > 0) || !std::isfinite(outputScale))
     return std::nullopt;
@@ -287,15 +306,8 @@ std::optional<ActivationConstants> activationConstants(bool hardSwish, double in
   // HardSigmoid(x) = t * (3 / offset) / 6; HardSwish(x) = v * t * inputScale * (3 / offset) / 6.
   const double real = (hardSwish ? std::ldexp(c.inputScale, c.preShift) : 1.0) / (2.0 * c.offset * outputScale);
   const int64_t pMax = maxProduct >> c.preShift;
-  for (int s = 15; s >= 1; --s) {
-    const int64_t m = std::llround(std::ldexp(real, s));
-    if (m > 32767 || pMax * m + (int64_t(1) << (s - 1)) > std::numeric_limits<int32_t>::max()) continue;
-    if (m < 1) return std::nullopt;
-    c.multiplier = int(m);
-    c.shift = s;
-    return c;
-  }
-  return std::nullopt;
+  if (!outputMultiplier(real, pMax, c.multiplier, c.shift)) return std::nullopt;
+  return c;
 }
 
 namespace {
@@ -385,15 +397,8 @@ std::optional<PiecewiseConstants> piecewiseConstants(op::Epilogue::Activation ki
   const int64_t pMax = (maxProduct >> c.preShift) + 1;
   const double real =
       std::ldexp((kind == Activation::kSilu ? c.inputScale : 1.0) * gateUnit, c.preShift) / outputScale;
-  for (int s = 15; s >= 1; --s) {
-    const int64_t m = std::llround(std::ldexp(real, s));
-    if (m > 32767 || pMax * m + (int64_t(1) << (s - 1)) > std::numeric_limits<int32_t>::max()) continue;
-    if (m < 1) return std::nullopt;
-    c.multiplier = int(m);
-    c.shift = s;
-    return c;
-  }
-  return std::nullopt;
+  if (!outputMultiplier(real, pMax, c.multiplier, c.shift)) return std::nullopt;
+  return c;
 }
 
 std::optional<LeakyConstants> leakyConstants(double alpha, int64_t worstAccumulator) {
