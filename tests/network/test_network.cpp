@@ -612,6 +612,22 @@ TEST(Network, TheResidualFusionChangesNoBit) {
   }
 }
 
+// A weight that is not a number stops the compile with an error naming the layer and the weight,
+// instead of an int8 weight made of it (the fuzzer's first find in the compile harness).
+TEST(Network, NonFiniteWeightsAreNamed) {
+  Graph g = smallNetwork(7);
+  g.tensors.at("w1").floats.at(5) = std::nanf("");
+  CalibratedOptions c;
+  try {
+    tessera::compiler::graph::compile(tessera::hw::Config::load("default"), g, c.options);
+    ADD_FAILURE() << "a NaN weight compiled";
+  } catch (const tessera::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("weight 5 is not a finite number"), std::string::npos) << what;
+    EXPECT_NE(what.find("conv1"), std::string::npos) << what;
+  }
+}
+
 TEST(Network, QuantizedAnswersFollowTheFloatModel) {
   const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
   const Graph g = smallNetwork(7);

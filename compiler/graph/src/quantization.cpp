@@ -89,6 +89,9 @@ class Quantizer {
       if (scales_.fixed) throw Error(g_.origin, "tensor '" + floatTensor + "' has no quantization parameters");
       return 1.0f / 127.0f;
     }
+    if (!std::isfinite(it->second))
+      throw Error(g_.origin, "tensor '" + floatTensor + "': its calibrated range is not finite (the calibration "
+                                                        "samples drive it to infinity)");
     return it->second > 0 ? it->second : 1.0f / 127.0f;
   }
 
@@ -387,6 +390,10 @@ class Quantizer {
       outHigh = actVMax;
     }
     const int64_t per = inC / groups * kh * kw;
+    for (size_t k = 0; k < weights.size() || k < bias.size(); ++k)
+      if ((k < weights.size() && !std::isfinite(weights[k])) || (k < bias.size() && !std::isfinite(bias[k])))
+        throw Error(g_.origin, "node '" + name + "': its " + (k < weights.size() && !std::isfinite(weights[k]) ? "weight" : "bias") +
+                                   " " + std::to_string(k) + " is not a finite number");
     std::vector<int64_t> wq(static_cast<size_t>(outC * per));
     std::vector<int64_t> bq(static_cast<size_t>(outC));
     std::vector<double> real(static_cast<size_t>(outC));
@@ -399,6 +406,9 @@ class Quantizer {
       double sw8 = m > 0 ? m / 127.0 : 1.0;
       if (weightScales && !weightScales->empty())
         sw8 = weightScales->size() == 1 ? (*weightScales)[0] : (*weightScales)[size_t(o)];
+      if (!(sw8 > 0) || !std::isfinite(sw8))
+        throw Error(g_.origin, "node '" + name + "': the weight scale of output channel " + std::to_string(o) + " is " +
+                                   std::to_string(sw8) + ", not a positive finite number");
       for (int64_t j = 0; j < per; ++j) {
         const int8_t q = saturate8(weights[size_t(o * per + j)] / sw8);
         wq[size_t(o * per + j)] = q;
@@ -824,6 +834,13 @@ class Quantizer {
       // 128 * (mA + mB) plus the rounding stays in int32, about 22 bits for two similar scales
       // instead of the 15 of a 16-bit immediate.
       const double ra = sa / double(sy), rb = sb / double(sy);
+      // Even the smallest shift needs the ratios below 2^29: else the output's calibrated range is
+      // next to nothing beside its inputs' (b = -a), and no int32 multiplier represents it.
+      if (!(std::fabs(ra) < double(1 << 29)) || !(std::fabs(rb) < double(1 << 29)))
+        throw Error(g_.origin, "node '" + n.name + "' (Add): its inputs' scales are " +
+                                   std::to_string(std::max(std::fabs(ra), std::fabs(rb))) +
+                                   " times its output's, whose calibrated range is next to nothing; no int32 "
+                                   "multiplier holds that");
       auto sumFits = [&](int k) {
         const int64_t ma = std::llround(ra * std::ldexp(1.0, k)), mb = std::llround(rb * std::ldexp(1.0, k));
         return std::max(ma, mb) <= (int64_t(1) << 30) &&

@@ -67,9 +67,9 @@ Requantization requantization(const std::vector<double>& real, int64_t worstAccu
   // Beyond +-129 / (smallest multiplier) every channel saturates anyway: when that bound fits an
   // ALU immediate and the products of the biggest rounding bias stay in int32, clip there instead
   // of dropping bits.
-  if (smallest > 0) {
+  if (smallest > 0 && std::ceil(129.0 / smallest) <= 32767) {  // (a tiny multiplier's bound fits no integer)
     const int64_t clip = int64_t(std::ceil(129.0 / smallest));
-    if (clip <= 32767 && clip * maxMul < int32Max && worstAccumulator + half > clip) {
+    if (clip * maxMul < int32Max && worstAccumulator + half > clip) {
       r.preClip = static_cast<int32_t>(clip);
       r.shift = total;
       foldRounding(r, total);
@@ -297,6 +297,7 @@ std::optional<ActivationConstants> activationConstants(bool hardSwish, double in
   c.offset = int(std::lround(3.0 / c.inputScale));
   c.inputScale = 3.0 / c.offset;  // 3 and 6 exactly at the breakpoints
   c.ceiling = 2 * c.offset;
+  if (!(inputRange / c.inputScale < double(int64_t(1) << 30))) return std::nullopt;  // v would not fit
   c.vMax = int64_t(std::ceil(inputRange / c.inputScale));
   const int64_t maxProduct = hardSwish ? c.vMax * c.ceiling : c.ceiling;
   if (maxProduct >= (int64_t(1) << 30)) return std::nullopt;

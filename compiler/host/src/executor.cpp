@@ -85,11 +85,25 @@ struct Ctx {
   bool has(const std::vector<const Tensor*>& ins, size_t i) const { return i < ins.size() && ins[i]; }
 };
 
+// Elements of a shape, saturating at INT64_MAX rather than wrapping.
 int64_t count(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d) return std::numeric_limits<int64_t>::max();
+    n *= d;
+  }
   return n;
 }
+
+// The most elements one tensor the executor makes may hold (512 MiB of float32): beyond any CNN's
+// activation or dequantized weight (VGG's largest is 103M), short of what a malformed shape would
+// have it allocate.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 27;
+// Thrown by make() past that; execute() names the node.
+struct TensorTooLarge {
+  std::string shape;
+  int64_t elements;
+};
 
 std::string shapeText(const Shape& s) {
   std::string t = "[";
@@ -98,6 +112,7 @@ std::string shapeText(const Shape& s) {
 }
 
 Tensor make(DType t, Shape s) {
+  if (count(s) > kMaxTensorElements) throw TensorTooLarge{shapeText(s), count(s)};
   Tensor x;
   x.dtype = t;
   x.shape = std::move(s);
@@ -687,6 +702,9 @@ std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& 
     Shape s(static_cast<size_t>(rank), 0);
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t before = padsT.ints[size_t(d)], after = padsT.ints[size_t(d + rank)];
+      constexpr int64_t kMaxPad = int64_t(1) << 31;
+      if (std::llabs(before) > kMaxPad || std::llabs(after) > kMaxPad)
+        c.fail("pads " + shapeText(padsT.ints) + " are out of range on axis " + std::to_string(d));
       s[size_t(d)] = x.shape[size_t(d)] + before + after;
       if (s[size_t(d)] < 0) c.fail("pads " + shapeText(padsT.ints) + " leave axis " + std::to_string(d) + " negative");
       if (mode == "reflect" && (before >= x.shape[size_t(d)] || after >= x.shape[size_t(d)]) && (before > 0 || after > 0))
@@ -1340,6 +1358,9 @@ std::vector<Tensor> execute(const Ctx& c, const std::vector<const Tensor*>& ins,
     return executeNode(c, ins, computeData);
   } catch (const std::out_of_range&) {
     c.fail("an input holds fewer values or dimensions than the operator reads (a malformed model)");
+  } catch (const TensorTooLarge& t) {
+    c.fail("its output of shape " + t.shape + " (" + std::to_string(t.elements) + " elements) is beyond the " +
+           std::to_string(kMaxTensorElements) + " elements one host tensor may hold");
   }
 }
 

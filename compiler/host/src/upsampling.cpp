@@ -94,8 +94,8 @@ Tensor resize(const Node& n, int64_t opset, const std::vector<const Tensor*>& in
       if (!(s[a] > 0) || !std::isfinite(s[a])) fail("scale " + std::to_string(s[a]) + " of axis " + std::to_string(a) + " is not positive");
       scale[a] = s[a];
       resizedLength[a] = s[a] * double(in[a]);
-      out[a] = int64_t(std::floor(resizedLength[a]));
       if (resizedLength[a] > double(int64_t(1) << 31)) fail("scale " + std::to_string(s[a]) + " makes axis " + std::to_string(a) + " implausibly large");
+      out[a] = int64_t(std::floor(resizedLength[a]));
     }
   } else {
     const std::vector<double> s = constantValues(n, opset, *ins[3], "sizes");

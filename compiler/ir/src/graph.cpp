@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -140,8 +141,10 @@ std::string formatAttr(const Attribute& a) {
 }  // namespace
 
 int64_t Tensor::elements() const {
+  // Saturating: a malformed file's shape must not wrap into a small count.
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

@@ -43,7 +43,7 @@ struct Tensor {
 
   Quant quant;  // for int8/uint8 values that carry their own quantization (set by the passes)
 
-  int64_t elements() const;  // product of the shape (1 for a scalar)
+  int64_t elements() const;  // product of the shape (1 for a scalar), INT64_MAX past it
   // Appends `count` little-endian elements of the tensor's dtype from `bytes` (files, C callers).
   void appendElements(const uint8_t* bytes, int64_t count);
   // The data as little-endian elements of the tensor's dtype.
