@@ -3,6 +3,8 @@
 # Builds the architecture exactly as make_zoo.py does (same seed, same BatchNorm statistics), folds
 # BatchNorm, and compares the float logits of make_zoo.py's two test inputs with those of the same
 # network with, in turn:
+#   input        the input image alone in int8, one symmetric scale from the max |x| over the
+#                calibration inputs: what any int8 accelerator costs before its first layer;
 #   weights      int8 weights, one symmetric scale per output channel (as Tessera quantizes them);
 #   activations  int8 activations, one symmetric scale per tensor from the max |x| over the
 #                calibration inputs, at each convolution's or dense layer's output (after its
@@ -95,6 +97,9 @@ def run(arch, seed, mode, calib, tests, reference):
 
         for n, m in points:
             m.register_forward_hook(quantize(n))
+    if mode == "input":
+        s = max(float(x.abs().max()) for x in calib) / 127
+        tests = [torch.round(x / s).clamp(-128, 127) * s for x in tests]
     cosines = []
     with torch.no_grad():
         for x, r in zip(tests, reference):
@@ -117,7 +122,7 @@ def main():
     net = make_zoo.build(args.arch, args.seed).eval()
     with torch.no_grad():
         reference = [net(x.unsqueeze(0)).flatten() for x in tests]
-    for mode in ("weights", "activations", "both", "per-channel"):
+    for mode in ("input", "weights", "activations", "both", "per-channel"):
         c = run(args.arch, args.seed, mode, calib, tests, reference)
         print(f"{args.arch} {mode:12s} cosine " + " ".join(f"{v:.4f}" for v in c))
 

@@ -203,7 +203,8 @@ void addModelOptions(po::options_description& opts, ModelArgs& a) {
       ("calibrate", po::value<std::string>(&a.calibrate), "float models: calibration samples, a directory of .npy files or an IDX image file")
       ("calibration-count", po::value<int>(&a.calibrationCount)->default_value(64), "at most this many calibration samples")
       ("calibration-method", po::value<std::string>(&a.calibrationMethod)->default_value("minmax"),
-       "minmax (the largest magnitude seen), entropy (the clipping that keeps the distribution closest in KL divergence) "
+       "minmax (the largest magnitude seen), entropy (the clipping that keeps the distribution closest in KL divergence), "
+       "mse (the clipping with the least expected squared error) "
        "or percentile[:P] (the magnitude below P% of the values seen, default 99.99)")
       ("host-float", po::bool_switch(&a.hostFloat), "float models: run every layer in float on the host instead of calibrating for the accelerator")
       ("print-after-all", po::bool_switch(&a.printAfterAll), "print the graph after every pass");

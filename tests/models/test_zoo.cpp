@@ -60,7 +60,8 @@ bool built(const std::string& target, const tessera::hw::Config& cfg) {
 // (the 0.98 by default), TESSERA_ZOO_TOP5=0 leaves out the top-5 containment check (for an
 // architecture documented as missing it), TESSERA_ZOO_MAX_SEGMENTS the most accelerator segments the
 // compiled model may have (1 by default: only the edges on the host), TESSERA_ZOO_CALIBRATION how
-// many calibration files to use.
+// many calibration files to use, TESSERA_ZOO_CALIBRATION_METHOD how their ranges are taken (minmax
+// by default).
 TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
   const std::string dir = env("TESSERA_ZOO_DIR"), arch = env("TESSERA_ZOO_ARCH"), target = env("TESSERA_ZOO_TARGET", "fsim");
   ASSERT_FALSE(dir.empty() || arch.empty()) << "set TESSERA_ZOO_DIR and TESSERA_ZOO_ARCH (ctest does)";
@@ -71,13 +72,14 @@ TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
   const bool checkTop5 = env("TESSERA_ZOO_TOP5", "1") != "0";
   const size_t maxSegments = size_t(std::atoi(env("TESSERA_ZOO_MAX_SEGMENTS", "1").c_str()));
   const size_t calibrationCount = size_t(std::atoi(env("TESSERA_ZOO_CALIBRATION", "8").c_str()));
+  const std::string method = env("TESSERA_ZOO_CALIBRATION_METHOD", "minmax");
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto g = tessera::compiler::onnx::importOnnx(model.string());
   ASSERT_EQ(g.inputs.size(), 1u);
   tessera::compiler::graph::Calibration calibration;
   calibration.origin = (fs::path(dir) / (arch + "_calib")).string();
-  tessera::compiler::graph::parseCalibrationMethod(env("TESSERA_ZOO_CALIBRATION_METHOD", "minmax"), "TESSERA_ZOO_CALIBRATION_METHOD", calibration);
+  tessera::compiler::graph::parseCalibrationMethod(method, "TESSERA_ZOO_CALIBRATION_METHOD", calibration);
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(calibration.origin))
     if (e.path().extension() == ".npy") files.push_back(e.path());
@@ -121,9 +123,9 @@ TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
     }
   }
   ASSERT_GT(inputs, 0u) << "no " << arch << "_input_0.npy";
-  std::printf("zoo %s on %s: compiled in %.2f s (%zu calibration samples); %zu segment(s); %zu of %zu layers and %.1f%% "
+  std::printf("zoo %s on %s: compiled in %.2f s (%zu calibration samples, %s); %zu segment(s); %zu of %zu layers and %.1f%% "
               "of MACs on the accelerator; worst cosine %.4f over %zu input(s); float top-1 in the top-5: %s; %.2f s per run\n",
-              arch.c_str(), target.c_str(), compileSeconds, calibrationCount, m.segments.size(), placement.acceleratorLayers,
+              arch.c_str(), target.c_str(), compileSeconds, calibrationCount, method.c_str(), m.segments.size(), placement.acceleratorLayers,
               placement.layers, 100.0 * placement.acceleratorMacShare(), worstCosine, inputs, containedAll ? "always" : "NOT always",
               runSeconds / double(inputs));
   EXPECT_GE(placement.acceleratorMacShare(), minShare) << arch << ": share of MACs on the accelerator";

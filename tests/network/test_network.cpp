@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
+#include "../../compiler/graph/src/calibration_thresholds.h"
 #include "../../compiler/graph/src/requantization.h"
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/host/executor.h"
@@ -965,6 +967,46 @@ TEST(Network, CalibrationOfTheWrongShapeIsNamed) {
     EXPECT_NE(std::string(e.what()).find("calib-dir"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
   }
+}
+
+// The squared error of quantizing `magnitudes` to 127 steps of threshold/127, clipping above it.
+double quantizationError(const std::vector<float>& magnitudes, double threshold) {
+  const double step = threshold / 127;
+  double e = 0;
+  for (float v : magnitudes) {
+    const double q = std::min(std::round(double(v) / step), 127.0) * step;
+    e += (q - v) * (q - v);
+  }
+  return e;
+}
+
+// The MSE method's threshold is the least-error clipping of the values themselves (to within 2% of
+// the best of a fine search over their exact rounding, with and without far outliers), cuts a
+// Gaussian's thin tail, and keeps the whole range of a distribution with nothing worth clipping.
+TEST(Calibration, MseThresholdIsTheLeastErrorClipping) {
+  using tessera::compiler::graph::detail::mseThreshold;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> gauss;
+  for (int i = 0; i < 50000; ++i) gauss.push_back(std::fabs(normal(rng)));
+  const float top = *std::max_element(gauss.begin(), gauss.end());
+  std::vector<float> outliers = gauss;
+  for (int i = 0; i < 5; ++i) outliers.push_back(12.0f);
+  for (const auto* values : {&gauss, &outliers}) {
+    const float maxAbs = *std::max_element(values->begin(), values->end());
+    const float t = mseThreshold(*values, maxAbs);
+    double best = std::numeric_limits<double>::infinity();
+    for (double c = 0.5; c <= maxAbs; c += 0.02) best = std::min(best, quantizationError(*values, c));
+    EXPECT_LE(quantizationError(*values, t), 1.02 * best) << "threshold " << t << " of " << maxAbs;
+  }
+  EXPECT_LT(mseThreshold(gauss, top), 0.9f * top);
+
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> flat;
+  for (int i = 0; i < 100000; ++i) flat.push_back(uniform(rng));
+  EXPECT_GE(mseThreshold(flat, 1.0f), 0.95f);
+  EXPECT_EQ(mseThreshold({}, 3.0f), 3.0f);
+  EXPECT_EQ(mseThreshold({0.0f, 0.0f}, 0.0f), 0.0f);
 }
 
 // The requantization never wraps: worst-case accumulators through the integer pipeline (exactly

@@ -29,13 +29,15 @@ void dump(const CompileOptions& o, const char* pass, const Graph& g) {
 }  // namespace
 
 void parseCalibrationMethod(const std::string& text, const std::string& where, Calibration& c) {
-  if (text == "minmax" || text == "entropy") {
-    c.method = text == "minmax" ? CalibrationMethod::kMinMax : CalibrationMethod::kEntropy;
+  if (text == "minmax" || text == "entropy" || text == "mse") {
+    c.method = text == "minmax" ? CalibrationMethod::kMinMax
+               : text == "entropy" ? CalibrationMethod::kEntropy
+                                   : CalibrationMethod::kMse;
     return;
   }
   const std::string prefix = "percentile";
   if (text.compare(0, prefix.size(), prefix) != 0 || (text.size() > prefix.size() && text[prefix.size()] != ':'))
-    throw Error(where, "unknown calibration method '" + text + "' (minmax, entropy, percentile or percentile:P)");
+    throw Error(where, "unknown calibration method '" + text + "' (minmax, entropy, mse, percentile or percentile:P)");
   c.method = CalibrationMethod::kPercentile;
   if (text.size() <= prefix.size()) return;
   const std::string p = text.substr(prefix.size() + 1);
@@ -106,6 +108,8 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
       method = p.str();
     } else if (c.method == CalibrationMethod::kEntropy) {
       method = ", entropy";
+    } else if (c.method == CalibrationMethod::kMse) {
+      method = ", mse";
     }
     m.quantization = "post-training int8 (" + std::to_string(c.samples.size()) + " calibration samples" + method + ")";
     dump(options, "quantization and fusion", g);

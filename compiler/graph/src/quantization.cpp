@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "calibration_thresholds.h"
 #include "passes.h"
 #include "requantization.h"
 #include "tessera/compiler/host/executor.h"
@@ -1071,69 +1072,13 @@ class Quantizer {
 
 }  // namespace
 
-namespace {
-
-// The entropy method (as TensorRT's and ONNX Runtime's calibrators): of the clipping thresholds at
-// the upper edges of a 2,048-bin histogram of magnitudes, the one whose 128-level quantization of
-// the clipped distribution loses the least information (Kullback-Leibler divergence); candidates
-// every 16 bins from 128 on.
-float entropyThreshold(const std::vector<float>& magnitudes, float maxAbs) {
-  constexpr int kBins = 2048, kLevels = 128, kStride = 16;
-  if (magnitudes.empty() || !(maxAbs > 0)) return maxAbs;
-  std::vector<double> hist(kBins, 0.0);
-  const double width = double(maxAbs) / kBins;
-  // Exact zeros (a ReLU's negative half, an image's background) quantize exactly at any
-  // threshold; counted, their spike in the first bin would make every coarse level look costly.
-  for (float v : magnitudes)
-    if (v > 0) hist[size_t(std::min<int64_t>(int64_t(double(v) / width), kBins - 1))] += 1;
-  double best = std::numeric_limits<double>::infinity();
-  int bestBins = kBins;
-  std::vector<double> p, q;
-  for (int bins = kLevels; bins <= kBins; bins += kStride) {
-    p.assign(hist.begin(), hist.begin() + bins);
-    for (int b = bins; b < kBins; ++b) p[size_t(bins - 1)] += hist[size_t(b)];  // clipped into the last bin
-    // Q: the unclipped bins quantized to 128 levels, each level's mass spread evenly over the bins
-    // it covers that have values. The outliers P clipped into its last bin are not in Q, so that
-    // clipping many of them costs divergence.
-    q.assign(size_t(bins), 0.0);
-    for (int level = 0; level < kLevels; ++level) {
-      const int first = level * bins / kLevels, last = (level + 1) * bins / kLevels;
-      double mass = 0;
-      int used = 0;
-      for (int b = first; b < last; ++b) {
-        mass += hist[size_t(b)];
-        used += hist[size_t(b)] > 0;
-      }
-      for (int b = first; b < last; ++b)
-        if (hist[size_t(b)] > 0) q[size_t(b)] = mass / used;
-    }
-    double pSum = 0, qSum = 0;
-    for (int b = 0; b < bins; ++b) {
-      pSum += p[size_t(b)];
-      qSum += q[size_t(b)];
-    }
-    // A bin Q has nothing in (the clipped outliers' when the last bin held none) counts as a tiny
-    // probability: a large, finite divergence.
-    double kl = 0;
-    for (int b = 0; b < bins; ++b)
-      if (p[size_t(b)] > 0)
-        kl += p[size_t(b)] / pSum * std::log((p[size_t(b)] / pSum) / std::max(q[size_t(b)] / qSum, 1e-12));
-    if (kl < best) {
-      best = kl;
-      bestBins = bins;
-    }
-  }
-  return float(double(bestBins) * width);
-}
-
-}  // namespace
-
 std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibration) {
   if (calibration.samples.empty()) throw Error(calibration.origin, "the calibration set is empty");
   const bool percentile = calibration.method == CalibrationMethod::kPercentile;
   const bool entropy = calibration.method == CalibrationMethod::kEntropy;
+  const bool mse = calibration.method == CalibrationMethod::kMse;
   std::map<std::string, float> maxAbs;
-  // kPercentile and kEntropy: every magnitude seen, per tensor, for one selection at the end.
+  // kPercentile, kEntropy and kMse: every magnitude seen, per tensor, for one selection at the end.
   std::map<std::string, std::vector<float>> seen;
   for (size_t s = 0; s < calibration.samples.size(); ++s) {
     const auto& sample = calibration.samples[s];
@@ -1152,7 +1097,7 @@ std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibr
       for (float v : kv.second.floats) m = std::max(m, std::fabs(v));
       float& slot = maxAbs[kv.first];
       slot = std::max(slot, m);
-      if (percentile || entropy) {
+      if (percentile || entropy || mse) {
         std::vector<float>& all = seen[kv.first];
         for (float v : kv.second.floats) all.push_back(std::fabs(v));
       }
@@ -1160,6 +1105,8 @@ std::map<std::string, float> calibrate(const Graph& g, const Calibration& calibr
   }
   if (entropy)
     for (auto& kv : seen) maxAbs[kv.first] = entropyThreshold(kv.second, maxAbs[kv.first]);
+  if (mse)
+    for (auto& kv : seen) maxAbs[kv.first] = mseThreshold(kv.second, maxAbs[kv.first]);
   if (percentile)
     for (auto& kv : seen) {
       std::vector<float>& all = kv.second;

@@ -16,8 +16,9 @@ namespace tessera::compiler::graph {
 // How an activation's range is taken from the calibration samples (docs/graph.md compares them):
 // the largest magnitude seen (kMinMax); the magnitude below which `percentile` percent of all
 // values seen lie (kPercentile), which clips rare outliers for a finer step; or the clipping whose
-// 128-level quantization keeps the distribution of magnitudes closest in KL divergence (kEntropy).
-enum class CalibrationMethod { kMinMax, kPercentile, kEntropy };
+// 128-level quantization keeps the distribution of magnitudes closest in KL divergence (kEntropy);
+// or the clipping with the least expected squared quantization error (kMse).
+enum class CalibrationMethod { kMinMax, kPercentile, kEntropy, kMse };
 
 struct Calibration {
   std::vector<std::map<std::string, ir::Tensor>> samples;
@@ -26,7 +27,7 @@ struct Calibration {
   double percentile = 99.99;
 };
 
-// "minmax", "entropy", or "percentile" with an optional ":P" (0 < P <= 100, default 99.99).
+// "minmax", "entropy", "mse", or "percentile" with an optional ":P" (0 < P <= 100, default 99.99).
 // Throws tessera::Error naming `where` for anything else.
 void parseCalibrationMethod(const std::string& text, const std::string& where, Calibration& c);
 
