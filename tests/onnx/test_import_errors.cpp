@@ -245,6 +245,49 @@ TEST(OnnxImport, ResizeParameterErrorsNameTheNode) {
   EXPECT_NE(e.find("scales"), std::string::npos) << e;
 }
 
+// Constant computations that would create more than Tessera's budget of elements (a shape gone
+// wrong) are refused before anything is allocated, naming the node; a large one within it is not.
+TEST(OnnxImport, RunawayConstantComputationsAreNamed) {
+  auto constantOfShape = [](std::vector<int64_t> shape) {
+    onnx::ModelProto m = model(13, "Add");
+    auto* g = m.mutable_graph();
+    auto* t = g->add_initializer();
+    t->set_name("shape");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(int64_t(shape.size()));
+    for (int64_t v : shape) t->add_int64_data(v);
+    auto* c = g->add_node();
+    c->set_op_type("ConstantOfShape");
+    c->set_name("the_fill");
+    c->add_input("shape");
+    c->add_output("fill");
+    // Add(x, ReduceMax(fill)) keeps the fill in the graph.
+    auto* r = g->add_node();
+    r->set_op_type("ReduceMax");
+    r->set_name("the_max");
+    r->add_input("fill");
+    r->add_output("fill_max");
+    auto* a = r->add_attribute();
+    a->set_name("keepdims");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(0);
+    g->mutable_node(0)->add_input("fill_max");
+    // The fill and its reduction come before the Add.
+    g->mutable_node()->SwapElements(0, 1);
+    g->mutable_node()->SwapElements(1, 2);
+    return m.SerializeAsString();
+  };
+  const std::string p = tempPath("fill.onnx");
+  writeBytes(p, constantOfShape({1, 65, 1024, 1024}));  // 68M elements: past the budget of 2^26
+  std::string e = expectError(p);
+  EXPECT_NE(e.find("the_fill"), std::string::npos) << e;
+  EXPECT_NE(e.find("ConstantOfShape"), std::string::npos) << e;
+  EXPECT_NE(e.find("constant computations"), std::string::npos) << e;
+  writeBytes(p, constantOfShape({1, 4, 1024, 1024}));  // 4M elements: within it
+  auto g = tessera::compiler::onnx::importOnnx(p);
+  EXPECT_NO_THROW(tessera::compiler::host::inferShapes(g));
+}
+
 TEST(OnnxImport, InitializerSizeMismatchesAreNamed) {
   onnx::ModelProto m = model(13, "Add");
   auto* init = m.mutable_graph()->add_initializer();

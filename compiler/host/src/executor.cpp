@@ -95,6 +95,12 @@ int64_t count(const Shape& s) {
   return n;
 }
 
+// a + b for element counts, saturating at INT64_MAX as count() does.
+int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+
 // The most elements one tensor the executor makes may hold (512 MiB of float32): beyond any CNN's
 // activation or dequantized weight (VGG's largest is 103M), short of what a malformed shape would
 // have it allocate.
@@ -1374,7 +1380,14 @@ std::vector<Tensor> runHostNode(const Node& n, const std::vector<const Tensor*>&
   return execute(Ctx{n, opset}, inputs, true);
 }
 
+// The most elements a model's constant computations may create beyond their inputs' (256 MiB of
+// float32), over one shape inference: shape chains and folded weights create almost none, an Expand
+// or ConstantOfShape of a shape gone wrong creates gigabytes, one node at a time under the
+// per-tensor limit.
+constexpr int64_t kMaxConstantGrowth = int64_t(1) << 26;
+
 void inferShapes(Graph& g) {
+  int64_t grown = 0;
   for (const Node& n : g.nodes) {
     if (n.domain == "tessera" && n.opType != "FoldInput") continue;
     std::vector<const Tensor*> ins;
@@ -1395,7 +1408,20 @@ void inferShapes(Graph& g) {
     const bool shapeOf = n.opType == "Shape" && !ins.empty() && ins[0];
     const bool computed = n.domain.empty() && supportedOps().count(n.opType) && n.opType != "DequantizeLinear" &&
                           (allConstant || shapeOf);
-    std::vector<Tensor> outs = execute(Ctx{n, g.opset}, ins, computed);
+    std::vector<Tensor> outs = execute(Ctx{n, g.opset}, ins, false);
+    if (computed) {
+      // Shapes first: the budget is checked before anything is allocated.
+      int64_t in = 0, out = 0;
+      for (const Tensor* t : ins)
+        if (t && t->isConstant) in = satAdd(in, count(t->shape));
+      for (const Tensor& t : outs) out = satAdd(out, count(t.shape));
+      if (out > in) grown = satAdd(grown, out - in);
+      if (grown > kMaxConstantGrowth)
+        throw Error(n.label(g.opset), "computing its output at compile time would bring the model's constant computations to " +
+                                          std::to_string(grown) + " elements beyond their inputs, past the " +
+                                          std::to_string(kMaxConstantGrowth) + " Tessera allows (a shape computation gone wrong?)");
+      outs = execute(Ctx{n, g.opset}, ins, true);
+    }
     for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
       Tensor& t = g.tensors[n.outputs[i]];
