@@ -116,6 +116,24 @@ std::vector<Operator> vectorOperators() {
   avgZero.inputZeroPoint = 45;
   avgZero.epilogue.outputZeroPoint = -20;
   ops.push_back(avgZero);
+  // Padded averages with zero points (the padding set to the input's zero point, by max for a
+  // positive one and min for a negative one), strided and not, channels not whole blocks.
+  Operator padZero = Operator::avgPool(1, 20, 9, 9, 3, 2, 1);
+  padZero.epilogue.multiplier = 6000;
+  padZero.epilogue.shift = 16;
+  padZero.epilogue.round = true;
+  padZero.epilogue.wideScales = true;
+  padZero.inputZeroPoint = 57;
+  padZero.epilogue.outputZeroPoint = 20;
+  ops.push_back(padZero);
+  padZero = Operator::avgPool(2, 16, 7, 6, 3, 1, 1);
+  padZero.epilogue.multiplier = 9000;
+  padZero.epilogue.shift = 16;
+  padZero.epilogue.round = true;
+  padZero.epilogue.wideScales = true;
+  padZero.inputZeroPoint = -71;
+  padZero.epilogue.outputZeroPoint = -5;
+  ops.push_back(padZero);
   // Global averages whose windows do not fit beside their outputs in an accumulator half: the
   // window comes in chunks of rows (36x36 = 1296 entries; 3 planes of 24x24), with the divide's
   // own immediates and with the wide rescale and zero points.
@@ -649,15 +667,25 @@ TEST(ChunkedAverage, EveryTilingMatchesTheReference) {
   EXPECT_NE(prog.summary.tiling.find("tco="), std::string::npos);
 }
 
-// An average's zero points survive the spec and are refused where they cannot join the rounding row.
-TEST(AverageZeroPoints, SpecRoundTripAndErrors) {
+// An average's zero points survive the spec, are refused where they cannot join the rounding row,
+// and a padded average's padding counts as the input's zero point under every tiling.
+TEST(AverageZeroPoints, SpecRoundTripErrorsAndPadding) {
   const Operator op = Operator::parse("avgpool c=16 h=7 w=7 kernel=7 mul=120000 shift=22 round=1 wide=1 inzp=-100 outzp=37", "test");
   const Operator back = Operator::parse(op.spec(), "again");
   EXPECT_EQ(back.inputZeroPoint, -100);
   EXPECT_EQ(back.epilogue.outputZeroPoint, 37);
   EXPECT_EQ(tessera::compiler::op::poolRounding(op), int32_t((1u << 21) + (37u << 22) - 49u * uint32_t(-100) * 120000u));
-  EXPECT_NE(specError("avgpool c=16 h=8 w=8 kernel=3 pad=1 mul=300000 shift=23 round=1 wide=1 inzp=3").find("no padding"),
-            std::string::npos);
+  // A padded one's padding counts as its zero point: at the corner of a 3x3 window with one pixel
+  // of padding, five taps are padding. Every tiling lays the padding fix-ups out differently.
+  const Operator padded = Operator::parse("avgpool c=16 h=8 w=8 kernel=3 pad=1 mul=6000 shift=16 round=1 wide=1 inzp=-93", "test");
+  OperatorData d = OperatorData::random(padded, 5);
+  int32_t corner = 5 * -93;
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 2; ++x) corner += d.input[size_t(y * 8 + x)];
+  int32_t want = int32_t(uint32_t(corner) * 6000u + uint32_t(tessera::compiler::op::poolRounding(padded))) >> 16;
+  EXPECT_EQ(int(reference(padded, d).at(0)), std::max(-128, std::min(127, want)));
+  EXPECT_GE(everyTilingMatches(Config::load("default"), padded, d, {1}, {1, 2, 4, 8}, {1, 2, 4, 8}), 12);
+  EXPECT_GE(everyTilingMatches(Config::load("small"), padded, d, {1, 2, 4}, {1, 8}, {1, 8}), 6);
   EXPECT_NE(specError("avgpool c=16 h=8 w=8 kernel=2 stride=2 outzp=3").find("need the wide rescale"), std::string::npos);
   EXPECT_NE(specError("maxpool c=16 h=8 w=8 kernel=2 stride=2 inzp=3").find("inzp belongs to conv2d, dense and avgpool"),
             std::string::npos);

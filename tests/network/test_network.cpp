@@ -863,7 +863,18 @@ TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
   g.nodes.push_back(avg);
   g.nodes.push_back(node("QuantizeLinear", "q_avg", {"avg", "s_avg", "z_avg"}, {"avgq"}));
   g.nodes.push_back(node("DequantizeLinear", "dq_avg", {"avgq", "s_avg", "z_avg"}, {"avg_out"}));
-  g.outputs = {"gap_out", "avg_out"};
+  // Padded, counting its padding (as Inception's branch pools): the padding stands for 0.
+  scalar("s_pad", 0.015f), zero("z_pad", 200);
+  Node pad = node("AveragePool", "pad_avg", {"xd"}, {"pad_avg"});
+  pad.attrs["kernel_shape"] = ints({3, 3});
+  pad.attrs["pads"] = ints({1, 1, 1, 1});
+  Attribute countPadding;  // kind int
+  countPadding.i = 1;
+  pad.attrs["count_include_pad"] = countPadding;
+  g.nodes.push_back(pad);
+  g.nodes.push_back(node("QuantizeLinear", "q_pad", {"pad_avg", "s_pad", "z_pad"}, {"padq"}));
+  g.nodes.push_back(node("DequantizeLinear", "dq_pad", {"padq", "s_pad", "z_pad"}, {"pad_out"}));
+  g.outputs = {"gap_out", "avg_out", "pad_out"};
   tessera::compiler::host::inferShapes(g);
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   const CompiledModel m = tessera::compiler::graph::compile(cfg, g);
@@ -874,14 +885,15 @@ TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
       ++averages;
       EXPECT_NE(l.spec.find("inzp=-71"), std::string::npos) << l.spec;  // 57 - 128
     }
-  EXPECT_EQ(averages, 2);
+  EXPECT_EQ(averages, 3);
   size_t off = 0, total = 0;
   for (uint32_t s = 0; s < 6; ++s) {
     std::mt19937 r(40 + s);
     std::map<std::string, Tensor> in = {{"x", floatTensor("x", {1, 32, 8, 8}, r, 1.0f + 0.3f * float(s), false)}};
     const auto file = tessera::compiler::host::evaluate(g, in);
     const auto ref = tessera::compiler::model::runReference(m, in);
-    for (const auto& [name, step] : {std::pair<std::string, float>{"gap_out", 0.004f}, {"avg_out", 0.011f}}) {
+    for (const auto& [name, step] :
+         {std::pair<std::string, float>{"gap_out", 0.004f}, {"avg_out", 0.011f}, {"pad_out", 0.015f}}) {
       const auto& a = ref.outputs.at(name).floats;
       const auto& b = file.at(name).floats;
       ASSERT_EQ(a.size(), b.size());
@@ -896,7 +908,7 @@ TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
         tessera::runtime::Session session(target, cfg);
         tessera::compiler::model::ModelRunner runner(m, session);
         const auto got = runner.run(in);
-        for (const char* name : {"gap_out", "avg_out"})
+        for (const char* name : {"gap_out", "avg_out", "pad_out"})
           EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
       }
   }

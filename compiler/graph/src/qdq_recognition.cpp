@@ -27,7 +27,8 @@ std::vector<float> floatsOf(const Tensor& t) {
 
 // The int8 form of a file's (dtype, scale, zero point) activation. Exact wherever the accelerator
 // takes zero points: uint8 q is stored as q - 128 with zero point z - 128, int8 as it is with its
-// zero point. Where it does not (`exact` false: a padded average pool's operand or result), int8 with
+// zero point. Where it does not (`exact` false: the operand or result of a padded average pool that
+// leaves its padding out of the count), int8 with
 // zero point 0 and uint8 with zero point 128 are still exact, and any other zero point widens the
 // grid until the file's whole range fits, with a note saying by how much.
 struct InternalQuant {
@@ -54,9 +55,10 @@ InternalQuant internalQuant(const std::string& tensor, DType dtype, float scale,
   return {widened, 0};
 }
 
-// Values that meet an average pool with padding, directly or through Q/DQ pairs and Flatten/Reshape
-// (its output scale may come from after a Flatten): the accelerator's average takes zero points in
-// its rounding row only without padding (a padded tap would count as the zero point).
+// Values that meet an average pool whose padding is left out of its count (count_include_pad 0),
+// directly or through Q/DQ pairs and Flatten/Reshape (its output scale may come from after a
+// Flatten): the accelerator's average divides by the whole window, its padding set to the input's
+// zero point, so only a pool that counts its padding takes zero points there.
 std::set<std::string> averagePoolValues(const Graph& g) {
   std::set<std::string> out;
   for (const Node& n : g.nodes)
@@ -64,7 +66,7 @@ std::set<std::string> averagePoolValues(const Graph& g) {
       const std::vector<int64_t> pads = n.attrInts("pads", {0, 0, 0, 0});
       const bool padded = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }) ||
                           n.attrString("auto_pad", "NOTSET").rfind("SAME", 0) == 0;
-      if (!padded) continue;
+      if (!padded || n.attrInt("count_include_pad", 0)) continue;
       if (!n.inputs.empty()) out.insert(n.inputs[0]);
       if (!n.outputs.empty()) out.insert(n.outputs[0]);
     }

@@ -919,17 +919,18 @@ class Quantizer {
           probe.epilogue.shift = 16;
           probe.epilogue.round = true;
           probe.epilogue.wideScales = true;
+          probe.inputZeroPoint = zeroPointFor(n.inputs[0]);
         }
         if (!tilingProblem(*scales_.config, probe, Tiling{1, 1, 1, 1}).empty()) return false;
       }
       const std::string xq = int8Value(n.inputs[0]);
       // Max pooling keeps its input's zero point (its padding, the smallest int8, never wins). An
       // average keeps it too at the input's scale (the mean of x is the mean of x - z, plus z);
-      // rescaled to the output's own scale, zero points join the rounding row (without padding:
-      // the importer gave a padded pool's operands none).
+      // rescaled to the output's own scale, zero points join the rounding row. A padded average's
+      // padding stands for 0, the zero point z, which only the rescale form sets it to (inzp): with
+      // no scale of its own, such an average rescales to its input's scale and zero point.
       const int zx = int(g_.tensor(xq).quant.zeroPoint.at(0));
-      if (zx && n.opType != "MaxPool" && (ph || pw))
-        throw Error(g_.origin, "node '" + n.name + "': a padded average pool's input has zero point " + std::to_string(zx));
+      const bool paddedZeroPoint = zx && n.opType != "MaxPool" && (ph || pw);
       Operator op = windowOperator();
       int zy = zx;
       // Max pooling keeps the input's scale. An average takes the output's own scale when it has one
@@ -937,12 +938,14 @@ class Quantizer {
       const float sx = g_.tensor(xq).quant.scale.at(0);
       float sy = sx;
       if (n.opType != "MaxPool") {
-        const std::optional<float> own = averageOutputScale(out);
+        std::optional<float> own = averageOutputScale(out);
+        const bool keepInput = paddedZeroPoint && !(own && *own > 0);
+        if (keepInput) own = sx;
         if (own && *own > 0) {
           // An int32 multiplier from a resident row (wide=1): the largest shift whose worst
           // window sum times it, plus the rounding, stays in int32.
           const double real = double(sx) / (double(*own) * kh * kw);
-          const int zOut = zeroPointFor(out);
+          const int zOut = keepInput ? zx : zeroPointFor(out);
           auto fits = [&](int shift) {
             const int64_t m = std::llround(real * std::ldexp(1.0, shift));
             return m <= (int64_t(1) << 30) && (128 + std::abs(zx)) * int64_t(kh) * kw * m + (int64_t(1) << (shift - 1)) +
@@ -965,6 +968,10 @@ class Quantizer {
           }
         }
       }
+      if (paddedZeroPoint && !op.inputZeroPoint)
+        throw Error(g_.origin, "node '" + n.name + "': a padded average pool's input has zero point " + std::to_string(zx) +
+                                   " and no multiplier of at least 256 rescales its " + std::to_string(kh) + "x" +
+                                   std::to_string(kw) + " window within int32");
       op.validate();
       addAccelerator(n.name, op, {xq}, defineInt8(out, sy, g_.tensor(out).shape, zy));
       return true;

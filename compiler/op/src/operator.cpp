@@ -263,9 +263,8 @@ void Operator::validate() const {
     if (value < -128 || value > 127)
       throw Error(where, std::string(key) + " must be in [-128, 127] (an int8 zero point), got " + std::to_string(value));
   const bool zeroPointAverage = kind == OpKind::kAvgPool && (inputZeroPoint || epilogue.outputZeroPoint);
-  if (zeroPointAverage && (!wide || !epilogue.round || padH || padW))
-    throw Error(where, "avgpool's inzp and outzp need the wide rescale (wide=1 round=1; they join its rounding row) and "
-                       "no padding");
+  if (zeroPointAverage && (!wide || !epilogue.round))
+    throw Error(where, "avgpool's inzp and outzp need the wide rescale (wide=1 round=1; they join its rounding row)");
   if (zeroPointAverage && (128 + std::llabs(int64_t(inputZeroPoint))) * kernelH * kernelW * int64_t(epilogue.multiplier) +
                                   (int64_t(1) << (epilogue.shift - 1)) + (std::llabs(int64_t(epilogue.outputZeroPoint)) << epilogue.shift) >
                               INT32_MAX)
@@ -913,7 +912,11 @@ std::vector<int8_t> poolReference(const Operator& op, const OperatorData& data) 
           for (int ky = 0; ky < op.kernelH; ++ky)
             for (int kx = 0; kx < op.kernelW; ++kx) {
               const int iy = y * op.strideH + ky - op.padH, ix = x * op.strideW + kx - op.padW;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              // An average's padding stands for 0, the input's zero point when it has one.
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+                if (!isMax) acc += op.inputZeroPoint;
+                continue;
+              }
               const int32_t v = data.input[((size_t(n) * C + c) * H + iy) * W + ix];
               acc = isMax ? std::max(acc, v) : acc + v;
             }

@@ -114,6 +114,9 @@ int64_t fieldMax(const hw::InsnLayout& layout, hw::Opcode op, hw::Field f);
 // per pixel. Operands arrive by LOAD ACC_8BIT (sign-extended int8) and leave by STORE.
 struct VectorGeometry : SpatialShape {
   bool isAdd = false, isMax = false, isScale = false;
+  // A padded average whose input has a zero point: its padding entries are set to it, as a max
+  // pool's are set to -128.
+  bool padZeroPoint = false;
   int P = 1;  // planes: batch blocks x channel blocks
   int accCap = 0;  // entries of one accumulator half
   int rows = 0, rowBase = 0;  // resident scale rows (wide=1) above both halves

@@ -112,6 +112,9 @@ class VectorLowering : public OperatorLowering {
       int32_t m = 1;
       int sh = 0;
       poolScale(op_, &m, &sh);
+      if (g_.padZeroPoint)
+        os << "   win[padding] = " << (op_.inputZeroPoint < 0 ? "min" : "max") << "(win[padding], " << op_.inputZeroPoint
+           << ")   // padding stands for 0: the input's zero point\n";
       os << "   out = 0                                      // GEMM reset\n";
       os << "   for ky in 0.." << g_.KH << ", kx in 0.." << g_.KW << ":                  // one ALU ADD each\n";
       os << "    out[p][y][x] += win[p][y*" << g_.SH << "+ky][x*" << g_.SW << "+kx]\n";
@@ -326,16 +329,20 @@ class VectorLowering : public OperatorLowering {
     const uint32_t out = win + uint32_t(s_.outBase);
     const int ko = regionKernel("out", out, out);
     const uint32_t plane = uint32_t(s_.ih * s_.iw), iw = uint32_t(s_.iw), ih = uint32_t(s_.ih);
-    if (g_.isMax) {
-      // min(x, -128) is -128 for any int32 x >= -128 and leaves smaller values below every input.
-      alu(ko, AluOp::kMin, true, -128);
+    // The LOAD's padding is zeros. A max pool's must never win: min(x, -128) is -128 for any int32
+    // x >= -128 and leaves smaller values below every input. An average's stands for 0, which is
+    // the input's zero point Z when it has one: max(0, Z) or min(0, Z). Both fix-ups are idempotent,
+    // so the corners, which a row and a column fix-up both reach, stay right.
+    const int32_t padImm = g_.isMax ? -128 : op_.inputZeroPoint;
+    const AluOp padOp = g_.isMax || padImm < 0 ? AluOp::kMin : AluOp::kMax;
+    if (g_.isMax) alu(ko, AluOp::kMin, true, -128);
+    else resetOutputs(out);
+    if (g_.isMax || op_.inputZeroPoint) {
       const uint32_t tco = uint32_t(t_.tco);
-      if (rows.pad0) immRows(win, tco, uint32_t(rows.pad0) * iw, plane, AluOp::kMin, -128);
-      if (rows.pad1) immRows(win + (ih - uint32_t(rows.pad1)) * iw, tco, uint32_t(rows.pad1) * iw, plane, AluOp::kMin, -128);
-      if (cols.pad0) immRows(win, tco * ih, uint32_t(cols.pad0), iw, AluOp::kMin, -128);
-      if (cols.pad1) immRows(win + iw - uint32_t(cols.pad1), tco * ih, uint32_t(cols.pad1), iw, AluOp::kMin, -128);
-    } else {
-      resetOutputs(out);
+      if (rows.pad0) immRows(win, tco, uint32_t(rows.pad0) * iw, plane, padOp, padImm);
+      if (rows.pad1) immRows(win + (ih - uint32_t(rows.pad1)) * iw, tco, uint32_t(rows.pad1) * iw, plane, padOp, padImm);
+      if (cols.pad0) immRows(win, tco * ih, uint32_t(cols.pad0), iw, padOp, padImm);
+      if (cols.pad1) immRows(win + iw - uint32_t(cols.pad1), tco * ih, uint32_t(cols.pad1), iw, padOp, padImm);
     }
     windowOps(win, out, g_.KH);
     if (!g_.isMax) finishAverage(out);

@@ -15,6 +15,7 @@ VectorGeometry vectorGeometry(const hw::Config& cfg, const Operator& op) {
   g.isAdd = op.kind == OpKind::kAdd;
   g.isMax = op.kind == OpKind::kMaxPool;
   g.isScale = op.kind == OpKind::kScale;
+  g.padZeroPoint = op.kind == OpKind::kAvgPool && op.inputZeroPoint && (g.PH || g.PW);
   g.P = ((op.batch + cfg.batch - 1) / cfg.batch) * ((op.inChannels + cfg.blockOut - 1) / cfg.blockOut);
   g.rows = static_cast<int>(vectorScaleRows(op).size());
   g.accCap = (static_cast<int>(cfg.accDepth) - g.rows) / 2;
@@ -39,7 +40,7 @@ VectorTile vectorTile(const VectorGeometry& g, const Tiling& t) {
   s.accEntries = s.windowEntries + (g.isScale ? t.tco : s.outEntries);
   // Per half: one micro-op per (window position, plane); regions; padding fix-ups (top/left share
   // one, bottom and right one per distinct padding width).
-  const int padFixups = g.isMax ? 1 + 2 * (1 << hw::kMemPadBits) : 0;
+  const int padFixups = g.isMax || g.padZeroPoint ? 1 + 2 * (1 << hw::kMemPadBits) : 0;
   s.uopBound = (g.isAdd || g.isScale ? 2 * 3 : 2 * (std::min(g.KH, s.windowRows) * g.KW * t.tco + 2 + padFixups)) + 2 * g.rows;
   return s;
 }
@@ -166,9 +167,10 @@ VectorCost vectorCost(const hw::Config& cfg, const Operator& op, const Tiling& t
     int32_t m = 1;
     int sh = 0;
     poolScale(op, &m, &sh);
-    // max: the initial min and the padding fix-ups (short, on border tiles only); avg: reset, divide, clip.
+    // max: the initial min and the padding fix-ups (short, on border tiles only); avg: reset, divide,
+    // clip, and the fix-ups with a zero point.
     const int immOps = g.isMax ? 1 : 1 + (m != 1) + 2 * (sh != 0) + 2;
-    const double fixups = g.isMax && (g.PH || g.PW) ? 2 * p.computeInsnCycles : 0;
+    const double fixups = (g.isMax || g.padZeroPoint) && (g.PH || g.PW) ? 2 * p.computeInsnCycles : 0;
     c.alu = g.KH * g.KW * vec(e) + immOps * imm(e) + fixups;
   }
   c.store = (t.tw == g.OW ? 1 : t.tco) * p.storeInsnCycles + p.dram.writeLatency +
