@@ -95,7 +95,20 @@ const char* kSupported[] = {
     "test_resize_upsample_sizes_nearest_ceil_half_pixel", "test_resize_upsample_sizes_nearest_floor_align_corners",
     "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_convtranspose", "test_convtranspose_autopad_same",
     "test_convtranspose_dilations", "test_convtranspose_kernel_shape", "test_convtranspose_output_shape",
-    "test_convtranspose_pad", "test_convtranspose_pads", "test_upsample_nearest"};
+    "test_convtranspose_pad", "test_convtranspose_pads", "test_upsample_nearest",
+    "test_layer_normalization_2d_axis0", "test_layer_normalization_2d_axis1",
+    "test_layer_normalization_2d_axis_negative_1", "test_layer_normalization_2d_axis_negative_2",
+    "test_layer_normalization_3d_axis0_epsilon", "test_layer_normalization_3d_axis1_epsilon",
+    "test_layer_normalization_3d_axis2_epsilon", "test_layer_normalization_3d_axis_negative_1_epsilon",
+    "test_layer_normalization_3d_axis_negative_2_epsilon", "test_layer_normalization_3d_axis_negative_3_epsilon",
+    "test_layer_normalization_4d_axis0", "test_layer_normalization_4d_axis1", "test_layer_normalization_4d_axis2",
+    "test_layer_normalization_4d_axis3", "test_layer_normalization_4d_axis_negative_1",
+    "test_layer_normalization_4d_axis_negative_2", "test_layer_normalization_4d_axis_negative_3",
+    "test_layer_normalization_4d_axis_negative_4", "test_layer_normalization_default_axis", "test_pow",
+    "test_pow_bcast_array", "test_pow_bcast_scalar", "test_pow_example", "test_pow_types_float",
+    "test_pow_types_float32_int32", "test_pow_types_float32_int64", "test_pow_types_int",
+    "test_pow_types_int32_float32", "test_pow_types_int32_int32", "test_pow_types_int64_float32",
+    "test_pow_types_int64_int64", "test_sqrt", "test_sqrt_example", "test_reciprocal", "test_reciprocal_example"};
 
 // Node tests of supported operators using a feature Tessera does not support: each must fail with
 // an error naming what, never crash or pass silently.
@@ -130,10 +143,12 @@ const std::pair<const char*, const char*> kUnsupported[] = {
     // last change.
     {"test_resize_upsample_scales_cubic", "cubic"}, {"test_resize_downsample_sizes_cubic", "cubic"},
     {"test_convtranspose_1d", "2-D"}, {"test_convtranspose_3d", "2-D"},
-    {"test_convtranspose_with_kernel", "opset 8"}};  // ConvTranspose changed in opset 11
+    {"test_convtranspose_with_kernel", "opset 8"},  // ConvTranspose changed in opset 11
+    {"test_pow_types_float32_uint32", "UINT32"}, {"test_pow_types_float32_uint64", "UINT64"}};
 
 // Node tests whose host step the code generator refuses (docs/aot.md): integer convolutions,
-// products and divisions, Split, LogSoftmax, comparisons, Where, Resize and ConvTranspose. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.
+// products and divisions, Split, LogSoftmax, comparisons, Where, Resize, ConvTranspose, Pow and
+// LayerNormalization. Every other supported test also runs JIT-compiled, bit-exact with the interpreter.
 const std::set<std::string> kNotLowered = {"test_basic_convinteger", "test_convinteger_with_padding", "test_convinteger_without_padding",
                                            "test_matmulinteger", "test_div_uint8", "test_split_equal_parts_1d", "test_split_equal_parts_2d",
                                            "test_split_equal_parts_default_axis", "test_split_variable_parts_1d",
@@ -143,7 +158,7 @@ const std::set<std::string> kNotLowered = {"test_basic_convinteger", "test_convi
                                            "test_logsoftmax_large_number", "test_logsoftmax_negative_axis"};
 // Operators the code generator has no lowering for: all their tests run on the interpreter only.
 const char* const kNotLoweredOps[] = {"test_equal", "test_greater", "test_less", "test_not_", "test_where_", "test_resize_",
-                                      "test_convtranspose", "test_upsample"};
+                                      "test_convtranspose", "test_upsample", "test_pow", "test_layer_normalization"};
 
 bool notLowered(const std::string& test) {
   for (const char* prefix : kNotLoweredOps)

@@ -48,7 +48,7 @@ const std::vector<std::string>& supportedHostOps() {
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
                                                "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum",
                                                "ReduceMean", "ReduceMax", "Gather", "Div", "PRelu",
-                                               "Expand", "Pad"};
+                                               "Expand", "Pad", "Sqrt", "Reciprocal"};
   return ops;
 }
 
@@ -489,14 +489,14 @@ class ModuleGenerator {
       return;
     }
     if (op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "HardSigmoid" || op == "HardSwish" || op == "LeakyRelu" ||
-        op == "Elu") {
+        op == "Elu" || op == "Sqrt" || op == "Reciprocal") {
       // The executor's formulas (host/src/executor.cpp, kFloatActivations): in double, rounded once.
       if (x.dtype != DType::kFloat32) fail(n, "takes float32 only");
       const double alpha = n.attrFloat("alpha", op == "HardSigmoid" ? 0.2f : op == "LeakyRelu" ? 0.01f : 1.0f);
       const double beta = n.attrFloat("beta", 0.5f);
       auto f64 = [&](double v) { return llvm::ConstantFP::get(f64_, v); };
       auto clamp01 = [&](llvm::Value* v) { return stdMin(stdMax(v, f64(0.0)), f64(1.0)); };
-      const char* libm = op == "Tanh" ? "tanh" : op == "Erf" ? "erf" : "exp";
+      const char* libm = op == "Tanh" ? "tanh" : op == "Erf" ? "erf" : op == "Sqrt" ? "sqrt" : "exp";
       llvm::FunctionCallee fn = runtimeFn(libm, f64_, {f64_});
       forEach({count(x.shape)}, tag, [&](const std::vector<llvm::Value*>& i) {
         llvm::Value* xf = load(x, i[0]);
@@ -504,8 +504,10 @@ class ModuleGenerator {
         llvm::Value* r = nullptr;
         if (op == "Sigmoid") {
           r = b_.CreateFDiv(f64(1.0), b_.CreateFAdd(f64(1.0), b_.CreateCall(fn, {b_.CreateFNeg(v)})));
-        } else if (op == "Tanh" || op == "Erf") {
+        } else if (op == "Tanh" || op == "Erf" || op == "Sqrt") {
           r = b_.CreateCall(fn, {v});
+        } else if (op == "Reciprocal") {
+          r = b_.CreateFDiv(f64(1.0), v);
         } else if (op == "HardSigmoid") {
           r = clamp01(b_.CreateFAdd(b_.CreateFMul(f64(alpha), v), f64(beta)));
         } else if (op == "HardSwish") {

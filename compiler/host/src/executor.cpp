@@ -29,7 +29,8 @@ const std::set<std::string>& supportedOps() {
       "Flatten", "Reshape", "Transpose", "Softmax", "Constant", "QuantizeLinear", "DequantizeLinear", "Sigmoid",
       "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf", "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum", "ReduceMean", "ReduceMax", "Shape", "Gather",
       "Div", "PRelu", "Pad", "Split", "Cast", "ConstantOfShape", "Range", "Expand", "LogSoftmax", "Equal", "Less",
-      "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Resize", "Upsample", "ConvTranspose"};
+      "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Resize", "Upsample", "ConvTranspose", "Sqrt",
+      "Reciprocal", "Pow", "LayerNormalization"};
   return ops;
 }
 
@@ -51,6 +52,9 @@ const FloatActivation kFloatActivations[] = {
     {"Sigmoid", noParams, [](const FloatActivation::Params&, float x) { return float(1.0 / (1.0 + std::exp(-double(x)))); }},
     {"Tanh", noParams, [](const FloatActivation::Params&, float x) { return float(std::tanh(double(x))); }},
     {"Erf", noParams, [](const FloatActivation::Params&, float x) { return float(std::erf(double(x))); }},
+    // Correctly rounded either way: double carries more than twice float's precision.
+    {"Sqrt", noParams, [](const FloatActivation::Params&, float x) { return float(std::sqrt(double(x))); }},
+    {"Reciprocal", noParams, [](const FloatActivation::Params&, float x) { return float(1.0 / double(x)); }},
     {"HardSigmoid",
      [](const Node& n) { return FloatActivation::Params{n.attrFloat("alpha", 0.2f), n.attrFloat("beta", 0.5f)}; },
      [](const FloatActivation::Params& p, float x) {
@@ -1297,6 +1301,77 @@ std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& 
       }
     }
     return {y};
+  }
+  if (op == "Pow") {
+    // The output takes the base's type (opset 12 on: any exponent type). Float bases in double,
+    // rounded once; integer bases exactly for integer exponents (repeated squaring, wrapping as
+    // the type does), else the float power truncated toward zero, as NumPy's astype does.
+    const Tensor& e = c.in(ins, 1);
+    if (x.dtype == DType::kBool || e.dtype == DType::kBool) c.fail("takes numbers, not bool");
+    const Shape s = broadcast(c, x.shape, e.shape);
+    if (!computeData) return {shapeOnly(x.dtype, s)};
+    Tensor y = make(x.dtype, s);
+    const auto ai = broadcastIndex(x.shape, s), bi = broadcastIndex(e.shape, s);
+    for (int64_t i = 0; i < count(s); ++i) {
+      const size_t a = size_t(ai[size_t(i)]), b = size_t(bi[size_t(i)]);
+      if (x.dtype == DType::kFloat32) {
+        y.floats[size_t(i)] = float(std::pow(double(x.floats[a]), value(e, int64_t(b))));
+      } else if (e.dtype != DType::kFloat32) {
+        int64_t base = x.ints[a], exponent = e.ints[b];
+        if (exponent < 0) c.fail("an integer base to a negative integer power (output element " + std::to_string(i) + ")");
+        uint64_t r = 1, m = uint64_t(base);
+        for (; exponent; exponent >>= 1, m *= m)
+          if (exponent & 1) r *= m;
+        y.ints[size_t(i)] = wrapTo(x.dtype, int64_t(r));
+      } else {
+        const double r = std::pow(double(x.ints[a]), double(e.floats[b]));
+        if (!std::isfinite(r)) c.fail("an integer power that is not finite (output element " + std::to_string(i) + ")");
+        y.ints[size_t(i)] = saturateTo(x.dtype, std::trunc(r));
+      }
+    }
+    return {y};
+  }
+  if (op == "LayerNormalization") {
+    // Opset 17: over the axes from `axis` on, y = (x - mean) / sqrt(var + epsilon) * scale + bias,
+    // each group's mean and variance in double; Mean and InvStdDev (float32, the stash type) have
+    // the input's shape with the normalized axes kept as 1.
+    if (x.dtype != DType::kFloat32) c.fail("takes float32");
+    const Tensor& scale = c.in(ins, 1);
+    const Tensor* bias = c.has(ins, 2) ? ins[2] : nullptr;
+    if (n.attrInt("stash_type", 1) != 1) c.fail("stash_type " + std::to_string(n.attrInt("stash_type", 1)) + " is not supported (1, float32, is)");
+    const int64_t rank = int64_t(x.shape.size());
+    int64_t axis = n.attrInt("axis", -1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) c.fail("axis out of range for " + shapeText(x.shape));
+    const Shape normalized(x.shape.begin() + axis, x.shape.end());
+    for (const Tensor* t : {&scale, bias}) {
+      if (!t) continue;
+      if (t->dtype != DType::kFloat32) c.fail("scale and bias must be float32");
+      if (broadcast(c, normalized, t->shape) != normalized)
+        c.fail("scale or bias " + shapeText(t->shape) + " does not broadcast to the normalized shape " + shapeText(normalized));
+    }
+    Shape stats = x.shape;
+    for (int64_t k = axis; k < rank; ++k) stats[size_t(k)] = 1;
+    if (!computeData) return {shapeOnly(DType::kFloat32, x.shape), shapeOnly(DType::kFloat32, stats), shapeOnly(DType::kFloat32, stats)};
+    const double epsilon = n.attrFloat("epsilon", 1e-5f);
+    const int64_t len = count(normalized), groups = count(x.shape) / std::max<int64_t>(1, len);
+    const auto si = broadcastIndex(scale.shape, normalized);
+    const auto bi = bias ? broadcastIndex(bias->shape, normalized) : std::vector<int64_t>();
+    Tensor y = make(DType::kFloat32, x.shape), mean = make(DType::kFloat32, stats), inv = make(DType::kFloat32, stats);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const float* in = x.floats.data() + gi * len;
+      double m = 0, v = 0;
+      for (int64_t k = 0; k < len; ++k) m += in[k];
+      m /= double(len);
+      for (int64_t k = 0; k < len; ++k) v += (in[k] - m) * (in[k] - m);
+      const double r = 1.0 / std::sqrt(v / double(len) + epsilon);
+      for (int64_t k = 0; k < len; ++k)
+        y.floats[size_t(gi * len + k)] = float((in[k] - m) * r * scale.floats[size_t(si[size_t(k)])] +
+                                                (bias ? bias->floats[size_t(bi[size_t(k)])] : 0.0));
+      mean.floats[size_t(gi)] = float(m);
+      inv.floats[size_t(gi)] = float(r);
+    }
+    return {y, mean, inv};
   }
   if (op == "Softmax" || op == "LogSoftmax") {
     if (x.dtype != DType::kFloat32) c.fail("takes float32");
