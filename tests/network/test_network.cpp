@@ -456,7 +456,7 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
   const std::string s = os.str();
   std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
                                      "spatial means as pools", "QDQ recognition",   "BatchNorm as depthwise", "channel mixes as maps",
-                                     "quantization and fusion", "narrow-input fold",
+                                     "row products as convolutions", "quantization and fusion", "narrow-input fold",
                                      "residual fusion",   "partitioning",      "DRAM planning"};
   for (const auto& l : m.layers)
     if (l.onAccelerator) stages.push_back("lowering '" + l.name + "': " + l.detail);
@@ -913,6 +913,70 @@ TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
       }
   }
   std::printf("uint8 averages: %zu of %zu outputs a step off the file's\n", off, total);
+}
+
+// A transformer's projections: a MatMul over [1, 20, 32] rows (with PyTorch's Add of the bias)
+// and a Gemm over 12 rows run as 1x1 convolutions over the rows, bit-exact on every target with
+// the host reference, and close to the float model.
+TEST(Network, RowProductsRunAsConvolutions) {
+  std::mt19937 rng(9);
+  Graph g;
+  g.name = g.origin = "row-products";
+  g.opset = 13;
+  for (Tensor t : {floatTensor("x", {1, 20, 32}, rng, 1, false), floatTensor("w1", {32, 48}, rng, 0.2f, true),
+                   floatTensor("b1", {48}, rng, 0.1f, true), floatTensor("w2", {48, 16}, rng, 0.2f, true),
+                   floatTensor("b2", {16}, rng, 0.1f, true), floatTensor("z", {12, 24}, rng, 1, false),
+                   floatTensor("w3", {16, 24}, rng, 0.2f, true), floatTensor("b3", {16}, rng, 0.1f, true)}) {
+    if (!t.isConstant) t.floats.clear();
+    g.tensors[t.name] = t;
+  }
+  g.inputs = {"x", "z"};
+  g.nodes.push_back(node("MatMul", "fc1", {"x", "w1"}, {"h"}));
+  g.nodes.push_back(node("Add", "fc1_bias", {"h", "b1"}, {"hb"}));
+  g.nodes.push_back(node("Relu", "act", {"hb"}, {"r"}));
+  g.nodes.push_back(node("MatMul", "fc2", {"r", "w2"}, {"o"}));
+  g.nodes.push_back(node("Add", "fc2_bias", {"b2", "o"}, {"y"}));
+  Node gemm = node("Gemm", "proj", {"z", "w3", "b3"}, {"p"});
+  Attribute transB;  // kind int
+  transB.i = 1;
+  gemm.attrs["transB"] = transB;
+  g.nodes.push_back(gemm);
+  g.outputs = {"y", "p"};
+  tessera::compiler::host::inferShapes(g);
+  auto input = [&](uint32_t seed) {
+    std::mt19937 r(seed);
+    return std::map<std::string, Tensor>{{"x", floatTensor("x", {1, 20, 32}, r, 1, false)},
+                                         {"z", floatTensor("z", {12, 24}, r, 1, false)}};
+  };
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(input(60 + s));
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, g, o);
+  std::vector<std::string> accel;
+  for (const auto& l : m.layers)
+    if (l.onAccelerator) accel.push_back(l.detail.substr(0, l.detail.find(':')));
+  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj"}));
+  const auto in = input(90);
+  const auto want = tessera::compiler::host::evaluate(g, in);
+  const auto ref = tessera::compiler::model::runReference(m, in);
+  for (const char* name : {"y", "p"}) {
+    const auto& a = ref.outputs.at(name).floats;
+    const auto& b = want.at(name).floats;
+    ASSERT_EQ(a.size(), b.size()) << name;
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t k = 0; k < a.size(); ++k) ab += double(a[k]) * b[k], aa += double(a[k]) * a[k], bb += double(b[k]) * b[k];
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.995) << name << ": cosine to the float model";
+  }
+  for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
+    if (!built(target, cfg)) continue;
+    tessera::runtime::Session session(target, cfg);
+    tessera::compiler::model::ModelRunner runner(m, session);
+    const auto got = runner.run(in);
+    for (const char* name : {"y", "p"}) EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
+  }
 }
 
 TEST(Network, CompiledModelFilesRoundTripAndRefuseCorruption) {

@@ -55,6 +55,12 @@ void batchNormsAsDepthwise(ir::Graph& g);
 // (a depthwise one runs over the buffer's channels, its readers taking that order). No copy is
 // left; the readers do more MACs (zero weights). Calibrated float models only.
 void channelMixesAsMaps(const hw::Config& cfg, ir::Graph& g);
+// A MatMul (any leading dimensions) or Gemm of a float activation with more rows than a batch
+// block by constant 2-D weights (a transformer's projections and MLP) becomes a 1x1 Conv over the
+// rows: host Reshape and Transpose to [1, K, rows, 1], the Conv (with a following Add of a bias
+// folded in), and back. A dense layer would read all its weights once per batch block of rows; the
+// convolution's tiles keep them while they walk the rows. Calibrated float models only.
+void rowProductsAsConvolutions(const hw::Config& cfg, ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
 bool recognizeQuantized(const hw::Config& cfg, ir::Graph& g, std::vector<model::QuantizationNote>& notes,
