@@ -10,8 +10,9 @@ import numpy as np
 import torch
 import torchvision
 
-# Every classification architecture the issue names, each as torchvision 0.14 builds it; the value
-# is whether the network has depthwise or grouped convolutions (its MAC-share target is 95%, else 99%).
+# Every classification architecture the zoo issue names (and ViT-B/16), each as torchvision 0.14
+# builds it; the value is whether the network has depthwise or grouped convolutions (its MAC-share
+# target is 95%, else 99%).
 ARCHITECTURES = {
     "resnet18": False,
     "resnet50": False,
@@ -28,6 +29,9 @@ ARCHITECTURES = {
     "mnasnet0_5": True,
     "regnet_x_400mf": True,
     "resnext50_32x4d": True,
+    # A vision transformer (issue 30's figure): its projections and MLP run as convolutions over
+    # the tokens; its attention products, LayerNorms, GELUs and softmaxes on the host.
+    "vit_b_16": False,
 }
 
 SIZE = 224
@@ -52,6 +56,9 @@ def build(arch, seed):
     if arch == "googlenet":
         kwargs.update(aux_logits=False, init_weights=True)
     net = getattr(torchvision.models, arch)(**kwargs)
+    if arch == "vit_b_16":
+        # torchvision zero-initializes ViT's classification head, which would make every logit 0.
+        torch.nn.init.normal_(net.heads.head.weight, std=0.02)
     # BatchNorm statistics from synthetic images: a cumulative average over a few batches in
     # training mode, so folding BatchNorm changes the weights the way a trained network's does.
     bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
