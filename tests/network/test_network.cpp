@@ -916,8 +916,8 @@ TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
 }
 
 // A transformer's projections: a MatMul over [1, 20, 32] rows (with PyTorch's Add of the bias)
-// and a Gemm over 12 rows run as 1x1 convolutions over the rows, bit-exact on every target with
-// the host reference, and close to the float model.
+// and a Gemm over 12 rows run as 1x1 convolutions over the rows, a classifier's head over a batch
+// of two stays dense; bit-exact on every target with the host reference, close to the float model.
 TEST(Network, RowProductsRunAsConvolutions) {
   std::mt19937 rng(9);
   Graph g;
@@ -926,11 +926,12 @@ TEST(Network, RowProductsRunAsConvolutions) {
   for (Tensor t : {floatTensor("x", {1, 20, 32}, rng, 1, false), floatTensor("w1", {32, 48}, rng, 0.2f, true),
                    floatTensor("b1", {48}, rng, 0.1f, true), floatTensor("w2", {48, 16}, rng, 0.2f, true),
                    floatTensor("b2", {16}, rng, 0.1f, true), floatTensor("z", {12, 24}, rng, 1, false),
-                   floatTensor("w3", {16, 24}, rng, 0.2f, true), floatTensor("b3", {16}, rng, 0.1f, true)}) {
+                   floatTensor("w3", {16, 24}, rng, 0.2f, true), floatTensor("b3", {16}, rng, 0.1f, true),
+                   floatTensor("q", {2, 16, 2, 2}, rng, 1, false), floatTensor("w4", {10, 64}, rng, 0.2f, true)}) {
     if (!t.isConstant) t.floats.clear();
     g.tensors[t.name] = t;
   }
-  g.inputs = {"x", "z"};
+  g.inputs = {"x", "z", "q"};
   g.nodes.push_back(node("MatMul", "fc1", {"x", "w1"}, {"h"}));
   g.nodes.push_back(node("Add", "fc1_bias", {"h", "b1"}, {"hb"}));
   g.nodes.push_back(node("Relu", "act", {"hb"}, {"r"}));
@@ -941,12 +942,18 @@ TEST(Network, RowProductsRunAsConvolutions) {
   transB.i = 1;
   gemm.attrs["transB"] = transB;
   g.nodes.push_back(gemm);
-  g.outputs = {"y", "p"};
+  // A classifier's head over a batch of two stays dense.
+  g.nodes.push_back(node("Flatten", "flat", {"q"}, {"qf"}));
+  Node head = node("Gemm", "head", {"qf", "w4"}, {"logits"});
+  head.attrs["transB"] = transB;
+  g.nodes.push_back(head);
+  g.outputs = {"y", "p", "logits"};
   tessera::compiler::host::inferShapes(g);
   auto input = [&](uint32_t seed) {
     std::mt19937 r(seed);
     return std::map<std::string, Tensor>{{"x", floatTensor("x", {1, 20, 32}, r, 1, false)},
-                                         {"z", floatTensor("z", {12, 24}, r, 1, false)}};
+                                         {"z", floatTensor("z", {12, 24}, r, 1, false)},
+                                         {"q", floatTensor("q", {2, 16, 2, 2}, r, 1, false)}};
   };
   tessera::compiler::graph::Calibration c;
   c.origin = "test";
@@ -958,11 +965,11 @@ TEST(Network, RowProductsRunAsConvolutions) {
   std::vector<std::string> accel;
   for (const auto& l : m.layers)
     if (l.onAccelerator) accel.push_back(l.detail.substr(0, l.detail.find(':')));
-  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj"}));
+  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj", "dense head"}));
   const auto in = input(90);
   const auto want = tessera::compiler::host::evaluate(g, in);
   const auto ref = tessera::compiler::model::runReference(m, in);
-  for (const char* name : {"y", "p"}) {
+  for (const char* name : {"y", "p", "logits"}) {
     const auto& a = ref.outputs.at(name).floats;
     const auto& b = want.at(name).floats;
     ASSERT_EQ(a.size(), b.size()) << name;
@@ -975,7 +982,8 @@ TEST(Network, RowProductsRunAsConvolutions) {
     tessera::runtime::Session session(target, cfg);
     tessera::compiler::model::ModelRunner runner(m, session);
     const auto got = runner.run(in);
-    for (const char* name : {"y", "p"}) EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
+    for (const char* name : {"y", "p", "logits"})
+      EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
   }
 }
 

@@ -59,7 +59,8 @@ void channelMixesAsMaps(const hw::Config& cfg, ir::Graph& g);
 // block by constant 2-D weights (a transformer's projections and MLP) becomes a 1x1 Conv over the
 // rows: host Reshape and Transpose to [1, K, rows, 1], the Conv (with a following Add of a bias
 // folded in), and back. A dense layer would read all its weights once per batch block of rows; the
-// convolution's tiles keep them while they walk the rows. Calibrated float models only.
+// convolution's tiles keep them while they walk the rows. A classifier's head (after a Flatten or
+// Reshape of a 4-D activation) stays dense. Calibrated float models only.
 void rowProductsAsConvolutions(const hw::Config& cfg, ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
