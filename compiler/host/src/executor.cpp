@@ -310,13 +310,19 @@ Tensor matmul(const Ctx& c, const Shape& as, const Shape& bs, DType outType, Get
   }
   Tensor out = make(outType, outShape);
   const std::vector<int64_t> ai = broadcastIndex(ab, batch), bi = broadcastIndex(bb, batch);
+  // A row of sums at a time, k outside n so that b is read along its rows; each sum still adds its
+  // products in k order, as generated code does.
+  std::vector<Acc> acc(static_cast<size_t>(Nn));
   for (int64_t t = 0; t < count(batch); ++t)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t nn = 0; nn < Nn; ++nn) {
-        Acc acc(0);
-        for (int64_t k = 0; k < K; ++k) acc += aAt(ai[size_t(t)] * M * K + m * K + k) * bAt(bi[size_t(t)] * K * Nn + k * Nn + nn);
-        store(out, (t * M + m) * Nn + nn, acc);
+    for (int64_t m = 0; m < M; ++m) {
+      std::fill(acc.begin(), acc.end(), Acc(0));
+      for (int64_t k = 0; k < K; ++k) {
+        const auto x = aAt(ai[size_t(t)] * M * K + m * K + k);
+        const int64_t row = bi[size_t(t)] * K * Nn + k * Nn;
+        for (int64_t nn = 0; nn < Nn; ++nn) acc[size_t(nn)] += x * bAt(row + nn);
       }
+      for (int64_t nn = 0; nn < Nn; ++nn) store(out, (t * M + m) * Nn + nn, acc[size_t(nn)]);
+    }
   return out;
 }
 
@@ -1287,18 +1293,29 @@ std::vector<Tensor> executeNode(const Ctx& c, const std::vector<const Tensor*>& 
     y.name.clear();
     y.isConstant = false;
     y.shape = s;
-    if (op == "Transpose") {
+    if (op == "Transpose" && count(s) > 0) {
       std::vector<int64_t> inStride(x.shape.size(), 1);
       for (int k = int(x.shape.size()) - 2; k >= 0; --k) inStride[size_t(k)] = inStride[size_t(k) + 1] * x.shape[size_t(k) + 1];
-      for (int64_t i = 0; i < count(s); ++i) {
-        int64_t rem = i, src = 0;
-        for (int k = int(s.size()) - 1; k >= 0; --k) {
-          src += (rem % s[size_t(k)]) * inStride[size_t(perm[size_t(k)])];
-          rem /= s[size_t(k)];
+      // The output in order: the last axis as a strided run of the input, the others by an
+      // odometer that moves the source offset as it counts.
+      const size_t rank = s.size();
+      std::vector<int64_t> step(rank), at(rank, 0);
+      for (size_t k = 0; k < rank; ++k) step[k] = inStride[size_t(perm[k])];
+      const int64_t run = rank ? s.back() : 1, runStep = rank ? step.back() : 0;
+      auto copy = [&](auto* out, const auto* in) {
+        int64_t src = 0;
+        for (int64_t i = 0; i < count(s); i += run) {
+          for (int64_t j = 0; j < run; ++j) out[i + j] = in[src + j * runStep];
+          for (int k = int(rank) - 2; k >= 0; --k) {
+            src += step[size_t(k)];
+            if (++at[size_t(k)] < s[size_t(k)]) break;
+            src -= step[size_t(k)] * s[size_t(k)];
+            at[size_t(k)] = 0;
+          }
         }
-        if (x.dtype == DType::kFloat32) y.floats[size_t(i)] = x.floats[size_t(src)];
-        else y.ints[size_t(i)] = x.ints[size_t(src)];
-      }
+      };
+      if (x.dtype == DType::kFloat32) copy(y.floats.data(), x.floats.data());
+      else copy(y.ints.data(), x.ints.data());
     }
     return {y};
   }
