@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -454,7 +455,7 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
   o.printAfterAll = &os;
   const CompiledModel m = tessera::compiler::graph::compile(tessera::hw::Config::load("default"), smallNetwork(7), o);
   const std::string s = os.str();
-  std::vector<std::string> stages = {"shape inference",   "constant folding",  "BatchNorm folding",
+  std::vector<std::string> stages = {"shape inference",   "constant folding",  "transposed convolutions as convolutions", "BatchNorm folding",
                                      "spatial means as pools", "QDQ recognition",   "BatchNorm as depthwise", "channel mixes as maps",
                                      "row products as convolutions", "quantization and fusion", "narrow-input fold",
                                      "residual fusion",   "partitioning",      "DRAM planning"};
@@ -915,6 +916,31 @@ TEST(Network, Uint8AveragePoolsKeepTheirZeroPoints) {
   std::printf("uint8 averages: %zu of %zu outputs a step off the file's\n", off, total);
 }
 
+// Cosine similarity of two outputs.
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t k = 0; k < a.size() && k < b.size(); ++k) ab += double(a[k]) * b[k], aa += double(a[k]) * a[k], bb += double(b[k]) * b[k];
+  return ab / std::sqrt(aa * bb);
+}
+
+// `g` compiled for `default`, calibrated on four samples of `input` from seed `seed` on.
+CompiledModel compileCalibrated(const Graph& g, const std::function<std::map<std::string, Tensor>(uint32_t)>& input, uint32_t seed) {
+  tessera::compiler::graph::Calibration c;
+  c.origin = "test";
+  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(input(seed + s));
+  tessera::compiler::graph::CompileOptions o;
+  o.calibration = &c;
+  return tessera::compiler::graph::compile(tessera::hw::Config::load("default"), g, o);
+}
+
+// The accelerator layers, each as its description begins ("conv2d fc1").
+std::vector<std::string> acceleratorLayerNames(const CompiledModel& m) {
+  std::vector<std::string> names;
+  for (const auto& l : m.layers)
+    if (l.onAccelerator) names.push_back(l.detail.substr(0, l.detail.find(':')));
+  return names;
+}
+
 // A transformer's projections: a MatMul over [1, 20, 32] rows (with PyTorch's Add of the bias)
 // and a Gemm over 12 rows run as 1x1 convolutions over the rows, a classifier's head over a batch
 // of two stays dense; bit-exact on every target with the host reference, close to the float model.
@@ -955,27 +981,15 @@ TEST(Network, RowProductsRunAsConvolutions) {
                                          {"z", floatTensor("z", {12, 24}, r, 1, false)},
                                          {"q", floatTensor("q", {2, 16, 2, 2}, r, 1, false)}};
   };
-  tessera::compiler::graph::Calibration c;
-  c.origin = "test";
-  for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(input(60 + s));
-  tessera::compiler::graph::CompileOptions o;
-  o.calibration = &c;
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const CompiledModel m = tessera::compiler::graph::compile(cfg, g, o);
-  std::vector<std::string> accel;
-  for (const auto& l : m.layers)
-    if (l.onAccelerator) accel.push_back(l.detail.substr(0, l.detail.find(':')));
-  EXPECT_EQ(accel, (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj", "dense head"}));
+  const CompiledModel m = compileCalibrated(g, input, 60);
+  EXPECT_EQ(acceleratorLayerNames(m), (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj", "dense head"}));
   const auto in = input(90);
   const auto want = tessera::compiler::host::evaluate(g, in);
   const auto ref = tessera::compiler::model::runReference(m, in);
   for (const char* name : {"y", "p", "logits"}) {
-    const auto& a = ref.outputs.at(name).floats;
-    const auto& b = want.at(name).floats;
-    ASSERT_EQ(a.size(), b.size()) << name;
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t k = 0; k < a.size(); ++k) ab += double(a[k]) * b[k], aa += double(a[k]) * a[k], bb += double(b[k]) * b[k];
-    EXPECT_GT(ab / std::sqrt(aa * bb), 0.995) << name << ": cosine to the float model";
+    ASSERT_EQ(ref.outputs.at(name).floats.size(), want.at(name).floats.size()) << name;
+    EXPECT_GT(cosine(ref.outputs.at(name).floats, want.at(name).floats), 0.995) << name << ": cosine to the float model";
   }
   for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
     if (!built(target, cfg)) continue;
@@ -984,6 +998,67 @@ TEST(Network, RowProductsRunAsConvolutions) {
     const auto got = runner.run(in);
     for (const char* name : {"y", "p", "logits"})
       EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
+  }
+}
+
+// A DCGAN-style generator's transposed convolutions (kernel 4, stride 2, pad 1 with a BatchNorm
+// and ReLU after it; kernel 3, stride 2, pad 1, output padding 1 with a Tanh after it) run as
+// convolutions over zero-inserted inputs on the accelerator, bit-exact on every target with the
+// host reference, and close to the float model.
+TEST(Network, TransposedConvolutionsRunAsConvolutions) {
+  std::mt19937 rng(13);
+  Graph g;
+  g.name = g.origin = "generator";
+  g.opset = 13;
+  for (Tensor t : {floatTensor("x", {1, 32, 4, 4}, rng, 1, false), floatTensor("w1", {32, 16, 4, 4}, rng, 0.1f, true),
+                   floatTensor("gamma", {16}, rng, 0.2f, true), floatTensor("beta", {16}, rng, 0.1f, true),
+                   floatTensor("mean", {16}, rng, 0.1f, true), floatTensor("w2", {16, 8, 3, 3}, rng, 0.2f, true),
+                   floatTensor("b2", {8}, rng, 0.1f, true)}) {
+    if (!t.isConstant) t.floats.clear();
+    g.tensors[t.name] = t;
+  }
+  Tensor var = floatTensor("var", {16}, rng, 0.1f, true);
+  for (float& v : var.floats) v = 1.0f + std::fabs(v);
+  g.tensors["var"] = var;
+  for (float& v : g.tensors["gamma"].floats) v += 1.0f;
+  g.inputs = {"x"};
+  Node up1 = node("ConvTranspose", "up1", {"x", "w1"}, {"u1"});
+  up1.attrs["strides"] = ints({2, 2});
+  up1.attrs["pads"] = ints({1, 1, 1, 1});
+  g.nodes.push_back(up1);
+  g.nodes.push_back(node("BatchNormalization", "bn1", {"u1", "gamma", "beta", "mean", "var"}, {"n1"}));
+  g.nodes.push_back(node("Relu", "relu1", {"n1"}, {"r1"}));
+  Node up2 = node("ConvTranspose", "up2", {"r1", "w2", "b2"}, {"u2"});
+  up2.attrs["strides"] = ints({2, 2});
+  up2.attrs["pads"] = ints({1, 1, 1, 1});
+  up2.attrs["output_padding"] = ints({1, 1});
+  g.nodes.push_back(up2);
+  g.nodes.push_back(node("Tanh", "tanh", {"u2"}, {"image"}));
+  g.outputs = {"image"};
+  tessera::compiler::host::inferShapes(g);
+  ASSERT_EQ(g.tensor("image").shape, (std::vector<int64_t>{1, 8, 16, 16}));
+  auto input = [&](uint32_t seed) {
+    std::mt19937 r(seed);
+    return std::map<std::string, Tensor>{{"x", floatTensor("x", {1, 32, 4, 4}, r, 1, false)}};
+  };
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  const CompiledModel m = compileCalibrated(g, input, 70);
+  EXPECT_EQ(acceleratorLayerNames(m), (std::vector<std::string>{"conv2d up1+bn1", "conv2d up2"}));
+  for (uint32_t s = 0; s < 3; ++s) {
+    const auto in = input(90 + s);
+    const auto values = tessera::compiler::host::evaluate(g, in);
+    const auto& want = values.at("image").floats;
+    const auto ref = tessera::compiler::model::runReference(m, in);
+    const auto& got = ref.outputs.at("image").floats;
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_GT(cosine(got, want), 0.99) << "input " << s << ": cosine to the float model";
+    if (s > 0) continue;
+    for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
+      if (!built(target, cfg)) continue;
+      tessera::runtime::Session session(target, cfg);
+      tessera::compiler::model::ModelRunner runner(m, session);
+      EXPECT_EQ(runner.run(in).outputs.at("image").floats, got) << target;
+    }
   }
 }
 

@@ -85,6 +85,10 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
   }
   detail::foldConstants(g);
   dump(options, "constant folding", g);
+  if (options.calibration) {
+    detail::transposedConvolutionsAsConvolutions(g);
+    dump(options, "transposed convolutions as convolutions", g);
+  }
   detail::foldBatchNorm(g);
   dump(options, "BatchNorm folding", g);
   detail::spatialMeansAsPools(g);

@@ -47,6 +47,39 @@ Attribute intAttribute(int64_t v) {
   return a;
 }
 
+Attribute intsAttribute(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+std::string addFloatTensor(Graph& g, const std::string& base, std::vector<int64_t> shape) {
+  Tensor t;
+  t.name = uniqueName(g, base);
+  t.dtype = DType::kFloat32;
+  t.shape = std::move(shape);
+  t.hasShape = true;
+  g.tensors[t.name] = t;
+  return t.name;
+}
+
+std::string addInt64Constant(Graph& g, const std::string& base, const std::vector<int64_t>& values) {
+  Tensor t = constTensor(uniqueName(g, base), DType::kInt64, {int64_t(values.size())});
+  t.ints = values;
+  g.tensors[t.name] = t;
+  return t.name;
+}
+
+Node hostNode(const std::string& op, const std::string& name, std::vector<std::string> inputs, std::string output) {
+  Node m;
+  m.name = name;
+  m.opType = op;
+  m.inputs = std::move(inputs);
+  m.outputs = {std::move(output)};
+  return m;
+}
+
 namespace {
 
 // Renames every use of `from` (node inputs, graph outputs) to `to`.

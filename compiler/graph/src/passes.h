@@ -28,8 +28,15 @@ bool isAccelerator(const ir::Node& n);
 ir::Tensor constTensor(const std::string& name, ir::DType t, std::vector<int64_t> shape);
 std::string uniqueName(const ir::Graph& g, const std::string& base);
 bool isConst(const ir::Graph& g, const std::string& name);
-// An integer attribute.
+// An integer attribute; a list of integers.
 ir::Attribute intAttribute(int64_t v);
+ir::Attribute intsAttribute(std::vector<int64_t> v);
+// New tensors of the graph, under names it does not use yet (from `base`), returning the name: a
+// float32 activation of that shape (no values), and a 1-D int64 constant (a Reshape's shape, a
+// Pad's pads). A node of the default domain with one output.
+std::string addFloatTensor(ir::Graph& g, const std::string& base, std::vector<int64_t> shape);
+std::string addInt64Constant(ir::Graph& g, const std::string& base, const std::vector<int64_t>& values);
+ir::Node hostNode(const std::string& op, const std::string& name, std::vector<std::string> inputs, std::string output);
 bool isConcat(const ir::Node& n);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
@@ -41,6 +48,12 @@ void foldConstants(ir::Graph& g);
 // A float ReduceMean over H and W of an NCHW tensor (MNASNet's, EfficientNet's squeeze) becomes
 // GlobalAveragePool, followed by Flatten without keepdims, which the accelerator runs.
 void spatialMeansAsPools(ir::Graph& g);
+// A 2-D ConvTranspose (one group, no dilation, explicit pads) of a float activation by constant
+// weights becomes host Reshape and Pad steps that insert stride - 1 zeros between its input's
+// pixels and pad it, then a stride-1 Conv with the kernel flipped and its channel axes swapped, so
+// the accelerator runs it (and a BatchNormalization after it folds in). Calibrated float models
+// only (not QDQ files).
+void transposedConvolutionsAsConvolutions(ir::Graph& g);
 // Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
 void foldBatchNorm(ir::Graph& g);
 // A BatchNormalization left over (no convolution before it: DenseNet's pre-activation after a

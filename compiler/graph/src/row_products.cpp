@@ -7,20 +7,12 @@
 
 namespace tessera::compiler::graph::detail {
 
-using ir::Attribute;
 using ir::DType;
 using ir::Graph;
 using ir::Node;
 using ir::Tensor;
 
 namespace {
-
-Attribute intsAttribute(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
 
 // The bias of `add`, an Add of the product and a constant of `n` values (PyTorch's Linear on more
 // than two dimensions exports MatMul then Add); empty when it is not one.
@@ -89,34 +81,11 @@ void rowProductsAsConvolutions(const hw::Config& cfg, Graph& g) {
       }
     }
     const std::vector<int64_t> outShape = g.tensor(result).shape;
-    auto floatTensor = [&](const std::string& base, std::vector<int64_t> shape) {
-      Tensor t;
-      t.name = uniqueName(g, base);
-      t.dtype = DType::kFloat32;
-      t.shape = std::move(shape);
-      t.hasShape = true;
-      g.tensors[t.name] = t;
-      return t.name;
-    };
-    auto shapeConstant = [&](const std::string& base, const std::vector<int64_t>& shape) {
-      Tensor t = constTensor(uniqueName(g, base), DType::kInt64, {int64_t(shape.size())});
-      t.ints = shape;
-      g.tensors[t.name] = t;
-      return t.name;
-    };
-    auto node = [&](const std::string& op, const std::string& suffix, std::vector<std::string> in, std::string o) {
-      Node m;
-      m.name = n.name + suffix;
-      m.opType = op;
-      m.inputs = std::move(in);
-      m.outputs = {std::move(o)};
-      return m;
-    };
     // Rows [.., K] -> NHWC [1, R, 1, K] -> NCHW [1, K, R, 1] (host), the convolution, and back.
-    const std::string rows = floatTensor(n.name + "_rows", {1, R, 1, K});
-    const std::string image = floatTensor(n.name + "_image", {1, K, R, 1});
-    const std::string conv = floatTensor(n.name + "_conv", {1, N, R, 1});
-    const std::string back = floatTensor(n.name + "_rows_out", {1, R, 1, N});
+    const std::string rows = addFloatTensor(g, n.name + "_rows", {1, R, 1, K});
+    const std::string image = addFloatTensor(g, n.name + "_image", {1, K, R, 1});
+    const std::string conv = addFloatTensor(g, n.name + "_conv", {1, N, R, 1});
+    const std::string back = addFloatTensor(g, n.name + "_rows_out", {1, R, 1, N});
     Tensor w = constTensor(uniqueName(g, n.inputs[1] + "_oihw"), DType::kFloat32, {N, K, 1, 1});
     w.floats.resize(size_t(N * K));
     for (int64_t o = 0; o < N; ++o)
@@ -129,15 +98,15 @@ void rowProductsAsConvolutions(const hw::Config& cfg, Graph& g) {
       g.tensors[c.name] = c;
       convInputs.push_back(c.name);
     }
-    out.push_back(node("Reshape", "_as_rows", {n.inputs[0], shapeConstant(n.name + "_rows_shape", {1, R, 1, K})}, rows));
-    Node toImage = node("Transpose", "_to_image", {rows}, image);
+    out.push_back(hostNode("Reshape", n.name + "_as_rows", {n.inputs[0], addInt64Constant(g, n.name + "_rows_shape", {1, R, 1, K})}, rows));
+    Node toImage = hostNode("Transpose", n.name + "_to_image", {rows}, image);
     toImage.attrs["perm"] = intsAttribute({0, 3, 1, 2});
     out.push_back(toImage);
-    out.push_back(node("Conv", "", convInputs, conv));
-    Node toRows = node("Transpose", "_to_rows", {conv}, back);
+    out.push_back(hostNode("Conv", n.name, convInputs, conv));
+    Node toRows = hostNode("Transpose", n.name + "_to_rows", {conv}, back);
     toRows.attrs["perm"] = intsAttribute({0, 2, 3, 1});
     out.push_back(toRows);
-    out.push_back(node("Reshape", "_as_output", {back, shapeConstant(n.name + "_output_shape", outShape)}, result));
+    out.push_back(hostNode("Reshape", n.name + "_as_output", {back, addInt64Constant(g, n.name + "_output_shape", outShape)}, result));
   }
   g.nodes = std::move(out);
   g.pruneTensors();
