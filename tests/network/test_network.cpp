@@ -1044,6 +1044,12 @@ TEST(Network, TransposedConvolutionsRunAsConvolutions) {
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   const CompiledModel m = compileCalibrated(g, input, 70);
   EXPECT_EQ(acceleratorLayerNames(m), (std::vector<std::string>{"conv2d up1+bn1", "conv2d up2"}));
+  // The table counts each transposed convolution's own MACs (input pixels x output channels x
+  // kernel taps), not the zero-inserted convolution's.
+  std::vector<uint64_t> macs;
+  for (const auto& l : m.layers)
+    if (l.onAccelerator) macs.push_back(l.macs);
+  EXPECT_EQ(macs, (std::vector<uint64_t>{32 * 4 * 4 * 16 * 4 * 4, 16 * 8 * 8 * 8 * 3 * 3}));
   for (uint32_t s = 0; s < 3; ++s) {
     const auto in = input(90 + s);
     const auto values = tessera::compiler::host::evaluate(g, in);

@@ -100,7 +100,7 @@ void foldNarrowInputs(const hw::Config& cfg, Graph& g) {
     n.inputs[1] = w2.name;
     n.attrs["spec"].s = folded.spec();
     // The table reports the convolution's own MACs, not the folded kernel's zero taps.
-    n.attrs["logical_macs"] = intAttribute(int64_t(op.macs()));
+    if (!n.has("logical_macs")) n.attrs["logical_macs"] = intAttribute(int64_t(op.macs()));
     out.push_back(n);
   }
   g.nodes = std::move(out);

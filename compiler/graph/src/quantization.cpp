@@ -280,6 +280,11 @@ class Quantizer {
     n.attrs["spec"] = spec;
     n.inputs = std::move(inputs);
     n.outputs = {output};
+    // A rewritten layer's own MACs (a transposed convolution's, without its inserted zeros) stay
+    // what the per-layer table reports.
+    if (original_)
+      for (const Node& o : *original_)
+        if (o.name == name && o.has("logical_macs")) n.attrs["logical_macs"] = o.attrs.at("logical_macs");
     g_.nodes.push_back(n);
   }
 

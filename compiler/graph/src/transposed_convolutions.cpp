@@ -82,6 +82,8 @@ void transposedConvolutionsAsConvolutions(Graph& g) {
     if (n.inputs.size() > 2 && !n.inputs[2].empty()) convInputs.push_back(n.inputs[2]);
     Node conv = hostNode("Conv", n.name, convInputs, n.outputs[0]);
     conv.attrs["kernel_shape"] = intsAttribute({KH, KW});
+    // The per-layer table counts the transposed convolution's own MACs, not the inserted zeros'.
+    conv.attrs["logical_macs"] = intAttribute(N * C * H * W * M * KH * KW);
     out.push_back(conv);
   }
   g.nodes = std::move(out);
