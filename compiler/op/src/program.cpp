@@ -172,6 +172,13 @@ Program Program::deserialize(const std::vector<uint8_t>& bytes, const std::strin
     *v = r.u64("summary");
   p.summary.estimatedCycles = r.f64("summary");
   if (r.pos() != body) throw Error(origin, "unexpected bytes after the summary");
+  // The operator's constants (weights, bias, per-channel vectors) must all be in the file, so that
+  // an accepted program can be run and checked.
+  try {
+    (void)p.constants();
+  } catch (const Error& e) {
+    throw Error(origin, std::string("its buffers do not hold its operator's constants: ") + e.what());
+  }
   return p;
 }
 
