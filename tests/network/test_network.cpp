@@ -943,7 +943,7 @@ std::vector<std::string> acceleratorLayerNames(const CompiledModel& m) {
 
 // A transformer's projections: a MatMul over [1, 20, 32] rows (with PyTorch's Add of the bias)
 // and a Gemm over 12 rows run as 1x1 convolutions over the rows, a classifier's head over a batch
-// of two stays dense; bit-exact on every target with the host reference, close to the float model.
+// of two stays dense, token rows reshaped from attention's heads do not; bit-exact on every target with the host reference, close to the float model.
 TEST(Network, RowProductsRunAsConvolutions) {
   std::mt19937 rng(9);
   Graph g;
@@ -953,11 +953,19 @@ TEST(Network, RowProductsRunAsConvolutions) {
                    floatTensor("b1", {48}, rng, 0.1f, true), floatTensor("w2", {48, 16}, rng, 0.2f, true),
                    floatTensor("b2", {16}, rng, 0.1f, true), floatTensor("z", {12, 24}, rng, 1, false),
                    floatTensor("w3", {16, 24}, rng, 0.2f, true), floatTensor("b3", {16}, rng, 0.1f, true),
-                   floatTensor("q", {2, 16, 2, 2}, rng, 1, false), floatTensor("w4", {10, 64}, rng, 0.2f, true)}) {
+                   floatTensor("q", {2, 16, 2, 2}, rng, 1, false), floatTensor("w4", {10, 64}, rng, 0.2f, true),
+                   floatTensor("hd", {1, 20, 2, 16}, rng, 1, false), floatTensor("w5", {32, 8}, rng, 0.2f, true)}) {
     if (!t.isConstant) t.floats.clear();
     g.tensors[t.name] = t;
   }
-  g.inputs = {"x", "z", "q"};
+  Tensor merged;  // attention's heads merged back into token rows: [1, 20, 2, 16] -> [1, 20, 32]
+  merged.name = "merged_shape";
+  merged.dtype = tessera::compiler::ir::DType::kInt64;
+  merged.shape = {3};
+  merged.hasShape = merged.isConstant = true;
+  merged.ints = {1, 20, 32};
+  g.tensors[merged.name] = merged;
+  g.inputs = {"x", "z", "q", "hd"};
   g.nodes.push_back(node("MatMul", "fc1", {"x", "w1"}, {"h"}));
   g.nodes.push_back(node("Add", "fc1_bias", {"h", "b1"}, {"hb"}));
   g.nodes.push_back(node("Relu", "act", {"hb"}, {"r"}));
@@ -973,21 +981,26 @@ TEST(Network, RowProductsRunAsConvolutions) {
   Node head = node("Gemm", "head", {"qf", "w4"}, {"logits"});
   head.attrs["transB"] = transB;
   g.nodes.push_back(head);
-  g.outputs = {"y", "p", "logits"};
+  // Token rows from a Reshape of a 4-D tensor are rows, not a classifier's head.
+  g.nodes.push_back(node("Reshape", "merge_heads", {"hd", "merged_shape"}, {"tokens"}));
+  g.nodes.push_back(node("MatMul", "out_proj", {"tokens", "w5"}, {"t"}));
+  g.outputs = {"y", "p", "logits", "t"};
   tessera::compiler::host::inferShapes(g);
   auto input = [&](uint32_t seed) {
     std::mt19937 r(seed);
     return std::map<std::string, Tensor>{{"x", floatTensor("x", {1, 20, 32}, r, 1, false)},
                                          {"z", floatTensor("z", {12, 24}, r, 1, false)},
-                                         {"q", floatTensor("q", {2, 16, 2, 2}, r, 1, false)}};
+                                         {"q", floatTensor("q", {2, 16, 2, 2}, r, 1, false)},
+                                         {"hd", floatTensor("hd", {1, 20, 2, 16}, r, 1, false)}};
   };
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
   const CompiledModel m = compileCalibrated(g, input, 60);
-  EXPECT_EQ(acceleratorLayerNames(m), (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj", "dense head"}));
+  EXPECT_EQ(acceleratorLayerNames(m),
+            (std::vector<std::string>{"conv2d fc1", "conv2d fc2", "conv2d proj", "dense head", "conv2d out_proj"}));
   const auto in = input(90);
   const auto want = tessera::compiler::host::evaluate(g, in);
   const auto ref = tessera::compiler::model::runReference(m, in);
-  for (const char* name : {"y", "p", "logits"}) {
+  for (const char* name : {"y", "p", "logits", "t"}) {
     ASSERT_EQ(ref.outputs.at(name).floats.size(), want.at(name).floats.size()) << name;
     EXPECT_GT(cosine(ref.outputs.at(name).floats, want.at(name).floats), 0.995) << name << ": cosine to the float model";
   }
@@ -996,7 +1009,7 @@ TEST(Network, RowProductsRunAsConvolutions) {
     tessera::runtime::Session session(target, cfg);
     tessera::compiler::model::ModelRunner runner(m, session);
     const auto got = runner.run(in);
-    for (const char* name : {"y", "p", "logits"})
+    for (const char* name : {"y", "p", "logits", "t"})
       EXPECT_EQ(got.outputs.at(name).floats, ref.outputs.at(name).floats) << target << " " << name;
   }
 }

@@ -48,12 +48,14 @@ void rowProductsAsConvolutions(const hw::Config& cfg, Graph& g) {
     const int64_t R = candidate ? std::accumulate(a->shape.begin(), a->shape.end() - 1, int64_t(1), std::multiplies<int64_t>()) : 0;
     // A dense layer runs its rows one batch block at a time, reading all its weights for each; a
     // convolution keeps a weight tile while it walks the rows. One batch block stays dense.
-    // A classifier's head (a Flatten or Reshape of a 4-D activation) stays a dense layer: the
-    // quantizer reads the 4-D activation directly, in the segment of the layers before it.
+    // A classifier's head (a Flatten or Reshape of a 4-D activation into one row per image) stays
+    // a dense layer: the quantizer reads the 4-D activation directly, in the segment of the layers
+    // before it. A Reshape of a 4-D tensor into token rows (attention's heads merged) is not one.
     const int from = candidate ? g.producer(n.inputs[0]) : -1;
     const bool head = from >= 0 && (g.nodes[size_t(from)].opType == "Flatten" || g.nodes[size_t(from)].opType == "Reshape") &&
                       !g.nodes[size_t(from)].inputs.empty() && g.hasTensor(g.nodes[size_t(from)].inputs[0]) &&
-                      g.tensor(g.nodes[size_t(from)].inputs[0]).shape.size() == 4;
+                      g.tensor(g.nodes[size_t(from)].inputs[0]).shape.size() == 4 && a->shape.size() == 2 &&
+                      a->shape[0] == g.tensor(g.nodes[size_t(from)].inputs[0]).shape[0];
     if (!candidate || head || a->shape.back() != K || R <= cfg.batch || K <= 0 || N <= 0) {
       out.push_back(n);
       continue;
