@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "sim_export.h"
 #include "tessera/compiler/codegen/codegen.h"
+#include "tessera/compiler/detection/grid_detector.h"
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/host/executor.h"
 #include "tessera/compiler/io/tensor_io.h"
@@ -63,14 +64,82 @@ Tensor convertToInput(const Tensor& src, const Tensor& want, const std::string& 
   return t;
 }
 
-Tensor readInputFile(const std::string& path, const Tensor& want) {
+Tensor readInputTensor(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path, "cannot open the input file");
   char magic[6] = {0};
   f.read(magic, 6);
   const bool npy = f.gcount() == 6 && std::string(magic + 1, 5) == "NUMPY" && uint8_t(magic[0]) == 0x93;
-  const Tensor src = npy ? compiler::io::readNpy(path) : compiler::io::readImage(path);
-  return convertToInput(src, want, path);
+  return npy ? compiler::io::readNpy(path) : compiler::io::readImage(path);
+}
+
+Tensor readInputFile(const std::string& path, const Tensor& want) { return convertToInput(readInputTensor(path), want, path); }
+
+// The samples an input file holds for a batch-1 input: one, or N stacked along the first axis of a
+// .npy (shape [N, rest...] where the input is [1, rest...]).
+std::vector<Tensor> readInputSamples(const std::string& path, const Tensor& want) {
+  const Tensor src = readInputTensor(path);
+  const bool stacked = !want.shape.empty() && want.shape[0] == 1 && src.shape.size() == want.shape.size() &&
+                       src.shape[0] > 1 && std::equal(src.shape.begin() + 1, src.shape.end(), want.shape.begin() + 1);
+  if (!stacked) return {convertToInput(src, want, path)};
+  const int64_t n = src.shape[0], per = src.elements() / n;
+  std::vector<Tensor> samples;
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor one = src;
+    one.shape[0] = 1;
+    if (src.dtype == DType::kFloat32) one.floats.assign(src.floats.begin() + i * per, src.floats.begin() + (i + 1) * per);
+    else one.ints.assign(src.ints.begin() + i * per, src.ints.begin() + (i + 1) * per);
+    samples.push_back(convertToInput(one, want, path + " sample " + std::to_string(i)));
+  }
+  return samples;
+}
+
+// Per-sample results stacked along the first axis, in sample order.
+Tensor stackSamples(const std::vector<const Tensor*>& parts) {
+  Tensor t = *parts.front();
+  if (t.shape.empty()) t.shape = {1};
+  t.shape[0] *= int64_t(parts.size());
+  for (size_t i = 1; i < parts.size(); ++i) {
+    t.floats.insert(t.floats.end(), parts[i]->floats.begin(), parts[i]->floats.end());
+    t.ints.insert(t.ints.end(), parts[i]->ints.begin(), parts[i]->ints.end());
+  }
+  return t;
+}
+
+// The value range --png maps to black..white: the option, else the model's `image_range` metadata (for output images),
+// else the first of [0,1], [-1,1], [0,255] that holds every value, else the values' own range.
+std::pair<float, float> pngRange(const std::string& option, const std::string& metadataRange, const std::vector<float>& v,
+                                 std::string* how) {
+  auto parse = [](const std::string& text, const std::string& origin) {
+    const size_t comma = text.find(',');
+    try {
+      if (comma != std::string::npos) {
+        size_t used = 0;
+        const float lo = std::stof(text.substr(0, comma), &used);
+        size_t used2 = 0;
+        const float hi = std::stof(text.substr(comma + 1), &used2);
+        if (used == comma && used2 == text.size() - comma - 1 && hi > lo) return std::make_pair(lo, hi);
+      }
+    } catch (const std::exception&) {
+    }
+    throw Error(origin, "'" + text + "' is not a range LO,HI with LO < HI");
+  };
+  if (!option.empty()) {
+    *how = "--png-range";
+    return parse(option, "--png-range");
+  }
+  if (!metadataRange.empty()) {
+    *how = "the model's image_range metadata";
+    return parse(metadataRange, "model metadata image_range");
+  }
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  for (const auto& [a, b] : {std::make_pair(0.0f, 1.0f), std::make_pair(-1.0f, 1.0f), std::make_pair(0.0f, 255.0f)})
+    if (*lo >= a && *hi <= b) {
+      *how = "the smallest usual range holding every value";
+      return {a, b};
+    }
+  *how = "the values' own range";
+  return {*lo, *hi > *lo ? *hi : *lo + 1.0f};
 }
 
 Tensor fromIdx(const compiler::io::IdxImages& images, int64_t index, const Tensor& want, const std::string& origin) {
@@ -100,6 +169,11 @@ compiler::graph::Calibration loadCalibration(const std::string& path, const Comp
     for (const std::string& f : files) {
       if (int(c.samples.size()) >= count) break;
       c.samples.push_back({{want.name, convertToInput(compiler::io::readNpy(f), want, f)}});
+    }
+  } else if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    for (Tensor& t : readInputSamples(path, want)) {
+      if (int(c.samples.size()) >= count) break;
+      c.samples.push_back({{want.name, std::move(t)}});
     }
   } else {
     const compiler::io::IdxImages images = compiler::io::readIdxImages(path);
@@ -200,7 +274,7 @@ void addModelOptions(po::options_description& opts, ModelArgs& a) {
   addConfigOption(opts, &a.config);
   opts.add_options()
       ("model", po::value<std::string>(&a.model)->required(), "model.onnx or a compiled model.tsm")
-      ("calibrate", po::value<std::string>(&a.calibrate), "float models: calibration samples, a directory of .npy files or an IDX image file")
+      ("calibrate", po::value<std::string>(&a.calibrate), "float models: calibration samples, a directory of .npy files, one .npy of N stacked samples, or an IDX image file")
       ("calibration-count", po::value<int>(&a.calibrationCount)->default_value(64), "at most this many calibration samples")
       ("calibration-method", po::value<std::string>(&a.calibrationMethod)->default_value("minmax"),
        "minmax (the largest magnitude seen), entropy (the clipping that keeps the distribution closest in KL divergence), "
@@ -386,8 +460,9 @@ int cmdRun(const std::vector<std::string>& args) {
   ModelArgs a;
   std::string target, outputDir, labelsFile;
   std::vector<std::string> inputs;
-  std::string timeline, exportSim;
+  std::string timeline, exportSim, png, pngRangeText;
   int top = 5;
+  float scoreThreshold = 0.3f, nmsIou = 0.45f;
   bool json = false, noLayerCycles = false;
   std::string hostCodegen = "interp";
   addModelOptions(opts, a);
@@ -396,7 +471,17 @@ int cmdRun(const std::vector<std::string>& args) {
       ("host-codegen", po::value<std::string>(&hostCodegen)->default_value("interp"),
        "interp: host operators by the C++ executor; jit: the model's host side compiled to native code by LLVM's ORC "
        "JIT (whole segments only: no layer cycles, timeline or export; docs/aot.md)")
-      ("input,i", po::value<std::vector<std::string>>(&inputs)->composing(), "an input: FILE or NAME=FILE (.npy, PNG or PGM); one per graph input in order")
+      ("input,i", po::value<std::vector<std::string>>(&inputs)->composing(),
+       "an input: FILE or NAME=FILE (.npy, PNG or PGM); one per graph input in order. A .npy of shape [N, ...] "
+       "for a [1, ...] input holds N samples, run one after another (outputs stacked, the layer table the first's)")
+      ("png", po::value<std::string>(&png), "write the first image output ([N, 1 or 3, H, W]; N samples tiled) as a PNG")
+      ("png-range", po::value<std::string>(&pngRangeText),
+       "LO,HI: the output values drawn black and white (default: the model's image_range metadata, else the "
+       "smallest of 0,1 / -1,1 / 0,255 holding every value); for a detector, the input's")
+      ("score-threshold", po::value<float>(&scoreThreshold)->default_value(0.3f),
+       "detectors: the least score (objectness x class probability) of a box printed")
+      ("nms-iou", po::value<float>(&nmsIou)->default_value(0.45f),
+       "detectors: a box overlapping a better one of its class by more than this is dropped")
       ("output-dir", po::value<std::string>(&outputDir), "write every graph output as NAME.npy here")
       ("force", po::bool_switch(&a.force), "overwrite existing output files")
       ("labels", po::value<std::string>(&labelsFile), "class labels, one per line (default: the model's 'labels' metadata)")
@@ -432,7 +517,9 @@ int cmdRun(const std::vector<std::string>& args) {
       }))
     throw Error("--input", "the model takes " + std::to_string(m.inputs.size()) + " input(s), " +
                                std::to_string(inputs.size()) + " given");
-  std::map<std::string, Tensor> feeds;
+  // Each input file holds one sample or N stacked ones; every input holds the same number.
+  std::map<std::string, std::vector<Tensor>> inputSamples;
+  size_t samples = 1;
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string name, file = inputs[i];
     const size_t eq = file.find('=');
@@ -444,26 +531,55 @@ int cmdRun(const std::vector<std::string>& args) {
     }
     auto want = std::find_if(m.inputs.begin(), m.inputs.end(), [&](const Tensor& t) { return t.name == name; });
     if (want == m.inputs.end()) throw Error("--input " + inputs[i], "the model has no input named '" + name + "'");
-    feeds[name] = readInputFile(file, *want);
+    std::vector<Tensor> list = readInputSamples(file, *want);
+    if (list.size() > 1 && samples > 1 && list.size() != samples)
+      throw Error("--input " + inputs[i], "holds " + std::to_string(list.size()) + " samples, another input " +
+                                              std::to_string(samples));
+    samples = std::max(samples, list.size());
+    inputSamples[name] = std::move(list);
   }
-  compiler::model::ModelRunResult r;
-  double jitHostMicros = 0, jitCompileSeconds = 0;
+  auto feedsFor = [&](size_t sample) {
+    std::map<std::string, Tensor> feeds;
+    for (const auto& [name, list] : inputSamples) feeds[name] = list.size() == 1 ? list[0] : list[sample];
+    return feeds;
+  };
+  // The first sample is the one timed layer by layer, traced and exported; the others only run.
+  std::vector<compiler::model::ModelRunResult> results;
+  double jitHostMicros = 0, jitCompileSeconds = 0, allSeconds = 0;
   if (jit) {
     const codegen::JitModel code(m, codegen::symbolNameFor(a.model));
     runtime::AotSession aot(code.descriptor(), session);
-    r = codegen::runGenerated(m, code.descriptor(), aot.handle(), feeds);
-    r.counters = session.threadQueue().device().counters();
+    for (size_t k = 0; k < samples; ++k) {
+      results.push_back(codegen::runGenerated(m, code.descriptor(), aot.handle(), feedsFor(k)));
+      allSeconds += results.back().seconds;
+      if (k == 0) results.back().counters = session.threadQueue().device().counters();
+    }
+    const compiler::model::ModelRunResult& first = results.front();
     // Everything but the segments' device runs: the host operators, packing and unpacking.
-    jitHostMicros = (r.seconds - r.segmentSeconds) * 1e6;
+    jitHostMicros = (first.seconds - first.segmentSeconds) * 1e6;
     jitCompileSeconds = code.compileSeconds();
   } else {
     compiler::model::ModelRunner runner(m, session);
+    bool observing = true;
     if (simExport)
-      runner.observeSegments([&](const compiler::model::SegmentRunView& v, bool finished) { simExport->observe(v, finished); });
-    compiler::model::RunOptions runOptions;
-    runOptions.layerCycles = !noLayerCycles;
-    runOptions.instructionSpans = !timeline.empty();
-    r = runner.run(feeds, runOptions);
+      runner.observeSegments([&](const compiler::model::SegmentRunView& v, bool finished) {
+        if (observing) simExport->observe(v, finished);
+      });
+    for (size_t k = 0; k < samples; ++k) {
+      compiler::model::RunOptions runOptions;
+      runOptions.layerCycles = !noLayerCycles && k == 0;
+      runOptions.instructionSpans = !timeline.empty() && k == 0;
+      results.push_back(runner.run(feedsFor(k), runOptions));
+      allSeconds += results.back().seconds;
+      observing = false;
+    }
+  }
+  const compiler::model::ModelRunResult& r = results.front();
+  std::map<std::string, Tensor> outputs;
+  for (const Tensor& want : m.outputs) {
+    std::vector<const Tensor*> parts;
+    for (const auto& each : results) parts.push_back(&each.outputs.at(want.name));
+    outputs[want.name] = samples == 1 ? *parts.front() : stackSamples(parts);
   }
   std::string manifest;
   if (simExport) manifest = simExport->writeManifest();
@@ -474,25 +590,40 @@ int cmdRun(const std::vector<std::string>& args) {
     std::printf("model %s (%s) on %s, config %s%s\n", a.model.c_str(), m.quantization.c_str(), target.c_str(), cfg.name.c_str(),
                 jit ? ", host side compiled by the LLVM ORC JIT" : "");
   for (const Tensor& want : m.outputs) {
+    const Tensor& result = outputs.at(want.name);
+    const bool classes = result.shape.size() == 2 && result.shape[0] == int64_t(samples) && result.shape[1] > 1;
     if (json) {
-      const Tensor& o = r.outputs.at(want.name);
-      nlohmann::json j = {{"shape", o.shape}, {"dtype", compiler::ir::dtypeName(o.dtype)}};
-      const std::vector<float> v = asFloats(o);
-      nlohmann::json topList = nlohmann::json::array();
-      for (int k : topK(v, top))
-        topList.push_back({{"index", k}, {"label", size_t(k) < labels.size() ? labels[size_t(k)] : ""}, {"value", v[size_t(k)]}});
-      j["top"] = topList;
+      nlohmann::json j = {{"shape", result.shape}, {"dtype", compiler::ir::dtypeName(result.dtype)}};
+      auto topOf = [&](const std::vector<float>& v) {
+        nlohmann::json list = nlohmann::json::array();
+        for (int k : topK(v, top))
+          list.push_back({{"index", k}, {"label", size_t(k) < labels.size() ? labels[size_t(k)] : ""}, {"value", v[size_t(k)]}});
+        return list;
+      };
+      if (samples == 1) {
+        j["top"] = topOf(asFloats(result));
+      } else {
+        j["top"] = nlohmann::json::array();
+        for (const auto& each : results) j["top"].push_back(topOf(asFloats(each.outputs.at(want.name))));
+      }
+      const std::vector<float> v = asFloats(result);
       if (v.size() <= 4096) j["values"] = v;
       report["outputs"][want.name] = j;
-    }
-    const Tensor& result = r.outputs.at(want.name);
-    const std::vector<float> v = asFloats(result);
-    if (json) {
-    } else if (result.elements() > 1 && (result.shape.size() == 2 && result.shape[0] == 1)) {
+    } else if (classes && samples == 1) {
+      const std::vector<float> v = asFloats(result);
       std::printf("output '%s' %s, top %d:\n", want.name.c_str(), result.describe().c_str(), std::min<int>(top, int(v.size())));
       for (int k : topK(v, top))
         std::printf("  %4d  %-20s %10.4f\n", k, size_t(k) < labels.size() ? labels[size_t(k)].c_str() : "", v[size_t(k)]);
+    } else if (classes) {
+      std::printf("output '%s' %s, top 1 of each sample:\n", want.name.c_str(), result.describe().c_str());
+      for (size_t k = 0; k < samples; ++k) {
+        const std::vector<float> v = asFloats(results[k].outputs.at(want.name));
+        const int best = topK(v, 1).at(0);
+        std::printf("  sample %-4zu %4d  %-20s %10.4f\n", k, best, size_t(best) < labels.size() ? labels[size_t(best)].c_str() : "",
+                    v[size_t(best)]);
+      }
     } else {
+      const std::vector<float> v = asFloats(result);
       std::printf("output '%s' %s:", want.name.c_str(), result.describe().c_str());
       for (size_t i = 0; i < v.size() && i < 16; ++i) std::printf(" %g", v[i]);
       std::printf(v.size() > 16 ? " ...\n" : "\n");
@@ -505,6 +636,79 @@ int cmdRun(const std::vector<std::string>& args) {
       compiler::io::writeNpy(path, result, a.force);
       if (!json) std::printf("  wrote %s\n", path.c_str());
     }
+  }
+  // A detector's boxes, per sample: decoded from its first output on the host, after non-maximum suppression.
+  const bool detector = compiler::detection::isGridDetector(m.metadata);
+  std::vector<std::vector<compiler::detection::Box>> boxes;
+  if (detector) {
+    if (!(scoreThreshold >= 0 && scoreThreshold <= 1)) throw Error("--score-threshold", "must be within 0..1");
+    if (!(nmsIou >= 0 && nmsIou <= 1)) throw Error("--nms-iou", "must be within 0..1");
+    const Tensor& in = m.inputs.at(0);
+    if (in.shape.size() != 4) throw Error(a.model, "is a detector whose input is " + in.describe() + ", not an image");
+    const std::string first = m.outputs.at(0).name;
+    const auto layout = compiler::detection::gridLayout(results.front().outputs.at(first), in.shape[2], in.shape[3],
+                                                        "detector output '" + first + "'");
+    nlohmann::json all = nlohmann::json::array();
+    for (size_t k = 0; k < samples; ++k) {
+      boxes.push_back(compiler::detection::nonMaxSuppression(
+          compiler::detection::decodeGrid(results[k].outputs.at(first), layout, scoreThreshold), nmsIou));
+      nlohmann::json list = nlohmann::json::array();
+      if (!json)
+        std::printf("%s: %zu box(es) with score >= %g after NMS at IoU %g (decoded on the host)\n",
+                    samples > 1 ? ("sample " + std::to_string(k)).c_str() : "boxes", boxes.back().size(), scoreThreshold, nmsIou);
+      for (const auto& b : boxes.back()) {
+        const std::string label = size_t(b.cls) < labels.size() ? labels[size_t(b.cls)] : std::to_string(b.cls);
+        if (json)
+          list.push_back({{"class", b.cls}, {"label", label}, {"score", b.score}, {"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}});
+        else
+          std::printf("  %-12s score %.3f  x %6.1f  y %6.1f  w %6.1f  h %6.1f\n", label.c_str(), b.score, b.x, b.y, b.w, b.h);
+      }
+      all.push_back(list);
+    }
+    if (json) report["boxes"] = samples == 1 ? all[0] : all;
+  }
+  if (!png.empty() && detector) {
+    // The input image(s) with the boxes drawn.
+    const std::string name = m.inputs.at(0).name;
+    std::vector<const Tensor*> parts;
+    for (const Tensor& t : inputSamples.at(name)) parts.push_back(&t);
+    const Tensor images = parts.size() == 1 ? *parts[0] : stackSamples(parts);
+    std::string how;
+    const auto [lo, hi] = pngRange(pngRangeText, "", asFloats(images), &how);
+    compiler::io::Image canvas = compiler::io::tileImages(images, lo, hi, "input '" + name + "'");
+    for (size_t k = 0; k < boxes.size(); ++k) {
+      auto shifted = boxes[k];
+      const auto [x0, y0] = compiler::io::tileOrigin(int64_t(k), int64_t(boxes.size()), images.shape[2], images.shape[3]);
+      for (auto& b : shifted) {
+        b.x += float(x0);
+        b.y += float(y0);
+      }
+      compiler::detection::drawBoxes(canvas, shifted);
+    }
+    compiler::io::writePng(png, canvas, a.force);
+    if (json) report["png"] = {{"path", png}, {"input", name}, {"range", {lo, hi}}};
+    else std::printf("wrote %s: input '%s' with the boxes drawn (%g..%g as black..white, %s)\n", png.c_str(), name.c_str(), lo, hi, how.c_str());
+  } else if (!png.empty()) {
+    // The first output that holds images: [N, 1 or 3, H, W].
+    auto isImage = [](const Tensor& t) { return t.shape.size() == 4 && (t.shape[1] == 1 || t.shape[1] == 3) && t.shape[2] > 1 && t.shape[3] > 1; };
+    const Tensor* image = nullptr;
+    std::string imageName;
+    for (const Tensor& want : m.outputs)
+      if (!image && isImage(outputs.at(want.name))) {
+        image = &outputs.at(want.name);
+        imageName = want.name;
+      }
+    if (!image) {
+      std::string shapes;
+      for (const Tensor& want : m.outputs) shapes += (shapes.empty() ? "" : ", ") + outputs.at(want.name).describe();
+      throw Error("--png " + png, "no output of the model is an image [N, 1 or 3, H, W]: " + shapes);
+    }
+    std::string how;
+    const auto meta = m.metadata.find("image_range");
+    const auto [lo, hi] = pngRange(pngRangeText, meta == m.metadata.end() ? "" : meta->second, asFloats(*image), &how);
+    compiler::io::writePng(png, compiler::io::tileImages(*image, lo, hi, "output '" + imageName + "'"), a.force);
+    if (json) report["png"] = {{"path", png}, {"output", imageName}, {"range", {lo, hi}}};
+    else std::printf("wrote %s: output '%s', %g..%g as black..white (%s)\n", png.c_str(), imageName.c_str(), lo, hi, how.c_str());
   }
   if (!timeline.empty()) {
     const std::string trace = compiler::model::chromeTrace(m, r);
@@ -520,8 +724,12 @@ int cmdRun(const std::vector<std::string>& args) {
     report["total"] = {{"cycles", r.counters.cycles}, {"instructions", r.counters.totalInsns()}, {"macs", r.counters.macs},
                     {"seconds", r.seconds}, {"segments", m.segments.size()}};
     if (jit) report["total"]["host_side_microseconds"] = jitHostMicros;
+    if (samples > 1) report["samples"] = {{"count", samples}, {"seconds", allSeconds}, {"layers_and_total_of", "sample 0"}};
     std::printf("%s\n", report.dump(2).c_str());
   } else {
+    if (samples > 1)
+      std::printf("%zu samples in %.3f s wall; the table is sample 0's (every sample runs the same instructions)\n", samples,
+                  allSeconds);
     printLayerTable(m, r, cfg, !jit);
   }
   if (jit && !json)

@@ -4,6 +4,8 @@
 #include <png.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -270,6 +272,70 @@ Tensor readImage(const std::string& path) {
   if (b.size() >= 8 && png_sig_cmp(b.data(), 0, 8) == 0) return readPng(path, b);
   if (b.size() >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '2')) return readPgm(path, b);
   throw Error(path, "is neither a PNG nor a PGM (P5/P2) image");
+}
+
+namespace {
+
+// Black pixels between tiled images.
+constexpr int64_t kGap = 2;
+
+int64_t tileColumns(int64_t count) { return int64_t(std::ceil(std::sqrt(double(count)))); }
+
+}  // namespace
+
+std::pair<int64_t, int64_t> tileOrigin(int64_t index, int64_t count, int64_t h, int64_t w) {
+  const int64_t columns = tileColumns(count);
+  return {(index % columns) * (w + kGap), (index / columns) * (h + kGap)};
+}
+
+Image tileImages(const Tensor& images, float lo, float hi, const std::string& origin) {
+  std::vector<int64_t> shape = images.shape;
+  if (shape.size() == 3) shape.insert(shape.begin(), 1);
+  if (shape.size() != 4 || (shape[1] != 1 && shape[1] != 3) || shape[0] < 1 || shape[2] < 1 || shape[3] < 1)
+    throw Error(origin, "is " + images.describe() + ", not images: [N, C, H, W] with C = 1 (gray) or 3 (colour) is needed");
+  if (!(hi > lo)) throw Error(origin, "the value range to map to 0..255 is empty");
+  const int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+  const int64_t columns = tileColumns(n), rows = (n + columns - 1) / columns;
+  Image img;
+  img.channels = c;
+  img.width = columns * w + (columns - 1) * kGap;
+  img.height = rows * h + (rows - 1) * kGap;
+  if (img.width * img.height > int64_t(1) << 28) throw Error(origin, "tiles into an implausibly large image");
+  img.pixels.assign(size_t(img.width * img.height * c), 0);
+  const bool isFloat = images.dtype == ir::DType::kFloat32;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto [x0, y0] = tileOrigin(i, n, h, w);
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const size_t at = size_t(((i * c + ch) * h + y) * w + x);
+          const double v = isFloat ? double(images.floats.at(at)) : double(images.ints.at(at));
+          const double scaled = std::round((v - lo) / (double(hi) - lo) * 255.0);
+          img.pixels[size_t(((y0 + y) * img.width + x0 + x) * c + ch)] = uint8_t(std::clamp(scaled, 0.0, 255.0));
+        }
+  }
+  return img;
+}
+
+void writePng(const std::string& path, const Image& image, bool overwrite) {
+  if (image.channels != 1 && image.channels != 3) throw Error(path, "a PNG is written from 1 or 3 channels");
+  if (image.pixels.size() != size_t(image.width * image.height * image.channels))
+    throw Error(path, "the image holds fewer pixels than its size needs");
+  png_image png;
+  std::memset(&png, 0, sizeof png);
+  png.version = PNG_IMAGE_VERSION;
+  png.width = png_uint_32(image.width);
+  png.height = png_uint_32(image.height);
+  png.format = image.channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  // First call sizes the buffer, the second fills it.
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&png, nullptr, &size, 0, image.pixels.data(), 0, nullptr))
+    throw Error(path, std::string("PNG encoding failed: ") + png.message);
+  std::vector<uint8_t> bytes(size);
+  if (!png_image_write_to_memory(&png, bytes.data(), &size, 0, image.pixels.data(), 0, nullptr))
+    throw Error(path, std::string("PNG encoding failed: ") + png.message);
+  bytes.resize(size);
+  writeBinaryFile(path, bytes, overwrite);
 }
 
 std::vector<std::string> readLabels(const std::string& path) {
