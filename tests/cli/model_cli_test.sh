@@ -190,5 +190,33 @@ if [ -f "$sin" ]; then
   expect_error "unsupported op" "Sin" "$tessera" compile "$sin"
 fi
 
+# A generator: 16 stacked latents run one after another, their images tiled into a PNG.
+gen=$src/models/fashion_mnist/dcgan
+png_size() { python3 -c "import struct,sys; b=open(sys.argv[1],'rb').read(24); assert b[:8]==b'\x89PNG\r\n\x1a\n'; print('%dx%d' % struct.unpack('>II', b[16:24]))" "$1"; }
+expect_ok "generator png" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$gen/reference_latents.npy" \
+  --png "$work/grid.png" --output-dir "$work/gen-out"
+grep -q "16 samples" "$work/out" || fail "generator: the 16 stacked latents did not run as 16 samples"
+grep -q "image_range metadata" "$work/out" || fail "generator png: not drawn by the model's image_range"
+[ "$(png_size "$work/grid.png")" = "118x118" ] || fail "generator png: $(png_size "$work/grid.png"), not 4x4 tiles of 28x28 with 2-pixel gaps"
+python3 -c "import ast,sys; b=open(sys.argv[1],'rb').read(); h=ast.literal_eval(b[10:10+int.from_bytes(b[8:10],'little')].decode()); assert h['shape']==(16,1,28,28), h" "$work/gen-out/image.npy" || fail "generator: stacked output"
+expect_error "png refuses to overwrite" "exists" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$gen/reference_latents.npy" --png "$work/grid.png"
+expect_error "png of a classifier" "no output of the model is an image" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --png "$work/c.png"
+expect_error "png range" "is not a range LO,HI" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$gen/reference_latents.npy" --png "$work/g2.png" --png-range 1,-1
+# A detector: its boxes printed and drawn on the input image.
+det=$src/models/shapes_detector
+expect_ok "detector boxes" "$tessera" run "$det/detector.onnx" --calibrate "$det/calib.npy" --input "$det/sample_0.png" --png "$work/boxes.png" --json
+python3 - "$work/out" "$det/sample_boxes.json" <<'PY' || fail "detector: the boxes are not the sample's objects"
+import json, sys
+got = json.load(open(sys.argv[1]))["boxes"]
+truth = json.load(open(sys.argv[2]))
+def iou(a, b):
+    w = max(0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])); h = max(0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    return w * h / (a[2] * a[3] + b[2] * b[3] - w * h)
+for label, *box in truth:
+    assert any(g["label"] == label and iou([g["x"], g["y"], g["w"], g["h"]], box) > 0.5 for g in got), (label, box, got)
+PY
+[ "$(png_size "$work/boxes.png")" = "64x64" ] || fail "detector png: $(png_size "$work/boxes.png")"
+expect_error "score threshold" "score-threshold" "$tessera" run "$det/detector.onnx" --calibrate "$det/calib.npy" --input "$det/sample_0.png" --score-threshold 2
+
 if [ $failures -ne 0 ]; then echo "$failures model CLI check(s) failed"; exit 1; fi
 echo "all model CLI checks passed"
