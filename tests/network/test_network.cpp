@@ -1081,6 +1081,51 @@ TEST(Network, TransposedConvolutionsRunAsConvolutions) {
   }
 }
 
+// Transposed convolutions the lowering does not take (dilations, groups) stay whole on the host,
+// named in the layer table, and compute what the float model does.
+TEST(Network, TransposedConvolutionsItCannotLowerRunOnTheHost) {
+  std::mt19937 rng(17);
+  Graph g;
+  g.name = g.origin = "odd-transposed";
+  g.opset = 13;
+  for (Tensor t : {floatTensor("x", {1, 16, 5, 5}, rng, 1, false), floatTensor("wd", {16, 8, 3, 3}, rng, 0.2f, true),
+                   floatTensor("wg", {16, 4, 3, 3}, rng, 0.2f, true), floatTensor("wc", {16, 16, 1, 1}, rng, 0.2f, true)}) {
+    if (!t.isConstant) t.floats.clear();
+    g.tensors[t.name] = t;
+  }
+  g.inputs = {"x"};
+  g.nodes.push_back(node("Conv", "before", {"x", "wc"}, {"c"}));
+  Node dilated = node("ConvTranspose", "up_dilated", {"c", "wd"}, {"d"});
+  dilated.attrs["strides"] = ints({2, 2});
+  dilated.attrs["dilations"] = ints({2, 2});
+  g.nodes.push_back(dilated);
+  Node grouped = node("ConvTranspose", "up_grouped", {"c", "wg"}, {"e"});
+  grouped.attrs["strides"] = ints({2, 2});
+  Attribute groups;  // kind int
+  groups.i = 4;
+  grouped.attrs["group"] = groups;
+  g.nodes.push_back(grouped);
+  g.outputs = {"d", "e"};
+  tessera::compiler::host::inferShapes(g);
+  auto input = [&](uint32_t seed) {
+    std::mt19937 r(seed);
+    return std::map<std::string, Tensor>{{"x", floatTensor("x", {1, 16, 5, 5}, r, 1, false)}};
+  };
+  const CompiledModel m = compileCalibrated(g, input, 80);
+  EXPECT_EQ(acceleratorLayerNames(m), (std::vector<std::string>{"conv2d before"}));
+  std::vector<std::string> hostLayers;
+  for (const auto& l : m.layers)
+    if (!l.onAccelerator && l.kind == "ConvTranspose") hostLayers.push_back(l.name);
+  EXPECT_EQ(hostLayers, (std::vector<std::string>{"up_dilated", "up_grouped"}));
+  const auto in = input(95);
+  const auto want = tessera::compiler::host::evaluate(g, in);
+  const auto ref = tessera::compiler::model::runReference(m, in);
+  for (const char* name : {"d", "e"}) {
+    ASSERT_EQ(ref.outputs.at(name).floats.size(), want.at(name).floats.size()) << name;
+    EXPECT_GT(cosine(ref.outputs.at(name).floats, want.at(name).floats), 0.99) << name;
+  }
+}
+
 TEST(Network, CompiledModelFilesRoundTripAndRefuseCorruption) {
   const CompiledModel m = compileSmall(tessera::hw::Config::load("default"));
   const std::vector<uint8_t> bytes = m.serialize();
