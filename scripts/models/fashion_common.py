@@ -1,5 +1,6 @@
 """Shared pieces of the Fashion-MNIST model scripts: IDX reading, the CNN, ONNX export and clean-up."""
 import gzip
+import json
 import os
 import sys
 
@@ -135,3 +136,74 @@ def op_histogram(model_proto):
     for node in model_proto.graph.node:
         counts[node.op_type] = counts.get(node.op_type, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def save_checked(model_proto, path):
+    """Checks an exported model, saves it and returns its operator histogram."""
+    import onnx
+    onnx.checker.check_model(model_proto)
+    onnx.save(model_proto, path)
+    return op_histogram(model_proto)
+
+
+def training_arguments(description, epochs, batch_size, lr):
+    """The options the training scripts share: OUT_DIR, the data set, seed, epochs, batch size, peak
+    learning rate, --force."""
+    import argparse
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("out_dir")
+    p.add_argument("--dataset-dir", default=DATASET_DIR)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=epochs)
+    p.add_argument("--batch-size", type=int, default=batch_size)
+    p.add_argument("--lr", type=float, default=lr)
+    p.add_argument("--force", action="store_true")
+    return p
+
+
+def train_epochs(model, inputs, targets, loss_of, optimizer, epochs, batch_size, lr, seed):
+    """Minibatches in a seeded random order each epoch, the learning rate on a one-cycle schedule
+    peaking at `lr` (15% warm-up); prints each epoch's mean loss and time."""
+    import time
+    import torch
+    generator = torch.Generator().manual_seed(seed)
+    steps = (len(inputs) + batch_size - 1) // batch_size
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, epochs=epochs, steps_per_epoch=steps, pct_start=0.15)
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(len(inputs), generator=generator)
+        total, started = 0.0, time.time()
+        for step in range(steps):
+            idx = order[step * batch_size:(step + 1) * batch_size]
+            optimizer.zero_grad()
+            loss = loss_of(model(inputs[idx]), targets[idx])
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            total += float(loss) * len(idx)
+        print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(inputs):.4f} ({time.time() - started:.0f} s)", flush=True)
+
+
+def export_classifier(model, path, doc_string, preserve_batchnorm=False):
+    """Exports a Fashion-MNIST classifier at opset 13 (input `image` [1,1,28,28], output `logits`,
+    the labels as metadata) and returns the cleaned model, not yet saved. `preserve_batchnorm`: with
+    the model in eval mode, PRESERVE exports inference BatchNormalization nodes, where EVAL would run
+    torch's eval peephole pass, which folds them into Conv even with constant folding off."""
+    import onnx
+    import torch
+    model.eval()
+    mode = torch.onnx.TrainingMode.PRESERVE if preserve_batchnorm else torch.onnx.TrainingMode.EVAL
+    torch.onnx.export(model, torch.zeros(1, 1, 28, 28), path, opset_version=13, input_names=["image"],
+                      output_names=["logits"], training=mode, do_constant_folding=not preserve_batchnorm)
+    proto = inline_identities(onnx.load(path))
+    del proto.metadata_props[:]
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = "labels", ",".join(LABELS)
+    proto.doc_string = doc_string
+    return proto
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f, indent=1)
+        f.write("\n")

@@ -208,25 +208,9 @@ def evaluate(model, images, truth):
 
 def train(model, images, boxes, epochs, batch_size, lr, seed):
     import torch
-    rng = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    steps = (len(images) + batch_size - 1) // batch_size
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, epochs=epochs, steps_per_epoch=steps, pct_start=0.15)
-    inputs = torch.from_numpy(images.astype(np.float32) / 255.0)
-    goal = torch.from_numpy(targets(boxes, len(images)))
-    for epoch in range(epochs):
-        model.train()
-        order = torch.randperm(len(images), generator=rng)
-        total, started = 0.0, time.time()
-        for step in range(steps):
-            idx = order[step * batch_size:(step + 1) * batch_size]
-            optimizer.zero_grad()
-            loss = loss_of(model(inputs[idx]), goal[idx])
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            total += float(loss) * len(idx)
-        print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(images):.4f} ({time.time() - started:.0f} s)", flush=True)
+    fc.train_epochs(model, torch.from_numpy(images.astype(np.float32) / 255.0), torch.from_numpy(targets(boxes, len(images))),
+                    loss_of, optimizer, epochs, batch_size, lr, seed)
 
 
 def export(model, path):
@@ -243,9 +227,7 @@ def export(model, path):
     proto.doc_string = (f"Tessera shapes detector; input float32 RGB pixel/255, NCHW 1x3x{SIZE}x{SIZE}; output "
                         f"[1,{5 + len(CLASSES)},{GRID},{GRID}] after sigmoid: objectness, centre x and y in the cell, "
                         "width and height as fractions of the image, class probabilities (docs/beyond-classification.md)")
-    onnx.checker.check_model(proto)
-    onnx.save(proto, path)
-    return fc.op_histogram(proto)
+    return fc.save_checked(proto, path)
 
 
 def write_set(out_dir, name, count, seed, force):
@@ -301,9 +283,7 @@ def main():
               "lr": args.lr, "train_images": args.train_images, "eval_images": 1000, "eval_seed": 1,
               "float_map50": round(float_map, 4), "train_seconds": round(seconds, 1), "torch": torch.__version__,
               "ops": ops, "bytes": os.path.getsize(path)}
-    with open(os.path.join(args.out_dir, "detector.json"), "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
+    fc.write_json(os.path.join(args.out_dir, "detector.json"), result)
     print(f"detector: float mAP@0.5 {float_map * 100:.2f} over 1000 evaluation images, trained in {seconds:.0f} s; ops {ops}",
           flush=True)
 

@@ -1,13 +1,9 @@
 #!/usr/bin/python3
 """Trains small Fashion-MNIST versions of three CNN families (MobileNetV3-style, SqueezeNet-style, ShuffleNetV2-style) and exports each as float ONNX."""
-import argparse
-import json
 import os
 import sys
 import time
 
-import numpy as np
-import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -149,50 +145,20 @@ FAMILIES = {"mobilenet_style": MobileNetStyle, "squeezenet_style": SqueezeNetSty
 
 
 def train(model, images, labels, epochs, batch_size, lr, seed):
-    generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    steps = (len(images) + batch_size - 1) // batch_size
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, epochs=epochs, steps_per_epoch=steps, pct_start=0.15)
-    inputs, targets = torch.from_numpy(fc.to_input(images)), torch.from_numpy(labels)
-    for epoch in range(epochs):
-        model.train()
-        order = torch.randperm(len(images), generator=generator)
-        total, started = 0.0, time.time()
-        for step in range(steps):
-            idx = order[step * batch_size:(step + 1) * batch_size]
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(inputs[idx]), targets[idx])
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            total += float(loss) * len(idx)
-        print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(images):.4f} ({time.time() - started:.0f} s)", flush=True)
+    fc.train_epochs(model, torch.from_numpy(fc.to_input(images)), torch.from_numpy(labels), F.cross_entropy, optimizer,
+                    epochs, batch_size, lr, seed)
 
 
 def export(model, path, name):
-    model.eval()
-    torch.onnx.export(model, torch.zeros(1, 1, 28, 28), path, opset_version=13, input_names=["image"],
-                      output_names=["logits"], training=torch.onnx.TrainingMode.EVAL, do_constant_folding=True)
-    proto = fc.inline_identities(onnx.load(path))
-    del proto.metadata_props[:]
-    entry = proto.metadata_props.add()
-    entry.key, entry.value = "labels", ",".join(fc.LABELS)
-    proto.doc_string = f"Tessera Fashion-MNIST {name}; input float32 pixel/255, NCHW 1x1x28x28 (padded to 32x32 inside); output logits"
-    onnx.checker.check_model(proto)
-    onnx.save(proto, path)
-    return fc.op_histogram(proto)
+    proto = fc.export_classifier(model, path, f"Tessera Fashion-MNIST {name}; input float32 pixel/255, NCHW 1x1x28x28 "
+                                              "(padded to 32x32 inside); output logits")
+    return fc.save_checked(proto, path)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("out_dir")
+    p = fc.training_arguments(__doc__, epochs=3, batch_size=128, lr=4e-3)
     p.add_argument("--family", action="append", choices=list(FAMILIES), help="only these (default: all)")
-    p.add_argument("--dataset-dir", default=fc.DATASET_DIR)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--lr", type=float, default=4e-3)
-    p.add_argument("--force", action="store_true")
     args = p.parse_args()
     families = args.family or list(FAMILIES)
     for name in families:
@@ -216,9 +182,7 @@ def main():
         result = {"family": name, "seed": args.seed, "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr,
                   "float_top1": round(accuracy, 4), "test_images": len(test_images), "train_seconds": round(seconds, 1),
                   "torch": torch.__version__, "ops": ops, "bytes": os.path.getsize(path)}
-        with open(os.path.join(args.out_dir, name + ".json"), "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        fc.write_json(os.path.join(args.out_dir, name + ".json"), result)
         print(f"{name}: float top-1 {accuracy * 100:.2f}% on {len(test_images)} test images, trained in {seconds:.0f} s; ops {ops}", flush=True)
 
 

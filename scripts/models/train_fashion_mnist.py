@@ -8,7 +8,6 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
-import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fashion_common as fc  # noqa: E402
@@ -29,50 +28,19 @@ def parse_args():
 
 
 def train(model, images, labels, args):
-    generator = torch.Generator().manual_seed(args.seed)
+    # The one-cycle rate decays to zero over the run: the last epoch settles BN statistics and weights together.
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    steps_per_epoch = (len(images) + args.batch_size - 1) // args.batch_size
-    # Cosine decay to zero over the run: the last epoch settles BN statistics and weights together.
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
-                                                    steps_per_epoch=steps_per_epoch, pct_start=0.15)
-    loss_fn = nn.CrossEntropyLoss()
-    inputs = torch.from_numpy(fc.to_input(images))
-    targets = torch.from_numpy(labels)
-    for epoch in range(args.epochs):
-        model.train()
-        order = torch.randperm(len(images), generator=generator)
-        total_loss = 0.0
-        started = time.time()
-        for step in range(steps_per_epoch):
-            idx = order[step * args.batch_size:(step + 1) * args.batch_size]
-            optimizer.zero_grad()
-            loss = loss_fn(model(inputs[idx]), targets[idx])
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            total_loss += float(loss) * len(idx)
-        print(f"epoch {epoch + 1}/{args.epochs}: loss {total_loss / len(images):.4f} "
-              f"({time.time() - started:.0f} s)", flush=True)
+    fc.train_epochs(model, torch.from_numpy(fc.to_input(images)), torch.from_numpy(labels), nn.CrossEntropyLoss(), optimizer,
+                    args.epochs, args.batch_size, args.lr, args.seed)
 
 
 def export(model, path):
-    model.eval()
-    # PRESERVE with the model in eval mode exports inference-mode BatchNormalization nodes; EVAL would
-    # run torch's eval peephole pass, which folds BN into Conv even with constant folding off.
-    torch.onnx.export(model, torch.zeros(1, 1, 28, 28), path, opset_version=13,
-                      input_names=["image"], output_names=["logits"],
-                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
-    proto = fc.inline_identities(onnx.load(path))
-    del proto.metadata_props[:]
-    entry = proto.metadata_props.add()
-    entry.key, entry.value = "labels", ",".join(fc.LABELS)
-    proto.doc_string = "Tessera Fashion-MNIST CNN; input float32 pixel/255, NCHW 1x1x28x28; output logits"
-    onnx.checker.check_model(proto)
+    proto = fc.export_classifier(model, path, "Tessera Fashion-MNIST CNN; input float32 pixel/255, NCHW 1x1x28x28; output logits",
+                                 preserve_batchnorm=True)
     ops = fc.op_histogram(proto)
     if ops.get("BatchNormalization", 0) != 4:
         sys.exit(f"error: {path}: expected 4 BatchNormalization nodes, export gave {ops}")
-    onnx.save(proto, path)
-    return ops
+    return fc.save_checked(proto, path)
 
 
 def write_pgm(path, image_u8):
