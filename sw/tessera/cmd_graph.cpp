@@ -308,6 +308,16 @@ std::vector<int> topK(const std::vector<float>& v, int k) {
   return idx;
 }
 
+// The host steps' time summed by op, largest first.
+std::vector<std::pair<std::string, double>> hostTimeByOp(const CompiledModel& m, const compiler::model::ModelRunResult& r) {
+  std::map<std::string, double> byOp;
+  for (size_t i = 0; i < m.layers.size(); ++i)
+    if (!m.layers[i].onAccelerator) byOp[m.layers[i].kind] += r.layers[i].hostMicros;
+  std::vector<std::pair<std::string, double>> kinds(byOp.begin(), byOp.end());
+  std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return kinds;
+}
+
 // `hostTimed`: whether host steps were timed one by one (generated code runs them as one function).
 void printLayerTable(const CompiledModel& m, const compiler::model::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
@@ -342,6 +352,16 @@ void printLayerTable(const CompiledModel& m, const compiler::model::ModelRunResu
   if (layerSum)
     std::printf("layer cycles: each accelerator layer's instructions run again alone (sum %s; the end-to-end figure "
                 "above is the whole stream, one FINISH per segment)\n", thousands(layerSum).c_str());
+  const auto kinds = hostTimeByOp(m, r);
+  if (hostTimed && !kinds.empty() && r.seconds > 0) {
+    double total = 0;
+    for (const auto& [op, micros] : kinds) total += micros;
+    std::printf("host steps: %.0f us, %.1f%% of the run's wall time; by op:", total, 100.0 * total / (r.seconds * 1e6));
+    for (size_t i = 0; i < kinds.size() && i < 8; ++i)
+      std::printf("%s %s %.0f us (%.1f%%)", i ? "," : "", kinds[i].first.c_str(), kinds[i].second,
+                  100.0 * kinds[i].second / (r.seconds * 1e6));
+    std::printf(kinds.size() > 8 ? ", ...\n" : "\n");
+  }
 }
 
 nlohmann::json layersJson(const CompiledModel& m, const compiler::model::ModelRunResult& r, const hw::Config& cfg, bool hostTimed) {
@@ -723,7 +743,13 @@ int cmdRun(const std::vector<std::string>& args) {
     report["layers"] = layersJson(m, r, cfg, !jit);
     report["total"] = {{"cycles", r.counters.cycles}, {"instructions", r.counters.totalInsns()}, {"macs", r.counters.macs},
                     {"seconds", r.seconds}, {"segments", m.segments.size()}};
-    if (jit) report["total"]["host_side_microseconds"] = jitHostMicros;
+    if (jit) {
+      report["total"]["host_side_microseconds"] = jitHostMicros;
+    } else {
+      nlohmann::json byOp = nlohmann::json::object();
+      for (const auto& [op, micros] : hostTimeByOp(m, r)) byOp[op] = micros;
+      report["total"]["host_microseconds_by_op"] = byOp;
+    }
     if (samples > 1) report["samples"] = {{"count", samples}, {"seconds", allSeconds}, {"layers_and_total_of", "sample 0"}};
     std::printf("%s\n", report.dump(2).c_str());
   } else {
