@@ -21,18 +21,15 @@
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "model_test_support.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using tessera::model_test::env;
 namespace det = tessera::compiler::detection;
 using tessera::compiler::ir::DType;
 using tessera::compiler::ir::Tensor;
-
-std::string env(const char* name, const char* fallback = "") {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
 
 // Image i of a uint8 [N,3,H,W] stack as the model's input: float pixel/255.
 Tensor imageInput(const Tensor& stack, int64_t i, const std::string& name) {
@@ -44,12 +41,6 @@ Tensor imageInput(const Tensor& stack, int64_t i, const std::string& name) {
   const int64_t per = t.elements();
   for (int64_t k = 0; k < per; ++k) t.floats.push_back(float(stack.ints[size_t(i * per + k)]) / 255.0f);
   return t;
-}
-
-bool built(const std::string& target, const tessera::hw::Config& cfg) {
-  for (const auto* t : tessera::runtime::availableTargets())
-    if (t->name == target) return t->supports(cfg);
-  return false;
 }
 
 // Scores down to 0.05 and NMS at 0.45, as train_detector.py evaluates the float model.
@@ -82,7 +73,7 @@ TEST(Detector, QuantizedMapIsWithinTwoPointsOfTheFloatModel) {
   const auto m = tessera::compiler::graph::compile(cfg, g, options);
   const auto placement = tessera::compiler::model::placementOf(m);
   EXPECT_GE(placement.acceleratorMacShare(), 0.99) << "share of the detector's MACs on the accelerator";
-  if (!built(target, cfg)) GTEST_SKIP() << "target " << target << " is not built";
+  if (!tessera::model_test::targetBuilt(target, cfg)) GTEST_SKIP() << "target " << target << " is not built";
 
   std::vector<det::ImageBoxes> truth, floatBoxes, quantBoxes;
   for (int64_t r = 0; r < truthRows.shape[0]; ++r) {
@@ -93,13 +84,7 @@ TEST(Detector, QuantizedMapIsWithinTwoPointsOfTheFloatModel) {
   }
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
-  // Another target than fsim must agree with fsim bit for bit.
-  std::unique_ptr<tessera::runtime::Session> fsimSession;
-  std::unique_ptr<tessera::compiler::model::ModelRunner> fsimRunner;
-  if (target != "fsim") {
-    fsimSession = std::make_unique<tessera::runtime::Session>("fsim", cfg);
-    fsimRunner = std::make_unique<tessera::compiler::model::ModelRunner>(m, *fsimSession);
-  }
+  const tessera::model_test::FsimTwin fsim(target, m, cfg);
   const std::string out = g.outputs.at(0);
   double runSeconds = 0;
   uint64_t cycles = 0;
@@ -112,8 +97,8 @@ TEST(Detector, QuantizedMapIsWithinTwoPointsOfTheFloatModel) {
     const auto r = runner.run({{g.inputs[0], in}});
     runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     cycles = r.counters.cycles;
-    if (fsimRunner) {
-      EXPECT_EQ(r.outputs.at(out).floats, fsimRunner->run({{g.inputs[0], in}}).outputs.at(out).floats) << "image " << i;
+    if (fsim.runner) {
+      EXPECT_EQ(r.outputs.at(out).floats, fsim.runner->run({{g.inputs[0], in}}).outputs.at(out).floats) << "image " << i;
     }
     quantBoxes.push_back({i, det::nonMaxSuppression(det::decodeGrid(r.outputs.at(out), layout, kScoreThreshold), kNmsIou)});
   }

@@ -20,16 +20,13 @@
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "model_test_support.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using tessera::model_test::env;
 using tessera::compiler::ir::Tensor;
-
-std::string env(const char* name, const char* fallback = "") {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
 
 // Images in [-1,1]: the peak-to-peak range is 2.
 double psnr(const std::vector<float>& got, const std::vector<float>& want) {
@@ -53,12 +50,6 @@ tessera::compiler::ir::Graph load() {
   const fs::path model = modelDir() / "generator.onnx";
   if (!fs::exists(model)) throw std::runtime_error(model.string() + " is missing: set TESSERA_GENERATOR_DIR (ctest does)");
   return tessera::compiler::onnx::importOnnx(model.string());
-}
-
-bool built(const std::string& target, const tessera::hw::Config& cfg) {
-  for (const auto* t : tessera::runtime::availableTargets())
-    if (t->name == target) return t->supports(cfg);
-  return false;
 }
 
 // The host's float execution of the file gives what PyTorch gave for the reference latents: the
@@ -91,10 +82,7 @@ TEST(Generator, QuantizedOutputsMatchTheFloatModel) {
   const auto g = load();
   tessera::compiler::graph::Calibration calibration;
   calibration.origin = (modelDir() / "calib").string();
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(calibration.origin))
-    if (e.path().extension() == ".npy") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = tessera::model_test::npyFiles(calibration.origin);
   ASSERT_EQ(files.size(), 16u);
   for (const fs::path& f : files) calibration.samples.push_back({{g.inputs[0], tessera::compiler::io::readNpy(f.string())}});
   tessera::compiler::graph::CompileOptions options;
@@ -106,17 +94,11 @@ TEST(Generator, QuantizedOutputsMatchTheFloatModel) {
   // Each transposed convolution's zero insertion is a host step today (docs/graph.md), so its four
   // layers run as four segments.
   EXPECT_LE(m.segments.size(), 4u) << "accelerator segments";
-  if (!built(target, cfg)) GTEST_SKIP() << "target " << target << " is not built";
+  if (!tessera::model_test::targetBuilt(target, cfg)) GTEST_SKIP() << "target " << target << " is not built";
 
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
-  // Another target than fsim must agree with fsim bit for bit.
-  std::unique_ptr<tessera::runtime::Session> fsimSession;
-  std::unique_ptr<tessera::compiler::model::ModelRunner> fsimRunner;
-  if (target != "fsim") {
-    fsimSession = std::make_unique<tessera::runtime::Session>("fsim", cfg);
-    fsimRunner = std::make_unique<tessera::compiler::model::ModelRunner>(m, *fsimSession);
-  }
+  const tessera::model_test::FsimTwin fsim(target, m, cfg);
   std::mt19937 rng(2026);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Tensor latent;
@@ -134,8 +116,8 @@ TEST(Generator, QuantizedOutputsMatchTheFloatModel) {
     const auto r = runner.run({{g.inputs[0], latent}});
     runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     cycles = r.counters.cycles;
-    if (fsimRunner) {
-      EXPECT_EQ(r.outputs.at(g.outputs[0]).floats, fsimRunner->run({{g.inputs[0], latent}}).outputs.at(g.outputs[0]).floats)
+    if (fsim.runner) {
+      EXPECT_EQ(r.outputs.at(g.outputs[0]).floats, fsim.runner->run({{g.inputs[0], latent}}).outputs.at(g.outputs[0]).floats)
           << "latent " << i;
     }
     const double p = psnr(r.outputs.at(g.outputs[0]).floats, want);

@@ -18,16 +18,13 @@
 #include "tessera/hw/config.h"
 #include "tessera/runtime/session.h"
 #include "tessera/runtime/target.h"
+#include "model_test_support.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using tessera::model_test::env;
 using tessera::compiler::ir::Tensor;
-
-std::string env(const char* name, const char* fallback = "") {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
 
 std::vector<size_t> topK(const std::vector<float>& v, size_t k) {
   std::vector<size_t> idx(v.size());
@@ -46,12 +43,6 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
     bb += double(b[i]) * b[i];
   }
   return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
-}
-
-bool built(const std::string& target, const tessera::hw::Config& cfg) {
-  for (const auto* t : tessera::runtime::availableTargets())
-    if (t->name == target) return t->supports(cfg);
-  return false;
 }
 
 // TESSERA_ZOO_DIR holds the exported files, TESSERA_ZOO_ARCH names the architecture,
@@ -80,10 +71,7 @@ TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
   tessera::compiler::graph::Calibration calibration;
   calibration.origin = (fs::path(dir) / (arch + "_calib")).string();
   tessera::compiler::graph::parseCalibrationMethod(method, "TESSERA_ZOO_CALIBRATION_METHOD", calibration);
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(calibration.origin))
-    if (e.path().extension() == ".npy") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  std::vector<fs::path> files = tessera::model_test::npyFiles(calibration.origin);
   ASSERT_GE(files.size(), calibrationCount);
   files.resize(calibrationCount);
   for (const fs::path& f : files) calibration.samples.push_back({{g.inputs[0], tessera::compiler::io::readNpy(f.string())}});
@@ -94,7 +82,7 @@ TEST(ZooArchitecture, RunsWholeAndAgreesWithTheFloatModel) {
   const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto placement = tessera::compiler::model::placementOf(m);
 
-  if (!built(target, cfg)) GTEST_SKIP() << "target " << target << " is not built";
+  if (!tessera::model_test::targetBuilt(target, cfg)) GTEST_SKIP() << "target " << target << " is not built";
   tessera::runtime::Session session(target, cfg);
   tessera::compiler::model::ModelRunner runner(m, session);
   double worstCosine = 1.0, runSeconds = 0;
