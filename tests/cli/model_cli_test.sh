@@ -200,6 +200,25 @@ grep -q "16 samples" "$work/out" || fail "generator: the 16 stacked latents did 
 grep -q "image_range metadata" "$work/out" || fail "generator png: not drawn by the model's image_range"
 [ "$(png_size "$work/grid.png")" = "118x118" ] || fail "generator png: $(png_size "$work/grid.png"), not 4x4 tiles of 28x28 with 2-pixel gaps"
 python3 -c "import ast,sys; b=open(sys.argv[1],'rb').read(); h=ast.literal_eval(b[10:10+int.from_bytes(b[8:10],'little')].decode()); assert h['shape']==(16,1,28,28), h" "$work/gen-out/image.npy" || fail "generator: stacked output"
+# Each stacked sample runs on its own input: latents 0 and 1 stacked give, second, what latent 1 alone gives.
+python3 - "$gen/calib/latent_00.npy" "$gen/calib/latent_01.npy" "$work/two.npy" <<'PY'
+import sys
+def data(path):
+    b = open(path, 'rb').read()
+    return b[10 + int.from_bytes(b[8:10], 'little'):]
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 64, 1, 1), }"
+header += ' ' * (63 - (10 + len(header)) % 64) + '\n'
+open(sys.argv[3], 'wb').write(b'\x93NUMPY\x01\x00' + len(header).to_bytes(2, 'little') + header.encode() + data(sys.argv[1]) + data(sys.argv[2]))
+PY
+expect_ok "two stacked latents" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$work/two.npy" --output-dir "$work/two-out"
+expect_ok "latent 1 alone" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$gen/calib/latent_01.npy" --output-dir "$work/one-out"
+python3 -c "
+import sys
+def data(p):
+    b = open(p, 'rb').read(); return b[10 + int.from_bytes(b[8:10], 'little'):]
+two, one = data(sys.argv[1]), data(sys.argv[2])
+assert len(two) == 2 * len(one) and two[len(one):] == one and two[:len(one)] != one
+" "$work/two-out/image.npy" "$work/one-out/image.npy" || fail "stacked samples: the second output is not latent 1's alone"
 expect_error "png refuses to overwrite" "exists" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$gen/reference_latents.npy" --png "$work/grid.png"
 expect_error "png of a classifier" "no output of the model is an image" "$tessera" run "$work/m.tsm" --input "$src/models/fashion_mnist/sample_0.npy" --png "$work/c.png"
 expect_error "png range" "is not a range LO,HI" "$tessera" run "$gen/generator.onnx" --calibrate "$gen/calib" --input "$gen/reference_latents.npy" --png "$work/g2.png" --png-range 1,-1
