@@ -301,6 +301,78 @@ Graph denseNetwork(uint32_t seed) {
   return g;
 }
 
+// A detector's neck: features upsampled by nearest Resize and concatenated with earlier ones (the
+// earlier ones also read by a convolution of their own), then upsampled once more by a factor of
+// 1x2 straight into a convolution. `resizeMode` and `transform` are the second Resize's; the first
+// is PyTorch's export (asymmetric, floor, scales), the last ONNX's defaults with sizes.
+Graph neckNetwork(uint32_t seed, const std::string& resizeMode = "nearest", const std::string& transform = "half_pixel") {
+  std::mt19937 rng(seed);
+  Graph g = inputGraph("neck");
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
+  auto conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t cin, int64_t cout, int k) {
+    add(floatTensor(name + "_w", {cout, cin, k, k}, rng, 0.3f, true));
+    add(floatTensor(name + "_b", {cout}, rng, 0.1f, true));
+    Node c = node("Conv", name, {in, name + "_w", name + "_b"}, {name + "_c"});
+    c.attrs["pads"] = ints({k / 2, k / 2, k / 2, k / 2});
+    g.nodes.push_back(c);
+    g.nodes.push_back(node("Relu", name + "_relu", {name + "_c"}, {out}));
+  };
+  auto pool = [&](const std::string& name, const std::string& in, const std::string& out) {
+    Node p = node("MaxPool", name, {in}, {out});
+    p.attrs["kernel_shape"] = ints({2, 2});
+    p.attrs["strides"] = ints({2, 2});
+    g.nodes.push_back(p);
+  };
+  auto constant = [&](const std::string& name, DType type, std::vector<float> floats, std::vector<int64_t> values) {
+    Tensor t;
+    t.name = name;
+    t.dtype = type;
+    t.shape = {4};
+    t.hasShape = true;
+    t.isConstant = true;
+    t.floats = std::move(floats);
+    t.ints = std::move(values);
+    add(t);
+  };
+  auto text = [](const std::string& v) {
+    Attribute a;
+    a.kind = Attribute::Kind::kString;
+    a.s = v;
+    return a;
+  };
+  conv("conv0", "x", "r0", 3, 16, 3);
+  pool("pool0", "r0", "a");  // [16,16,16]
+  conv("conv1", "a", "r1", 16, 32, 3);
+  pool("pool1", "r1", "b");  // [32,8,8]
+  conv("conv2", "b", "c", 32, 16, 1);
+  constant("up_scales", DType::kFloat32, {1, 1, 2, 2}, {});
+  Node up = node("Resize", "up", {"c", "", "up_scales"}, {"u"});  // [16,16,16]
+  up.attrs["mode"] = text("nearest");
+  up.attrs["coordinate_transformation_mode"] = text("asymmetric");
+  up.attrs["nearest_mode"] = text("floor");
+  g.nodes.push_back(up);
+  Node cat = node("Concat", "neck_concat", {"u", "a"}, {"cat"});
+  Attribute axis;
+  axis.i = 1;
+  cat.attrs["axis"] = axis;
+  g.nodes.push_back(cat);
+  conv("side", "a", "s", 16, 16, 1);  // a second reader of the concat's slice
+  conv("conv3", "cat", "d", 32, 16, 3);
+  g.nodes.push_back(node("Add", "merge", {"d", "s"}, {"e"}));
+  constant("wide_sizes", DType::kInt64, {}, {1, 16, 16, 32});
+  Node wide = node("Resize", "wide", {"e", "", "", "wide_sizes"}, {"w"});  // [16,16,32]
+  wide.attrs["mode"] = text(resizeMode);
+  wide.attrs["coordinate_transformation_mode"] = text(transform);
+  g.nodes.push_back(wide);
+  conv("conv4", "w", "f", 16, 32, 3);
+  g.nodes.push_back(node("GlobalAveragePool", "gap", {"f"}, {"gp"}));
+  g.nodes.push_back(node("Flatten", "flatten", {"gp"}, {"flat"}));
+  add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
+  add(floatTensor("fc_b", {10}, rng, 0.1f, true));
+  addLogits(g, "flat", "fc_w", "fc_b");
+  return g;
+}
+
 // ShuffleNetV2's shape: a stride-2 unit (two branches, one depthwise on the unit's input) and two
 // stride-1 units (a channel split by Slice, one branch, Concat), each ending in the
 // Reshape-Transpose-Reshape channel shuffle; halves of 24 channels, not whole channel blocks.
@@ -422,6 +494,28 @@ CompiledModel compileSmall(const tessera::hw::Config& cfg) {
   tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
   return tessera::compiler::graph::compile(cfg, smallNetwork(7), o);
+}
+
+// Resizes that do not repeat pixels by whole factors (linear interpolation; tf_half_pixel_for_nn,
+// whose nearest pixels are 0, 1, 1, 2, 2, ... rather than 0, 0, 1, 1, ...) stay on the host, and
+// the network still runs.
+TEST(Network, ResizesThatDoNotRepeatPixelsRunOnTheHost) {
+  const tessera::hw::Config cfg = tessera::hw::Config::load("default");
+  for (const auto& [mode, transform] : {std::pair<std::string, std::string>{"linear", "half_pixel"},
+                                        std::pair<std::string, std::string>{"nearest", "tf_half_pixel_for_nn"}}) {
+    CalibratedOptions c;
+    const Graph graph = neckNetwork(11, mode, transform);
+    const CompiledModel m = tessera::compiler::graph::compile(cfg, graph, c.options);
+    std::vector<std::string> hostResizes, upsamples;
+    for (const auto& l : m.layers) {
+      if (l.kind == "Resize") hostResizes.push_back(l.name);
+      if (l.kind == "upsample") upsamples.push_back(l.name);
+    }
+    EXPECT_EQ(hostResizes, std::vector<std::string>{"wide"}) << mode << " " << transform;
+    EXPECT_EQ(upsamples, std::vector<std::string>{"up"}) << mode << " " << transform;
+    const auto in = sample(300);
+    EXPECT_EQ(tessera::compiler::model::runReference(m, in).outputs.at("logits").floats.size(), 10u);
+  }
 }
 
 TEST(Network, EveryLayerRunsOnTheAcceleratorInOneSegment) {
@@ -784,6 +878,36 @@ TEST_P(NetworkOnTarget, DenseBlockConcatChainMatchesTheHostReference) {
   if (copyFree) {
     EXPECT_EQ(m.segments.size(), 1u);
     EXPECT_EQ(concats, 3u);
+  }
+  expectReferenceBitsAndFloatAnswers(m, graph, target, config);
+}
+
+// Nearest upsampling by whole factors and the Concat after it: on a config whose blocks agree, one
+// segment in which both upsamples and the concat are layers without instructions (the layers
+// before store into every position each entry covers, in the concat's slice); with BLOCK_IN !=
+// BLOCK_OUT (batch2) they run on the host between segments. Every target gives the host
+// reference's bits either way, and the answers follow the float model.
+TEST_P(NetworkOnTarget, UpsamplesAndTheirConcatMatchTheHostReference) {
+  const auto& [target, config] = GetParam();
+  const tessera::hw::Config cfg = tessera::hw::Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
+  CalibratedOptions c;
+  const Graph graph = neckNetwork(11);
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, graph, c.options);
+  if (cfg.blockIn == cfg.blockOut) {
+    EXPECT_EQ(m.segments.size(), 1u);
+    size_t upsamples = 0, concats = 0;
+    for (const auto& l : m.layers) {
+      if (l.kind == "upsample" || l.kind == "concat") {
+        EXPECT_TRUE(l.onAccelerator) << l.name;
+        EXPECT_EQ(l.insnBegin, l.insnEnd) << l.name;
+        EXPECT_NE(l.detail.find("copy-free"), std::string::npos) << l.detail;
+        ++(l.kind == "upsample" ? upsamples : concats);
+      }
+      EXPECT_NE(l.kind, "Resize") << l.name << " runs on the host";
+    }
+    EXPECT_EQ(upsamples, 2u);
+    EXPECT_EQ(concats, 1u);
   }
   expectReferenceBitsAndFloatAnswers(m, graph, target, config);
 }

@@ -1,4 +1,6 @@
 // Accelerator nodes: the domain and op types the passes create, and the operator and constants each one carries.
+#include <cstdio>
+
 #include "passes.h"
 #include "tessera/support/error.h"
 
@@ -15,10 +17,20 @@ const char* const kTesseraDomain = "tessera";
 bool isAccelerator(const Node& n) {
   return n.domain == kTesseraDomain && (n.opType == "conv2d" || n.opType == "dense" || n.opType == "add" ||
                                         n.opType == "maxpool" || n.opType == "avgpool" || n.opType == "scale" ||
-                                        isConcat(n));
+                                        hasNoCode(n));
 }
 
-bool isConcat(const Node& n) { return n.domain == kTesseraDomain && n.opType == "concat";
+bool isConcat(const Node& n) { return n.domain == kTesseraDomain && n.opType == "concat"; }
+
+bool isUpsample(const Node& n) { return n.domain == kTesseraDomain && n.opType == "upsample"; }
+
+bool hasNoCode(const Node& n) { return isConcat(n) || isUpsample(n); }
+
+void upsampleFactors(const Graph& g, const Node& n, int* sh, int* sw) {
+  auto it = n.attrs.find("spec");
+  const std::string spec = it == n.attrs.end() ? std::string() : it->second.s;
+  if (std::sscanf(spec.c_str(), "upsample factor=%dx%d", sh, sw) != 2 || *sh < 1 || *sw < 1)
+    throw Error(g.origin, "upsample node '" + n.name + "': malformed spec '" + spec + "'");
 }
 
 Operator acceleratorOperator(const Graph& g, const Node& n) {

@@ -86,6 +86,13 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
       initSlot(cfg, g, s, out, cfg.blockOut);
       s.start = s.end = p.nodeTime.at(ni);
       produced.insert(out);
+      if (isUpsample(n)) {
+        // Its input's producer stores into it (link.cpp), so it lives from that layer on.
+        if (!produced.count(n.inputs.at(0)))
+          throw Error(g.origin, "upsample '" + n.name + "': its input '" + n.inputs[0] +
+                                    "' is not produced in its accelerator segment");
+        s.start = std::min(s.start, plan.slots.at(slotKey(si, n.inputs[0], cfg.blockOut)).start);
+      }
       if (isConcat(n)) {
         // The output lives from its first slice's producer on; the slices follow one another. An
         // earlier concat of the segment whose inputs begin this one's (DenseNet's growing

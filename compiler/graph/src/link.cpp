@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tessera/compiler/op/dram_layout.h"
+
 #include "passes.h"
 #include "tessera/compiler/op/compile.h"
 #include "tessera/compiler/op/print_after_all.h"
@@ -18,6 +20,7 @@ using ir::Node;
 using model::CompiledModel;
 using model::LayerInfo;
 using model::Segment;
+using op::ActivationLayout;
 using op::BufferRole;
 using op::Operator;
 using op::OperatorData;
@@ -28,6 +31,88 @@ using op::formatSummary;
 using op::printDumpBanner;
 
 namespace {
+
+const char* const kUpsampledBufferPrefix = "upsampled:";
+
+// An upsample node reading a layer's output: the tensor it writes and its factors.
+struct UpsampleTarget {
+  std::string tensor;
+  int sh = 1, sw = 1;
+};
+
+// `prog` with its STOREs into "output" also writing each stored entry into every position it
+// covers in each target's upsampled copy (a buffer of its own per target, named
+// kUpsampledBufferPrefix + tensor), and without the original STOREs unless `keepOriginal`. A
+// stored run of entries is cut at image rows; each piece becomes SH x SW STOREs whose DRAM rows
+// are single entries SW apart. The replaced STORE's dependency pops go to the first instruction
+// of its replacement and its pushes to the last, so the pipeline's token protocol is unchanged.
+Program withUpsampledStores(const Program& prog, const ActivationLayout& out,
+                            const std::vector<UpsampleTarget>& targets, bool keepOriginal) {
+  Program p = prog;
+  const int output = prog.bufferIndex("output");
+  const uint32_t outputMem = prog.buffers[size_t(output)].memType;
+  std::vector<int32_t> targetBuffer;
+  for (const UpsampleTarget& t : targets) {
+    ProgramBuffer b;
+    b.name = kUpsampledBufferPrefix + t.tensor;
+    b.role = BufferRole::kOutput;
+    b.memType = outputMem;
+    b.bytes = ActivationLayout{out.n, out.c, out.h * t.sh, out.w * t.sw, out.batch, out.block}.bytes();
+    b.layout = ActivationLayout{out.n, out.c, out.h * t.sh, out.w * t.sw, out.batch, out.block}.describe();
+    targetBuffer.push_back(int32_t(p.buffers.size()));
+    p.buffers.push_back(std::move(b));
+  }
+  p.insns.clear();
+  p.insnBuffer.clear();
+  const uint64_t planeEntries = uint64_t(out.h) * uint64_t(out.w);
+  for (size_t i = 0; i < prog.insns.size(); ++i) {
+    const Insn& in = prog.insns[i];
+    if (in.opcode != Opcode::kStore || prog.insnBuffer[i] != output || in.isNop()) {
+      p.insns.push_back(in);
+      p.insnBuffer.push_back(prog.insnBuffer[i]);
+      continue;
+    }
+    std::vector<std::pair<Insn, int32_t>> replacement;
+    if (keepOriginal) replacement.push_back({in, output});
+    for (size_t ti = 0; ti < targets.size(); ++ti) {
+      const UpsampleTarget& t = targets[ti];
+      for (uint32_t r = 0; r < in.ySize; ++r) {
+        uint64_t entry = uint64_t(in.dramBase) + uint64_t(r) * in.xStride, sram = uint64_t(in.sramBase) + uint64_t(r) * in.xSize;
+        for (uint64_t left = in.xSize; left > 0;) {
+          const uint64_t plane = entry / planeEntries, y = entry % planeEntries / uint64_t(out.w),
+                         x = entry % uint64_t(out.w);
+          const uint64_t run = std::min<uint64_t>(left, uint64_t(out.w) - x);
+          for (int dy = 0; dy < t.sh; ++dy)
+            for (int dx = 0; dx < t.sw; ++dx) {
+              Insn s = in;
+              s.sramBase = uint32_t(sram);
+              s.dramBase = uint32_t(plane * planeEntries * uint64_t(t.sh * t.sw) +
+                                    (y * uint64_t(t.sh) + uint64_t(dy)) * uint64_t(out.w) * uint64_t(t.sw) +
+                                    x * uint64_t(t.sw) + uint64_t(dx));
+              if (t.sw == 1) {
+                s.ySize = 1, s.xSize = uint32_t(run), s.xStride = uint32_t(run);
+              } else {
+                s.ySize = uint32_t(run), s.xSize = 1, s.xStride = uint32_t(t.sw);
+              }
+              replacement.push_back({s, targetBuffer[ti]});
+            }
+          entry += run, sram += run, left -= run;
+        }
+      }
+    }
+    if (replacement.empty()) throw Error("link", "a STORE of '" + prog.op.name + "' has nothing to write");
+    for (auto& r : replacement) r.first.popPrev = r.first.popNext = r.first.pushPrev = r.first.pushNext = false;
+    replacement.front().first.popPrev = in.popPrev;
+    replacement.front().first.popNext = in.popNext;
+    replacement.back().first.pushPrev = in.pushPrev;
+    replacement.back().first.pushNext = in.pushNext;
+    for (const auto& [insn, buffer] : replacement) {
+      p.insns.push_back(insn);
+      p.insnBuffer.push_back(buffer);
+    }
+  }
+  return p;
+}
 
 // Appends one compiled layer to its segment's stream: constants into the model's image, activation
 // buffers relocated into their slots, and the FINISH of every layer but the last a carrier.
@@ -67,6 +152,7 @@ void linkLayer(const hw::Config& cfg, const Graph& g, const DramPlan& plan, Comp
     if (pb.name == "input") tensor = n.inputs[0], block = inputBlock(cfg, n);
     else if (pb.name == "input2") tensor = secondOperand(n), block = cfg.blockOut;
     else if (pb.name == "output") tensor = n.outputs[0];
+    else if (pb.name.rfind(kUpsampledBufferPrefix, 0) == 0) tensor = pb.name.substr(std::string(kUpsampledBufferPrefix).size());
     else throw Error(g.origin, "node '" + n.name + "': unexpected program buffer '" + pb.name + "'");
     const Slot& s = plan.slot(si, tensor, block);
     if (s.bytes != pb.bytes)
@@ -135,6 +221,26 @@ void linkConcat(const hw::Config& cfg, const DramPlan& plan, CompiledModel& m, s
   m.layers[size_t(layer)] = info;
 }
 
+// An upsample's row in the layer table: no instructions of its own (its input's producer stored
+// into its slot).
+void linkUpsample(const Graph& g, CompiledModel& m, size_t si, Segment& seg, const Node& n, int layer) {
+  int sh, sw;
+  upsampleFactors(g, n, &sh, &sw);
+  LayerInfo info;
+  info.name = n.name;
+  info.kind = n.opType;
+  info.onAccelerator = true;
+  info.segment = int(si);
+  info.spec = n.attrs.at("spec").s;
+  const int producer = g.producer(n.inputs.at(0));
+  info.detail = "copy-free: nearest x" + std::to_string(sh) + "x" + std::to_string(sw) + ", stored by '" +
+                (producer >= 0 ? g.nodes[size_t(producer)].name : std::string("?")) + "' into every position it covers";
+  info.tensors = {n.inputs[0], n.outputs.at(0)};
+  info.insnBegin = info.insnEnd = uint32_t(seg.insns.size());
+  seg.layers.push_back(layer);
+  m.layers[size_t(layer)] = info;
+}
+
 }  // namespace
 
 void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramPlan& plan, CompiledModel& m,
@@ -150,7 +256,7 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
     // A concat has no instructions: the layers around it link to each other.
     size_t firstCode = sp.nodes.size(), lastCode = 0;
     for (size_t li = 0; li < sp.nodes.size(); ++li)
-      if (!isConcat(g.nodes[size_t(sp.nodes[li])])) {
+      if (!hasNoCode(g.nodes[size_t(sp.nodes[li])])) {
         firstCode = std::min(firstCode, li);
         lastCode = li;
       }
@@ -162,6 +268,10 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
         linkConcat(cfg, plan, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
         continue;
       }
+      if (isUpsample(n)) {
+        linkUpsample(g, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
+        continue;
+      }
       const Operator op = acceleratorOperator(g, n);
       const OperatorData data = acceleratorConstants(g, n);
       Program prog;
@@ -169,6 +279,26 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
         prog = compile(cfg, op, data);
       } catch (const Error& e) {
         throw Error(g.origin, "node '" + n.name + "' (" + op.describe() + "): " + e.reason());
+      }
+      // Upsamples reading this layer's output: its STOREs write their slots too (or instead).
+      std::vector<UpsampleTarget> upsamples;
+      bool keepOriginal = std::find(g.outputs.begin(), g.outputs.end(), n.outputs[0]) != g.outputs.end();
+      for (int c : g.consumers(n.outputs[0])) {
+        const Node& cn = g.nodes[size_t(c)];
+        const bool inSegment = std::find(sp.nodes.begin(), sp.nodes.end(), c) != sp.nodes.end();
+        if (isUpsample(cn) && inSegment) {
+          UpsampleTarget t;
+          t.tensor = cn.outputs.at(0);
+          upsampleFactors(g, cn, &t.sh, &t.sw);
+          upsamples.push_back(t);
+        } else {
+          keepOriginal = true;
+        }
+      }
+      if (!upsamples.empty()) {
+        const Slot& s = plan.slot(si, n.outputs[0], cfg.blockOut);
+        prog = withUpsampledStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, upsamples,
+                                   keepOriginal);
       }
       if (printAfterAll) {
         printDumpBanner(*printAfterAll, "lowering '" + n.name + "': " + op.describe());

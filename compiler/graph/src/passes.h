@@ -19,7 +19,11 @@ namespace tessera::compiler::graph::detail {
 // conv2d/dense, inputs: the activation, then constant weights (int8 OIHW), bias (int32),
 // multipliers, clip low, clip high, low multiplier bits (int32; "" where absent), and a fused
 // residual add's other activation (inputs[7]). A "concat" node (no spec) joins int8 activations
-// along the channels without instructions: its inputs are slices of its output's DRAM slot.
+// along the channels without instructions: its inputs are slices of its output's DRAM slot. An
+// "upsample" node (spec "upsample factor=SHxSW") repeats each pixel of its int8 input SH times
+// down and SW times across (nearest-neighbour Resize by whole factors), also without
+// instructions: the layer that produces its input stores each output entry into all the
+// positions it covers in the upsample's slot (link.cpp).
 extern const char* const kTesseraDomain;
 
 bool isAccelerator(const ir::Node& n);
@@ -38,6 +42,11 @@ std::string addFloatTensor(ir::Graph& g, const std::string& base, std::vector<in
 std::string addInt64Constant(ir::Graph& g, const std::string& base, const std::vector<int64_t>& values);
 ir::Node hostNode(const std::string& op, const std::string& name, std::vector<std::string> inputs, std::string output);
 bool isConcat(const ir::Node& n);
+bool isUpsample(const ir::Node& n);
+// Concat and upsample: accelerator nodes whose work is done by their producers' stores.
+bool hasNoCode(const ir::Node& n);
+// An upsample node's factors, from its spec (throws naming the node if the spec is malformed).
+void upsampleFactors(const ir::Graph& g, const ir::Node& n, int* sh, int* sw);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
 op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);

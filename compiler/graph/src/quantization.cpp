@@ -635,6 +635,93 @@ class Quantizer {
     return true;
   }
 
+  // The largest factor an accelerator upsample repeats a pixel by, per axis: each stored run
+  // becomes SH x SW STOREs, so larger factors are left to the host.
+  static constexpr int64_t kMaxUpsampleFactor = 8;
+
+  // Whether a Resize or Upsample might repeat pixels by whole factors (nearest mode, output
+  // extents whole multiples of the input's): what shareConcatScales looks through. tryUpsample
+  // decides for certain.
+  bool mayReplicate(const Node& n) const {
+    if ((n.opType != "Resize" && n.opType != "Upsample") || !n.domain.empty() || n.inputs.empty() ||
+        n.outputs.size() != 1 || n.attrString("mode", "nearest") != "nearest")
+      return false;
+    const Tensor& x = g_.tensor(n.inputs[0]);
+    const Tensor& y = g_.tensor(n.outputs[0]);
+    return x.hasShape && y.hasShape && x.shape.size() == 4 && y.shape.size() == 4 && x.shape[0] == y.shape[0] &&
+           x.shape[1] == y.shape[1] && x.shape[2] > 0 && x.shape[3] > 0 && y.shape[2] % x.shape[2] == 0 &&
+           y.shape[3] % x.shape[3] == 0;
+  }
+
+  // A nearest Resize (or Upsample) that repeats each pixel of an int8 output of an accelerator
+  // layer of the segment being formed SH times down and SW times across: an accelerator
+  // `upsample` node at its input's scale, which that layer's stores carry out (link.cpp). Whether
+  // the node repeats pixels is decided by running it on the host over a probe whose values are
+  // their own positions, so every coordinate transformation and rounding mode is judged by what
+  // it does.
+  bool tryUpsample(const Node& n) {
+    const hw::Config* cfg = scales_.config;
+    if (!cfg || cfg->blockIn != cfg->blockOut || !mayReplicate(n) || !floatActivation(n.inputs[0])) return false;
+    const std::string& x = n.inputs[0];
+    const std::string& out = n.outputs[0];
+    const Tensor& xt = g_.tensor(x);
+    const std::vector<int64_t>& ys = g_.tensor(out).shape;
+    const int64_t sh = ys[2] / xt.shape[2], sw = ys[3] / xt.shape[3];
+    if (sh > kMaxUpsampleFactor || sw > kMaxUpsampleFactor) return false;
+    auto it = int8Of_.find(x);
+    if (it == int8Of_.end() || !pendingFloat_.count(x)) return false;
+    size_t lastHost = 0;
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (g_.nodes[k].domain != kTesseraDomain) lastHost = k + 1;
+    const int p = g_.producer(it->second);
+    if (p < 0 || size_t(p) < lastHost || !isAccelerator(g_.nodes[size_t(p)]) || hasNoCode(g_.nodes[size_t(p)]))
+      return false;
+    const Tensor& q = g_.tensor(it->second);
+    const float s = q.quant.scale.at(0);
+    const int z = q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0]);
+    if (scales_.fixed && (!scales_.activation.count(out) || scaleFor(out) != s || zeroPointFor(out) != z)) return false;
+    // The probe: element i holds i (exact in float32 below 2^24).
+    const int64_t h = xt.shape[2], w = xt.shape[3], planes = xt.shape[0] * xt.shape[1];
+    if (planes * h * w * sh * sw >= (int64_t(1) << 24)) return false;
+    Tensor probe = xt;
+    probe.isConstant = false;
+    probe.floats.resize(size_t(planes * h * w));
+    for (size_t i = 0; i < probe.floats.size(); ++i) probe.floats[i] = float(i);
+    std::vector<const Tensor*> ins = {&probe};
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      if (!isConstTensor(n.inputs[i])) return false;
+      ins.push_back(&g_.tensor(n.inputs[i]));
+    }
+    std::vector<Tensor> result;
+    try {
+      result = host::runHostNode(n, ins, g_.opset);
+    } catch (const Error&) {
+      return false;  // the host reports what is wrong with the node when it runs it
+    }
+    if (result.size() != 1 || result[0].shape != ys) return false;
+    const std::vector<float>& got = result[0].floats;
+    for (int64_t pl = 0, i = 0; pl < planes; ++pl)
+      for (int64_t oy = 0; oy < h * sh; ++oy)
+        for (int64_t ox = 0; ox < w * sw; ++ox, ++i)
+          if (got[size_t(i)] != float((pl * h + oy / sh) * w + ox / sw)) return false;
+    Node c;
+    c.name = n.name;
+    c.domain = kTesseraDomain;
+    c.opType = "upsample";
+    Attribute spec;
+    spec.kind = Attribute::Kind::kString;
+    spec.s = "upsample factor=" + std::to_string(sh) + "x" + std::to_string(sw);
+    c.attrs["spec"] = spec;
+    c.inputs = {it->second};
+    c.outputs = {defineInt8(out, s, ys, z)};
+    g_.nodes.push_back(c);
+    return true;
+  }
+
   bool tryAccelerate(size_t i) {
     const Node& n = nodes()[i];
     if (!n.domain.empty()) return false;
@@ -657,6 +744,7 @@ class Quantizer {
       return out;
     };
     if (n.opType == "Concat") return tryConcat(n);
+    if (n.opType == "Resize" || n.opType == "Upsample") return tryUpsample(n);
     if (n.opType == "Conv") {
       if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1))) return false;
       const Tensor& w = g_.tensor(n.inputs[1]);
@@ -1014,12 +1102,15 @@ class Quantizer {
         s = std::max(s, scaleFor(n.outputs.at(0)));
         for (const std::string& t : n.inputs) {
           changed = std::exchange(scales_.activation[t], s) != s || changed;
-          // A max pool keeps its input's scale: the layer before it requantizes to s (DenseNet's
-          // stem pool feeds its first block's concatenations).
+          // A max pool and a pixel-repeating Resize keep their input's scale: the layer before
+          // requantizes to s (DenseNet's stem pool feeds its first block's concatenations, a
+          // detector's upsampled features its neck's).
           for (std::string u = t;;) {
             const Node* pool = nullptr;
             for (const Node& p : nodes())
-              if (p.domain.empty() && p.opType == "MaxPool" && p.outputs.size() == 1 && p.outputs[0] == u) pool = &p;
+              if (p.domain.empty() && (p.opType == "MaxPool" || mayReplicate(p)) && p.outputs.size() == 1 &&
+                  p.outputs[0] == u)
+                pool = &p;
             if (!pool || consumerCount(pool->inputs.at(0)) != 1) break;
             u = pool->inputs[0];
             changed = std::exchange(scales_.activation[u], s) != s || changed;
@@ -1031,7 +1122,7 @@ class Quantizer {
   }
 
   // A Concat along the channels of 4-D activations, each input a whole number of BLOCK_OUT
-  // channel blocks read by nothing else, batch within one batch block, on a config whose input
+  // channel blocks read by no other Concat but a chain's, batch within one batch block, on a config whose input
   // and output blocks agree: the shape conditions for the accelerator to place its inputs in
   // slices of one buffer.
   bool concatAlignment(const Node& n) const {
@@ -1047,21 +1138,20 @@ class Quantizer {
       if (t.empty() || !seen.insert(t).second || !floatActivation(t)) return false;
       const Tensor& x = g_.tensor(t);
       if (!x.hasShape || x.shape.size() != 4 || x.shape[1] % cfg->blockOut) return false;
-      if (consumerCount(t) != 1 && !readByConcatChain(t)) return false;
+      if (!concatReadersChain(t)) return false;
     }
     return true;
   }
 
-  // Whether every reader of `t` is a Concat and, of any two of them, one's inputs begin the
-  // other's (DenseNet's growing concatenations): DRAM planning then makes each a prefix of one
-  // buffer, so `t` is stored once for all of them.
-  bool readByConcatChain(const std::string& t) const {
+  // Whether, of any two Concats that read `t`, one's inputs begin the other's (DenseNet's growing
+  // concatenations): DRAM planning then makes each a prefix of one buffer, so `t` is stored once,
+  // in its slice, for all of them. Other layers read `t` where it lies, in that slice.
+  bool concatReadersChain(const std::string& t) const {
     std::vector<const std::vector<std::string>*> lists;
     for (const Node& n : nodes())
       for (const std::string& in : n.inputs)
         if (in == t) {
-          if (n.opType != "Concat" || !n.domain.empty()) return false;
-          lists.push_back(&n.inputs);
+          if (n.opType == "Concat" && n.domain.empty()) lists.push_back(&n.inputs);
           break;
         }
     for (const auto* a : lists)

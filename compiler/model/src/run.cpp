@@ -1,6 +1,7 @@
 // The model runner: host steps on the host executor, segments on a session's target, and the host-only reference run.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -294,7 +295,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
       // The layers again one by one, after the outputs are read: the arena's slots have been
       // reused by then, but the accelerator's timing does not depend on the data.
       for (int li : seg.layers) {
-        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat
+        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat or an upsample
         const auto stream = impl.layerStream(li);
         const hw::Counters b = device.counters();
         device.run(stream.first->phys, stream.second, 0);
@@ -327,6 +328,22 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
             out.insert(out.end(), v.begin() + int64_t(size_t(b) * image), v.begin() + int64_t(size_t(b + 1) * image));
           }
         values[l.tensors.back()] = int8Tensor(l.tensors.back(), shape, out);
+        continue;
+      }
+      if (l.kind == "upsample") {  // each pixel repeated SH x SW times (nearest)
+        int sh = 0, sw = 0;
+        if (std::sscanf(l.spec.c_str(), "upsample factor=%dx%d", &sh, &sw) != 2 || sh < 1 || sw < 1)
+          throw Error(m.source, "upsample '" + l.name + "': malformed spec '" + l.spec + "'");
+        const Tensor in = lookup(m, values, l.tensors.at(0));
+        if (in.shape.size() != 4) throw Error(m.source, "upsample '" + l.name + "': its input is not NCHW");
+        const std::vector<int8_t> v = int8Values(in);
+        const int64_t planes = in.shape[0] * in.shape[1], h = in.shape[2], w = in.shape[3];
+        std::vector<int8_t> out(size_t(planes * h * sh * w * sw));
+        for (int64_t pl = 0; pl < planes; ++pl)
+          for (int64_t y = 0; y < h * sh; ++y)
+            for (int64_t x = 0; x < w * sw; ++x)
+              out[size_t((pl * h * sh + y) * w * sw + x)] = v[size_t((pl * h + y / sh) * w + x / sw)];
+        values[l.tensors.back()] = int8Tensor(l.tensors.back(), {in.shape[0], in.shape[1], h * sh, w * sw}, out);
         continue;
       }
       Program p;
