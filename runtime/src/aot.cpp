@@ -40,6 +40,9 @@ struct TesseraAotSession {
       throw Error(where, "was compiled for another configuration than the session's (" + cfg.name + ")");
     constants = session.allocBuffer(std::max<uint64_t>(model.constant_bytes, 1));
     arena = session.allocBuffer(std::max<uint64_t>(model.arena_bytes, 1));
+    // Zeroed once: the zeros a transposed convolution's zero insertion leaves between its pixels
+    // are the arena's (docs/graph.md).
+    std::memset(arena->host, 0, arena->size);
     if (model.constant_bytes) std::memcpy(constants->host, model.constants, model.constant_bytes);
     scratch.assign(std::max<uint64_t>(model.scratch_bytes, 1), 0);
     const tessera::hw::Isa isa(cfg);

@@ -24,13 +24,30 @@ bool isConcat(const Node& n) { return n.domain == kTesseraDomain && n.opType == 
 
 bool isUpsample(const Node& n) { return n.domain == kTesseraDomain && n.opType == "upsample"; }
 
-bool hasNoCode(const Node& n) { return isConcat(n) || isUpsample(n); }
+bool isDilate(const Node& n) { return n.domain == kTesseraDomain && n.opType == "dilate"; }
 
-void upsampleFactors(const Graph& g, const Node& n, int* sh, int* sw) {
+bool hasNoCode(const Node& n) { return isConcat(n) || isUpsample(n) || isDilate(n); }
+
+Scatter scatterOf(const Graph& g, const Node& n) {
   auto it = n.attrs.find("spec");
   const std::string spec = it == n.attrs.end() ? std::string() : it->second.s;
-  if (std::sscanf(spec.c_str(), "upsample factor=%dx%d", sh, sw) != 2 || *sh < 1 || *sw < 1)
-    throw Error(g.origin, "upsample node '" + n.name + "': malformed spec '" + spec + "'");
+  Scatter s;
+  bool ok = false;
+  if (isUpsample(n)) {
+    ok = std::sscanf(spec.c_str(), "upsample factor=%dx%d", &s.stepY, &s.stepX) == 2 && s.stepY >= 1 && s.stepX >= 1;
+    s.repeatY = s.stepY, s.repeatX = s.stepX;
+    if (ok && g.hasTensor(n.outputs.at(0)) && g.tensor(n.outputs[0]).shape.size() == 4) {
+      s.outH = int(g.tensor(n.outputs[0]).shape[2]);
+      s.outW = int(g.tensor(n.outputs[0]).shape[3]);
+    }
+  } else if (isDilate(n)) {
+    ok = std::sscanf(spec.c_str(), "dilate stride=%dx%d offset=%dx%d size=%dx%d", &s.stepY, &s.stepX, &s.offsetY,
+                     &s.offsetX, &s.outH, &s.outW) == 6 &&
+         s.stepY >= 1 && s.stepX >= 1 && s.offsetY >= 0 && s.offsetX >= 0;
+  }
+  if (!ok || s.outH < 1 || s.outW < 1)
+    throw Error(g.origin, n.opType + " node '" + n.name + "': malformed spec '" + spec + "'");
+  return s;
 }
 
 Operator acceleratorOperator(const Graph& g, const Node& n) {

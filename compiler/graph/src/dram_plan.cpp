@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -66,6 +67,7 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
                   std::ostream* printAfterAll) {
   DramPlan plan;
   plan.alignment = regionAlignment(cfg);
+  std::vector<std::string> alwaysLive;
   for (size_t si = 0; si < p.segments.size(); ++si) {
     const SegmentPlan& seg = p.segments[si];
     const int first = p.nodeTime.at(seg.nodes.front()), last = p.nodeTime.at(seg.nodes.back());
@@ -86,12 +88,15 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
       initSlot(cfg, g, s, out, cfg.blockOut);
       s.start = s.end = p.nodeTime.at(ni);
       produced.insert(out);
-      if (isUpsample(n)) {
+      if (isUpsample(n) || isDilate(n)) {
         // Its input's producer stores into it (link.cpp), so it lives from that layer on.
         if (!produced.count(n.inputs.at(0)))
-          throw Error(g.origin, "upsample '" + n.name + "': its input '" + n.inputs[0] +
+          throw Error(g.origin, n.opType + " '" + n.name + "': its input '" + n.inputs[0] +
                                     "' is not produced in its accelerator segment");
         s.start = std::min(s.start, plan.slots.at(slotKey(si, n.inputs[0], cfg.blockOut)).start);
+        // A dilate's zeros are never stored: they are the zeroed arena's, so nothing else may
+        // ever use its bytes.
+        if (isDilate(n)) alwaysLive.push_back(slotKey(si, out, cfg.blockOut));
       }
       if (isConcat(n)) {
         // The output lives from its first slice's producer on; the slices follow one another. An
@@ -154,6 +159,10 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
         changed = true;
       }
     }
+  }
+  for (const std::string& key : alwaysLive) {
+    plan.slots.at(key).start = std::numeric_limits<int>::min();
+    plan.slots.at(key).end = std::numeric_limits<int>::max();
   }
   // First fit by address among slots whose lifetimes overlap.
   std::vector<Slot*> order;

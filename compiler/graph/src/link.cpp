@@ -32,33 +32,35 @@ using op::printDumpBanner;
 
 namespace {
 
-const char* const kUpsampledBufferPrefix = "upsampled:";
+const char* const kScatteredBufferPrefix = "scattered:";
 
-// An upsample node reading a layer's output: the tensor it writes and its factors.
-struct UpsampleTarget {
+// An upsample or dilate node reading a layer's output: the tensor it writes and where each entry goes.
+struct ScatterTarget {
   std::string tensor;
-  int sh = 1, sw = 1;
+  Scatter where;
 };
 
 // `prog` with its STOREs into "output" also writing each stored entry into every position it
-// covers in each target's upsampled copy (a buffer of its own per target, named
-// kUpsampledBufferPrefix + tensor), and without the original STOREs unless `keepOriginal`. A
-// stored run of entries is cut at image rows; each piece becomes SH x SW STOREs whose DRAM rows
-// are single entries SW apart. The replaced STORE's dependency pops go to the first instruction
-// of its replacement and its pushes to the last, so the pipeline's token protocol is unchanged.
-Program withUpsampledStores(const Program& prog, const ActivationLayout& out,
-                            const std::vector<UpsampleTarget>& targets, bool keepOriginal) {
+// covers in each target's image (a buffer of its own per target, named kScatteredBufferPrefix +
+// tensor), and without the original STOREs unless `keepOriginal`. A stored run of entries is cut
+// at image rows; each piece becomes repeatY x repeatX STOREs whose DRAM rows are single entries
+// stepX apart (or one contiguous row when stepX is 1). The replaced STORE's dependency pops go to
+// the first instruction of its replacement and its pushes to the last, so the pipeline's token
+// protocol is unchanged.
+Program withScatteredStores(const Program& prog, const ActivationLayout& out, const std::vector<ScatterTarget>& targets,
+                            bool keepOriginal) {
   Program p = prog;
   const int output = prog.bufferIndex("output");
   const uint32_t outputMem = prog.buffers[size_t(output)].memType;
   std::vector<int32_t> targetBuffer;
-  for (const UpsampleTarget& t : targets) {
+  for (const ScatterTarget& t : targets) {
+    const ActivationLayout l{out.n, out.c, t.where.outH, t.where.outW, out.batch, out.block};
     ProgramBuffer b;
-    b.name = kUpsampledBufferPrefix + t.tensor;
+    b.name = kScatteredBufferPrefix + t.tensor;
     b.role = BufferRole::kOutput;
     b.memType = outputMem;
-    b.bytes = ActivationLayout{out.n, out.c, out.h * t.sh, out.w * t.sw, out.batch, out.block}.bytes();
-    b.layout = ActivationLayout{out.n, out.c, out.h * t.sh, out.w * t.sw, out.batch, out.block}.describe();
+    b.bytes = l.bytes();
+    b.layout = l.describe();
     targetBuffer.push_back(int32_t(p.buffers.size()));
     p.buffers.push_back(std::move(b));
   }
@@ -75,24 +77,25 @@ Program withUpsampledStores(const Program& prog, const ActivationLayout& out,
     std::vector<std::pair<Insn, int32_t>> replacement;
     if (keepOriginal) replacement.push_back({in, output});
     for (size_t ti = 0; ti < targets.size(); ++ti) {
-      const UpsampleTarget& t = targets[ti];
+      const Scatter& sc = targets[ti].where;
+      const uint64_t targetPlane = uint64_t(sc.outH) * uint64_t(sc.outW);
       for (uint32_t r = 0; r < in.ySize; ++r) {
         uint64_t entry = uint64_t(in.dramBase) + uint64_t(r) * in.xStride, sram = uint64_t(in.sramBase) + uint64_t(r) * in.xSize;
         for (uint64_t left = in.xSize; left > 0;) {
           const uint64_t plane = entry / planeEntries, y = entry % planeEntries / uint64_t(out.w),
                          x = entry % uint64_t(out.w);
           const uint64_t run = std::min<uint64_t>(left, uint64_t(out.w) - x);
-          for (int dy = 0; dy < t.sh; ++dy)
-            for (int dx = 0; dx < t.sw; ++dx) {
+          for (int dy = 0; dy < sc.repeatY; ++dy)
+            for (int dx = 0; dx < sc.repeatX; ++dx) {
               Insn s = in;
               s.sramBase = uint32_t(sram);
-              s.dramBase = uint32_t(plane * planeEntries * uint64_t(t.sh * t.sw) +
-                                    (y * uint64_t(t.sh) + uint64_t(dy)) * uint64_t(out.w) * uint64_t(t.sw) +
-                                    x * uint64_t(t.sw) + uint64_t(dx));
-              if (t.sw == 1) {
+              s.dramBase = uint32_t(plane * targetPlane +
+                                    (uint64_t(sc.offsetY) + y * uint64_t(sc.stepY) + uint64_t(dy)) * uint64_t(sc.outW) +
+                                    uint64_t(sc.offsetX) + x * uint64_t(sc.stepX) + uint64_t(dx));
+              if (sc.stepX == 1) {
                 s.ySize = 1, s.xSize = uint32_t(run), s.xStride = uint32_t(run);
               } else {
-                s.ySize = uint32_t(run), s.xSize = 1, s.xStride = uint32_t(t.sw);
+                s.ySize = uint32_t(run), s.xSize = 1, s.xStride = uint32_t(sc.stepX);
               }
               replacement.push_back({s, targetBuffer[ti]});
             }
@@ -152,7 +155,7 @@ void linkLayer(const hw::Config& cfg, const Graph& g, const DramPlan& plan, Comp
     if (pb.name == "input") tensor = n.inputs[0], block = inputBlock(cfg, n);
     else if (pb.name == "input2") tensor = secondOperand(n), block = cfg.blockOut;
     else if (pb.name == "output") tensor = n.outputs[0];
-    else if (pb.name.rfind(kUpsampledBufferPrefix, 0) == 0) tensor = pb.name.substr(std::string(kUpsampledBufferPrefix).size());
+    else if (pb.name.rfind(kScatteredBufferPrefix, 0) == 0) tensor = pb.name.substr(std::string(kScatteredBufferPrefix).size());
     else throw Error(g.origin, "node '" + n.name + "': unexpected program buffer '" + pb.name + "'");
     const Slot& s = plan.slot(si, tensor, block);
     if (s.bytes != pb.bytes)
@@ -221,11 +224,10 @@ void linkConcat(const hw::Config& cfg, const DramPlan& plan, CompiledModel& m, s
   m.layers[size_t(layer)] = info;
 }
 
-// An upsample's row in the layer table: no instructions of its own (its input's producer stored
-// into its slot).
-void linkUpsample(const Graph& g, CompiledModel& m, size_t si, Segment& seg, const Node& n, int layer) {
-  int sh, sw;
-  upsampleFactors(g, n, &sh, &sw);
+// An upsample's or dilate's row in the layer table: no instructions of its own (its input's
+// producer stored into its slot).
+void linkScatter(const Graph& g, CompiledModel& m, size_t si, Segment& seg, const Node& n, int layer) {
+  const Scatter sc = scatterOf(g, n);
   LayerInfo info;
   info.name = n.name;
   info.kind = n.opType;
@@ -233,8 +235,12 @@ void linkUpsample(const Graph& g, CompiledModel& m, size_t si, Segment& seg, con
   info.segment = int(si);
   info.spec = n.attrs.at("spec").s;
   const int producer = g.producer(n.inputs.at(0));
-  info.detail = "copy-free: nearest x" + std::to_string(sh) + "x" + std::to_string(sw) + ", stored by '" +
-                (producer >= 0 ? g.nodes[size_t(producer)].name : std::string("?")) + "' into every position it covers";
+  const std::string by = "stored by '" + (producer >= 0 ? g.nodes[size_t(producer)].name : std::string("?")) + "'";
+  info.detail = isUpsample(n) ? "copy-free: nearest x" + std::to_string(sc.stepY) + "x" + std::to_string(sc.stepX) + ", " + by +
+                                    " into every position it covers"
+                              : "copy-free: pixels " + std::to_string(sc.stepY) + "x" + std::to_string(sc.stepX) +
+                                    " apart in a " + std::to_string(sc.outH) + "x" + std::to_string(sc.outW) +
+                                    " image of zeros, " + by;
   info.tensors = {n.inputs[0], n.outputs.at(0)};
   info.insnBegin = info.insnEnd = uint32_t(seg.insns.size());
   seg.layers.push_back(layer);
@@ -268,8 +274,8 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
         linkConcat(cfg, plan, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
         continue;
       }
-      if (isUpsample(n)) {
-        linkUpsample(g, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
+      if (isUpsample(n) || isDilate(n)) {
+        linkScatter(g, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
         continue;
       }
       const Operator op = acceleratorOperator(g, n);
@@ -280,24 +286,21 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
       } catch (const Error& e) {
         throw Error(g.origin, "node '" + n.name + "' (" + op.describe() + "): " + e.reason());
       }
-      // Upsamples reading this layer's output: its STOREs write their slots too (or instead).
-      std::vector<UpsampleTarget> upsamples;
+      // Upsamples and dilates reading this layer's output: its STOREs write their slots too (or instead).
+      std::vector<ScatterTarget> upsamples;
       bool keepOriginal = std::find(g.outputs.begin(), g.outputs.end(), n.outputs[0]) != g.outputs.end();
       for (int c : g.consumers(n.outputs[0])) {
         const Node& cn = g.nodes[size_t(c)];
         const bool inSegment = std::find(sp.nodes.begin(), sp.nodes.end(), c) != sp.nodes.end();
-        if (isUpsample(cn) && inSegment) {
-          UpsampleTarget t;
-          t.tensor = cn.outputs.at(0);
-          upsampleFactors(g, cn, &t.sh, &t.sw);
-          upsamples.push_back(t);
+        if ((isUpsample(cn) || isDilate(cn)) && inSegment) {
+          upsamples.push_back({cn.outputs.at(0), scatterOf(g, cn)});
         } else {
           keepOriginal = true;
         }
       }
       if (!upsamples.empty()) {
         const Slot& s = plan.slot(si, n.outputs[0], cfg.blockOut);
-        prog = withUpsampledStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, upsamples,
+        prog = withScatteredStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, upsamples,
                                    keepOriginal);
       }
       if (printAfterAll) {

@@ -23,7 +23,11 @@ namespace tessera::compiler::graph::detail {
 // "upsample" node (spec "upsample factor=SHxSW") repeats each pixel of its int8 input SH times
 // down and SW times across (nearest-neighbour Resize by whole factors), also without
 // instructions: the layer that produces its input stores each output entry into all the
-// positions it covers in the upsample's slot (link.cpp).
+// positions it covers in the upsample's slot (link.cpp). A "dilate" node (spec "dilate
+// stride=SHxSW offset=TxL size=OHxOW") places its input's pixels SH rows and SW columns apart,
+// from row T and column L, in an OH x OW image of zeros (a transposed convolution's zero
+// insertion and padding), the same way; its slot is never shared, and runners zero the arena
+// when they load a model, so the zeros between stay.
 extern const char* const kTesseraDomain;
 
 bool isAccelerator(const ir::Node& n);
@@ -43,10 +47,16 @@ std::string addInt64Constant(ir::Graph& g, const std::string& base, const std::v
 ir::Node hostNode(const std::string& op, const std::string& name, std::vector<std::string> inputs, std::string output);
 bool isConcat(const ir::Node& n);
 bool isUpsample(const ir::Node& n);
-// Concat and upsample: accelerator nodes whose work is done by their producers' stores.
+bool isDilate(const ir::Node& n);
+// Concat, upsample and dilate: accelerator nodes whose work is done by their producers' stores.
 bool hasNoCode(const ir::Node& n);
-// An upsample node's factors, from its spec (throws naming the node if the spec is malformed).
-void upsampleFactors(const ir::Graph& g, const ir::Node& n, int* sh, int* sw);
+// Where an upsample or dilate node's producer stores each input entry: input pixel (y, x) lands at
+// (offsetY + y * stepY + dy, offsetX + x * stepX + dx) for dy < repeatY, dx < repeatX, in an
+// outH x outW image. Read from the node's spec; throws naming the node if the spec is malformed.
+struct Scatter {
+  int stepY = 1, stepX = 1, repeatY = 1, repeatX = 1, offsetY = 0, offsetX = 0, outH = 0, outW = 0;
+};
+Scatter scatterOf(const ir::Graph& g, const ir::Node& n);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
 op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);

@@ -669,13 +669,7 @@ class Quantizer {
     const int64_t sh = ys[2] / xt.shape[2], sw = ys[3] / xt.shape[3];
     if (sh > kMaxUpsampleFactor || sw > kMaxUpsampleFactor) return false;
     auto it = int8Of_.find(x);
-    if (it == int8Of_.end() || !pendingFloat_.count(x)) return false;
-    size_t lastHost = 0;
-    for (size_t k = 0; k < g_.nodes.size(); ++k)
-      if (g_.nodes[k].domain != kTesseraDomain) lastHost = k + 1;
-    const int p = g_.producer(it->second);
-    if (p < 0 || size_t(p) < lastHost || !isAccelerator(g_.nodes[size_t(p)]) || hasNoCode(g_.nodes[size_t(p)]))
-      return false;
+    if (!storedInSegment(x)) return false;
     const Tensor& q = g_.tensor(it->second);
     const float s = q.quant.scale.at(0);
     const int z = q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0]);
@@ -722,6 +716,124 @@ class Quantizer {
     return true;
   }
 
+  // Whether float value `x` is the int8 output of an accelerator layer with instructions of the
+  // segment being formed (no host step since): a layer whose stores can put it elsewhere.
+  bool storedInSegment(const std::string& x) const {
+    auto it = int8Of_.find(x);
+    if (it == int8Of_.end() || !pendingFloat_.count(x)) return false;
+    size_t lastHost = 0;
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (g_.nodes[k].domain != kTesseraDomain) lastHost = k + 1;
+    const int p = g_.producer(it->second);
+    return p >= 0 && size_t(p) >= lastHost && isAccelerator(g_.nodes[size_t(p)]) && !hasNoCode(g_.nodes[size_t(p)]);
+  }
+
+  // The one node of the original graph that reads `t` (and `t` is no graph output), or -1.
+  int soleConsumer(const std::string& t) const {
+    if (consumerCount(t) != 1) return -1;
+    for (size_t k = 0; k < nodes().size(); ++k)
+      for (const std::string& in : nodes()[k].inputs)
+        if (in == t) return int(k);
+    return -1;
+  }
+
+  // The zero insertion and padding transposedConvolutionsAsConvolutions writes before a transposed
+  // convolution (Reshape, Pad, Reshape, Pad, each the previous one's only reader), over the int8
+  // output of an accelerator layer of the segment being formed: an accelerator `dilate` node at
+  // its input's scale (zero point 0, so the zeros are int8 zeros), which that layer's stores carry
+  // out (link.cpp). The four steps are run on the host over a probe whose values are their own
+  // positions plus one, and must place every pixel on one grid with zeros elsewhere.
+  bool tryDilate(size_t i) {
+    const hw::Config* cfg = scales_.config;
+    if (!cfg || cfg->blockIn != cfg->blockOut || scales_.fixed) return false;
+    std::vector<size_t> chain = {i};
+    for (const char* op : {"Pad", "Reshape", "Pad"}) {
+      const Node& last = nodes()[chain.back()];
+      if (last.outputs.size() != 1) return false;
+      const int c = soleConsumer(last.outputs[0]);
+      if (c < 0 || nodes()[size_t(c)].opType != op || !nodes()[size_t(c)].domain.empty()) return false;
+      chain.push_back(size_t(c));
+    }
+    const std::string& x = nodes()[i].inputs.at(0);
+    const std::string& out = nodes()[chain.back()].outputs.at(0);
+    if (!floatActivation(x) || !storedInSegment(x)) return false;
+    const Tensor& xt = g_.tensor(x);
+    const Tensor& yt = g_.tensor(out);
+    if (!xt.hasShape || !yt.hasShape || xt.shape.size() != 4 || yt.shape.size() != 4 || xt.shape[0] != yt.shape[0] ||
+        xt.shape[1] != yt.shape[1])
+      return false;
+    const Tensor& q = g_.tensor(int8Of_.at(x));
+    if (!q.quant.zeroPoint.empty() && q.quant.zeroPoint[0] != 0) return false;
+    const int64_t planes = xt.shape[0] * xt.shape[1], h = xt.shape[2], w = xt.shape[3];
+    const int64_t oh = yt.shape[2], ow = yt.shape[3];
+    if (planes * std::max(h * w, oh * ow) >= (int64_t(1) << 24)) return false;
+    Tensor cur = xt;
+    cur.isConstant = false;
+    cur.floats.resize(size_t(planes * h * w));
+    for (size_t k = 0; k < cur.floats.size(); ++k) cur.floats[k] = float(k + 1);
+    try {
+      for (size_t k : chain) {
+        const Node& step = nodes()[k];
+        std::vector<const Tensor*> ins = {&cur};
+        for (size_t a = 1; a < step.inputs.size(); ++a) {
+          if (step.inputs[a].empty()) {
+            ins.push_back(nullptr);
+            continue;
+          }
+          if (!isConstTensor(step.inputs[a])) return false;
+          ins.push_back(&g_.tensor(step.inputs[a]));
+        }
+        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
+        if (r.size() != 1) return false;
+        cur = std::move(r[0]);
+      }
+    } catch (const Error&) {
+      return false;
+    }
+    if (cur.shape != yt.shape || cur.floats.size() != size_t(planes * oh * ow)) return false;
+    // Where pixels (0, 0), (0, 1) and (1, 0) of the first plane landed.
+    auto find = [&](float v) -> int64_t {
+      for (int64_t k = 0; k < oh * ow; ++k)
+        if (cur.floats[size_t(k)] == v) return k;
+      return -1;
+    };
+    const int64_t origin = find(1);
+    if (origin < 0) return false;
+    const int64_t top = origin / ow, left = origin % ow;
+    int64_t sh = 1, sw = 1;
+    if (w > 1) {
+      const int64_t p = find(2);
+      if (p < 0 || p / ow != top || p % ow <= left) return false;
+      sw = p % ow - left;
+    }
+    if (h > 1) {
+      const int64_t p = find(float(w + 1));
+      if (p < 0 || p % ow != left || p / ow <= top) return false;
+      sh = p / ow - top;
+    }
+    if (top + (h - 1) * sh >= oh || left + (w - 1) * sw >= ow) return false;
+    std::vector<float> want(size_t(planes * oh * ow), 0.0f);
+    for (int64_t pl = 0; pl < planes; ++pl)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t xx = 0; xx < w; ++xx)
+          want[size_t((pl * oh + top + y * sh) * ow + left + xx * sw)] = float((pl * h + y) * w + xx + 1);
+    if (want != cur.floats) return false;
+    Node c;
+    c.name = nodes()[chain[2]].name;
+    c.domain = kTesseraDomain;
+    c.opType = "dilate";
+    Attribute spec;
+    spec.kind = Attribute::Kind::kString;
+    spec.s = "dilate stride=" + std::to_string(sh) + "x" + std::to_string(sw) + " offset=" + std::to_string(top) + "x" +
+             std::to_string(left) + " size=" + std::to_string(oh) + "x" + std::to_string(ow);
+    c.attrs["spec"] = spec;
+    c.inputs = {int8Of_.at(x)};
+    c.outputs = {defineInt8(out, q.quant.scale.at(0), yt.shape, 0)};
+    g_.nodes.push_back(c);
+    for (size_t k = 1; k < chain.size(); ++k) fused_.insert(chain[k]);
+    return true;
+  }
+
   bool tryAccelerate(size_t i) {
     const Node& n = nodes()[i];
     if (!n.domain.empty()) return false;
@@ -745,6 +857,7 @@ class Quantizer {
     };
     if (n.opType == "Concat") return tryConcat(n);
     if (n.opType == "Resize" || n.opType == "Upsample") return tryUpsample(n);
+    if (n.opType == "Reshape" && tryDilate(i)) return true;
     if (n.opType == "Conv") {
       if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1))) return false;
       const Tensor& w = g_.tensor(n.inputs[1]);

@@ -101,6 +101,8 @@ struct ModelRunner::Impl {
       throw Error(model.source, "the model was compiled for another configuration than the session's (" + cfg.name + ")");
     constants = session.allocBuffer(std::max<uint64_t>(model.constantImage.size(), 1));
     arena = session.allocBuffer(std::max<uint64_t>(model.arenaBytes, 1));
+    // Zeroed once: a dilate's slot keeps the zeros between the pixels its producer stores.
+    std::memset(arena->host, 0, arena->size);
     // A model with no constants has an empty image, whose data() may be null (memcpy's UB).
     if (!model.constantImage.empty())
       std::memcpy(constants->host, model.constantImage.data(), model.constantImage.size());
@@ -295,7 +297,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
       // The layers again one by one, after the outputs are read: the arena's slots have been
       // reused by then, but the accelerator's timing does not depend on the data.
       for (int li : seg.layers) {
-        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat or an upsample
+        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat, an upsample or a dilate
         const auto stream = impl.layerStream(li);
         const hw::Counters b = device.counters();
         device.run(stream.first->phys, stream.second, 0);
@@ -330,20 +332,30 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
         values[l.tensors.back()] = int8Tensor(l.tensors.back(), shape, out);
         continue;
       }
-      if (l.kind == "upsample") {  // each pixel repeated SH x SW times (nearest)
-        int sh = 0, sw = 0;
-        if (std::sscanf(l.spec.c_str(), "upsample factor=%dx%d", &sh, &sw) != 2 || sh < 1 || sw < 1)
-          throw Error(m.source, "upsample '" + l.name + "': malformed spec '" + l.spec + "'");
+      if (l.kind == "upsample" || l.kind == "dilate") {
+        // upsample: each pixel repeated SH x SW times (nearest); dilate: the pixels SH x SW apart
+        // from (T, L) in an OH x OW image of zeros.
         const Tensor in = lookup(m, values, l.tensors.at(0));
-        if (in.shape.size() != 4) throw Error(m.source, "upsample '" + l.name + "': its input is not NCHW");
-        const std::vector<int8_t> v = int8Values(in);
+        if (in.shape.size() != 4) throw Error(m.source, l.kind + " '" + l.name + "': its input is not NCHW");
         const int64_t planes = in.shape[0] * in.shape[1], h = in.shape[2], w = in.shape[3];
-        std::vector<int8_t> out(size_t(planes * h * sh * w * sw));
+        int sh = 0, sw = 0, t = 0, left = 0, oh = 0, ow = 0;
+        const bool upsample = l.kind == "upsample";
+        const bool ok = upsample ? std::sscanf(l.spec.c_str(), "upsample factor=%dx%d", &sh, &sw) == 2
+                                 : std::sscanf(l.spec.c_str(), "dilate stride=%dx%d offset=%dx%d size=%dx%d", &sh, &sw, &t,
+                                               &left, &oh, &ow) == 6;
+        if (upsample) oh = int(h) * sh, ow = int(w) * sw;
+        if (!ok || sh < 1 || sw < 1 || t < 0 || left < 0 || t + (h - 1) * sh >= oh || left + (w - 1) * sw >= ow)
+          throw Error(m.source, l.kind + " '" + l.name + "': malformed spec '" + l.spec + "'");
+        const std::vector<int8_t> v = int8Values(in);
+        std::vector<int8_t> out(size_t(planes * oh * ow), 0);
+        const int repeatY = upsample ? sh : 1, repeatX = upsample ? sw : 1;
         for (int64_t pl = 0; pl < planes; ++pl)
-          for (int64_t y = 0; y < h * sh; ++y)
-            for (int64_t x = 0; x < w * sw; ++x)
-              out[size_t((pl * h * sh + y) * w * sw + x)] = v[size_t((pl * h + y / sh) * w + x / sw)];
-        values[l.tensors.back()] = int8Tensor(l.tensors.back(), {in.shape[0], in.shape[1], h * sh, w * sw}, out);
+          for (int64_t y = 0; y < h; ++y)
+            for (int64_t x = 0; x < w; ++x)
+              for (int dy = 0; dy < repeatY; ++dy)
+                for (int dx = 0; dx < repeatX; ++dx)
+                  out[size_t((pl * oh + t + y * sh + dy) * ow + left + x * sw + dx)] = v[size_t((pl * h + y) * w + x)];
+        values[l.tensors.back()] = int8Tensor(l.tensors.back(), {in.shape[0], in.shape[1], oh, ow}, out);
         continue;
       }
       Program p;
