@@ -766,7 +766,17 @@ class Quantizer {
     if (!q.quant.zeroPoint.empty() && q.quant.zeroPoint[0] != 0) return false;
     const int64_t planes = xt.shape[0] * xt.shape[1], h = xt.shape[2], w = xt.shape[3];
     const int64_t oh = yt.shape[2], ow = yt.shape[3];
-    if (planes * std::max(h * w, oh * ow) >= (int64_t(1) << 24)) return false;
+    if (planes * h * w >= (int64_t(1) << 24)) return false;
+    for (size_t k : chain) {  // every intermediate of the probe stays small
+      const Tensor& t = g_.tensor(nodes()[k].outputs.at(0));
+      if (!t.hasShape) return false;
+      int64_t elements = 1;
+      for (int64_t d : t.shape) {
+        if (d < 0 || d >= (int64_t(1) << 24)) return false;
+        elements *= d;
+        if (elements >= (int64_t(1) << 24)) return false;
+      }
+    }
     Tensor cur = xt;
     cur.isConstant = false;
     cur.floats.resize(size_t(planes * h * w));
