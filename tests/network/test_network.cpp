@@ -1050,12 +1050,15 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // `g` compiled for `default`, calibrated on four samples of `input` from seed `seed` on.
-CompiledModel compileCalibrated(const Graph& g, const std::function<std::map<std::string, Tensor>(uint32_t)>& input, uint32_t seed) {
+CompiledModel compileCalibrated(const Graph& g, const std::function<std::map<std::string, Tensor>(uint32_t)>& input, uint32_t seed,
+                                tessera::compiler::graph::TransposedConvolutionForm form =
+                                    tessera::compiler::graph::TransposedConvolutionForm::kCostModel) {
   tessera::compiler::graph::Calibration c;
   c.origin = "test";
   for (uint32_t s = 0; s < 4; ++s) c.samples.push_back(input(seed + s));
   tessera::compiler::graph::CompileOptions o;
   o.calibration = &c;
+  o.transposedConvolutions = form;
   return tessera::compiler::graph::compile(tessera::hw::Config::load("default"), g, o);
 }
 
@@ -1151,8 +1154,8 @@ TEST(Network, TransposedConvolutionsRunAsConvolutions) {
   g.opset = 13;
   for (Tensor t : {floatTensor("x", {1, 32, 4, 4}, rng, 1, false), floatTensor("w1", {32, 16, 4, 4}, rng, 0.1f, true),
                    floatTensor("gamma", {16}, rng, 0.2f, true), floatTensor("beta", {16}, rng, 0.1f, true),
-                   floatTensor("mean", {16}, rng, 0.1f, true), floatTensor("w2", {16, 8, 3, 3}, rng, 0.2f, true),
-                   floatTensor("b2", {8}, rng, 0.1f, true)}) {
+                   floatTensor("mean", {16}, rng, 0.1f, true), floatTensor("w2", {16, 16, 3, 3}, rng, 0.2f, true),
+                   floatTensor("b2", {16}, rng, 0.1f, true)}) {
     if (!t.isConstant) t.floats.clear();
     g.tensors[t.name] = t;
   }
@@ -1161,7 +1164,7 @@ TEST(Network, TransposedConvolutionsRunAsConvolutions) {
   g.tensors["var"] = var;
   // Two convolutions after the transposed ones, whose outputs the DRAM planner would place over
   // the dilate's zeros if it let anything share them.
-  for (Tensor t : {floatTensor("w3", {16, 8, 3, 3}, rng, 0.2f, true), floatTensor("w4", {8, 16, 3, 3}, rng, 0.2f, true)})
+  for (Tensor t : {floatTensor("w3", {16, 16, 3, 3}, rng, 0.2f, true), floatTensor("w4", {8, 16, 3, 3}, rng, 0.2f, true)})
     g.tensors[t.name] = t;
   for (float& v : g.tensors["gamma"].floats) v += 1.0f;
   g.inputs = {"x"};
@@ -1191,44 +1194,56 @@ TEST(Network, TransposedConvolutionsRunAsConvolutions) {
     return std::map<std::string, Tensor>{{"x", floatTensor("x", {1, 32, 4, 4}, r, 1, false)}};
   };
   const tessera::hw::Config cfg = tessera::hw::Config::load("default");
-  const CompiledModel m = compileCalibrated(g, input, 70);
-  // up2's zero insertion and padding over up1's output are a dilate, done by up1's stores; up1's,
-  // over the network's input, stay on the host.
-  EXPECT_EQ(acceleratorLayerNames(m),
-            (std::vector<std::string>{"conv2d up1+bn1", "copy-free", "conv2d up2", "conv2d post1", "conv2d post2"}));
-  EXPECT_EQ(m.segments.size(), 1u);
-  for (const auto& l : m.layers)
-    if (l.onAccelerator && l.insnBegin == l.insnEnd) {
-      EXPECT_EQ(l.kind, "dilate");
-      EXPECT_EQ(l.spec, "dilate stride=2x2 offset=1x1 size=18x18");
+  using Form = tessera::compiler::graph::TransposedConvolutionForm;
+  for (const Form form : {Form::kZeroInsertion, Form::kStridePhases}) {
+    const bool phases = form == Form::kStridePhases;
+    const std::string which = phases ? "stride phases" : "zero insertion";
+    const CompiledModel m = compileCalibrated(g, input, 70, form);
+    // Zero insertion: up2's zero insertion and padding over up1's output are a dilate done by
+    // up1's stores; up1's, over the network's input, stay on the host. Stride phases: each is one
+    // convolution computing its four phases (kernel 4: 2x2 taps each; kernel 3 with output
+    // padding 1: 2x2 taps, some zero), interleaved and cropped by its stores.
+    std::vector<std::string> names = {"conv2d up1+bn1", "copy-free", "conv2d up2", "conv2d post1", "conv2d post2"};
+    if (phases) names.insert(names.begin() + 3, "copy-free");
+    EXPECT_EQ(acceleratorLayerNames(m), names) << which;
+    EXPECT_EQ(m.segments.size(), 1u) << which;
+    std::vector<std::string> specs;
+    for (const auto& l : m.layers)
+      if (l.onAccelerator && l.insnBegin == l.insnEnd) specs.push_back(l.spec);
+    const std::vector<std::string> wantSpecs =
+        phases ? std::vector<std::string>{"interleave phases=2x2 crop=1x1 size=8x8", "interleave phases=2x2 crop=1x1 size=16x16"}
+               : std::vector<std::string>{"dilate stride=2x2 offset=1x1 size=18x18"};
+    EXPECT_EQ(specs, wantSpecs) << which;
+    // The table counts each transposed convolution's own MACs (input pixels x output channels x
+    // kernel taps), not those of the convolution that computes it.
+    std::vector<uint64_t> macs;
+    for (const auto& l : m.layers)
+      if (l.onAccelerator) macs.push_back(l.macs);
+    std::vector<uint64_t> wantMacs = {32 * 4 * 4 * 16 * 4 * 4, 0, 16 * 8 * 8 * 16 * 3 * 3, 16 * 16 * 16 * 16 * 3 * 3,
+                                      8 * 16 * 16 * 16 * 3 * 3};
+    if (phases) wantMacs.insert(wantMacs.begin() + 3, 0);
+    EXPECT_EQ(macs, wantMacs) << which;
+    // Each target's runner runs every input: the zeros between the dilate's pixels must outlast a run.
+    std::vector<std::unique_ptr<tessera::runtime::Session>> sessions;
+    std::vector<std::unique_ptr<tessera::compiler::model::ModelRunner>> runners;
+    std::vector<std::string> targets;
+    for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
+      if (!built(target, cfg)) continue;
+      sessions.push_back(std::make_unique<tessera::runtime::Session>(target, cfg));
+      runners.push_back(std::make_unique<tessera::compiler::model::ModelRunner>(m, *sessions.back()));
+      targets.push_back(target);
     }
-  // The table counts each transposed convolution's own MACs (input pixels x output channels x
-  // kernel taps), not the zero-inserted convolution's.
-  std::vector<uint64_t> macs;
-  for (const auto& l : m.layers)
-    if (l.onAccelerator) macs.push_back(l.macs);
-  EXPECT_EQ(macs, (std::vector<uint64_t>{32 * 4 * 4 * 16 * 4 * 4, 0, 16 * 8 * 8 * 8 * 3 * 3, 16 * 16 * 16 * 8 * 3 * 3,
-                                          8 * 16 * 16 * 16 * 3 * 3}));
-  // Each target's runner runs every input: the zeros between the dilate's pixels must outlast a run.
-  std::vector<std::unique_ptr<tessera::runtime::Session>> sessions;
-  std::vector<std::unique_ptr<tessera::compiler::model::ModelRunner>> runners;
-  std::vector<std::string> targets;
-  for (const std::string target : {"fsim", "tsim", "hls", "hls-sc", "rtl-sc"}) {
-    if (!built(target, cfg)) continue;
-    sessions.push_back(std::make_unique<tessera::runtime::Session>(target, cfg));
-    runners.push_back(std::make_unique<tessera::compiler::model::ModelRunner>(m, *sessions.back()));
-    targets.push_back(target);
-  }
-  for (uint32_t s = 0; s < 3; ++s) {
-    const auto in = input(90 + s);
-    const auto values = tessera::compiler::host::evaluate(g, in);
-    const auto& want = values.at("image").floats;
-    const auto ref = tessera::compiler::model::runReference(m, in);
-    const auto& got = ref.outputs.at("image").floats;
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_GT(cosine(got, want), 0.99) << "input " << s << ": cosine to the float model";
-    for (size_t t = 0; t < runners.size(); ++t)
-      EXPECT_EQ(runners[t]->run(in).outputs.at("image").floats, got) << targets[t] << " input " << s;
+    for (uint32_t s = 0; s < 3; ++s) {
+      const auto in = input(90 + s);
+      const auto values = tessera::compiler::host::evaluate(g, in);
+      const auto& want = values.at("image").floats;
+      const auto ref = tessera::compiler::model::runReference(m, in);
+      const auto& got = ref.outputs.at("image").floats;
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_GT(cosine(got, want), 0.99) << which << " input " << s << ": cosine to the float model";
+      for (size_t t = 0; t < runners.size(); ++t)
+        EXPECT_EQ(runners[t]->run(in).outputs.at("image").floats, got) << which << " " << targets[t] << " input " << s;
+    }
   }
 }
 

@@ -1,6 +1,4 @@
 // Accelerator nodes: the domain and op types the passes create, and the operator and constants each one carries.
-#include <cstdio>
-
 #include "passes.h"
 #include "tessera/support/error.h"
 
@@ -22,32 +20,16 @@ bool isAccelerator(const Node& n) {
 
 bool isConcat(const Node& n) { return n.domain == kTesseraDomain && n.opType == "concat"; }
 
-bool isUpsample(const Node& n) { return n.domain == kTesseraDomain && n.opType == "upsample"; }
+bool isScatter(const Node& n) { return n.domain == kTesseraDomain && model::isScatterKind(n.opType); }
 
-bool isDilate(const Node& n) { return n.domain == kTesseraDomain && n.opType == "dilate"; }
+bool hasNoCode(const Node& n) { return isConcat(n) || isScatter(n); }
 
-bool hasNoCode(const Node& n) { return isConcat(n) || isUpsample(n) || isDilate(n); }
-
-Scatter scatterOf(const Graph& g, const Node& n) {
+model::Scatter scatterOf(const Graph& g, const Node& n) {
   auto it = n.attrs.find("spec");
   const std::string spec = it == n.attrs.end() ? std::string() : it->second.s;
-  Scatter s;
-  bool ok = false;
-  if (isUpsample(n)) {
-    ok = std::sscanf(spec.c_str(), "upsample factor=%dx%d", &s.stepY, &s.stepX) == 2 && s.stepY >= 1 && s.stepX >= 1;
-    s.repeatY = s.stepY, s.repeatX = s.stepX;
-    if (ok && g.hasTensor(n.outputs.at(0)) && g.tensor(n.outputs[0]).shape.size() == 4) {
-      s.outH = int(g.tensor(n.outputs[0]).shape[2]);
-      s.outW = int(g.tensor(n.outputs[0]).shape[3]);
-    }
-  } else if (isDilate(n)) {
-    ok = std::sscanf(spec.c_str(), "dilate stride=%dx%d offset=%dx%d size=%dx%d", &s.stepY, &s.stepX, &s.offsetY,
-                     &s.offsetX, &s.outH, &s.outW) == 6 &&
-         s.stepY >= 1 && s.stepX >= 1 && s.offsetY >= 0 && s.offsetX >= 0;
-  }
-  if (!ok || s.outH < 1 || s.outW < 1)
-    throw Error(g.origin, n.opType + " node '" + n.name + "': malformed spec '" + spec + "'");
-  return s;
+  const Tensor& in = g.tensor(n.inputs.at(0));
+  if (in.shape.size() != 4) throw Error(g.origin, n.opType + " node '" + n.name + "': its input is not NCHW");
+  return model::parseScatter(n.opType, spec, in.shape[2], in.shape[3], g.origin + ": node '" + n.name + "'");
 }
 
 Operator acceleratorOperator(const Graph& g, const Node& n) {

@@ -86,7 +86,7 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
   detail::foldConstants(g);
   dump(options, "constant folding", g);
   if (options.calibration) {
-    detail::transposedConvolutionsAsConvolutions(g);
+    detail::transposedConvolutionsAsConvolutions(cfg, g, options.transposedConvolutions);
     dump(options, "transposed convolutions as convolutions", g);
   }
   detail::foldBatchNorm(g);

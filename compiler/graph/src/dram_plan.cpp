@@ -88,7 +88,7 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
       initSlot(cfg, g, s, out, cfg.blockOut);
       s.start = s.end = p.nodeTime.at(ni);
       produced.insert(out);
-      if (isUpsample(n) || isDilate(n)) {
+      if (isScatter(n)) {
         // Its input's producer stores into it (link.cpp), so it lives from that layer on.
         if (!produced.count(n.inputs.at(0)))
           throw Error(g.origin, n.opType + " '" + n.name + "': its input '" + n.inputs[0] +
@@ -96,7 +96,7 @@ DramPlan planDram(const hw::Config& cfg, const Graph& g, const Partition& p, Com
         s.start = std::min(s.start, plan.slots.at(slotKey(si, n.inputs[0], cfg.blockOut)).start);
         // A dilate's zeros are never stored: they are the zeroed arena's, so nothing else may
         // ever use its bytes.
-        if (isDilate(n)) alwaysLive.push_back(slotKey(si, out, cfg.blockOut));
+        if (scatterOf(g, n).needsZeros()) alwaysLive.push_back(slotKey(si, out, cfg.blockOut));
       }
       if (isConcat(n)) {
         // The output lives from its first slice's producer on; the slices follow one another. An

@@ -2,6 +2,7 @@
 #include "link.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "tessera/compiler/op/dram_layout.h"
 
@@ -34,18 +35,22 @@ namespace {
 
 const char* const kScatteredBufferPrefix = "scattered:";
 
-// An upsample or dilate node reading a layer's output: the tensor it writes and where each entry goes.
+// A chain of scatter nodes from a layer's output: the tensor the last one writes and each one's
+// movement, in order. Only the first may group channels into phases and only the last may repeat
+// pixels (the quantizer forms no other chains), so each stage maps rows and columns affinely.
 struct ScatterTarget {
   std::string tensor;
-  Scatter where;
+  std::vector<model::Scatter> stages;
 };
 
-// `prog` with its STOREs into "output" also writing each stored entry into every position it
-// covers in each target's image (a buffer of its own per target, named kScatteredBufferPrefix +
-// tensor), and without the original STOREs unless `keepOriginal`. A stored run of entries is cut
-// at image rows; each piece becomes repeatY x repeatX STOREs whose DRAM rows are single entries
-// stepX apart (or one contiguous row when stepX is 1). The replaced STORE's dependency pops go to
-// the first instruction of its replacement and its pushes to the last, so the pipeline's token
+// `prog` with its STOREs into "output" also writing each stored entry to where each target's chain
+// of movements puts it (model/scatter.h; a buffer of its own per target, named
+// kScatteredBufferPrefix + tensor), and without the original STOREs unless `keepOriginal`. A stored
+// run of entries is cut at image rows; each piece becomes one STORE per repeated row and column
+// (none where the row, or every column, falls outside an image on the way), whose DRAM rows are
+// single entries apart by the product of the steps, or one contiguous row when that is 1. The
+// replaced STORE's dependency pops go to the first instruction of its replacement and its pushes
+// to the last (a zero-width STORE carries them if nothing is written), so the pipeline's token
 // protocol is unchanged.
 Program withScatteredStores(const Program& prog, const ActivationLayout& out, const std::vector<ScatterTarget>& targets,
                             bool keepOriginal) {
@@ -54,7 +59,15 @@ Program withScatteredStores(const Program& prog, const ActivationLayout& out, co
   const uint32_t outputMem = prog.buffers[size_t(output)].memType;
   std::vector<int32_t> targetBuffer;
   for (const ScatterTarget& t : targets) {
-    const ActivationLayout l{out.n, out.c, t.where.outH, t.where.outW, out.batch, out.block};
+    const model::Scatter& first = t.stages.front();
+    const model::Scatter& last = t.stages.back();
+    if (out.c % first.phases() || (out.c / first.phases()) % out.block)
+      throw Error("link", "'" + prog.op.name + "': its " + std::to_string(out.c) + " channels are not " +
+                              std::to_string(first.phases()) + " groups of whole channel blocks");
+    for (size_t k = 0; k < t.stages.size(); ++k)
+      if ((k > 0 && t.stages[k].phases() != 1) || (k + 1 < t.stages.size() && (t.stages[k].repeatY != 1 || t.stages[k].repeatX != 1)))
+        throw Error("link", "'" + prog.op.name + "': a chain of movements into '" + t.tensor + "' that stores cannot do");
+    const ActivationLayout l{out.n, out.c / first.phases(), last.outH, last.outW, out.batch, out.block};
     ProgramBuffer b;
     b.name = kScatteredBufferPrefix + t.tensor;
     b.role = BufferRole::kOutput;
@@ -66,7 +79,7 @@ Program withScatteredStores(const Program& prog, const ActivationLayout& out, co
   }
   p.insns.clear();
   p.insnBuffer.clear();
-  const uint64_t planeEntries = uint64_t(out.h) * uint64_t(out.w);
+  const int64_t planeEntries = int64_t(out.h) * out.w, blocks = out.channelBlocks();
   for (size_t i = 0; i < prog.insns.size(); ++i) {
     const Insn& in = prog.insns[i];
     if (in.opcode != Opcode::kStore || prog.insnBuffer[i] != output || in.isNop()) {
@@ -77,33 +90,65 @@ Program withScatteredStores(const Program& prog, const ActivationLayout& out, co
     std::vector<std::pair<Insn, int32_t>> replacement;
     if (keepOriginal) replacement.push_back({in, output});
     for (size_t ti = 0; ti < targets.size(); ++ti) {
-      const Scatter& sc = targets[ti].where;
-      const uint64_t targetPlane = uint64_t(sc.outH) * uint64_t(sc.outW);
+      const std::vector<model::Scatter>& stages = targets[ti].stages;
+      const model::Scatter& last = stages.back();
+      const int64_t groupBlocks = blocks / stages.front().phases();
+      const int64_t targetPlane = int64_t(last.outH) * last.outW;
       for (uint32_t r = 0; r < in.ySize; ++r) {
-        uint64_t entry = uint64_t(in.dramBase) + uint64_t(r) * in.xStride, sram = uint64_t(in.sramBase) + uint64_t(r) * in.xSize;
-        for (uint64_t left = in.xSize; left > 0;) {
-          const uint64_t plane = entry / planeEntries, y = entry % planeEntries / uint64_t(out.w),
-                         x = entry % uint64_t(out.w);
-          const uint64_t run = std::min<uint64_t>(left, uint64_t(out.w) - x);
-          for (int dy = 0; dy < sc.repeatY; ++dy)
-            for (int dx = 0; dx < sc.repeatX; ++dx) {
+        int64_t entry = int64_t(in.dramBase) + int64_t(r) * in.xStride, sram = int64_t(in.sramBase) + int64_t(r) * in.xSize;
+        for (int64_t left = in.xSize; left > 0;) {
+          const int64_t plane = entry / planeEntries, y = entry % planeEntries / out.w, x = entry % out.w;
+          const int64_t run = std::min<int64_t>(left, out.w - x);
+          const int64_t batchBlock = plane / blocks, block = plane % blocks;
+          const int phase = int(block / groupBlocks);
+          const int64_t toPlane = batchBlock * groupBlocks + block % groupBlocks;
+          // Through every stage but the last (no repeats): the row, and columns x -> a*x + b
+          // kept within [first, lastX].
+          int64_t row = y, a = 1, b = 0, first = x, lastX = x + run - 1;
+          bool inside = true;
+          for (size_t k = 0; k + 1 < stages.size() && inside; ++k) {
+            const model::Scatter& sc = stages[k];
+            const int ph = k == 0 ? phase : 0;
+            row = sc.offsetYOf(ph) + row * sc.stepY;
+            a *= sc.stepX;
+            b = sc.offsetXOf(ph) + b * sc.stepX;
+            while (first <= lastX && a * first + b < 0) ++first;
+            while (lastX >= first && a * lastX + b >= sc.outW) --lastX;
+            inside = row >= 0 && row < sc.outH && first <= lastX;
+          }
+          const int lastPhase = stages.size() == 1 ? phase : 0;
+          for (int dy = 0; dy < last.repeatY && inside; ++dy) {
+            const int64_t ty = last.offsetYOf(lastPhase) + row * last.stepY + dy;
+            if (ty < 0 || ty >= last.outH) continue;
+            for (int dx = 0; dx < last.repeatX; ++dx) {
+              const int64_t fa = a * last.stepX, fb = last.offsetXOf(lastPhase) + b * last.stepX + dx;
+              int64_t lo = first, hi = lastX;
+              while (lo <= hi && fa * lo + fb < 0) ++lo;
+              while (hi >= lo && fa * hi + fb >= last.outW) --hi;
+              if (lo > hi) continue;
               Insn s = in;
-              s.sramBase = uint32_t(sram);
-              s.dramBase = uint32_t(plane * targetPlane +
-                                    (uint64_t(sc.offsetY) + y * uint64_t(sc.stepY) + uint64_t(dy)) * uint64_t(sc.outW) +
-                                    uint64_t(sc.offsetX) + x * uint64_t(sc.stepX) + uint64_t(dx));
-              if (sc.stepX == 1) {
-                s.ySize = 1, s.xSize = uint32_t(run), s.xStride = uint32_t(run);
+              s.sramBase = uint32_t(sram + (lo - x));
+              s.dramBase = uint32_t(toPlane * targetPlane + ty * last.outW + fa * lo + fb);
+              const uint32_t count = uint32_t(hi - lo + 1);
+              if (fa == 1) {
+                s.ySize = 1, s.xSize = count, s.xStride = count;
               } else {
-                s.ySize = uint32_t(run), s.xSize = 1, s.xStride = uint32_t(sc.stepX);
+                s.ySize = count, s.xSize = 1, s.xStride = uint32_t(fa);
               }
               replacement.push_back({s, targetBuffer[ti]});
             }
+          }
           entry += run, sram += run, left -= run;
         }
       }
     }
-    if (replacement.empty()) throw Error("link", "a STORE of '" + prog.op.name + "' has nothing to write");
+    // A store whose entries all fall outside every target (cropped away) still carries its
+    // dependency flags: a zero-width STORE moves nothing.
+    if (replacement.empty()) {
+      Insn nop = in;
+      nop.xSize = 0, nop.ySize = 0;
+      replacement.push_back({nop, output});
+    }
     for (auto& r : replacement) r.first.popPrev = r.first.popNext = r.first.pushPrev = r.first.pushNext = false;
     replacement.front().first.popPrev = in.popPrev;
     replacement.front().first.popNext = in.popNext;
@@ -227,7 +272,7 @@ void linkConcat(const hw::Config& cfg, const DramPlan& plan, CompiledModel& m, s
 // An upsample's or dilate's row in the layer table: no instructions of its own (its input's
 // producer stored into its slot).
 void linkScatter(const Graph& g, CompiledModel& m, size_t si, Segment& seg, const Node& n, int layer) {
-  const Scatter sc = scatterOf(g, n);
+  const model::Scatter sc = scatterOf(g, n);
   LayerInfo info;
   info.name = n.name;
   info.kind = n.opType;
@@ -236,11 +281,15 @@ void linkScatter(const Graph& g, CompiledModel& m, size_t si, Segment& seg, cons
   info.spec = n.attrs.at("spec").s;
   const int producer = g.producer(n.inputs.at(0));
   const std::string by = "stored by '" + (producer >= 0 ? g.nodes[size_t(producer)].name : std::string("?")) + "'";
-  info.detail = isUpsample(n) ? "copy-free: nearest x" + std::to_string(sc.stepY) + "x" + std::to_string(sc.stepX) + ", " + by +
-                                    " into every position it covers"
-                              : "copy-free: pixels " + std::to_string(sc.stepY) + "x" + std::to_string(sc.stepX) +
-                                    " apart in a " + std::to_string(sc.outH) + "x" + std::to_string(sc.outW) +
-                                    " image of zeros, " + by;
+  auto pair = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
+  if (sc.kind == "upsample")
+    info.detail = "copy-free: nearest x" + pair(sc.stepY, sc.stepX) + ", " + by + " into every position it covers";
+  else if (sc.kind == "dilate")
+    info.detail = "copy-free: pixels " + pair(sc.stepY, sc.stepX) + " apart in a " + pair(sc.outH, sc.outW) +
+                  " image of zeros, " + by;
+  else
+    info.detail = "copy-free: " + std::to_string(sc.phases()) + " stride phases interleaved into a " + pair(sc.outH, sc.outW) +
+                  " image, " + by;
   info.tensors = {n.inputs[0], n.outputs.at(0)};
   info.insnBegin = info.insnEnd = uint32_t(seg.insns.size());
   seg.layers.push_back(layer);
@@ -274,7 +323,7 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
         linkConcat(cfg, plan, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
         continue;
       }
-      if (isUpsample(n) || isDilate(n)) {
+      if (isScatter(n)) {
         linkScatter(g, m, si, seg, n, p.layerOfNode.at(sp.nodes[li]));
         continue;
       }
@@ -286,22 +335,32 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
       } catch (const Error& e) {
         throw Error(g.origin, "node '" + n.name + "' (" + op.describe() + "): " + e.reason());
       }
-      // Upsamples and dilates reading this layer's output: its STOREs write their slots too (or instead).
-      std::vector<ScatterTarget> upsamples;
-      bool keepOriginal = std::find(g.outputs.begin(), g.outputs.end(), n.outputs[0]) != g.outputs.end();
-      for (int c : g.consumers(n.outputs[0])) {
-        const Node& cn = g.nodes[size_t(c)];
-        const bool inSegment = std::find(sp.nodes.begin(), sp.nodes.end(), c) != sp.nodes.end();
-        if ((isUpsample(cn) || isDilate(cn)) && inSegment) {
-          upsamples.push_back({cn.outputs.at(0), scatterOf(g, cn)});
-        } else {
-          keepOriginal = true;
-        }
-      }
-      if (!upsamples.empty()) {
+      // Scatter nodes reading this layer's output, and chains of them: its STOREs write the slot
+      // of every one whose output something else reads (and its own output only if something
+      // but scatter nodes reads it).
+      std::vector<ScatterTarget> targets;
+      bool keepOriginal = false;
+      std::function<void(const std::string&, const std::vector<model::Scatter>&, bool*)> follow =
+          [&](const std::string& t, const std::vector<model::Scatter>& chain, bool* readOtherwise) {
+            *readOtherwise = std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end();
+            for (int c : g.consumers(t)) {
+              const Node& cn = g.nodes[size_t(c)];
+              const bool inSegment = std::find(sp.nodes.begin(), sp.nodes.end(), c) != sp.nodes.end();
+              if (!isScatter(cn) || !inSegment) {
+                *readOtherwise = true;
+                continue;
+              }
+              std::vector<model::Scatter> longer = chain;
+              longer.push_back(scatterOf(g, cn));
+              bool read = false;
+              follow(cn.outputs.at(0), longer, &read);
+              if (read) targets.push_back({cn.outputs[0], longer});
+            }
+          };
+      follow(n.outputs[0], {}, &keepOriginal);
+      if (!targets.empty()) {
         const Slot& s = plan.slot(si, n.outputs[0], cfg.blockOut);
-        prog = withScatteredStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, upsamples,
-                                   keepOriginal);
+        prog = withScatteredStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, targets, keepOriginal);
       }
       if (printAfterAll) {
         printDumpBanner(*printAfterAll, "lowering '" + n.name + "': " + op.describe());

@@ -8,6 +8,7 @@
 
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/ir/graph.h"
+#include "tessera/compiler/model/scatter.h"
 #include "tessera/compiler/op/operator.h"
 #include "tessera/hw/config.h"
 
@@ -23,11 +24,9 @@ namespace tessera::compiler::graph::detail {
 // "upsample" node (spec "upsample factor=SHxSW") repeats each pixel of its int8 input SH times
 // down and SW times across (nearest-neighbour Resize by whole factors), also without
 // instructions: the layer that produces its input stores each output entry into all the
-// positions it covers in the upsample's slot (link.cpp). A "dilate" node (spec "dilate
-// stride=SHxSW offset=TxL size=OHxOW") places its input's pixels SH rows and SW columns apart,
-// from row T and column L, in an OH x OW image of zeros (a transposed convolution's zero
-// insertion and padding), the same way; its slot is never shared, and runners zero the arena
-// when they load a model, so the zeros between stay.
+// positions it covers in the upsample's slot (link.cpp). "dilate" and "interleave" nodes move
+// entries the same way (model/scatter.h); a dilate's slot is never shared, and runners zero the
+// arena when they load a model, so the zeros between its pixels stay.
 extern const char* const kTesseraDomain;
 
 bool isAccelerator(const ir::Node& n);
@@ -46,17 +45,12 @@ std::string addFloatTensor(ir::Graph& g, const std::string& base, std::vector<in
 std::string addInt64Constant(ir::Graph& g, const std::string& base, const std::vector<int64_t>& values);
 ir::Node hostNode(const std::string& op, const std::string& name, std::vector<std::string> inputs, std::string output);
 bool isConcat(const ir::Node& n);
-bool isUpsample(const ir::Node& n);
-bool isDilate(const ir::Node& n);
-// Concat, upsample and dilate: accelerator nodes whose work is done by their producers' stores.
+// Upsample, dilate and interleave (model/scatter.h): accelerator nodes whose producer's stores move
+// each entry; with concat, the nodes without instructions of their own.
+bool isScatter(const ir::Node& n);
 bool hasNoCode(const ir::Node& n);
-// Where an upsample or dilate node's producer stores each input entry: input pixel (y, x) lands at
-// (offsetY + y * stepY + dy, offsetX + x * stepX + dx) for dy < repeatY, dx < repeatX, in an
-// outH x outW image. Read from the node's spec; throws naming the node if the spec is malformed.
-struct Scatter {
-  int stepY = 1, stepX = 1, repeatY = 1, repeatX = 1, offsetY = 0, offsetX = 0, outH = 0, outW = 0;
-};
-Scatter scatterOf(const ir::Graph& g, const ir::Node& n);
+// A scatter node's movement, from its spec and its input's shape (throws naming the node).
+model::Scatter scatterOf(const ir::Graph& g, const ir::Node& n);
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
 op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);
@@ -72,7 +66,11 @@ void spatialMeansAsPools(ir::Graph& g);
 // pixels and pad it, then a stride-1 Conv with the kernel flipped and its channel axes swapped, so
 // the accelerator runs it (and a BatchNormalization after it folds in). Calibrated float models
 // only (not QDQ files).
-void transposedConvolutionsAsConvolutions(ir::Graph& g);
+// Or, when the cost model says it is faster (or `form` says so) and M is a whole number of
+// BLOCK_OUT blocks, as one stride-1 convolution computing all stride phases as groups of output
+// channels, followed by host Reshape, Transpose, Reshape and Slice steps that interleave and crop
+// them (docs/graph.md); a BatchNormalization and an activation after it move before the interleave.
+void transposedConvolutionsAsConvolutions(const hw::Config& cfg, ir::Graph& g, TransposedConvolutionForm form);
 // Conv followed by BatchNormalization (its only consumer) becomes one Conv with folded weights.
 void foldBatchNorm(ir::Graph& g);
 // A BatchNormalization left over (no convolution before it: DenseNet's pre-activation after a

@@ -669,7 +669,7 @@ class Quantizer {
     const int64_t sh = ys[2] / xt.shape[2], sw = ys[3] / xt.shape[3];
     if (sh > kMaxUpsampleFactor || sw > kMaxUpsampleFactor) return false;
     auto it = int8Of_.find(x);
-    if (!storedInSegment(x)) return false;
+    if (!storedInSegment(x, "upsample")) return false;
     const Tensor& q = g_.tensor(it->second);
     const float s = q.quant.scale.at(0);
     const int z = q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0]);
@@ -717,14 +717,20 @@ class Quantizer {
   }
 
   // Whether float value `x` is the int8 output of an accelerator layer with instructions of the
-  // segment being formed (no host step since): a layer whose stores can put it elsewhere.
-  bool storedInSegment(const std::string& x) const {
+  // segment being formed (no host step since), or of a chain of scatter nodes after one: a layer
+  // whose stores can put it elsewhere, for a scatter node of `kind`. The stores follow a chain
+  // only where its first node alone groups channels into phases and its last alone repeats pixels.
+  bool storedInSegment(const std::string& x, const std::string& kind) const {
     auto it = int8Of_.find(x);
     if (it == int8Of_.end() || !pendingFloat_.count(x)) return false;
     size_t lastHost = 0;
     for (size_t k = 0; k < g_.nodes.size(); ++k)
       if (g_.nodes[k].domain != kTesseraDomain) lastHost = k + 1;
-    const int p = g_.producer(it->second);
+    int p = g_.producer(it->second);
+    while (p >= 0 && isScatter(g_.nodes[size_t(p)])) {
+      if (kind == "interleave" || g_.nodes[size_t(p)].opType == "upsample") return false;
+      p = g_.producer(g_.nodes[size_t(p)].inputs.at(0));
+    }
     return p >= 0 && size_t(p) >= lastHost && isAccelerator(g_.nodes[size_t(p)]) && !hasNoCode(g_.nodes[size_t(p)]);
   }
 
@@ -756,7 +762,7 @@ class Quantizer {
     }
     const std::string& x = nodes()[i].inputs.at(0);
     const std::string& out = nodes()[chain.back()].outputs.at(0);
-    if (!floatActivation(x) || !storedInSegment(x)) return false;
+    if (!floatActivation(x) || !storedInSegment(x, "dilate")) return false;
     const Tensor& xt = g_.tensor(x);
     const Tensor& yt = g_.tensor(out);
     if (!xt.hasShape || !yt.hasShape || xt.shape.size() != 4 || yt.shape.size() != 4 || xt.shape[0] != yt.shape[0] ||
@@ -844,6 +850,96 @@ class Quantizer {
     return true;
   }
 
+  // The interleave of stride phases transposedConvolutionsAsConvolutions writes after a transposed
+  // convolution's phase form (Reshape, Transpose, Reshape, Slice, each the previous one's only
+  // reader), over the int8 output of an accelerator layer of the segment being formed: an
+  // accelerator `interleave` node at its input's scale, which that layer's stores carry out
+  // (link.cpp), each channel block being one phase's. The four steps are run on the host over a
+  // probe whose values are their own positions plus one, and must move every pixel where the
+  // interleave puts it.
+  bool tryInterleave(size_t i) {
+    const hw::Config* cfg = scales_.config;
+    if (!cfg || cfg->blockIn != cfg->blockOut || scales_.fixed) return false;
+    std::vector<size_t> chain = {i};
+    for (const char* op : {"Transpose", "Reshape", "Slice"}) {
+      const Node& last = nodes()[chain.back()];
+      if (last.outputs.size() != 1) return false;
+      const int c = soleConsumer(last.outputs[0]);
+      if (c < 0 || nodes()[size_t(c)].opType != op || !nodes()[size_t(c)].domain.empty()) return false;
+      chain.push_back(size_t(c));
+    }
+    const std::string& x = nodes()[i].inputs.at(0);
+    const std::string& out = nodes()[chain.back()].outputs.at(0);
+    if (!floatActivation(x) || !storedInSegment(x, "interleave")) return false;
+    const Tensor& xt = g_.tensor(x);
+    const Tensor& split = g_.tensor(nodes()[i].outputs.at(0));
+    const Tensor& yt = g_.tensor(out);
+    if (!xt.hasShape || !yt.hasShape || !split.hasShape || xt.shape.size() != 4 || yt.shape.size() != 4 ||
+        split.shape.size() != 6 || xt.shape[0] != yt.shape[0])
+      return false;
+    const int64_t n = xt.shape[0], c = xt.shape[1], h = xt.shape[2], w = xt.shape[3];
+    const int64_t m = yt.shape[1], oh = yt.shape[2], ow = yt.shape[3], sh = split.shape[1], sw = split.shape[2];
+    if (sh < 1 || sw < 1 || m * sh * sw != c || m % cfg->blockOut || n * c * h * w >= (int64_t(1) << 24) ||
+        n * m * oh * ow >= (int64_t(1) << 24) || sh * h >= (int64_t(1) << 24) || sw * w >= (int64_t(1) << 24))
+      return false;
+    Tensor cur = xt;
+    cur.isConstant = false;
+    cur.floats.resize(size_t(n * c * h * w));
+    for (size_t k = 0; k < cur.floats.size(); ++k) cur.floats[k] = float(k + 1);
+    try {
+      for (size_t k : chain) {
+        const Node& step = nodes()[k];
+        std::vector<const Tensor*> ins = {&cur};
+        for (size_t a = 1; a < step.inputs.size(); ++a) {
+          if (step.inputs[a].empty()) {
+            ins.push_back(nullptr);
+            continue;
+          }
+          if (!isConstTensor(step.inputs[a])) return false;
+          ins.push_back(&g_.tensor(step.inputs[a]));
+        }
+        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
+        if (r.size() != 1) return false;
+        cur = std::move(r[0]);
+      }
+    } catch (const Error&) {
+      return false;
+    }
+    if (cur.shape != yt.shape || cur.floats.empty() || cur.floats[0] < 1) return false;
+    // The crop from where output pixel (0, 0) of channel 0 came from.
+    const int64_t source = int64_t(cur.floats[0]) - 1;
+    const int64_t sc = source / (h * w) % c, sy = source / w % h, sx = source % w;
+    const int64_t phase = sc / m;
+    if (sc % m != 0) return false;
+    const int64_t top = sy * sh + phase / sw, left = sx * sw + phase % sw;
+    std::vector<float> want(cur.floats.size());
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < m; ++ch)
+        for (int64_t oy = 0; oy < oh; ++oy)
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t zy = oy + top, zx = ox + left;
+            if (zy / sh >= h || zx / sw >= w) return false;
+            const int64_t from = ((b * c + ((zy % sh) * sw + zx % sw) * m + ch) * h + zy / sh) * w + zx / sw;
+            want[size_t(((b * m + ch) * oh + oy) * ow + ox)] = float(from + 1);
+          }
+    if (want != cur.floats) return false;
+    const Tensor& q = g_.tensor(int8Of_.at(x));
+    Node node;
+    node.name = nodes()[chain.back()].name;
+    node.domain = kTesseraDomain;
+    node.opType = "interleave";
+    Attribute spec;
+    spec.kind = Attribute::Kind::kString;
+    spec.s = "interleave phases=" + std::to_string(sh) + "x" + std::to_string(sw) + " crop=" + std::to_string(top) + "x" +
+             std::to_string(left) + " size=" + std::to_string(oh) + "x" + std::to_string(ow);
+    node.attrs["spec"] = spec;
+    node.inputs = {int8Of_.at(x)};
+    node.outputs = {defineInt8(out, q.quant.scale.at(0), yt.shape, q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0]))};
+    g_.nodes.push_back(node);
+    for (size_t k = 1; k < chain.size(); ++k) fused_.insert(chain[k]);
+    return true;
+  }
+
   bool tryAccelerate(size_t i) {
     const Node& n = nodes()[i];
     if (!n.domain.empty()) return false;
@@ -867,7 +963,7 @@ class Quantizer {
     };
     if (n.opType == "Concat") return tryConcat(n);
     if (n.opType == "Resize" || n.opType == "Upsample") return tryUpsample(n);
-    if (n.opType == "Reshape" && tryDilate(i)) return true;
+    if (n.opType == "Reshape" && (tryDilate(i) || tryInterleave(i))) return true;
     if (n.opType == "Conv") {
       if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1))) return false;
       const Tensor& w = g_.tensor(n.inputs[1]);

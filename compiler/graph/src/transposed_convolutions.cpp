@@ -1,7 +1,10 @@
-// Transposed convolutions as convolutions: a ConvTranspose becomes a stride-1 Conv over its input with zeros inserted.
+// Transposed convolutions as convolutions: over the input with zeros inserted, or as stride phases put together, by the cost model.
 #include <algorithm>
+#include <set>
 
 #include "passes.h"
+#include "tessera/compiler/op/compile.h"
+#include "tessera/support/error.h"
 
 namespace tessera::compiler::graph::detail {
 
@@ -19,12 +22,39 @@ bool quantizedFile(const Graph& g) {
   });
 }
 
+// Elementwise functions of one activation that commute with moving pixels around.
+bool isUnaryActivation(const Node& n) {
+  static const std::set<std::string> kinds = {"Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu", "Clip"};
+  return n.domain.empty() && kinds.count(n.opType) && !n.inputs.empty() && n.outputs.size() == 1;
+}
+
+// The one node reading `t` (not a graph output), or -1.
+int soleReader(const Graph& g, const std::string& t) {
+  if (std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) return -1;
+  const std::vector<int> readers = g.consumers(t);
+  return readers.size() == 1 ? readers[0] : -1;
+}
+
+double convolutionCycles(const hw::Config& cfg, int64_t n, int64_t c, int64_t h, int64_t w, int64_t m, int64_t kh, int64_t kw,
+                         int64_t ph, int64_t pw) {
+  op::Operator o = op::Operator::conv2d(int(n), int(c), int(h), int(w), int(m), 1, 1, 0);
+  o.kernelH = int(kh), o.kernelW = int(kw), o.padH = int(ph), o.padW = int(pw);
+  try {
+    o.validate();
+    return op::estimateCycles(cfg, o, op::chooseTiling(cfg, o)).cycles;
+  } catch (const Error&) {
+    return -1;  // no tiling fits: the form cannot run on the accelerator
+  }
+}
+
 }  // namespace
 
-void transposedConvolutionsAsConvolutions(Graph& g) {
+void transposedConvolutionsAsConvolutions(const hw::Config& cfg, Graph& g, TransposedConvolutionForm form) {
   if (quantizedFile(g)) return;
   std::vector<Node> out;
+  std::set<std::string> moved;  // BatchNormalization and activation nodes taken before a phase form's interleave
   for (const Node& n : g.nodes) {
+    if (moved.count(n.name)) continue;
     bool candidate = n.domain.empty() && n.opType == "ConvTranspose" && n.inputs.size() >= 2 && n.outputs.size() == 1 &&
                      g.hasTensor(n.inputs[0]) && isConst(g, n.inputs[1]) &&
                      (n.inputs.size() < 3 || n.inputs[2].empty() || isConst(g, n.inputs[2]));
@@ -55,6 +85,113 @@ void transposedConvolutionsAsConvolutions(Graph& g) {
       continue;
     }
     const int64_t SH = strides[0], SW = strides[1];
+    // The stride-phase form: output pixel o (one axis, stride s, kernel K, pad p) has phase
+    // r = (o + p) mod s and sums x[q - j] * w[r + j*s] over j, q = (o + p - r) / s: a stride-1
+    // convolution of x, padded by J - 1 on each side, with the phase's taps reversed, whose output
+    // q lands at q*s + r - p. With J taps for every phase (zero taps past the kernel), one
+    // convolution computes all s*s phases as s*s groups of M output channels (phase-major); a
+    // Reshape, Transpose and Reshape interleave them (DepthToSpace in DCR order) and a Slice crops
+    // p. No multiplication by an inserted zero, at the cost of the zero taps and the border.
+    const int64_t resultH = g.tensor(n.outputs[0]).shape.size() == 4 ? g.tensor(n.outputs[0]).shape[2] : 0;
+    const int64_t resultW = g.tensor(n.outputs[0]).shape.size() == 4 ? g.tensor(n.outputs[0]).shape[3] : 0;
+    auto taps = [](int64_t k, int64_t s, int64_t extra, int64_t padEnd) {
+      return std::max((k + s - 1) / s, (k + extra - padEnd + s - 1) / s);
+    };
+    const int64_t JH = taps(KH, SH, extra[0], pads[2]), JW = taps(KW, SW, extra[1], pads[3]);
+    const int64_t QH = H + JH - 1, QW = W + JW - 1;
+    bool phases = (SH > 1 || SW > 1) && M % cfg.blockOut == 0 && cfg.blockIn == cfg.blockOut && resultH > 0 && resultW > 0 &&
+                  pads[0] + resultH <= QH * SH && pads[1] + resultW <= QW * SW;
+    if (phases && form == TransposedConvolutionForm::kCostModel) {
+      const double zeroInserted = convolutionCycles(cfg, N, C, H * SH + top + bottom - (SH - 1), W * SW + left + right - (SW - 1),
+                                                    M, KH, KW, 0, 0);
+      const double stridePhases = convolutionCycles(cfg, N, C, H, W, M * SH * SW, JH, JW, JH - 1, JW - 1);
+      phases = stridePhases > 0 && (zeroInserted < 0 || stridePhases < zeroInserted);
+    }
+    if (form == TransposedConvolutionForm::kZeroInsertion) phases = false;
+    if (phases) {
+      // W'[(ry*SW + rx)*M + m][c][jy][jx] = W[c][m][ry + (JH-1-jy)*SH][rx + (JW-1-jx)*SW], zero past the kernel.
+      const int64_t groups = SH * SW;
+      Tensor pw = constTensor(uniqueName(g, n.inputs[1] + "_phases"), DType::kFloat32, {groups * M, C, JH, JW});
+      pw.floats.assign(size_t(groups * M * C * JH * JW), 0.0f);
+      for (int64_t ry = 0; ry < SH; ++ry)
+        for (int64_t rx = 0; rx < SW; ++rx)
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t jy = 0; jy < JH; ++jy)
+                for (int64_t jx = 0; jx < JW; ++jx) {
+                  const int64_t ky = ry + (JH - 1 - jy) * SH, kx = rx + (JW - 1 - jx) * SW;
+                  if (ky >= KH || kx >= KW) continue;
+                  pw.floats[size_t(((((ry * SW + rx) * M + m) * C + c) * JH + jy) * JW + jx)] =
+                      w->floats[size_t(((c * M + m) * KH + ky) * KW + kx)];
+                }
+      g.tensors[pw.name] = pw;
+      // Each per-channel vector of M values (the bias, a BatchNormalization's parameters) for every phase.
+      auto perPhase = [&](const std::string& t) {
+        const Tensor& v = g.tensor(t);
+        Tensor r = constTensor(uniqueName(g, t + "_phases"), DType::kFloat32, {groups * M});
+        for (int64_t k = 0; k < groups; ++k) r.floats.insert(r.floats.end(), v.floats.begin(), v.floats.end());
+        g.tensors[r.name] = r;
+        return r.name;
+      };
+      std::vector<std::string> convInputs = {n.inputs[0], pw.name};
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) convInputs.push_back(perPhase(n.inputs[2]));
+      std::string t = addFloatTensor(g, n.name + "_phases", {N, groups * M, QH, QW});
+      Node conv = hostNode("Conv", n.name, convInputs, t);
+      conv.attrs["kernel_shape"] = intsAttribute({JH, JW});
+      conv.attrs["pads"] = intsAttribute({JH - 1, JW - 1, JH - 1, JW - 1});
+      conv.attrs["logical_macs"] = intAttribute(N * C * H * W * M * KH * KW);
+      out.push_back(conv);
+      // A BatchNormalization, then an activation, that alone read the result move before the
+      // interleave (per channel and elementwise, they commute with it), so they fold and fuse into
+      // the convolution.
+      std::string last = n.outputs[0];
+      int reader = soleReader(g, last);
+      if (reader >= 0 && g.nodes[size_t(reader)].opType == "BatchNormalization" && g.nodes[size_t(reader)].inputs.size() == 5 &&
+          g.nodes[size_t(reader)].outputs.size() == 1) {
+        const Node& bn = g.nodes[size_t(reader)];
+        bool constant = true;
+        for (size_t k = 1; k < 5; ++k)
+          constant = constant && isConst(g, bn.inputs[k]) && g.tensor(bn.inputs[k]).dtype == DType::kFloat32 &&
+                     int64_t(g.tensor(bn.inputs[k]).floats.size()) == M;
+        if (constant) {
+          Node b = bn;
+          b.inputs = {t, perPhase(bn.inputs[1]), perPhase(bn.inputs[2]), perPhase(bn.inputs[3]), perPhase(bn.inputs[4])};
+          t = addFloatTensor(g, bn.name + "_phases", {N, groups * M, QH, QW});
+          b.outputs = {t};
+          out.push_back(b);
+          moved.insert(bn.name);
+          last = bn.outputs[0];
+          reader = soleReader(g, last);
+        }
+      }
+      if (reader >= 0 && isUnaryActivation(g.nodes[size_t(reader)])) {
+        Node a = g.nodes[size_t(reader)];
+        bool constantRest = true;
+        for (size_t k = 1; k < a.inputs.size(); ++k) constantRest = constantRest && (a.inputs[k].empty() || isConst(g, a.inputs[k]));
+        if (constantRest) {
+          a.inputs[0] = t;
+          t = addFloatTensor(g, a.name + "_phases", {N, groups * M, QH, QW});
+          moved.insert(a.name);
+          last = a.outputs[0];
+          a.outputs = {t};
+          out.push_back(a);
+        }
+      }
+      const std::string split = addFloatTensor(g, n.name + "_phase_groups", {N, SH, SW, M, QH, QW});
+      const std::string spread = addFloatTensor(g, n.name + "_phase_pixels", {N, M, QH, SH, QW, SW});
+      const std::string whole = addFloatTensor(g, n.name + "_interleaved", {N, M, QH * SH, QW * SW});
+      out.push_back(hostNode("Reshape", n.name + "_phase_groups", {t, addInt64Constant(g, n.name + "_phase_groups_shape", {N, SH, SW, M, QH, QW})}, split));
+      Node tr = hostNode("Transpose", n.name + "_phase_pixels", {split}, spread);
+      tr.attrs["perm"] = intsAttribute({0, 3, 4, 1, 5, 2});
+      out.push_back(tr);
+      out.push_back(hostNode("Reshape", n.name + "_interleave", {spread, addInt64Constant(g, n.name + "_interleaved_shape", {N, M, QH * SH, QW * SW})}, whole));
+      out.push_back(hostNode("Slice", n.name + "_crop",
+                             {whole, addInt64Constant(g, n.name + "_crop_starts", {pads[0], pads[1]}),
+                              addInt64Constant(g, n.name + "_crop_ends", {pads[0] + resultH, pads[1] + resultW}),
+                              addInt64Constant(g, n.name + "_crop_axes", {2, 3})},
+                             last));
+      continue;
+    }
     // [N,C,H,W] -> [N,C,H,1,W,1] -> zeros after each pixel [N,C,H,SH,W,SW] -> [N,C,H*SH,W*SW] ->
     // the padding (the last SH-1 rows and SW-1 columns of zeros count towards the bottom and right).
     const std::string split = addFloatTensor(g, n.name + "_pixels", {N, C, H, 1, W, 1});

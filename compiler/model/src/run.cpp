@@ -7,6 +7,7 @@
 
 #include "tessera/compiler/host/executor.h"
 #include "tessera/compiler/model/run.h"
+#include "tessera/compiler/model/scatter.h"
 #include "tessera/compiler/op/dram_layout.h"
 #include "tessera/compiler/op/program.h"
 #include "tessera/hw/isa.h"
@@ -297,7 +298,7 @@ ModelRunResult ModelRunner::run(const std::map<std::string, Tensor>& inputs, con
       // The layers again one by one, after the outputs are read: the arena's slots have been
       // reused by then, but the accelerator's timing does not depend on the data.
       for (int li : seg.layers) {
-        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat, an upsample or a dilate
+        if (impl.model.layers[size_t(li)].insnBegin == impl.model.layers[size_t(li)].insnEnd) continue;  // a concat or a scatter (upsample, dilate, interleave)
         const auto stream = impl.layerStream(li);
         const hw::Counters b = device.counters();
         device.run(stream.first->phys, stream.second, 0);
@@ -332,30 +333,16 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
         values[l.tensors.back()] = int8Tensor(l.tensors.back(), shape, out);
         continue;
       }
-      if (l.kind == "upsample" || l.kind == "dilate") {
-        // upsample: each pixel repeated SH x SW times (nearest); dilate: the pixels SH x SW apart
-        // from (T, L) in an OH x OW image of zeros.
+      if (isScatterKind(l.kind)) {  // where the producer's stores put each entry
         const Tensor in = lookup(m, values, l.tensors.at(0));
         if (in.shape.size() != 4) throw Error(m.source, l.kind + " '" + l.name + "': its input is not NCHW");
-        const int64_t planes = in.shape[0] * in.shape[1], h = in.shape[2], w = in.shape[3];
-        int sh = 0, sw = 0, t = 0, left = 0, oh = 0, ow = 0;
-        const bool upsample = l.kind == "upsample";
-        const bool ok = upsample ? std::sscanf(l.spec.c_str(), "upsample factor=%dx%d", &sh, &sw) == 2
-                                 : std::sscanf(l.spec.c_str(), "dilate stride=%dx%d offset=%dx%d size=%dx%d", &sh, &sw, &t,
-                                               &left, &oh, &ow) == 6;
-        if (upsample) oh = int(h) * sh, ow = int(w) * sw;
-        if (!ok || sh < 1 || sw < 1 || t < 0 || left < 0 || t + (h - 1) * sh >= oh || left + (w - 1) * sw >= ow)
-          throw Error(m.source, l.kind + " '" + l.name + "': malformed spec '" + l.spec + "'");
-        const std::vector<int8_t> v = int8Values(in);
-        std::vector<int8_t> out(size_t(planes * oh * ow), 0);
-        const int repeatY = upsample ? sh : 1, repeatX = upsample ? sw : 1;
-        for (int64_t pl = 0; pl < planes; ++pl)
-          for (int64_t y = 0; y < h; ++y)
-            for (int64_t x = 0; x < w; ++x)
-              for (int dy = 0; dy < repeatY; ++dy)
-                for (int dx = 0; dx < repeatX; ++dx)
-                  out[size_t((pl * oh + t + y * sh + dy) * ow + left + x * sw + dx)] = v[size_t((pl * h + y) * w + x)];
-        values[l.tensors.back()] = int8Tensor(l.tensors.back(), {in.shape[0], in.shape[1], oh, ow}, out);
+        const Scatter sc = parseScatter(l.kind, l.spec, in.shape[2], in.shape[3], m.source + ": layer '" + l.name + "'");
+        if (in.shape[1] % sc.phases())
+          throw Error(m.source, l.kind + " '" + l.name + "': " + std::to_string(in.shape[1]) + " channels are not " +
+                                    std::to_string(sc.phases()) + " equal groups");
+        const std::vector<int8_t> out = applyScatter(sc, int8Values(in), in.shape[0], in.shape[1], in.shape[2], in.shape[3]);
+        values[l.tensors.back()] =
+            int8Tensor(l.tensors.back(), {in.shape[0], in.shape[1] / sc.phases(), sc.outH, sc.outW}, out);
         continue;
       }
       Program p;

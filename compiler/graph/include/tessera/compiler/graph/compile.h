@@ -31,12 +31,17 @@ struct Calibration {
 // Throws tessera::Error naming `where` for anything else.
 void parseCalibrationMethod(const std::string& text, const std::string& where, Calibration& c);
 
+// How a ConvTranspose becomes a convolution (docs/graph.md): whichever the cost model estimates
+// faster, or always over the zero-inserted input, or as stride phases where they apply.
+enum class TransposedConvolutionForm { kCostModel, kZeroInsertion, kStridePhases };
+
 struct CompileOptions {
   std::ostream* printAfterAll = nullptr;  // each pass's graph after it runs
   // Float models are quantized with it; without it, a float model's operators run on the host.
   const Calibration* calibration = nullptr;
   bool foldNarrowInput = true;  // fold a 1- to 3-channel first convolution's kernel into its channels
   bool fuseResidualAdds = true;  // run a residual add in its convolution's epilogue (docs/graph.md)
+  TransposedConvolutionForm transposedConvolutions = TransposedConvolutionForm::kCostModel;
 };
 
 // Whether `g` has float convolutions or matrix products with constant weights, which post-training
