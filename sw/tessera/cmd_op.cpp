@@ -78,6 +78,7 @@ Compiled compileOrLoad(const OpArgs& a, const hw::Config& cfg) {
     const compiler::op::OperatorData inputs = compiler::op::OperatorData::random(c.program.op, a.seed);
     c.data.input = inputs.input;
     c.data.input2 = inputs.input2;
+    if (c.program.op.runtimeWeights) c.data.weights = inputs.weights;  // an operand of each run, like the inputs
     std::printf("loaded %s: %s\n", a.program.c_str(), c.program.op.describe().c_str());
     return c;
   }

@@ -586,6 +586,50 @@ TEST_P(OnTarget, SmallOperatorsMatchTheReference) {
   for (const Operator& op : smallOperators()) expectMatchesReference(target, cfg, op, seed++);
 }
 
+// Weights given at run time (wgt=input): a product over token rows shaped like attention's Q.K^T
+// (16 input channels, 50 rows, 64 outputs) and A.V (64 in, 16 out), a 3x3 convolution and a dense
+// layer, each compiled once (with other weights, which must not matter) and run with two sets of
+// weights and inputs: every target gives the reference's bits for the weights it was given.
+TEST_P(OnTarget, RuntimeWeightsAreAnOperandOfEachRun) {
+  const auto& [target, config] = GetParam();
+  const Config cfg = Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " not built for " << config;
+  Epilogue e;
+  e.shift = 7;
+  e.relu = false;
+  Epilogue perTensor = e;
+  perTensor.bias = false;
+  perTensor.multiplier = 45;
+  perTensor.shift = 12;
+  perTensor.round = true;
+  std::vector<Operator> ops = {Operator::conv2d(1, 16, 50, 1, 64, 1, 1, 0, perTensor),
+                               Operator::conv2d(1, 64, 50, 1, 16, 1, 1, 0, e), Operator::conv2d(1, 20, 6, 7, 24, 3, 1, 1, e),
+                               Operator::dense(2, 40, 24, perTensor)};
+  tessera::runtime::Session session(target, cfg);
+  for (Operator& op : ops) {
+    op.runtimeWeights = true;
+    const OperatorData constants = OperatorData::random(op, 1);
+    const Program prog = compile(cfg, op, constants);
+    EXPECT_EQ(prog.buffers[size_t(prog.bufferIndex("weights"))].role, BufferRole::kInput) << op.describe();
+    EXPECT_TRUE(prog.constants().weights.empty()) << op.describe();
+    const Operator back = Operator::parse(op.spec(), "test");
+    EXPECT_TRUE(back.runtimeWeights) << op.spec();
+    for (uint32_t seed : {2u, 3u}) {
+      OperatorData data = OperatorData::random(op, seed);
+      data.bias = constants.bias;  // the bias stays a constant of the program
+      EXPECT_EQ(runProgram(prog, session, data).output, reference(op, data))
+          << op.describe() << " on " << target << "/" << config << ", weights of seed " << seed;
+    }
+    OperatorData none = OperatorData::random(op, 4);
+    none.weights.clear();
+    EXPECT_THROW(runProgram(prog, session, none), Error) << "a run without its weights";
+  }
+  EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 wgt=input inzp=3").find("wgt=input cannot take inzp"), std::string::npos);
+  EXPECT_NE(specError("maxpool c=16 h=8 w=8 kernel=2 stride=2 wgt=input").find("wgt=input belongs to conv2d and dense"),
+            std::string::npos);
+  EXPECT_NE(specError("conv2d cin=16 h=6 w=6 cout=16 wgt=const").find("wgt takes only 'input'"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, OnTarget,
                          ::testing::Combine(::testing::Values("fsim", "tsim", "hls", "rtl-sc", "hls-sc"),
                                             ::testing::Values("default", "small", "batch2")),

@@ -31,7 +31,7 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   op.validate();
   if (!op.onVectorAlu()) {
     const size_t weights = size_t(op.outChannels) * op.groupInChannels() * op.kernelH * op.kernelW;
-    if (data.weights.size() != weights)
+    if (!op.runtimeWeights && data.weights.size() != weights)
       throw Error(where, "weights have " + std::to_string(data.weights.size()) + " values, expected " +
                              std::to_string(weights));
     if (op.epilogue.bias && data.bias.size() != size_t(op.outChannels))
@@ -112,9 +112,13 @@ Program compile(const hw::Config& cfg, const Operator& op, const OperatorData& d
   addBuffer("output", BufferRole::kOutput, MemId::kOut, layouts.output.bytes(), layouts.output.describe());
   if (!op.onVectorAlu()) {
     const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups);
-    const auto packedW = packWeights(wl, data.weights);
-    addBuffer("weights", BufferRole::kConstant, MemId::kWgt, packedW.size(), wl.describe())
-        ->data.assign(packedW.begin(), packedW.end());
+    if (op.runtimeWeights) {
+      addBuffer("weights", BufferRole::kInput, MemId::kWgt, wl.bytes(), wl.describe());
+    } else {
+      const auto packedW = packWeights(wl, data.weights);
+      addBuffer("weights", BufferRole::kConstant, MemId::kWgt, packedW.size(), wl.describe())
+          ->data.assign(packedW.begin(), packedW.end());
+    }
   }
   // A resident per-channel vector (bias, multipliers, clip bounds): packBias's layout, one
   // accumulator element per BLOCK_OUT channels, each value repeated per batch row.

@@ -280,6 +280,11 @@ void Operator::validate() const {
     if (!epilogue.wideScales || !epilogue.round)
       throw Error(where, "azp and bzp need wide=1 and round=1 (they join the resident rounding row)");
   }
+  if (runtimeWeights) {
+    if (kind != OpKind::kConv2d && kind != OpKind::kDense) throw Error(where, "wgt=input belongs to conv2d and dense");
+    if (inputZeroPoint)
+      throw Error(where, "wgt=input cannot take inzp: the zero point's correction is a sum of the weights, known only at run time");
+  }
   if (inputZeroPoint) {
     if (kind != OpKind::kConv2d && kind != OpKind::kDense && kind != OpKind::kAvgPool)
       throw Error(where, "inzp belongs to conv2d, dense and avgpool");
@@ -404,6 +409,7 @@ std::string Operator::describe() const {
        << "x" << strideW << ", pad " << padH << "x" << padW << " -> out [" << batch << "][" << outChannels << "]["
        << outHeight() << "][" << outWidth() << "] int8";
   }
+  if (runtimeWeights) os << " (weights given at run time)";
   if (inputZeroPoint)
     os << " (input zero point " << inputZeroPoint << ": sum of (x " << (inputZeroPoint < 0 ? "+ " : "- ")
        << std::abs(inputZeroPoint) << ") * w over the taps inside the input)";
@@ -506,6 +512,7 @@ std::string Operator::spec() const {
   if (epilogue.perChannelClip) os << " clip=channel";
   if (epilogue.lowBits) os << " lowbits=" << epilogue.lowBits;
   if (inputZeroPoint) os << " inzp=" << inputZeroPoint;
+  if (runtimeWeights) os << " wgt=input";
   if (epilogue.outputZeroPoint) os << " outzp=" << epilogue.outputZeroPoint;
   os << " shift=" << epilogue.shift << " round=" << epilogue.round << " relu=" << epilogue.relu;
   if (epilogue.leaky) {
@@ -633,6 +640,11 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
       }
       continue;
     }
+    if (key == "wgt") {
+      if (value != "input") throw Error(origin, "wgt takes only 'input' (weights given at run time), got '" + value + "'");
+      op.runtimeWeights = true;
+      continue;
+    }
     if (key == "clip") {
       if (value != "channel") throw Error(origin, "clip takes only 'channel' (per-channel bounds), got '" + value + "'");
       op.epilogue.perChannelClip = true;
@@ -675,7 +687,7 @@ Operator Operator::parse(const std::string& text, const std::string& origin) {
     } else {
       throw Error(origin, "unknown key '" + key +
                               "' (known: name n cin cout c h w kernel kh kw stride sh sw pad ph pw bias (0, 1 or 'after') mul (a "
-                              "number or 'channel') preshift preclip clip (channel) lowbits inzp outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_bounds act_slopes act_slope_shift act_preshift act_mul act_shift leaky leaky_preshift leaky_mul leaky_shift residual "
+                              "number or 'channel') preshift preclip clip (channel) lowbits inzp wgt (input) outzp shift round relu mul_a mul_b azp bzp wide ceil groups dilation dh dw act act_k act_max act_bounds act_slopes act_slope_shift act_preshift act_mul act_shift leaky leaky_preshift leaky_mul leaky_shift residual "
                               "res_mul_a res_mul_b res_shift res_round res_relu res_wide res_bzp res_outzp)");
     }
   }

@@ -60,7 +60,9 @@ OperatorData Program::constants() const {
   if (op.onVectorAlu()) return d;
   const ProgramBuffer& w = buffers[size_t(bufferIndex("weights"))];
   const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
-  d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups), packedW);
+  // Weights given at run time are no constant: the caller supplies them with the inputs.
+  if (!op.runtimeWeights)
+    d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups), packedW);
   if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
   if (op.epilogue.biasAfterMultiply && op.epilogue.outputZeroPoint)  // folded in with the bias
     for (int32_t& b : d.bias) b = int32_t(uint32_t(b) - (uint32_t(op.epilogue.outputZeroPoint) << op.epilogue.shift));
@@ -218,6 +220,15 @@ RunResult runProgram(const Program& program, runtime::Session& session, const Op
     packedIn2 = packActivations(outL, data.input2);
   }
 
+  std::vector<int8_t> packedWeights;
+  if (op.runtimeWeights) {
+    const uint64_t want = uint64_t(op.outChannels) * op.groupInChannels() * op.kernelH * op.kernelW;
+    if (data.weights.size() != want)
+      throw Error("runProgram", "weights have " + std::to_string(data.weights.size()) + " values, " + op.describe() +
+                                    " takes " + std::to_string(want) + " at run time");
+    packedWeights = packWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups), data.weights);
+  }
+
   // Buffers are freed on every path, including errors.
   struct Buffers {
     runtime::Session& s;
@@ -238,7 +249,7 @@ RunResult runProgram(const Program& program, runtime::Session& session, const Op
     base[i] = d->phys / elem;
     if (b.role == BufferRole::kConstant) std::memcpy(d->host, b.data.data(), b.data.size());
     if (b.role == BufferRole::kInput) {
-      const std::vector<int8_t>& src = b.name == "input2" ? packedIn2 : packedIn;
+      const std::vector<int8_t>& src = b.name == "input2" ? packedIn2 : b.name == "weights" ? packedWeights : packedIn;
       if (src.size() != b.bytes) throw Error("runProgram", "input size does not match buffer '" + b.name + "'");
       std::memcpy(d->host, src.data(), src.size());
     }

@@ -153,6 +153,11 @@ struct Operator {
   // vector ALU ADD per border run), so an asymmetric (e.g. uint8 with zero point 0) tensor stays
   // exact: int8 x = q - 128 with Z = z - 128.
   int inputZeroPoint = 0;
+  // conv2d and dense (spec `wgt=input`, without inzp): the weights are an operand of each run, read
+  // from a DRAM buffer in the packed layout (dram_layout.h's WeightLayout) that the caller fills,
+  // rather than constants compiled into the program: a product whose second operand another layer
+  // computes (attention's K and V).
+  bool runtimeWeights = false;
   // add (spec `azp`, `bzp`; wide=1 round=1): the operands' zero points. The sum is
   // (a - azp) * mul_a + (b - bzp) * mul_b; the constant part joins the resident rounding row.
   int zeroPointA = 0, zeroPointB = 0;

@@ -78,8 +78,8 @@ struct RunResult {
 
 // Runs `program` on the session's target (the calling thread's device): allocates and fills its
 // buffers, relocates and writes the instructions, runs them, reads the output and frees
-// everything. The inputs are `data.input` (and, for add, `data.input2`), logical [N][C][H][W]; the
-// constants come from the program. Throws tessera::Error if the session's config is not the
+// everything. The inputs are `data.input` (and, for add, `data.input2`), logical [N][C][H][W], and
+// with wgt=input `data.weights`, logical [O][C/G][KH][KW]; the constants come from the program. Throws tessera::Error if the session's config is not the
 // program's, an input has the wrong size, or the device faults.
 RunResult runProgram(const Program& program, runtime::Session& session, const OperatorData& data,
                      uint32_t waitCycles = 0);
