@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <set>
@@ -635,6 +636,65 @@ class Quantizer {
     return true;
   }
 
+  // The nodes from nodes()[i] on whose op types are `ops` (after nodes()[i] itself), each the
+  // previous one's only reader; empty if the graph has no such chain there.
+  std::vector<size_t> readerChain(size_t i, std::initializer_list<const char*> ops) const {
+    std::vector<size_t> chain = {i};
+    for (const char* op : ops) {
+      const Node& last = nodes()[chain.back()];
+      if (last.outputs.size() != 1) return {};
+      const int c = soleConsumer(last.outputs[0]);
+      if (c < 0 || nodes()[size_t(c)].opType != op || !nodes()[size_t(c)].domain.empty()) return {};
+      chain.push_back(size_t(c));
+    }
+    return chain;
+  }
+
+  // What a chain of host steps does to a probe shaped like float tensor `x` whose element k holds
+  // k + 1 (so a 0 marks a value that came from nowhere): the last step's output, or nothing if a
+  // step has a non-constant extra input or fails, or a tensor on the way has 2^24 elements or more
+  // (where float32 stops counting exactly).
+  std::optional<Tensor> probeChain(const Tensor& x, const std::vector<size_t>& chain) const {
+    const int64_t limit = int64_t(1) << 24;
+    auto small = [&](const Tensor& t) {
+      if (!t.hasShape) return false;
+      int64_t elements = 1;
+      for (int64_t d : t.shape) {
+        if (d < 0 || d >= limit) return false;
+        elements *= d;
+        if (elements >= limit) return false;
+      }
+      return true;
+    };
+    if (!small(x)) return std::nullopt;
+    for (size_t k : chain)
+      if (!small(g_.tensor(nodes()[k].outputs.at(0)))) return std::nullopt;
+    Tensor cur = x;
+    cur.isConstant = false;
+    cur.floats.resize(size_t(x.elements()));
+    for (size_t k = 0; k < cur.floats.size(); ++k) cur.floats[k] = float(k + 1);
+    try {
+      for (size_t k : chain) {
+        const Node& step = nodes()[k];
+        std::vector<const Tensor*> ins = {&cur};
+        for (size_t a = 1; a < step.inputs.size(); ++a) {
+          if (step.inputs[a].empty()) {
+            ins.push_back(nullptr);
+            continue;
+          }
+          if (!isConstTensor(step.inputs[a])) return std::nullopt;
+          ins.push_back(&g_.tensor(step.inputs[a]));
+        }
+        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
+        if (r.size() != 1) return std::nullopt;
+        cur = std::move(r[0]);
+      }
+    } catch (const Error&) {
+      return std::nullopt;  // the host reports what is wrong with the node when it runs it
+    }
+    return cur;
+  }
+
   // The largest factor an accelerator upsample repeats a pixel by, per axis: each stored run
   // becomes SH x SW STOREs, so larger factors are left to the host.
   static constexpr int64_t kMaxUpsampleFactor = 8;
@@ -659,7 +719,8 @@ class Quantizer {
   // the node repeats pixels is decided by running it on the host over a probe whose values are
   // their own positions, so every coordinate transformation and rounding mode is judged by what
   // it does.
-  bool tryUpsample(const Node& n) {
+  bool tryUpsample(size_t i) {
+    const Node& n = nodes()[i];
     const hw::Config* cfg = scales_.config;
     if (!cfg || cfg->blockIn != cfg->blockOut || !mayReplicate(n) || !floatActivation(n.inputs[0])) return false;
     const std::string& x = n.inputs[0];
@@ -674,34 +735,13 @@ class Quantizer {
     const float s = q.quant.scale.at(0);
     const int z = q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0]);
     if (scales_.fixed && (!scales_.activation.count(out) || scaleFor(out) != s || zeroPointFor(out) != z)) return false;
-    // The probe: element i holds i (exact in float32 below 2^24).
     const int64_t h = xt.shape[2], w = xt.shape[3], planes = xt.shape[0] * xt.shape[1];
-    if (planes * h * w * sh * sw >= (int64_t(1) << 24)) return false;
-    Tensor probe = xt;
-    probe.isConstant = false;
-    probe.floats.resize(size_t(planes * h * w));
-    for (size_t i = 0; i < probe.floats.size(); ++i) probe.floats[i] = float(i);
-    std::vector<const Tensor*> ins = {&probe};
-    for (size_t i = 1; i < n.inputs.size(); ++i) {
-      if (n.inputs[i].empty()) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      if (!isConstTensor(n.inputs[i])) return false;
-      ins.push_back(&g_.tensor(n.inputs[i]));
-    }
-    std::vector<Tensor> result;
-    try {
-      result = host::runHostNode(n, ins, g_.opset);
-    } catch (const Error&) {
-      return false;  // the host reports what is wrong with the node when it runs it
-    }
-    if (result.size() != 1 || result[0].shape != ys) return false;
-    const std::vector<float>& got = result[0].floats;
-    for (int64_t pl = 0, i = 0; pl < planes; ++pl)
+    const std::optional<Tensor> got = probeChain(xt, {i});
+    if (!got || got->shape != ys) return false;
+    for (int64_t pl = 0, k = 0; pl < planes; ++pl)
       for (int64_t oy = 0; oy < h * sh; ++oy)
-        for (int64_t ox = 0; ox < w * sw; ++ox, ++i)
-          if (got[size_t(i)] != float((pl * h + oy / sh) * w + ox / sw)) return false;
+        for (int64_t ox = 0; ox < w * sw; ++ox, ++k)
+          if (got->floats[size_t(k)] != float((pl * h + oy / sh) * w + ox / sw + 1)) return false;
     Node c;
     c.name = n.name;
     c.domain = kTesseraDomain;
@@ -752,14 +792,8 @@ class Quantizer {
   bool tryDilate(size_t i) {
     const hw::Config* cfg = scales_.config;
     if (!cfg || cfg->blockIn != cfg->blockOut || scales_.fixed) return false;
-    std::vector<size_t> chain = {i};
-    for (const char* op : {"Pad", "Reshape", "Pad"}) {
-      const Node& last = nodes()[chain.back()];
-      if (last.outputs.size() != 1) return false;
-      const int c = soleConsumer(last.outputs[0]);
-      if (c < 0 || nodes()[size_t(c)].opType != op || !nodes()[size_t(c)].domain.empty()) return false;
-      chain.push_back(size_t(c));
-    }
+    const std::vector<size_t> chain = readerChain(i, {"Pad", "Reshape", "Pad"});
+    if (chain.empty()) return false;
     const std::string& x = nodes()[i].inputs.at(0);
     const std::string& out = nodes()[chain.back()].outputs.at(0);
     if (!floatActivation(x) || !storedInSegment(x, "dilate")) return false;
@@ -772,40 +806,9 @@ class Quantizer {
     if (!q.quant.zeroPoint.empty() && q.quant.zeroPoint[0] != 0) return false;
     const int64_t planes = xt.shape[0] * xt.shape[1], h = xt.shape[2], w = xt.shape[3];
     const int64_t oh = yt.shape[2], ow = yt.shape[3];
-    if (planes * h * w >= (int64_t(1) << 24)) return false;
-    for (size_t k : chain) {  // every intermediate of the probe stays small
-      const Tensor& t = g_.tensor(nodes()[k].outputs.at(0));
-      if (!t.hasShape) return false;
-      int64_t elements = 1;
-      for (int64_t d : t.shape) {
-        if (d < 0 || d >= (int64_t(1) << 24)) return false;
-        elements *= d;
-        if (elements >= (int64_t(1) << 24)) return false;
-      }
-    }
-    Tensor cur = xt;
-    cur.isConstant = false;
-    cur.floats.resize(size_t(planes * h * w));
-    for (size_t k = 0; k < cur.floats.size(); ++k) cur.floats[k] = float(k + 1);
-    try {
-      for (size_t k : chain) {
-        const Node& step = nodes()[k];
-        std::vector<const Tensor*> ins = {&cur};
-        for (size_t a = 1; a < step.inputs.size(); ++a) {
-          if (step.inputs[a].empty()) {
-            ins.push_back(nullptr);
-            continue;
-          }
-          if (!isConstTensor(step.inputs[a])) return false;
-          ins.push_back(&g_.tensor(step.inputs[a]));
-        }
-        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
-        if (r.size() != 1) return false;
-        cur = std::move(r[0]);
-      }
-    } catch (const Error&) {
-      return false;
-    }
+    const std::optional<Tensor> probed = probeChain(xt, chain);
+    if (!probed) return false;
+    const Tensor& cur = *probed;
     if (cur.shape != yt.shape || cur.floats.size() != size_t(planes * oh * ow)) return false;
     // Where pixels (0, 0), (0, 1) and (1, 0) of the first plane landed.
     auto find = [&](float v) -> int64_t {
@@ -860,14 +863,8 @@ class Quantizer {
   bool tryInterleave(size_t i) {
     const hw::Config* cfg = scales_.config;
     if (!cfg || cfg->blockIn != cfg->blockOut || scales_.fixed) return false;
-    std::vector<size_t> chain = {i};
-    for (const char* op : {"Transpose", "Reshape", "Slice"}) {
-      const Node& last = nodes()[chain.back()];
-      if (last.outputs.size() != 1) return false;
-      const int c = soleConsumer(last.outputs[0]);
-      if (c < 0 || nodes()[size_t(c)].opType != op || !nodes()[size_t(c)].domain.empty()) return false;
-      chain.push_back(size_t(c));
-    }
+    const std::vector<size_t> chain = readerChain(i, {"Transpose", "Reshape", "Slice"});
+    if (chain.empty()) return false;
     const std::string& x = nodes()[i].inputs.at(0);
     const std::string& out = nodes()[chain.back()].outputs.at(0);
     if (!floatActivation(x) || !storedInSegment(x, "interleave")) return false;
@@ -879,32 +876,10 @@ class Quantizer {
       return false;
     const int64_t n = xt.shape[0], c = xt.shape[1], h = xt.shape[2], w = xt.shape[3];
     const int64_t m = yt.shape[1], oh = yt.shape[2], ow = yt.shape[3], sh = split.shape[1], sw = split.shape[2];
-    if (sh < 1 || sw < 1 || m * sh * sw != c || m % cfg->blockOut || n * c * h * w >= (int64_t(1) << 24) ||
-        n * m * oh * ow >= (int64_t(1) << 24) || sh * h >= (int64_t(1) << 24) || sw * w >= (int64_t(1) << 24))
-      return false;
-    Tensor cur = xt;
-    cur.isConstant = false;
-    cur.floats.resize(size_t(n * c * h * w));
-    for (size_t k = 0; k < cur.floats.size(); ++k) cur.floats[k] = float(k + 1);
-    try {
-      for (size_t k : chain) {
-        const Node& step = nodes()[k];
-        std::vector<const Tensor*> ins = {&cur};
-        for (size_t a = 1; a < step.inputs.size(); ++a) {
-          if (step.inputs[a].empty()) {
-            ins.push_back(nullptr);
-            continue;
-          }
-          if (!isConstTensor(step.inputs[a])) return false;
-          ins.push_back(&g_.tensor(step.inputs[a]));
-        }
-        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
-        if (r.size() != 1) return false;
-        cur = std::move(r[0]);
-      }
-    } catch (const Error&) {
-      return false;
-    }
+    if (sh < 1 || sw < 1 || m * sh * sw != c || m % cfg->blockOut) return false;
+    const std::optional<Tensor> probed = probeChain(xt, chain);
+    if (!probed) return false;
+    const Tensor& cur = *probed;
     if (cur.shape != yt.shape || cur.floats.empty() || cur.floats[0] < 1) return false;
     // The crop from where output pixel (0, 0) of channel 0 came from.
     const int64_t source = int64_t(cur.floats[0]) - 1;
@@ -962,7 +937,7 @@ class Quantizer {
       return out;
     };
     if (n.opType == "Concat") return tryConcat(n);
-    if (n.opType == "Resize" || n.opType == "Upsample") return tryUpsample(n);
+    if (n.opType == "Resize" || n.opType == "Upsample") return tryUpsample(i);
     if (n.opType == "Reshape" && (tryDilate(i) || tryInterleave(i))) return true;
     if (n.opType == "Conv") {
       if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1))) return false;
