@@ -375,6 +375,75 @@ Graph neckNetwork(uint32_t seed, const std::string& resizeMode = "nearest", cons
   return g;
 }
 
+// A transformer's attention block over 25 tokens (a 6x6-stride-6 patch convolution of the 32x32
+// input): Q, K and V projections, two heads of 16, Q·Kᵀ scaled, Softmax, A·V, the heads merged, a
+// projection and a residual, then the tokens' mean into the classifier. 25 tokens are not whole
+// channel blocks, so both products pad.
+Graph attentionNetwork(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g = inputGraph("attention");
+  auto add = [&](Tensor t) { g.tensors[t.name] = t; };
+  auto shape = [&](const std::string& name, std::vector<int64_t> v) {
+    Tensor t;
+    t.name = name;
+    t.dtype = DType::kInt64;
+    t.shape = {int64_t(v.size())};
+    t.hasShape = true;
+    t.isConstant = true;
+    t.ints = std::move(v);
+    add(t);
+  };
+  auto perm = [&](const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> p) {
+    Node t = node("Transpose", name, {in}, {out});
+    t.attrs["perm"] = ints(std::move(p));
+    g.nodes.push_back(t);
+  };
+  add(floatTensor("patch_w", {32, 3, 6, 6}, rng, 0.15f, true));
+  add(floatTensor("patch_b", {32}, rng, 0.1f, true));
+  Node patch = node("Conv", "patch", {"x", "patch_w", "patch_b"}, {"p"});
+  patch.attrs["strides"] = ints({6, 6});
+  g.nodes.push_back(patch);
+  shape("tokens_shape", {1, 32, 25});
+  g.nodes.push_back(node("Reshape", "tokens_flat", {"p", "tokens_shape"}, {"pf"}));
+  perm("tokens", "pf", "tok", {0, 2, 1});  // [1, 25, 32]
+  shape("heads_shape", {1, 25, 2, 16});
+  for (const std::string h : {"q", "k", "v"}) {
+    add(floatTensor(h + "_w", {32, 32}, rng, 0.3f, true));
+    add(floatTensor(h + "_b", {32}, rng, 0.1f, true));
+    g.nodes.push_back(node("MatMul", h + "_proj", {"tok", h + "_w"}, {h + "_m"}));
+    g.nodes.push_back(node("Add", h + "_bias", {h + "_m", h + "_b"}, {h + "_a"}));
+    g.nodes.push_back(node("Reshape", h + "_heads", {h + "_a", "heads_shape"}, {h + "_r"}));
+    perm(h + "_split", h + "_r", h, {0, 2, 1, 3});  // [1, 2, 25, 16]
+  }
+  perm("k_t", "k", "kt", {0, 1, 3, 2});
+  g.nodes.push_back(node("MatMul", "qk", {"q", "kt"}, {"s"}));
+  add(floatTensor("temperature", {}, rng, 0.0f, true));
+  g.tensors["temperature"].floats = {0.25f};
+  g.nodes.push_back(node("Mul", "scaled", {"s", "temperature"}, {"ss"}));
+  Node softmax = node("Softmax", "softmax", {"ss"}, {"attn"});
+  Attribute axis;
+  axis.i = -1;
+  softmax.attrs["axis"] = axis;
+  g.nodes.push_back(softmax);
+  g.nodes.push_back(node("MatMul", "av", {"attn", "v"}, {"o"}));
+  perm("merge", "o", "om", {0, 2, 1, 3});
+  shape("merged_shape", {1, 25, 32});
+  g.nodes.push_back(node("Reshape", "merged", {"om", "merged_shape"}, {"mg"}));
+  add(floatTensor("proj_w", {32, 32}, rng, 0.3f, true));
+  g.nodes.push_back(node("MatMul", "proj", {"mg", "proj_w"}, {"pr"}));
+  g.nodes.push_back(node("Add", "residual", {"pr", "tok"}, {"res"}));
+  Node mean = node("ReduceMean", "token_mean", {"res"}, {"feat"});
+  mean.attrs["axes"] = ints({1});
+  Attribute keep;
+  keep.i = 0;
+  mean.attrs["keepdims"] = keep;
+  g.nodes.push_back(mean);
+  add(floatTensor("fc_w", {10, 32}, rng, 0.3f, true));
+  add(floatTensor("fc_b", {10}, rng, 0.1f, true));
+  addLogits(g, "feat", "fc_w", "fc_b");
+  return g;
+}
+
 // ShuffleNetV2's shape: a stride-2 unit (two branches, one depthwise on the unit's input) and two
 // stride-1 units (a channel split by Slice, one branch, Concat), each ending in the
 // Reshape-Transpose-Reshape channel shuffle; halves of 24 channels, not whole channel blocks.
@@ -911,6 +980,37 @@ TEST_P(NetworkOnTarget, UpsamplesAndTheirConcatMatchTheHostReference) {
     EXPECT_EQ(upsamples, 2u);
     EXPECT_EQ(concats, 1u);
   }
+  expectReferenceBitsAndFloatAnswers(m, graph, target, config);
+}
+
+// Attention's two products of activations (Q·Kᵀ and A·V, two heads): on the default config each
+// is one grouped convolution on the accelerator reading the second operand's slot as its weights
+// (and the per-layer table counts the products' own MACs, not the padding's); where the config's
+// layouts do not make that slot the packed weights (small: 4-channel blocks; batch2) they stay
+// MatMuls on the host. Every target gives the host reference's bits, and the answers follow the
+// float model.
+TEST_P(NetworkOnTarget, AttentionProductsMatchTheHostReference) {
+  const auto& [target, config] = GetParam();
+  const tessera::hw::Config cfg = tessera::hw::Config::load(config);
+  if (!built(target, cfg)) GTEST_SKIP() << target << " is not built for " << config;
+  CalibratedOptions c;
+  const Graph graph = attentionNetwork(13);
+  const CompiledModel m = tessera::compiler::graph::compile(cfg, graph, c.options);
+  size_t products = 0;
+  for (const auto& l : m.layers) {
+    if (l.name != "qk" && l.name != "av") continue;
+    ++products;
+    EXPECT_EQ(l.onAccelerator, config == "default") << l.name << " (" << l.kind << ") on " << config;
+    if (l.onAccelerator) {
+      EXPECT_EQ(l.kind, "conv2d") << l.name;
+      EXPECT_NE(l.spec.find("wgt=input"), std::string::npos) << l.spec;
+      EXPECT_EQ(l.macs, 2u * 25 * 25 * 16) << l.name;
+      EXPECT_EQ(l.tensors.size(), 3u) << l.name;  // the input, the weights' activation, the output
+    } else {
+      EXPECT_EQ(l.kind, "MatMul") << l.name;
+    }
+  }
+  EXPECT_EQ(products, 2u);
   expectReferenceBitsAndFloatAnswers(m, graph, target, config);
 }
 

@@ -44,8 +44,10 @@ OperatorData acceleratorConstants(const Graph& g, const Node& n) {
   OperatorData d;
   if (n.opType != "conv2d" && n.opType != "dense") return d;
   const Tensor& w = g.tensor(n.inputs.at(1));
-  d.weights.reserve(w.ints.size());
-  for (int64_t v : w.ints) d.weights.push_back(static_cast<int8_t>(v));
+  if (w.isConstant) {  // else weights given at run time (an activation)
+    d.weights.reserve(w.ints.size());
+    for (int64_t v : w.ints) d.weights.push_back(static_cast<int8_t>(v));
+  }
   const Tensor& b = g.tensor(n.inputs.at(2));
   for (int64_t v : b.ints) d.bias.push_back(static_cast<int32_t>(v));
   if (n.inputs.size() > 3 && !n.inputs[3].empty()) {

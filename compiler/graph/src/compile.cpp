@@ -105,6 +105,8 @@ CompiledModel compile(const hw::Config& cfg, Graph g, const CompileOptions& opti
     dump(options, "channel mixes as maps", g);
     detail::rowProductsAsConvolutions(cfg, g);
     dump(options, "row products as convolutions", g);
+    detail::activationProductsAsConvolutions(cfg, g);
+    dump(options, "activation products as convolutions", g);
     detail::quantizeFloat(cfg, g, *options.calibration);
     const Calibration& c = *options.calibration;
     std::string method;

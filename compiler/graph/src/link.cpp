@@ -180,6 +180,7 @@ void linkLayer(const hw::Config& cfg, const Graph& g, const DramPlan& plan, Comp
   info.spec = op.spec();
   info.tensors.push_back(n.inputs[0]);
   if (!secondOperand(n).empty()) info.tensors.push_back(secondOperand(n));
+  if (op.runtimeWeights) info.tensors.push_back(n.inputs.at(1));
   info.tensors.push_back(n.outputs[0]);
   info.insnBegin = uint32_t(seg.insns.size());
   // Region and byte offset of each program buffer.
@@ -200,6 +201,7 @@ void linkLayer(const hw::Config& cfg, const Graph& g, const DramPlan& plan, Comp
     if (pb.name == "input") tensor = n.inputs[0], block = inputBlock(cfg, n);
     else if (pb.name == "input2") tensor = secondOperand(n), block = cfg.blockOut;
     else if (pb.name == "output") tensor = n.outputs[0];
+    else if (pb.name == "weights" && op.runtimeWeights) tensor = n.inputs.at(1), block = cfg.blockOut;
     else if (pb.name.rfind(kScatteredBufferPrefix, 0) == 0) tensor = pb.name.substr(std::string(kScatteredBufferPrefix).size());
     else throw Error(g.origin, "node '" + n.name + "': unexpected program buffer '" + pb.name + "'");
     const Slot& s = plan.slot(si, tensor, block);
@@ -329,6 +331,9 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
       }
       const Operator op = acceleratorOperator(g, n);
       const OperatorData data = acceleratorConstants(g, n);
+      if (op.runtimeWeights && !op::weightsViewIsPacked(cfg, op))
+        throw Error(g.origin, "node '" + n.name + "' (" + op.describe() + "): its weights tensor '" + n.inputs.at(1) +
+                                  "' is not laid out as the weights in config " + cfg.name);
       Program prog;
       try {
         prog = compile(cfg, op, data);

@@ -31,7 +31,8 @@ void foldNarrowInputs(const hw::Config& cfg, Graph& g) {
     const Operator op = acceleratorOperator(g, n);
     const int P = op.strideH, KH2 = (op.kernelH + P - 1) / P, C2 = op.inChannels * op.kernelW * P;
     const int OH = op.outHeight(), OW = op.outWidth(), H2 = OH + KH2 - 1;
-    if (op.groups != 1 || op.dilationH != 1 || op.dilationW != 1 || op.inChannels * 2 > cfg.blockIn || (op.kernelW == 1 && P == 1)) {
+    if (op.runtimeWeights || op.groups != 1 || op.dilationH != 1 || op.dilationW != 1 || op.inChannels * 2 > cfg.blockIn ||
+        (op.kernelW == 1 && P == 1)) {
       out.push_back(n);
       continue;
     }

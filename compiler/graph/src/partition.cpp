@@ -68,6 +68,13 @@ const std::string& secondOperand(const Node& n) {
   return none;
 }
 
+const std::string& runtimeWeightsOperand(const Node& n) {
+  static const std::string none;
+  if (readsInputBlocks(n) && n.inputs.size() > 1 && !n.inputs[1].empty() && n.attrInt("runtime_weights", 0))
+    return n.inputs[1];
+  return none;
+}
+
 std::vector<std::pair<std::string, int>> activationInputs(const hw::Config& cfg, const Node& n) {
   if (isConcat(n)) {
     std::vector<std::pair<std::string, int>> in;
@@ -76,6 +83,7 @@ std::vector<std::pair<std::string, int>> activationInputs(const hw::Config& cfg,
   }
   std::vector<std::pair<std::string, int>> in = {{n.inputs.at(0), inputBlock(cfg, n)}};
   if (!secondOperand(n).empty()) in.push_back({secondOperand(n), cfg.blockOut});
+  if (!runtimeWeightsOperand(n).empty()) in.push_back({runtimeWeightsOperand(n), cfg.blockOut});
   return in;
 }
 

@@ -35,6 +35,9 @@ int inputBlock(const hw::Config& cfg, const ir::Node& n);
 // A layer's second activation operand (add's b, a fused residual add's residual), or "": it is in
 // the accumulator's 8-bit layout, BLOCK_OUT channels a block.
 const std::string& secondOperand(const ir::Node& n);
+// A conv2d's weights given as an activation (node attribute runtime_weights=1, Operator::
+// runtimeWeights): inputs[1], in BLOCK_OUT blocks, read as its weights buffer (op::weightsView); or "".
+const std::string& runtimeWeightsOperand(const ir::Node& n);
 // The activations a layer reads, each with the channel block of its layout.
 std::vector<std::pair<std::string, int>> activationInputs(const hw::Config& cfg, const ir::Node& n);
 

@@ -92,6 +92,15 @@ void channelMixesAsMaps(const hw::Config& cfg, ir::Graph& g);
 // convolution's tiles keep them while they walk the rows. A classifier's head (after a Flatten or
 // Reshape of a 4-D activation) stays dense. Calibrated float models only.
 void rowProductsAsConvolutions(const hw::Config& cfg, ir::Graph& g);
+// A MatMul of two float activations [..., T, K] x [..., K, N] (attention's Q·Kᵀ and A·V, batched
+// over heads: G products) becomes a grouped 1x1 Conv over T rows whose weights are the second
+// operand: host Reshape/Transpose/Pad steps give the first as an image [1, G*Kp, T, 1] and the
+// second as an activation [1, G*Kp, Np, 1] (K and N padded to whole channel blocks), viewed as
+// weights [G*Np, Kp, 1, 1] by Reshape-Transpose-Reshape (op::weightsView), and host steps crop and
+// transpose the result back. Only where the config lays that activation out as the packed
+// weights (op::weightsViewIsPacked); the quantizer then runs it reading the activation's slot.
+// Calibrated float models only.
+void activationProductsAsConvolutions(const hw::Config& cfg, ir::Graph& g);
 // QDQ patterns and QOperator nodes become accelerator nodes on int8 tensors; returns whether the
 // graph had any (then the model needs no calibration).
 bool recognizeQuantized(const hw::Config& cfg, ir::Graph& g, std::vector<model::QuantizationNote>& notes,

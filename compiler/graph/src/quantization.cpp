@@ -15,6 +15,7 @@
 #include "requantization.h"
 #include "tessera/compiler/host/executor.h"
 #include "tessera/compiler/op/compile.h"
+#include "tessera/compiler/op/dram_layout.h"
 #include "tessera/support/error.h"
 
 namespace tessera::compiler::graph::detail {
@@ -54,6 +55,7 @@ class Quantizer {
     g_.nodes.clear();
     original_ = &original;
     shareConcatScales();
+    findWeightsViews();
     for (size_t i = 0; i < original.size(); ++i) {
       if (fused_.count(i)) continue;
       if (!tryAccelerate(i)) keepOnHost(original[i]);
@@ -265,6 +267,57 @@ class Quantizer {
     return -1;
   }
 
+  // The node of the original graph that writes `t`, or -1.
+  int producerOf(const std::string& t) const {
+    for (size_t k = 0; k < nodes().size(); ++k)
+      for (const std::string& o : nodes()[k].outputs)
+        if (o == t) return int(k);
+    return -1;
+  }
+
+  // Convolutions whose weights are an activation A [1, G*P, Q, 1] viewed as [G*Q, P, 1, 1] by
+  // Reshape [G, P, Q], Transpose (0, 2, 1), Reshape (the attention pass's form; op::weightsView):
+  // each runs on the accelerator reading A's int8 slot as its weights, where the config's layouts
+  // make those bytes the packed weights. The view's three nodes are then not run at all.
+  void findWeightsViews() {
+    const hw::Config* cfg = scales_.config;
+    if (!cfg || scales_.fixed) return;
+    auto shapeOf = [&](const std::string& t) { return g_.hasTensor(t) ? g_.tensor(t).shape : std::vector<int64_t>(); };
+    auto only = [&](const std::string& t, const char* op) {
+      const int k = producerOf(t);
+      return k >= 0 && consumerCount(t) == 1 && nodes()[size_t(k)].domain.empty() && nodes()[size_t(k)].opType == op ? k : -1;
+    };
+    for (size_t i = 0; i < nodes().size(); ++i) {
+      const Node& n = nodes()[i];
+      if (!n.domain.empty() || n.opType != "Conv" || n.inputs.size() < 2 || isConstTensor(n.inputs[1]) ||
+          !floatActivation(n.inputs[0]) || n.outputs.size() != 1 ||
+          (n.inputs.size() > 2 && !n.inputs[2].empty() && !isConstTensor(n.inputs[2])))
+        continue;
+      const int64_t groups = n.attrInt("group", 1);
+      const std::vector<int64_t> w = shapeOf(n.inputs[1]), x = shapeOf(n.inputs[0]);
+      const int r2 = only(n.inputs[1], "Reshape");
+      const int tr = r2 >= 0 ? only(nodes()[size_t(r2)].inputs.at(0), "Transpose") : -1;
+      const int r1 = tr >= 0 ? only(nodes()[size_t(tr)].inputs.at(0), "Reshape") : -1;
+      if (r1 < 0 || w.size() != 4 || x.size() != 4 || groups < 1 || w[0] % groups || w[2] != 1 || w[3] != 1 ||
+          x[0] != 1 || x[1] != w[1] * groups || nodes()[size_t(tr)].attrInts("perm", {}) != std::vector<int64_t>{0, 2, 1})
+        continue;
+      const std::string& a = nodes()[size_t(r1)].inputs.at(0);
+      const int64_t P = w[1], Q = w[0] / groups;
+      if (!floatActivation(a) || shapeOf(a) != std::vector<int64_t>{1, groups * P, Q, 1} ||
+          shapeOf(nodes()[size_t(r1)].outputs.at(0)) != std::vector<int64_t>{groups, P, Q})
+        continue;
+      int ph, pw, sh, sw, kh = 1, kw = 1;
+      Node plain = n;
+      if (!simpleWindow(plain, &ph, &pw, &sh, &sw, &kh, &kw, 2) || ph || pw || sh != 1 || sw != 1 || kh != 1 || kw != 1)
+        continue;
+      Operator probe = Operator::conv2d(1, int(x[1]), int(x[2]), int(x[3]), int(w[0]), 1, 1, 0, Epilogue{});
+      probe.groups = int(groups);
+      if (!op::weightsViewIsPacked(*cfg, probe)) continue;
+      weightsViews_[i] = a;
+      fused_.insert({size_t(r1), size_t(tr), size_t(r2)});
+    }
+  }
+
   bool floatActivation(const std::string& t) const {
     return !t.empty() && g_.hasTensor(t) && !g_.tensor(t).isConstant && g_.tensor(t).dtype == DType::kFloat32;
   }
@@ -366,7 +419,7 @@ class Quantizer {
                        int ph, int pw, bool dense, const std::string& floatOut, const std::vector<int64_t>& outShape,
                        bool relu, const std::vector<float>* weightScales, int groups = 1,
                        const FusedActivation* act = nullptr, int dh = 1, int dw = 1,
-                       const std::vector<double>& slopes = {}) {
+                       const std::vector<double>& slopes = {}, const std::string& runtimeWeights = "") {
     const std::string xq = int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
@@ -397,6 +450,10 @@ class Quantizer {
       outHigh = actVMax;
     }
     const int64_t per = inC / groups * kh * kw;
+    // Weights given at run time (an activation, op::weightsView): its int8 form's one scale, and
+    // any int8 values, so the sums bound at 128 per term. It takes no input zero point.
+    const std::string wq8 = runtimeWeights.empty() ? std::string() : int8Value(runtimeWeights);
+    if (!wq8.empty() && (zx || g_.tensor(wq8).quant.zeroPoint.at(0) != 0)) return false;
     for (size_t k = 0; k < weights.size() || k < bias.size(); ++k)
       if ((k < weights.size() && !std::isfinite(weights[k])) || (k < bias.size() && !std::isfinite(bias[k])))
         throw Error(g_.origin, "node '" + name + "': its " + (k < weights.size() && !std::isfinite(weights[k]) ? "weight" : "bias") +
@@ -406,7 +463,15 @@ class Quantizer {
     std::vector<double> real(static_cast<size_t>(outC));
     int64_t worst = 0;
     std::vector<int64_t> sumAbs(static_cast<size_t>(outC));
-    for (int64_t o = 0; o < outC; ++o) {
+    for (int64_t o = 0; o < outC && !wq8.empty(); ++o) {
+      const double sw8 = g_.tensor(wq8).quant.scale.at(0);
+      sumAbs[size_t(o)] = 128 * per;
+      const double b = bias.empty() ? 0.0 : bias[size_t(o)];
+      bq[size_t(o)] = std::clamp<int64_t>(std::llround(b / (double(sx) * sw8)), -(int64_t(1) << 30), int64_t(1) << 30);
+      real[size_t(o)] = double(sx) * sw8 / double(sy);
+      worst = std::max<int64_t>(worst, inMax * sumAbs[size_t(o)] + std::llabs(bq[size_t(o)]));
+    }
+    for (int64_t o = 0; o < outC && wq8.empty(); ++o) {
       float m = 0;
       for (int64_t j = 0; j < per; ++j) m = std::max(m, std::fabs(weights[size_t(o * per + j)]));
       // A QDQ file's own per-channel scales reproduce its int8 weights exactly.
@@ -491,6 +556,7 @@ class Quantizer {
       }
       o.name = name;
       o.inputZeroPoint = zx;
+      o.runtimeWeights = !wq8.empty();
       return o;
     };
     // The forms that apply, the most exact first: low multiplier bits, the bias after the
@@ -550,7 +616,8 @@ class Quantizer {
     }
     Operator op = operatorFor(r);
     op.validate();
-    const std::string w = addConst(name + "_weights_q", DType::kInt8, {outC, inC / groups, kh, kw}, std::move(wq));
+    const std::string w =
+        wq8.empty() ? addConst(name + "_weights_q", DType::kInt8, {outC, inC / groups, kh, kw}, std::move(wq)) : wq8;
     const std::string b = addConst(name + "_bias_q", DType::kInt32, {outC}, std::move(bq));
     const std::string m = addConst(name + "_multipliers", DType::kInt32, {outC}, std::move(mults));
     std::vector<std::string> inputs = {xq, w, b, m};
@@ -575,6 +642,7 @@ class Quantizer {
     }
     const std::string out = defineInt8(floatOut, scaleFor(floatOut), outShape, zy);
     addAccelerator(name, op, inputs, out);
+    if (!wq8.empty()) g_.nodes.back().attrs["runtime_weights"] = intAttribute(1);
     return true;
   }
 
@@ -939,6 +1007,18 @@ class Quantizer {
     if (n.opType == "Concat") return tryConcat(n);
     if (n.opType == "Resize" || n.opType == "Upsample") return tryUpsample(i);
     if (n.opType == "Reshape" && (tryDilate(i) || tryInterleave(i))) return true;
+    if (n.opType == "Conv" && weightsViews_.count(i)) {
+      std::vector<float> bias;
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) bias = g_.tensor(n.inputs[2]).floats;
+      const Tensor& w = g_.tensor(n.inputs[1]);
+      const int64_t groups = n.attrInt("group", 1);
+      bool relu;
+      const std::string y = outputAfterRelu(&relu);
+      if (!addConvolution(n.name, n.inputs[0], {}, bias, w.shape[0], w.shape[1] * groups, 1, 1, 1, 1, 0, 0, false, y,
+                          g_.tensor(y).shape, relu, nullptr, int(groups), nullptr, 1, 1, {}, weightsViews_.at(i)))
+        throw Error(g_.origin, "node '" + n.name + "': no requantization fits its weights given at run time");
+      return true;
+    }
     if (n.opType == "Conv") {
       if (!floatActivation(n.inputs[0]) || !isConstTensor(n.inputs.at(1))) return false;
       const Tensor& w = g_.tensor(n.inputs[1]);
@@ -1362,6 +1442,7 @@ class Quantizer {
   const std::vector<Node>* original_ = nullptr;
   std::map<std::string, Node> deferredFlatten_;
   std::set<size_t> fused_;
+  std::map<size_t, std::string> weightsViews_;  // Conv -> the activation its weights view
   std::map<std::string, std::string> int8Of_, floatOf_, flattenedFrom_;
   std::set<std::string> pendingFloat_;
 };

@@ -26,6 +26,7 @@ using op::Operator;
 using op::OperatorData;
 using op::Program;
 using op::ProgramBuffer;
+using op::weightsView;
 
 struct ModelRunner::Impl {
   const CompiledModel& model;
@@ -361,6 +362,11 @@ ModelRunResult runReference(const CompiledModel& m, const std::map<std::string, 
       data.input = int8Values(lookup(m, values, l.tensors.at(0)));
       if (p.op.kind == OpKind::kAdd || p.op.kind == OpKind::kScale || p.op.residual)
         data.input2 = int8Values(lookup(m, values, l.tensors.at(1)));
+      // Weights given as an activation: the tensor before the output (op::weightsView's reading).
+      if (p.op.runtimeWeights) {
+        if (l.tensors.size() < 3) throw Error(m.source, "layer '" + l.name + "': its weights tensor is not recorded");
+        data.weights = weightsView(p.op, int8Values(lookup(m, values, l.tensors[l.tensors.size() - 2])));
+      }
       const std::vector<int8_t> out = reference(p.op, data);
       const std::string& name = l.tensors.back();
       values[name] = int8Tensor(name, {p.op.batch, p.op.outChannels, p.op.outHeight(), p.op.outWidth()}, out);

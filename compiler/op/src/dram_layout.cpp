@@ -142,6 +142,38 @@ std::vector<int8_t> packWeights(const WeightLayout& l, const std::vector<int8_t>
   return packed;
 }
 
+std::vector<int64_t> weightsViewShape(const Operator& op) {
+  return {int64_t(op.batch), int64_t(op.inChannels), op.groups > 0 ? int64_t(op.outChannels / op.groups) : 0, 1};
+}
+
+std::vector<int8_t> weightsView(const Operator& op, const std::vector<int8_t>& activation) {
+  const int groups = op.groups, p = op.groupInChannels(), q = groups > 0 ? op.outChannels / groups : 0;
+  checkSize(activation.size(), uint64_t(groups) * p * q, "weightsView");
+  std::vector<int8_t> w(activation.size());
+  for (int g = 0; g < groups; ++g)
+    for (int j = 0; j < q; ++j)
+      for (int c = 0; c < p; ++c) w[(size_t(g) * q + j) * p + c] = activation[(size_t(g) * p + c) * q + j];
+  return w;
+}
+
+bool weightsViewIsPacked(const hw::Config& cfg, const Operator& op) {
+  if (op.kernelH != 1 || op.kernelW != 1 || op.batch != 1 || cfg.batch != 1 || op.groups < 1 ||
+      op.outChannels % op.groups)
+    return false;
+  const std::vector<int64_t> shape = weightsViewShape(op);
+  const ActivationLayout al = outputLayout(cfg, 1, int(shape[1]), int(shape[2]), 1);
+  const WeightLayout wl = weightLayout(cfg, op.outChannels, op.inChannels, 1, 1, op.groups);
+  if (al.bytes() != wl.bytes() || uint64_t(op.inChannels) * uint64_t(shape[2]) != al.bytes()) return false;
+  // Each element's position, 7 bits at a time (int8 probes), must land where the view puts it.
+  const size_t count = size_t(op.inChannels) * size_t(shape[2]);
+  for (size_t bit = 0; bit == 0 || (size_t(1) << bit) < count; bit += 7) {
+    std::vector<int8_t> probe(count);
+    for (size_t i = 0; i < count; ++i) probe[i] = int8_t((i >> bit) & 0x7f);
+    if (unpackWeights(wl, packActivations(al, probe)) != weightsView(op, probe)) return false;
+  }
+  return true;
+}
+
 std::vector<int8_t> unpackWeights(const WeightLayout& l, const std::vector<int8_t>& packed) {
   checkSize(packed.size(), l.bytes(), "unpackWeights");
   const int perIn = l.i / l.groups, rb = l.reductionBlocks();

@@ -58,11 +58,12 @@ OperatorData Program::constants() const {
   const hw::Config cfg = hw::Config::fromJson(configJson, "program config");
   OperatorData d;
   if (op.onVectorAlu()) return d;
-  const ProgramBuffer& w = buffers[size_t(bufferIndex("weights"))];
-  const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
   // Weights given at run time are no constant: the caller supplies them with the inputs.
-  if (!op.runtimeWeights)
+  if (!op.runtimeWeights) {
+    const ProgramBuffer& w = buffers[size_t(bufferIndex("weights"))];
+    const std::vector<int8_t> packedW(w.data.begin(), w.data.end());
     d.weights = unpackWeights(weightLayout(cfg, op.outChannels, op.inChannels, op.kernelH, op.kernelW, op.groups), packedW);
+  }
   if (op.epilogue.bias) d.bias = unpackBias(cfg, buffers[size_t(bufferIndex("bias"))].data, op.outChannels);
   if (op.epilogue.biasAfterMultiply && op.epilogue.outputZeroPoint)  // folded in with the bias
     for (int32_t& b : d.bias) b = int32_t(uint32_t(b) - (uint32_t(op.epilogue.outputZeroPoint) << op.epilogue.shift));

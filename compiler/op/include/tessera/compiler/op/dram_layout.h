@@ -57,6 +57,18 @@ WeightLayout weightLayout(const hw::Config& cfg, int o, int i, int kh, int kw, i
 std::vector<int8_t> packWeights(const WeightLayout& l, const std::vector<int8_t>& oihw);
 std::vector<int8_t> unpackWeights(const WeightLayout& l, const std::vector<int8_t>& packed);
 
+// Weights given as an activation (Operator::runtimeWeights, an accelerator output reloaded as GEMM
+// weights, as attention's products are): a 1x1 conv2d of G groups, C inputs and O outputs reads
+// the activation [1][G*(C/G)][O/G][1] as its weights, W[g*Q + q][p] = A[0][g*P + p][q][0] with
+// P = C/G and Q = O/G (each group's weights transposed: the activation's rows are its outputs).
+// weightsView gives those logical [O][C/G][1][1] weights; weightsViewIsPacked says whether the
+// activation's packed bytes are exactly the packed weights in `cfg` (BATCH 1, and P or Q one
+// channel block with the other whole blocks), so the operator reads the activation's slot as
+// its weights buffer with no copy.
+std::vector<int64_t> weightsViewShape(const Operator& op);
+std::vector<int8_t> weightsView(const Operator& op, const std::vector<int8_t>& activation);
+bool weightsViewIsPacked(const hw::Config& cfg, const Operator& op);
+
 // Bias as accumulator elements: [ceil(O/BO)][BATCH][BO] int32 little endian, each value repeated
 // for every batch row so one vector ALU ADD applies it to a whole accumulator element.
 std::vector<uint8_t> packBias(const hw::Config& cfg, const std::vector<int32_t>& bias);
