@@ -622,7 +622,8 @@ TEST(Network, PrintAfterAllShowsEveryStageInOrder) {
   const std::string s = os.str();
   std::vector<std::string> stages = {"shape inference",   "constant folding",  "transposed convolutions as convolutions", "BatchNorm folding",
                                      "spatial means as pools", "QDQ recognition",   "BatchNorm as depthwise", "channel mixes as maps",
-                                     "row products as convolutions", "quantization and fusion", "narrow-input fold",
+                                     "row products as convolutions", "activation products as convolutions", "quantization and fusion",
+                                     "narrow-input fold",
                                      "residual fusion",   "partitioning",      "DRAM planning"};
   for (const auto& l : m.layers)
     if (l.onAccelerator) stages.push_back("lowering '" + l.name + "': " + l.detail);

@@ -105,7 +105,7 @@ Program withScatteredStores(const Program& prog, const ActivationLayout& out, co
           // Through every stage but the last (no repeats): the row, and columns x -> a*x + b
           // kept within [first, lastX].
           int64_t row = y, a = 1, b = 0, first = x, lastX = x + run - 1;
-          bool inside = true;
+          bool inside = stages.front().lands(phase);
           for (size_t k = 0; k + 1 < stages.size() && inside; ++k) {
             const model::Scatter& sc = stages[k];
             const int ph = k == 0 ? phase : 0;
@@ -286,6 +286,8 @@ void linkScatter(const Graph& g, CompiledModel& m, size_t si, Segment& seg, cons
   auto pair = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
   if (sc.kind == "upsample")
     info.detail = "copy-free: nearest x" + pair(sc.stepY, sc.stepX) + ", " + by + " into every position it covers";
+  else if (sc.kind == "select")
+    info.detail = "copy-free: channel group " + std::to_string(sc.kept) + " of " + std::to_string(sc.phases()) + ", " + by;
   else if (sc.kind == "dilate")
     info.detail = "copy-free: pixels " + pair(sc.stepY, sc.stepX) + " apart in a " + pair(sc.outH, sc.outW) +
                   " image of zeros, " + by;

@@ -113,6 +113,9 @@ Partition partition(const hw::Config& cfg, const Graph& g, CompiledModel& m, std
         chains = false;
       if (!chains) closeSegment();
       current.nodes.push_back(int(i));
+      // A constant image a layer reads (an identity the layer transposes its weights with).
+      for (const auto& [t, block] : activationInputs(cfg, n))
+        if (g.tensor(t).isConstant) m.constants[t] = g.tensor(t);
       // The table lists layers in execution order; linking fills this row in.
       p.layerOfNode[int(i)] = int(m.layers.size());
       m.layers.emplace_back();

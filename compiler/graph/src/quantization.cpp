@@ -58,7 +58,7 @@ class Quantizer {
     findWeightsViews();
     for (size_t i = 0; i < original.size(); ++i) {
       if (fused_.count(i)) continue;
-      if (!tryAccelerate(i)) keepOnHost(original[i]);
+      if (!tryAccelerate(i) && !deferMovement(i)) keepOnHost(original[i]);
     }
     for (std::string& out : g_.outputs) {
       auto deferred = deferredFlatten_.find(out);
@@ -129,6 +129,10 @@ class Quantizer {
   std::string int8Value(const std::string& floatTensor) {
     auto it = int8Of_.find(floatTensor);
     if (it != int8Of_.end()) return it->second;
+    if (deferredMove_.count(floatTensor)) {
+      if (std::optional<std::string> moved = movedInt8(floatTensor)) return *moved;
+      floatValue(floatTensor);
+    }
     const Tensor& f = g_.tensor(floatTensor);
     const float s = scaleFor(floatTensor);
     Node q;
@@ -153,8 +157,35 @@ class Quantizer {
     return out.name;
   }
 
+  // A constant float image quantized now (symmetric, its own max), for a layer that reads it as
+  // its input: the model carries it and the runners place it in the layer's slot.
+  std::string constantInt8(const std::string& floatTensor) {
+    auto it = int8Of_.find(floatTensor);
+    if (it != int8Of_.end()) return it->second;
+    const Tensor& f = g_.tensor(floatTensor);
+    float m = 0;
+    for (float v : f.floats) m = std::max(m, std::fabs(v));
+    if (!std::isfinite(m)) throw Error(g_.origin, "constant '" + floatTensor + "' is not finite");
+    const float s = m > 0 ? m / 127.0f : 1.0f;
+    std::vector<int64_t> q(f.floats.size());
+    for (size_t k = 0; k < q.size(); ++k) q[k] = saturate8(f.floats[k] / s);
+    const std::string name = addConst(floatTensor + "_q", DType::kInt8, f.shape, std::move(q));
+    g_.tensors[name].quant.scale = {s};
+    g_.tensors[name].quant.zeroPoint = {0};
+    int8Of_[floatTensor] = name;
+    return name;
+  }
+
   // The float tensor for a value that may now only exist as int8 (dequantized on the host).
   std::string floatValue(const std::string& floatTensor) {
+    auto deferred = deferredMove_.find(floatTensor);
+    if (!pendingFloat_.count(floatTensor) && deferred != deferredMove_.end()) {
+      // A host step that only moves values runs after all, where its value is first needed.
+      const size_t k = deferred->second;
+      for (const std::string& o : nodes()[k].outputs) deferredMove_.erase(o);
+      keepOnHost(nodes()[k]);
+      return floatTensor;
+    }
     if (!pendingFloat_.count(floatTensor)) return floatTensor;
     pendingFloat_.erase(floatTensor);
     const std::string q = int8Of_.at(floatTensor);
@@ -290,7 +321,8 @@ class Quantizer {
     for (size_t i = 0; i < nodes().size(); ++i) {
       const Node& n = nodes()[i];
       if (!n.domain.empty() || n.opType != "Conv" || n.inputs.size() < 2 || isConstTensor(n.inputs[1]) ||
-          !floatActivation(n.inputs[0]) || n.outputs.size() != 1 ||
+          !(floatActivation(n.inputs[0]) || (isConstTensor(n.inputs[0]) && g_.tensor(n.inputs[0]).dtype == DType::kFloat32)) ||
+          n.outputs.size() != 1 ||
           (n.inputs.size() > 2 && !n.inputs[2].empty() && !isConstTensor(n.inputs[2])))
         continue;
       const int64_t groups = n.attrInt("group", 1);
@@ -420,7 +452,7 @@ class Quantizer {
                        bool relu, const std::vector<float>* weightScales, int groups = 1,
                        const FusedActivation* act = nullptr, int dh = 1, int dw = 1,
                        const std::vector<double>& slopes = {}, const std::string& runtimeWeights = "") {
-    const std::string xq = int8Value(input);
+    const std::string xq = isConstTensor(input) ? constantInt8(input) : int8Value(input);
     const Tensor& x = g_.tensor(xq);
     const float sx = x.quant.scale.at(0);
     // Zero points: x - zx reaches 128 + |zx|; the requantized value before zy is added must land in
@@ -836,7 +868,7 @@ class Quantizer {
       if (g_.nodes[k].domain != kTesseraDomain) lastHost = k + 1;
     int p = g_.producer(it->second);
     while (p >= 0 && isScatter(g_.nodes[size_t(p)])) {
-      if (kind == "interleave" || g_.nodes[size_t(p)].opType == "upsample") return false;
+      if (kind == "interleave" || kind == "select" || g_.nodes[size_t(p)].opType == "upsample") return false;
       p = g_.producer(g_.nodes[size_t(p)].inputs.at(0));
     }
     return p >= 0 && size_t(p) >= lastHost && isAccelerator(g_.nodes[size_t(p)]) && !hasNoCode(g_.nodes[size_t(p)]);
@@ -981,6 +1013,139 @@ class Quantizer {
     g_.nodes.push_back(node);
     for (size_t k = 1; k < chain.size(); ++k) fused_.insert(chain[k]);
     return true;
+  }
+
+  // A host step that only moves values (Reshape, Transpose, Squeeze, Unsqueeze, Split, Slice,
+  // zero Pad) of an accelerator output not dequantized yet, or of another such step: it is not
+  // run yet. An accelerator layer reading its result takes it as a copy-free movement of that
+  // output where the stores can do it (movedInt8); anything else runs it on the host where it
+  // first needs it (floatValue), so a chain of such steps between two accelerator layers no
+  // longer cuts their segment.
+  bool deferMovement(size_t i) {
+    const Node& n = nodes()[i];
+    static const std::set<std::string> moves = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Split", "Slice", "Pad"};
+    if (!scales_.config || scales_.fixed || !n.domain.empty() || !moves.count(n.opType) || n.inputs.empty() ||
+        n.outputs.empty())
+      return false;
+    if (n.opType == "Pad" && (n.attrString("mode", "constant") != "constant" ||
+                              (n.inputs.size() > 2 && !n.inputs[2].empty() &&
+                               (!isConstTensor(n.inputs[2]) || g_.tensor(n.inputs[2]).floats != std::vector<float>{0.0f}))))
+      return false;
+    const std::string& x = n.inputs[0];
+    if (!(pendingFloat_.count(x) || deferredMove_.count(x))) return false;
+    for (size_t a = 1; a < n.inputs.size(); ++a)
+      if (!n.inputs[a].empty() && !isConstTensor(n.inputs[a])) return false;
+    for (const std::string& o : n.outputs)
+      if (o.empty() || !g_.hasTensor(o) || !g_.tensor(o).hasShape) return false;
+    for (const std::string& o : n.outputs) deferredMove_[o] = i;
+    return true;
+  }
+
+  // `t`, the result of deferred moving steps from an int8 accelerator output X [1, C, H, W] of the
+  // segment being formed, as a copy-free movement of X: the steps are run on the host over a probe
+  // whose values are X's positions plus one, and must give [1, C', H', W'] holding one group of
+  // C' whole channel blocks of X (select) placed at an offset in an image of zeros (dilate), or X
+  // itself. Then `t` is that (at X's scale), stored by X's producer; else nothing.
+  std::optional<std::string> movedInt8(const std::string& t) {
+    const hw::Config* cfg = scales_.config;
+    if (!cfg || cfg->blockIn != cfg->blockOut) return std::nullopt;
+    std::vector<std::pair<size_t, size_t>> path;  // node, output
+    std::string cur = t;
+    for (auto d = deferredMove_.find(cur); d != deferredMove_.end(); d = deferredMove_.find(cur)) {
+      const Node& n = nodes()[d->second];
+      const size_t o = size_t(std::find(n.outputs.begin(), n.outputs.end(), cur) - n.outputs.begin());
+      path.push_back({d->second, o});
+      cur = n.inputs.at(0);
+    }
+    if (path.empty() || !pendingFloat_.count(cur) || !int8Of_.count(cur)) return std::nullopt;
+    std::reverse(path.begin(), path.end());
+    const Tensor& xt = g_.tensor(cur);
+    const Tensor& yt = g_.tensor(t);
+    if (!xt.hasShape || !yt.hasShape || xt.shape.size() != 4 || yt.shape.size() != 4 || xt.shape[0] != 1 || yt.shape[0] != 1)
+      return std::nullopt;
+    const int64_t C = xt.shape[1], H = xt.shape[2], W = xt.shape[3], C2 = yt.shape[1], H2 = yt.shape[2], W2 = yt.shape[3];
+    if (C2 < 1 || C % C2 || (C2 != C && C2 % cfg->blockOut) || C * H * W >= (int64_t(1) << 24) ||
+        C2 * H2 * W2 >= (int64_t(1) << 24))
+      return std::nullopt;
+    Tensor probe = xt;
+    probe.isConstant = false;
+    probe.floats.resize(size_t(C * H * W));
+    for (size_t k = 0; k < probe.floats.size(); ++k) probe.floats[k] = float(k + 1);
+    try {
+      for (const auto& [k, o] : path) {
+        const Node& step = nodes()[k];
+        std::vector<const Tensor*> ins = {&probe};
+        for (size_t a = 1; a < step.inputs.size(); ++a) ins.push_back(step.inputs[a].empty() ? nullptr : &g_.tensor(step.inputs[a]));
+        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
+        if (o >= r.size()) return std::nullopt;
+        probe = std::move(r[o]);
+      }
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    if (probe.shape != yt.shape) return std::nullopt;
+    // Where X's first kept value landed gives the group and the offset.
+    size_t first = 0;
+    while (first < probe.floats.size() && probe.floats[first] == 0.0f) ++first;
+    if (first == probe.floats.size()) return std::nullopt;
+    const int64_t from = int64_t(probe.floats[first]) - 1, to = int64_t(first);
+    const int64_t c0 = from / (H * W), y0 = from / W % H, x0 = from % W;
+    const int64_t c1 = to / (H2 * W2), y1 = to / W2 % H2, x1 = to % W2;
+    const int64_t group = (c0 - c1) / C2, top = y1 - y0, left = x1 - x0;
+    if (c0 - c1 < 0 || (c0 - c1) % C2 || top < 0 || left < 0 || top + H > H2 || left + W > W2) return std::nullopt;
+    std::vector<float> want(probe.floats.size(), 0.0f);
+    for (int64_t c = 0; c < C2; ++c)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < W; ++x)
+          want[size_t((c * H2 + y + top) * W2 + x + left)] = float(((group * C2 + c) * H + y) * W + x + 1);
+    if (want != probe.floats) return std::nullopt;
+    const std::string xq = int8Of_.at(cur);
+    const Tensor& q = g_.tensor(xq);
+    const int z = q.quant.zeroPoint.empty() ? 0 : int(q.quant.zeroPoint[0]);
+    const bool select = C2 != C, dilate = H2 != H || W2 != W;
+    if (!select && !dilate) {  // X itself, only reshaped and transposed back
+      int8Of_[t] = xq;
+      pendingFloat_.insert(t);
+      deferredMove_.erase(t);
+      return xq;
+    }
+    if ((dilate && z != 0) || !storedInSegment(cur, select ? "select" : "dilate")) return std::nullopt;
+    auto scatterNode = [&](const std::string& kind, const std::string& spec, const std::string& in, const std::string& out) {
+      Node c;
+      c.name = fresh(nodes()[path.back().first].name + "_" + kind);
+      c.domain = kTesseraDomain;
+      c.opType = kind;
+      Attribute a;
+      a.kind = Attribute::Kind::kString;
+      a.s = spec;
+      c.attrs["spec"] = a;
+      c.inputs = {in};
+      c.outputs = {out};
+      g_.nodes.push_back(c);
+    };
+    std::string in = xq;
+    if (select) {
+      const std::string out = dilate ? fresh(t + "_group_q") : std::string();
+      if (dilate) {
+        Tensor sel;
+        sel.name = out;
+        sel.dtype = DType::kInt8;
+        sel.shape = {1, C2, H, W};
+        sel.hasShape = true;
+        sel.quant = q.quant;
+        g_.tensors[out] = sel;
+      }
+      const std::string target = dilate ? out : defineInt8(t, q.quant.scale.at(0), yt.shape, z);
+      scatterNode("select", "select groups=" + std::to_string(C / C2) + " group=" + std::to_string(group), in, target);
+      in = target;
+    }
+    if (dilate)
+      scatterNode("dilate",
+                  "dilate stride=1x1 offset=" + std::to_string(top) + "x" + std::to_string(left) + " size=" + std::to_string(H2) +
+                      "x" + std::to_string(W2),
+                  in, defineInt8(t, q.quant.scale.at(0), yt.shape, 0));
+    deferredMove_.erase(t);
+    return int8Of_.at(t);
   }
 
   bool tryAccelerate(size_t i) {
@@ -1441,6 +1606,8 @@ class Quantizer {
   ActivationScales scales_;
   const std::vector<Node>* original_ = nullptr;
   std::map<std::string, Node> deferredFlatten_;
+  // Outputs of host steps that only move an accelerator output's values, not run yet (deferMovement).
+  std::map<std::string, size_t> deferredMove_;
   std::set<size_t> fused_;
   std::map<size_t, std::string> weightsViews_;  // Conv -> the activation its weights view
   std::map<std::string, std::string> int8Of_, floatOf_, flattenedFrom_;

@@ -7,7 +7,9 @@
 
 namespace tessera::compiler::model {
 
-bool isScatterKind(const std::string& kind) { return kind == "upsample" || kind == "dilate" || kind == "interleave"; }
+bool isScatterKind(const std::string& kind) {
+  return kind == "upsample" || kind == "dilate" || kind == "interleave" || kind == "select";
+}
 
 Scatter parseScatter(const std::string& kind, const std::string& spec, int64_t inH, int64_t inW, const std::string& what) {
   Scatter s;
@@ -29,6 +31,10 @@ Scatter parseScatter(const std::string& kind, const std::string& spec, int64_t i
          t >= 0 && l >= 0 && s.phaseRows >= 1 && s.phaseCols >= 1;
     s.stepY = s.phaseRows, s.stepX = s.phaseCols;
     s.offsetY = -t, s.offsetX = -l;
+  } else if (kind == "select") {
+    ok = std::sscanf(spec.c_str(), "select groups=%d group=%d%c", &s.phaseRows, &s.kept, &end) == 2 && s.phaseRows >= 1 &&
+         s.kept >= 0 && s.kept < s.phaseRows;
+    s.outH = int(inH), s.outW = int(inW);
   }
   ok = ok && s.stepY >= 1 && s.stepX >= 1 && s.outH >= 1 && s.outW >= 1 && inH >= 1 && inW >= 1 &&
        s.stepY <= (1 << 12) && s.stepX <= (1 << 12);
@@ -45,6 +51,7 @@ std::vector<int8_t> applyScatter(const Scatter& s, const std::vector<int8_t>& in
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch) {
       const int phase = int(ch / outC);
+      if (!s.lands(phase)) continue;
       const int64_t plane = b * outC + ch % outC;
       for (int64_t y = 0; y < h; ++y)
         for (int64_t x = 0; x < w; ++x)

@@ -1,4 +1,4 @@
-// Copy-free data movements (upsample, dilate, interleave): where a layer's stores put each entry, and their host reference.
+// Copy-free data movements (upsample, dilate, interleave, select): where a layer's stores put each entry, and their host reference.
 #pragma once
 
 #include <cstdint>
@@ -14,18 +14,23 @@ namespace tessera::compiler::model {
 //   "interleave phases=SHxSW crop=TxL size=OHxOW": the input's channels are SH*SW groups of C/(SH*SW)
 //     (phase-major, as DepthToSpace's DCR mode); channel (ry*SW + rx)*M + m at (y, x) goes to channel
 //     m at (y*SH + ry - T, x*SW + rx - L) of an OH x OW image, dropped outside it (the stride
-//     phases of a transposed convolution put together and cropped).
+//     phases of a transposed convolution put together and cropped);
+//   "select groups=N group=I": the input's channels are N equal groups of whole channel blocks and
+//     only group I is kept, in place (one of the Q, K and V parts of a fused projection).
 // Input pixel (y, x) of channel group `phase` lands at (offsetY(phase) + y*stepY + dy,
 // offsetX(phase) + x*stepX + dx) for dy < repeatY, dx < repeatX, where inside the image.
 struct Scatter {
   std::string kind;
   int stepY = 1, stepX = 1, repeatY = 1, repeatX = 1;
   int offsetY = 0, offsetX = 0;  // of phase 0 (may be negative: interleave's crop)
-  int phaseRows = 1, phaseCols = 1;  // interleave: SH x SW channel groups
+  int phaseRows = 1, phaseCols = 1;  // interleave: SH x SW channel groups; select: N x 1
+  int kept = -1;                     // select: the one group that lands (-1: every group)
   int outH = 0, outW = 0;
   int phases() const { return phaseRows * phaseCols; }
-  int offsetYOf(int phase) const { return offsetY + phase / phaseCols; }
-  int offsetXOf(int phase) const { return offsetX + phase % phaseCols; }
+  bool lands(int phase) const { return kept < 0 || phase == kept; }
+  // Only an interleave's groups land at different positions.
+  int offsetYOf(int phase) const { return offsetY + (kept < 0 ? phase / phaseCols : 0); }
+  int offsetXOf(int phase) const { return offsetX + (kept < 0 ? phase % phaseCols : 0); }
   // Whether untouched output positions must read as zero (a dilate's), so the output's DRAM is
   // never shared and starts zeroed.
   bool needsZeros() const { return kind == "dilate"; }
