@@ -53,7 +53,7 @@ struct ScatterTarget {
 // to the last (a zero-width STORE carries them if nothing is written), so the pipeline's token
 // protocol is unchanged.
 Program withScatteredStores(const Program& prog, const ActivationLayout& out, const std::vector<ScatterTarget>& targets,
-                            bool keepOriginal) {
+                            bool keepOriginal, uint32_t maxXSize) {
   Program p = prog;
   const int output = prog.bufferIndex("output");
   const uint32_t outputMem = prog.buffers[size_t(output)].memType;
@@ -142,6 +142,23 @@ Program withScatteredStores(const Program& prog, const ActivationLayout& out, co
         }
       }
     }
+    // Pieces that continue one another in SRAM and in the same target's DRAM (rows of one entry
+    // over a W = 1 image, a token's channels) become one STORE.
+    std::vector<std::pair<Insn, int32_t>> merged;
+    for (const auto& r : replacement) {
+      if (!merged.empty()) {
+        Insn& m = merged.back().first;
+        const Insn& n = r.first;
+        if (merged.back().second == r.second && m.ySize == 1 && n.ySize == 1 && n.sramBase == m.sramBase + m.xSize &&
+            n.dramBase == m.dramBase + m.xSize && m.xSize + n.xSize <= maxXSize) {
+          m.xSize += n.xSize;
+          m.xStride = m.xSize;
+          continue;
+        }
+      }
+      merged.push_back(r);
+    }
+    replacement = std::move(merged);
     // A store whose entries all fall outside every target (cropped away) still carries its
     // dependency flags: a zero-width STORE moves nothing.
     if (replacement.empty()) {
@@ -367,7 +384,9 @@ void link(const hw::Config& cfg, const Graph& g, const Partition& p, const DramP
       follow(n.outputs[0], {}, &keepOriginal);
       if (!targets.empty()) {
         const Slot& s = plan.slot(si, n.outputs[0], cfg.blockOut);
-        prog = withScatteredStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, targets, keepOriginal);
+        const int xBits = hw::InsnLayout(cfg).width(Opcode::kStore, hw::Field::kXSize);
+        prog = withScatteredStores(prog, ActivationLayout{s.n, s.c, s.h, s.w, cfg.batch, cfg.blockOut}, targets, keepOriginal,
+                                   uint32_t((uint64_t(1) << xBits) - 1));
       }
       if (printAfterAll) {
         printDumpBanner(*printAfterAll, "lowering '" + n.name + "': " + op.describe());
