@@ -115,13 +115,15 @@ TEST(OnnxImport, MissingInputShapesNameTheTensor) {
   EXPECT_NE(e.find("no shape"), std::string::npos) << e;
 }
 
+// Also a detector's NMS inside the graph and other outputs whose size depends on the values.
 TEST(OnnxImport, UnsupportedOperatorsNameTheNodeOpAndOpset) {
-  const std::string p = tempPath("sin.onnx");
-  writeBytes(p, model(13, "Sin").SerializeAsString());
-  const std::string e = expectError(p);
-  EXPECT_NE(e.find("the_node"), std::string::npos) << e;
-  EXPECT_NE(e.find("Sin"), std::string::npos) << e;
-  EXPECT_NE(e.find("opset 13"), std::string::npos) << e;
+  for (const std::string op : {"Sin", "NonMaxSuppression", "NonZero"}) {
+    const std::string p = tempPath(op + ".onnx");
+    writeBytes(p, model(13, op).SerializeAsString());
+    const std::string e = expectError(p);
+    EXPECT_NE(e.find("the_node"), std::string::npos) << e;
+    EXPECT_NE(e.find(op + " 'the_node' (opset 13)"), std::string::npos) << e;
+  }
 }
 
 // Concat's bad attributes and shapes: each names the node and what is wrong, at compile time.

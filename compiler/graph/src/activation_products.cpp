@@ -1,11 +1,11 @@
 // Products of two activations (attention's Q·Kᵀ and A·V) as grouped 1x1 convolutions whose weights are the second operand.
+#include <algorithm>
 #include <numeric>
 #include <set>
 
+#include "dram_plan.h"
 #include "passes.h"
-#include "tessera/compiler/host/executor.h"
 #include "tessera/compiler/op/dram_layout.h"
-#include "tessera/support/error.h"
 
 namespace tessera::compiler::graph::detail {
 
@@ -16,8 +16,6 @@ using ir::Tensor;
 
 namespace {
 
-int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 // Whether `y` [G, K, N] (any leading shape of G elements) only moves the values of an image
 // S [1, F, R, 1] a node other than a moving step writes (a projection's convolution), with each
 // group's N columns whole channels of S and its K rows rows of S: Y[g][k][n] = S[f(g) + n][k].
@@ -26,36 +24,23 @@ int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 // does not. Decided by running the steps on the host over a probe of S's positions.
 bool rowsOfImage(const Graph& g, const std::string& y, int64_t G, int64_t K, int64_t N) {
   static const std::set<std::string> moves = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Split", "Slice"};
-  std::vector<std::pair<int, size_t>> path;
+  std::vector<MovingStep> path;
   std::string cur = y;
   for (int p = g.producer(cur); p >= 0; p = g.producer(cur)) {
     const Node& n = g.nodes[size_t(p)];
     if (!n.domain.empty() || !moves.count(n.opType) || n.inputs.empty()) break;
-    for (size_t a = 1; a < n.inputs.size(); ++a)
-      if (!n.inputs[a].empty() && !g.tensor(n.inputs[a]).isConstant) return false;
-    path.push_back({p, size_t(std::find(n.outputs.begin(), n.outputs.end(), cur) - n.outputs.begin())});
+    path.push_back({&n, size_t(std::find(n.outputs.begin(), n.outputs.end(), cur) - n.outputs.begin())});
     cur = n.inputs[0];
   }
   if (path.empty() || !g.hasTensor(cur)) return false;
   const Tensor& st = g.tensor(cur);
   if (!st.hasShape || st.shape.size() != 4 || st.shape[0] != 1 || st.shape[3] != 1 || st.isConstant) return false;
-  const int64_t F = st.shape[1], R = st.shape[2];
-  if (F * R >= (int64_t(1) << 24)) return false;
-  Tensor probe = st;
-  probe.floats.resize(size_t(F * R));
-  for (size_t k = 0; k < probe.floats.size(); ++k) probe.floats[k] = float(k + 1);
-  try {
-    for (auto it = path.rbegin(); it != path.rend(); ++it) {
-      const Node& n = g.nodes[size_t(it->first)];
-      std::vector<const Tensor*> ins = {&probe};
-      for (size_t a = 1; a < n.inputs.size(); ++a) ins.push_back(n.inputs[a].empty() ? nullptr : &g.tensor(n.inputs[a]));
-      std::vector<Tensor> r = host::runHostNode(n, ins, g.opset);
-      if (it->second >= r.size()) return false;
-      probe = std::move(r[it->second]);
-    }
-  } catch (const Error&) {
-    return false;
-  }
+  const int64_t R = st.shape[2];
+  std::reverse(path.begin(), path.end());
+  std::optional<Tensor> start = positionProbe(st);
+  std::optional<Tensor> moved = start ? runMovingSteps(g, path, std::move(*start)) : std::nullopt;
+  if (!moved) return false;
+  const Tensor& probe = *moved;
   if (int64_t(probe.floats.size()) != G * K * N) return false;
   for (int64_t gi = 0; gi < G; ++gi) {
     const int64_t at = int64_t(probe.floats[size_t(gi * K * N)]) - 1;
@@ -106,7 +91,7 @@ void activationProductsAsConvolutions(const hw::Config& cfg, Graph& g) {
     const int64_t G = std::accumulate(xs.begin(), xs.end() - 2, int64_t(1), std::multiplies<int64_t>());
     const int64_t T = xs[xs.size() - 2], K = xs.back(), N = ys.back();
     // The contraction and the product's columns padded to whole channel blocks (zeros).
-    const int64_t Kp = roundUp(K, cfg.blockIn), Np = roundUp(N, cfg.blockOut);
+    const int64_t Kp = int64_t(alignUp(uint64_t(K), uint64_t(cfg.blockIn))), Np = int64_t(alignUp(uint64_t(N), uint64_t(cfg.blockOut)));
     op::Operator conv = op::Operator::conv2d(1, int(G * Kp), int(T), 1, int(G * Np), 1, 1, 0, op::Epilogue{});
     conv.groups = int(G);
     if (G < 1 || T < 1 || K < 1 || N < 1 || cfg.blockIn != cfg.blockOut || !op::weightsViewIsPacked(cfg, conv)) {

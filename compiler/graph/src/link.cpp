@@ -288,8 +288,8 @@ void linkConcat(const hw::Config& cfg, const DramPlan& plan, CompiledModel& m, s
   m.layers[size_t(layer)] = info;
 }
 
-// An upsample's or dilate's row in the layer table: no instructions of its own (its input's
-// producer stored into its slot).
+// A movement's row in the layer table (upsample, dilate, interleave, select): no instructions of
+// its own (the layer before stored into its slot).
 void linkScatter(const Graph& g, CompiledModel& m, size_t si, Segment& seg, const Node& n, int layer) {
   const model::Scatter sc = scatterOf(g, n);
   LayerInfo info;
@@ -298,7 +298,9 @@ void linkScatter(const Graph& g, CompiledModel& m, size_t si, Segment& seg, cons
   info.onAccelerator = true;
   info.segment = int(si);
   info.spec = n.attrs.at("spec").s;
-  const int producer = g.producer(n.inputs.at(0));
+  // The layer whose stores do it: a chain of movements is done by the layer before the first.
+  int producer = g.producer(n.inputs.at(0));
+  while (producer >= 0 && isScatter(g.nodes[size_t(producer)])) producer = g.producer(g.nodes[size_t(producer)].inputs.at(0));
   const std::string by = "stored by '" + (producer >= 0 ? g.nodes[size_t(producer)].name : std::string("?")) + "'";
   auto pair = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
   if (sc.kind == "upsample")

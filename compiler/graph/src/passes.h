@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,6 +52,19 @@ bool isScatter(const ir::Node& n);
 bool hasNoCode(const ir::Node& n);
 // A scatter node's movement, from its spec and its input's shape (throws naming the node).
 model::Scatter scatterOf(const ir::Graph& g, const ir::Node& n);
+// One step of a chain that only moves values: a node and which of its outputs the next step reads.
+struct MovingStep {
+  const ir::Node* node = nullptr;
+  size_t output = 0;
+};
+// A float tensor shaped like `t` whose element k holds k + 1 (so a 0 marks a value that came from
+// nowhere), or nothing if it has 2^24 elements or more (where float32 stops counting exactly).
+std::optional<ir::Tensor> positionProbe(const ir::Tensor& t);
+// The steps run in order on the host over `x`, their other inputs constants of `g` (whose opset
+// they follow): where a chain puts each position. Nothing if a step fails, reads a non-constant
+// beyond its first input, or makes 2^24 elements or more.
+std::optional<ir::Tensor> runMovingSteps(const ir::Graph& g, const std::vector<MovingStep>& steps, ir::Tensor x);
+
 // The operator and its constants of an accelerator node.
 op::Operator acceleratorOperator(const ir::Graph& g, const ir::Node& n);
 op::OperatorData acceleratorConstants(const ir::Graph& g, const ir::Node& n);

@@ -755,44 +755,11 @@ class Quantizer {
   // step has a non-constant extra input or fails, or a tensor on the way has 2^24 elements or more
   // (where float32 stops counting exactly).
   std::optional<Tensor> probeChain(const Tensor& x, const std::vector<size_t>& chain) const {
-    const int64_t limit = int64_t(1) << 24;
-    auto small = [&](const Tensor& t) {
-      if (!t.hasShape) return false;
-      int64_t elements = 1;
-      for (int64_t d : t.shape) {
-        if (d < 0 || d >= limit) return false;
-        elements *= d;
-        if (elements >= limit) return false;
-      }
-      return true;
-    };
-    if (!small(x)) return std::nullopt;
-    for (size_t k : chain)
-      if (!small(g_.tensor(nodes()[k].outputs.at(0)))) return std::nullopt;
-    Tensor cur = x;
-    cur.isConstant = false;
-    cur.floats.resize(size_t(x.elements()));
-    for (size_t k = 0; k < cur.floats.size(); ++k) cur.floats[k] = float(k + 1);
-    try {
-      for (size_t k : chain) {
-        const Node& step = nodes()[k];
-        std::vector<const Tensor*> ins = {&cur};
-        for (size_t a = 1; a < step.inputs.size(); ++a) {
-          if (step.inputs[a].empty()) {
-            ins.push_back(nullptr);
-            continue;
-          }
-          if (!isConstTensor(step.inputs[a])) return std::nullopt;
-          ins.push_back(&g_.tensor(step.inputs[a]));
-        }
-        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
-        if (r.size() != 1) return std::nullopt;
-        cur = std::move(r[0]);
-      }
-    } catch (const Error&) {
-      return std::nullopt;  // the host reports what is wrong with the node when it runs it
-    }
-    return cur;
+    std::optional<Tensor> probe = positionProbe(x);
+    if (!probe) return std::nullopt;
+    std::vector<MovingStep> steps;
+    for (size_t k : chain) steps.push_back({&nodes()[k], 0});
+    return runMovingSteps(g_, steps, std::move(*probe));
   }
 
   // The largest factor an accelerator upsample repeats a pixel by, per axis: each stored run
@@ -1049,12 +1016,11 @@ class Quantizer {
   std::optional<std::string> movedInt8(const std::string& t) {
     const hw::Config* cfg = scales_.config;
     if (!cfg || cfg->blockIn != cfg->blockOut) return std::nullopt;
-    std::vector<std::pair<size_t, size_t>> path;  // node, output
+    std::vector<MovingStep> path;
     std::string cur = t;
     for (auto d = deferredMove_.find(cur); d != deferredMove_.end(); d = deferredMove_.find(cur)) {
       const Node& n = nodes()[d->second];
-      const size_t o = size_t(std::find(n.outputs.begin(), n.outputs.end(), cur) - n.outputs.begin());
-      path.push_back({d->second, o});
+      path.push_back({&n, size_t(std::find(n.outputs.begin(), n.outputs.end(), cur) - n.outputs.begin())});
       cur = n.inputs.at(0);
     }
     if (path.empty() || !pendingFloat_.count(cur) || !int8Of_.count(cur)) return std::nullopt;
@@ -1064,25 +1030,11 @@ class Quantizer {
     if (!xt.hasShape || !yt.hasShape || xt.shape.size() != 4 || yt.shape.size() != 4 || xt.shape[0] != 1 || yt.shape[0] != 1)
       return std::nullopt;
     const int64_t C = xt.shape[1], H = xt.shape[2], W = xt.shape[3], C2 = yt.shape[1], H2 = yt.shape[2], W2 = yt.shape[3];
-    if (C2 < 1 || C % C2 || (C2 != C && C2 % cfg->blockOut) || C * H * W >= (int64_t(1) << 24) ||
-        C2 * H2 * W2 >= (int64_t(1) << 24))
-      return std::nullopt;
-    Tensor probe = xt;
-    probe.isConstant = false;
-    probe.floats.resize(size_t(C * H * W));
-    for (size_t k = 0; k < probe.floats.size(); ++k) probe.floats[k] = float(k + 1);
-    try {
-      for (const auto& [k, o] : path) {
-        const Node& step = nodes()[k];
-        std::vector<const Tensor*> ins = {&probe};
-        for (size_t a = 1; a < step.inputs.size(); ++a) ins.push_back(step.inputs[a].empty() ? nullptr : &g_.tensor(step.inputs[a]));
-        std::vector<Tensor> r = host::runHostNode(step, ins, g_.opset);
-        if (o >= r.size()) return std::nullopt;
-        probe = std::move(r[o]);
-      }
-    } catch (const Error&) {
-      return std::nullopt;
-    }
+    if (C2 < 1 || C % C2 || (C2 != C && C2 % cfg->blockOut)) return std::nullopt;
+    std::optional<Tensor> start = positionProbe(xt);
+    std::optional<Tensor> moved = start ? runMovingSteps(g_, path, std::move(*start)) : std::nullopt;
+    if (!moved) return std::nullopt;
+    const Tensor& probe = *moved;
     if (probe.shape != yt.shape) return std::nullopt;
     // Where X's first kept value landed gives the group and the offset.
     size_t first = 0;
@@ -1112,7 +1064,7 @@ class Quantizer {
     if ((dilate && z != 0) || !storedInSegment(cur, select ? "select" : "dilate")) return std::nullopt;
     auto scatterNode = [&](const std::string& kind, const std::string& spec, const std::string& in, const std::string& out) {
       Node c;
-      c.name = fresh(nodes()[path.back().first].name + "_" + kind);
+      c.name = fresh(path.back().node->name + "_" + kind);
       c.domain = kTesseraDomain;
       c.opType = kind;
       Attribute a;
