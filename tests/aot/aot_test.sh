@@ -37,6 +37,18 @@ if [ "$mode" = jit ]; then
     done
   done
   grep -q "ORC JIT" "$work/log" || fail "run --host-codegen jit does not say the JIT ran"
+  # The vision transformer: LayerNorm (Pow, Sqrt, Div), GELU (Erf), softmax and the attention's
+  # crop and padding generated around its accelerator segments.
+  run "$tessera" compile "$fm/vit/vit.onnx" --calibrate "$fm/calib" -o "$work/vit.tsm"
+  for codegen in interp jit; do
+    run "$tessera" run "$work/vit.tsm" --target "$target" --input "$fm/sample_0.npy" --host-codegen "$codegen" \
+      --no-layer-cycles --output-dir "$work/vit-$codegen" || continue
+  done
+  if cmp -s "$work/vit-interp/logits.npy" "$work/vit-jit/logits.npy"; then
+    pass "vit on $target: JIT == interpreter"
+  else
+    fail "vit on $target: the JIT's logits differ from the interpreter's"
+  fi
   # Bad input named.
   expect 1 "--host-codegen llvm" -- "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen llvm
   expect 1 "--timeline and --export-sim need" -- "$tessera" run "$work/qdq.tsm" --input "$fm/sample_0.npy" --host-codegen jit --timeline "$work/t.json"

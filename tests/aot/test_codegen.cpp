@@ -185,6 +185,25 @@ TEST(HostCodegen, ElementwiseBroadcastingAndIntegerWrapping) {
   }
 }
 
+// Pow of float bases (LayerNorm's square as PyTorch exports it): float exponents broadcast, and a
+// constant integer exponent; an integer base is refused by name (the interpreter runs it).
+TEST(HostCodegen, PowOfFloatBases) {
+  expectSame(hostModel({tensor("a", DType::kFloat32, {2, 3, 4}), tensor("b", DType::kFloat32, {3, 1})}, {},
+                       {node("Pow", {"a", "b"}, {"y"})}, {tensor("y", DType::kFloat32, {2, 3, 4})}));
+  Tensor two = tensor("two", DType::kInt64, {});
+  two.ints = {2};
+  expectSame(hostModel({tensor("a", DType::kFloat32, {5, 7})}, {two}, {node("Pow", {"a", "two"}, {"y"})},
+                       {tensor("y", DType::kFloat32, {5, 7})}));
+  const CompiledModel ints = hostModel({tensor("a", DType::kInt32, {4})}, {two}, {node("Pow", {"a", "two"}, {"y"})},
+                                       {tensor("y", DType::kInt32, {4})});
+  try {
+    compiler::codegen::JitModel code(ints, "t");
+    FAIL() << "an integer Pow was lowered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Pow 'Pow_node' (opset 13): an integer base"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HostCodegen, QuantizeAndDequantizePerTensorAndPerAxis) {
   Tensor scale = tensor("s", DType::kFloat32, {3}), zp = tensor("z", DType::kInt8, {3});
   scale.floats = {0.05f, 0.013f, 0.5f};

@@ -48,7 +48,7 @@ const std::vector<std::string>& supportedHostOps() {
                                                "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Elu", "Erf",
                                                "Concat", "Squeeze", "Unsqueeze", "Slice", "ReduceSum",
                                                "ReduceMean", "ReduceMax", "Gather", "Div", "PRelu",
-                                               "Expand", "Pad", "Sqrt", "Reciprocal"};
+                                               "Expand", "Pad", "Sqrt", "Reciprocal", "Pow"};
   return ops;
 }
 
@@ -589,6 +589,23 @@ class ModuleGenerator {
         else  // wraps at the type's width, as the executor's wrapTo does
           r = op == "Add" ? b_.CreateAdd(u, v) : op == "Sub" ? b_.CreateSub(u, v) : b_.CreateMul(u, v);
         store(y, linear(i, sy), r);
+      });
+      return;
+    }
+    if (op == "Pow") {
+      // The executor's formula for a float base: std::pow in double of the base and the exponent
+      // (float or integer), rounded once (LayerNorm's square as PyTorch exports it).
+      if (x.dtype != DType::kFloat32) fail(n, "an integer base has no LLVM code generation (the host interpreter runs it)");
+      const Buf e = input(1);
+      if (e.dtype == DType::kBool) fail(n, "takes numbers, not bool");
+      const std::vector<int64_t> sx = broadcastStrides(x.shape, y.shape), se = broadcastStrides(e.shape, y.shape);
+      const std::vector<int64_t> sy = stridesOf(y.shape);
+      llvm::FunctionCallee pow = runtimeFn("pow", f64_, {f64_, f64_});
+      forEach(y.shape, tag, [&](const std::vector<llvm::Value*>& i) {
+        llvm::Value* u = b_.CreateFPExt(load(x, linear(i, sx)), f64_);
+        llvm::Value* v = load(e, linear(i, se));
+        v = e.dtype == DType::kFloat32 ? b_.CreateFPExt(v, f64_) : b_.CreateSIToFP(v, f64_);
+        store(y, linear(i, sy), b_.CreateFPTrunc(b_.CreateCall(pow, {u, v}), f32_));
       });
       return;
     }
