@@ -48,6 +48,18 @@ Tensor floatTensor(const std::string& name, std::vector<int64_t> shape, std::mt1
   return t;
 }
 
+// A constant 1-D int64 tensor (a Reshape's shape, Split's sizes, Squeeze's axes).
+Tensor int64Tensor(const std::string& name, std::vector<int64_t> v) {
+  Tensor t;
+  t.name = name;
+  t.dtype = DType::kInt64;
+  t.shape = {int64_t(v.size())};
+  t.hasShape = true;
+  t.isConstant = true;
+  t.ints = std::move(v);
+  return t;
+}
+
 Attribute ints(std::vector<int64_t> v) {
   Attribute a;
   a.kind = Attribute::Kind::kInts;
@@ -280,14 +292,7 @@ Graph denseNetwork(uint32_t seed) {
   concat("block_concat", features, "block");
   preActivation("transition_norm", "block", "t", 48);
   conv("transition_conv", "t", "tc", 48, 32, 1);
-  Tensor pads;
-  pads.name = "transition_pads";
-  pads.dtype = DType::kInt64;
-  pads.shape = {8};
-  pads.hasShape = true;
-  pads.isConstant = true;
-  pads.ints.assign(8, 0);
-  add(pads);
+  add(int64Tensor("transition_pads", std::vector<int64_t>(8, 0)));
   g.nodes.push_back(node("Pad", "transition_pad", {"tc", "transition_pads"}, {"tp"}));
   Node avg = node("AveragePool", "transition_pool", {"tp"}, {"ta"});
   avg.attrs["kernel_shape"] = ints({2, 2});
@@ -385,16 +390,7 @@ Graph attentionNetwork(uint32_t seed) {
   std::mt19937 rng(seed);
   Graph g = inputGraph("attention");
   auto add = [&](Tensor t) { g.tensors[t.name] = t; };
-  auto shape = [&](const std::string& name, std::vector<int64_t> v) {
-    Tensor t;
-    t.name = name;
-    t.dtype = DType::kInt64;
-    t.shape = {int64_t(v.size())};
-    t.hasShape = true;
-    t.isConstant = true;
-    t.ints = std::move(v);
-    add(t);
-  };
+  auto shape = [&](const std::string& name, std::vector<int64_t> v) { add(int64Tensor(name, std::move(v))); };
   auto perm = [&](const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> p) {
     Node t = node("Transpose", name, {in}, {out});
     t.attrs["perm"] = ints(std::move(p));
@@ -456,14 +452,7 @@ Graph shuffleNetwork(uint32_t seed) {
   Graph g = inputGraph("shuffle");
   auto add = [&](Tensor t) { g.tensors[t.name] = t; };
   auto ints64 = [&](const std::string& name, std::vector<int64_t> v) {
-    Tensor t;
-    t.name = name;
-    t.dtype = DType::kInt64;
-    t.shape = {int64_t(v.size())};
-    t.hasShape = true;
-    t.isConstant = true;
-    t.ints = std::move(v);
-    add(t);
+    add(int64Tensor(name, std::move(v)));
     return name;
   };
   auto conv = [&](const std::string& name, const std::string& in, const std::string& out, int64_t cin, int64_t cout,
@@ -722,15 +711,7 @@ TEST(Network, ShapeComputationsIntoAReshapeFoldAtCompileTime) {
       nodes.push_back(n);
       continue;
     }
-    auto constant = [&](const std::string& name, std::vector<int64_t> v) {
-      Tensor t;
-      t.name = name;
-      t.dtype = tessera::compiler::ir::DType::kInt64;
-      t.shape = {int64_t(v.size())};
-      t.hasShape = t.isConstant = true;
-      t.ints = std::move(v);
-      g.tensors[name] = t;
-    };
+    auto constant = [&](const std::string& name, std::vector<int64_t> v) { g.tensors[name] = int64Tensor(name, std::move(v)); };
     constant("zero", {0});
     constant("minus_one", {-1});
     constant("axes0", {0});
@@ -1221,13 +1202,8 @@ TEST(Network, RowProductsRunAsConvolutions) {
     if (!t.isConstant) t.floats.clear();
     g.tensors[t.name] = t;
   }
-  Tensor merged;  // attention's heads merged back into token rows: [1, 20, 2, 16] -> [1, 20, 32]
-  merged.name = "merged_shape";
-  merged.dtype = tessera::compiler::ir::DType::kInt64;
-  merged.shape = {3};
-  merged.hasShape = merged.isConstant = true;
-  merged.ints = {1, 20, 32};
-  g.tensors[merged.name] = merged;
+  // Attention's heads merged back into token rows: [1, 20, 2, 16] -> [1, 20, 32].
+  g.tensors["merged_shape"] = int64Tensor("merged_shape", {1, 20, 32});
   g.inputs = {"x", "z", "q", "hd"};
   g.nodes.push_back(node("MatMul", "fc1", {"x", "w1"}, {"h"}));
   g.nodes.push_back(node("Add", "fc1_bias", {"h", "b1"}, {"hb"}));
