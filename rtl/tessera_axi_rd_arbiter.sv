@@ -164,4 +164,58 @@ module tessera_axi_rd_arbiter #(
   assign rsp_error_o = slice_pop && (beat_resp != tessera_config_pkg::AXI_RESP_OKAY);
   assign rsp_error_client_o = order_head;
 
+`ifdef FORMAL
+  // Properties proved by k-induction (tests/formal), with the order and slice queues' own: the
+  // clients and the AXI slave are unconstrained (a client may withdraw a request).
+  logic f_past_valid = 1'b0;
+  always_ff @(posedge clk_i) f_past_valid <= 1'b1;
+  always_comb if (!f_past_valid) assume (!rst_ni);
+
+  always_comb begin
+    if (f_past_valid && rst_ni) begin
+      // At most one request is accepted a cycle, only a requesting client's, and only when the
+      // address register is free (nothing overwrites a request the slave has not taken).
+      OneAcceptance: assert ($onehot0(req_ready_o) && (req_ready_o & ~req_valid_i) == '0);
+      AddressRegisterFree: assert (!order_push || !ar_valid_q || m_axi_arready_i);
+      // A beat goes to one client, the one whose burst is oldest.
+      OneResponder: assert ($onehot0(rsp_valid_o) && (rsp_valid_o == '0 || rsp_valid_o[order_head]));
+      GrantInRange: assert (32'(grant_q) < Clients);
+    end
+  end
+
+  // The accepted request is the next one the address channel carries, and the channel holds a
+  // request, unchanged, until the slave takes it (AXI4's rule for a master).
+  logic [31:0] f_granted_addr;
+  logic [7:0]  f_granted_len;
+  assign f_granted_addr = req_addr_i[grant_q*32 +: 32];
+  assign f_granted_len = req_len_i[grant_q*8 +: 8];
+  always_ff @(posedge clk_i) begin
+    if (f_past_valid && $past(rst_ni) && rst_ni) begin
+      if ($past(order_push)) begin
+        ArCarriesAccepted: assert (m_axi_arvalid_o && m_axi_araddr_o == $past(f_granted_addr) && m_axi_arlen_o == $past(f_granted_len));
+      end else if ($past(m_axi_arvalid_o && !m_axi_arready_i)) begin
+        ArHeldUntilReady: assert (m_axi_arvalid_o && m_axi_araddr_o == $past(m_axi_araddr_o) && m_axi_arlen_o == $past(m_axi_arlen_o));
+      end
+    end
+  end
+
+  // Round robin: a client that keeps requesting sees fewer than Clients other acceptances first.
+  // The induction invariant: each acceptance while c waits moves the grant at least one place
+  // nearer c in round-robin order, so the acceptances seen and the distance left stay below Clients.
+  logic [Clients-1:0] f_starved, f_behind;
+  for (genvar c = 0; c < Clients; c++) begin : g_fair
+    logic [3:0] f_passed = '0;
+    always_ff @(posedge clk_i) begin
+      if (!rst_ni || !req_valid_i[c] || req_ready_o[c]) f_passed <= '0;
+      else if (order_push && f_passed != '1) f_passed <= f_passed + 1'b1;
+    end
+    assign f_starved[c] = 32'(f_passed) >= Clients;
+    int unsigned f_distance;
+    assign f_distance = (c >= 32'(grant_q)) ? c - 32'(grant_q) : c + Clients - 32'(grant_q);
+    assign f_behind[c] = f_passed != '0 && 32'(f_passed) + f_distance > Clients - 1;
+  end
+  always_comb if (f_past_valid && rst_ni) RoundRobinDistance: assert (f_behind == '0);
+  always_comb if (f_past_valid) RoundRobin: assert (f_starved == '0);
+`endif
+
 endmodule

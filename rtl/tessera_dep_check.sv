@@ -36,4 +36,27 @@ module tessera_dep_check #(
     end
   end
 
+`ifdef FORMAL
+  // Properties proved over every input (tests/formal): an instruction starts exactly when none of
+  // its pops finds an empty queue and none of its pushes a full one, and a waiting one names the
+  // first blocking queue in the order pop 0, pop 1, push 0, push 1.
+  logic [1:0] f_pop_blocked, f_push_blocked;
+  assign f_pop_blocked = pop_req_i & pop_empty_i;
+  assign f_push_blocked = push_req_i & push_full_i;
+  always_comb begin
+    ReadyExact: assert (ready_o == (f_pop_blocked == '0 && f_push_blocked == '0));
+    if (f_pop_blocked[0]) begin
+      NamesFirstPop: assert (status_o.state == tessera_host_pkg::StateWaitPop && status_o.arg == pop_queue_i[0 +: QueueBits]);
+    end else if (f_pop_blocked[1]) begin
+      NamesSecondPop: assert (status_o.state == tessera_host_pkg::StateWaitPop && status_o.arg == pop_queue_i[QueueBits +: QueueBits]);
+    end else if (f_push_blocked[0]) begin
+      NamesFirstPush: assert (status_o.state == tessera_host_pkg::StateWaitPush && status_o.arg == push_queue_i[0 +: QueueBits]);
+    end else if (f_push_blocked[1]) begin
+      NamesSecondPush: assert (status_o.state == tessera_host_pkg::StateWaitPush && status_o.arg == push_queue_i[QueueBits +: QueueBits]);
+    end else begin
+      BusyWhenReady: assert (status_o.state == tessera_host_pkg::StateBusy && status_o.arg == '0);
+    end
+  end
+`endif
+
 endmodule

@@ -297,4 +297,75 @@ module tessera_host_regs #(
   assign s_axil_arready_o = !s_axil_rvalid_o;
   assign s_axil_rresp_o = tessera_config_pkg::AXI_RESP_OKAY;
 
+`ifdef FORMAL
+  // Properties proved by k-induction (tests/formal): AXI4-Lite's rules for a slave, one response
+  // per request, writes and reads of the control registers, and a valid run state. The host's
+  // channels are unconstrained.
+  logic f_past_valid = 1'b0;
+  always_ff @(posedge clk_i) f_past_valid <= 1'b1;
+  always_comb if (!f_past_valid) assume (!rst_ni);
+
+  // Requests taken and responses given: one read outstanding at most, and every write response
+  // answers an address and a data half taken before it.
+  logic [1:0] f_reads, f_aw, f_w;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      f_reads <= '0;
+      f_aw <= '0;
+      f_w <= '0;
+    end else begin
+      f_reads <= f_reads + 2'(s_axil_arvalid_i && s_axil_arready_o) - 2'(s_axil_rvalid_o && s_axil_rready_i);
+      f_aw <= f_aw + 2'(s_axil_awvalid_i && s_axil_awready_o) - 2'(s_axil_bvalid_o && s_axil_bready_i);
+      f_w <= f_w + 2'(s_axil_wvalid_i && s_axil_wready_o) - 2'(s_axil_bvalid_o && s_axil_bready_i);
+    end
+  end
+  always_comb begin
+    if (f_past_valid && rst_ni) begin
+      OneReadOutstanding: assert (f_reads <= 2'd1 && s_axil_rvalid_o == (f_reads == 2'd1));
+      // A held address or data half plus the response not yet taken: the next write's halves may
+      // arrive while the last one's response waits.
+      WritesAccounted: assert (f_aw == 2'(aw_have_q) + 2'(s_axil_bvalid_o) && f_w == 2'(w_have_q) + 2'(s_axil_bvalid_o));
+      RunStateValid: assert (!(running_q && (done_q || fault_q)) && !(done_q && fault_q) && irq_o == (done_q || fault_q));
+    end
+  end
+
+  // The instruction count a write of w_data_q under w_strb_q leaves, written out byte by byte
+  // rather than through the design's merge().
+  logic [31:0] f_written_count;
+  assign f_written_count = {w_strb_q[3] ? w_data_q[31:24] : insn_count_q[31:24],
+                            w_strb_q[2] ? w_data_q[23:16] : insn_count_q[23:16],
+                            w_strb_q[1] ? w_data_q[15:8] : insn_count_q[15:8],
+                            w_strb_q[0] ? w_data_q[7:0] : insn_count_q[7:0]};
+
+  always_ff @(posedge clk_i) begin
+    if (f_past_valid && $past(rst_ni) && rst_ni) begin
+      // A response stays, unchanged, until the host takes it.
+      if ($past(s_axil_rvalid_o && !s_axil_rready_i)) begin
+        ReadHeldUntilReady: assert (s_axil_rvalid_o && s_axil_rdata_o == $past(s_axil_rdata_o));
+      end
+      if ($past(s_axil_bvalid_o && !s_axil_bready_i)) begin
+        WriteResponseHeld: assert (s_axil_bvalid_o);
+      end
+      // A read returns the register as it was when the address was taken.
+      if ($past(s_axil_arvalid_i && s_axil_arready_o && s_axil_araddr_i[AddrWidth-1:2] == WordInsnAddr)) begin
+        ReadReturnsRegister: assert (s_axil_rdata_o == $past(insn_addr_q));
+      end
+      // A write changes the bytes its strobe names and nothing else.
+      if ($past(do_write && aw_addr_q == WordInsnCount)) begin
+        WriteMergesStrobe: assert (insn_count_q == $past(f_written_count));
+      end else begin
+        OtherWritesKeepRegister: assert (insn_count_q == $past(insn_count_q));
+      end
+      // A run starts only from a write of the start bit while idle, for one cycle.
+      if (start_o) begin
+        StartFromControlWrite: assert ($past(do_write && aw_addr_q == WordCtrl && w_strb_q[0] && w_data_q[tessera_host_pkg::CtrlBitStart] && !running_q));
+      end
+      // The cycle counter counts the run's cycles.
+      if ($past(running_q && !start_o)) begin
+        CyclesCountRun: assert (cycles_q == $past(cycles_q) + 1'b1);
+      end
+    end
+  end
+`endif
+
 endmodule

@@ -50,4 +50,27 @@ module tessera_token_queue #(
     else $error("tessera_token_queue: pop while empty");
 `endif
 
+`ifdef FORMAL
+  // Properties proved by k-induction (tests/formal): the flags are exact and the count moves by
+  // exactly the accepted pushes and pops, so no token is lost or made up. The design starts in
+  // reset; push and pop are otherwise unconstrained.
+  logic f_past_valid = 1'b0;
+  always_ff @(posedge clk_i) f_past_valid <= 1'b1;
+  always_comb if (!f_past_valid) assume (!rst_ni);
+
+  always_comb begin
+    if (f_past_valid) begin
+      FlagsExact: assert (empty_q == (count_q == '0) && full_q == (32'(count_q) == Depth) && 32'(count_q) <= Depth);
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (f_past_valid && $past(rst_ni) && !$past(clear_i) && rst_ni && !clear_i) begin
+      CountFollowsHandshakes: assert (count_q == $past(count_q) + CountWidth'($past(do_push)) - CountWidth'($past(do_pop)));
+    end
+    if (f_past_valid && (!$past(rst_ni) || $past(clear_i))) begin
+      ClearEmpties: assert (count_q == '0);
+    end
+  end
+`endif
+
 endmodule
