@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz test-zoo fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker
+.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz test-zoo fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker formal
 
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
@@ -40,13 +40,19 @@ test-zoo: build
 test-release: build
 	@ctest --preset default
 
+# The RTL's formal proofs (k-induction with Yosys and yosys-smtbmc) and the planted bugs each must
+# catch, with a report (tests/formal, docs/verification.md); ctest runs the same as label formal.
+formal: build
+	@bash tests/formal/prove.sh --all --build build
+
 # Unit, runtime, regression, compiler, network, ONNX, CLI and fuzz-corpus tests again in the debug
 # preset (build-debug/: -O1 -fsanitize=address,undefined, UBSan fatal), so a sanitizer finding fails
-# the test. The preset leaves out seven labels: fresh (a debootstrapped Debian, as in the release
+# the test. The preset leaves out eight labels: fresh (a debootstrapped Debian, as in the release
 # run), slow (the ResNet-18 model files, already the release run's longest tests), sanitizer-heavy
 # (the tsim run under extreme memory timings, past its 600 s timeout instrumented, and the ResNet-18
-# layer suite on every simulator but fsim), fpga (Tcl flow checks on stubbed vendor tools) and synth
-# (Yosys on the RTL); the last two run no C++ of ours, so they would only repeat the release run;
+# layer suite on every simulator but fsim), fpga (Tcl flow checks on stubbed vendor tools), synth
+# (Yosys on the RTL) and formal (Yosys and smtbmc proofs); the last three run no C++ of ours, so
+# they would only repeat the release run;
 # install (a consumer project built without the sanitizers cannot link the instrumented libraries);
 # and cross (the armhf/arm64 builds use their toolchains' own flags: nothing of them is instrumented).
 # -O1 rather than -O0: at -O0 the instrumented RTL models ran ~30x slower than release.
