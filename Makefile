@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz test-zoo fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker formal
+.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz test-zoo fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker formal coverage
 
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
@@ -45,6 +45,11 @@ test-release: build
 formal: build
 	@bash tests/formal/prove.sh --all --build build
 
+# The standard coverage regression of the RTL on tsim-cov and its report in build/coverage/report
+# (scripts/coverage.sh, docs/verification.md); TESSERA_COVERAGE_PROGRAMS scales it.
+coverage: build
+	@bash scripts/coverage.sh build build/coverage
+
 # Unit, runtime, regression, compiler, network, ONNX, CLI and fuzz-corpus tests again in the debug
 # preset (build-debug/: -O1 -fsanitize=address,undefined, UBSan fatal), so a sanitizer finding fails
 # the test. The preset leaves out eight labels: fresh (a debootstrapped Debian, as in the release
@@ -56,6 +61,9 @@ formal: build
 # install (a consumer project built without the sanitizers cannot link the instrumented libraries);
 # and cross (the armhf/arm64 builds use their toolchains' own flags: nothing of them is instrumented).
 # -O1 rather than -O0: at -O0 the instrumented RTL models ran ~30x slower than release.
+# The preset builds no tsim-cov (TESSERA_TSIM_COV_CONFIGS empty): a second, coverage-instrumented RTL
+# model would lengthen the instrumented build, and tsim's tests run the harness it shares; the
+# coverage files' code runs instrumented in tessera_regress_tests (test_coverage.cpp).
 test-sanitize: configure-debug
 	@cmake --build --preset debug
 	@ctest --preset debug

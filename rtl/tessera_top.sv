@@ -424,6 +424,17 @@ module tessera_top (
   assign trace_cycle_o = trace_cycle_q;
 
 `ifndef SYNTHESIS
+  // Functional cover points (tsim-cov counts them; docs/verification.md).
+  tessera_cover #(.EntryWidth(EntryWidth), .NumInsnQueues(NumInsnQueues), .NumTokenQueues(NumTokenQueues)) u_cover (
+    .clk_i, .rst_ni, .start_i(start), .running_i(running), .finish_i(finish), .fault_i(fault),
+    .fault_cause_i(fault_cause), .q_pop_i(q_pop), .q_head_i(q_head), .q_full_i(q_full), .fetch_stall_i(fetch_stall),
+    .tok_empty_i(tok_empty), .tok_full_i(tok_full),
+    .arvalid_i(m_axi_arvalid_o), .arready_i(m_axi_arready_i), .araddr_i(m_axi_araddr_o), .arlen_i(m_axi_arlen_o),
+    .rvalid_i(m_axi_rvalid_i), .rready_i(m_axi_rready_o),
+    .awvalid_i(m_axi_awvalid_o), .awready_i(m_axi_awready_i), .awaddr_i(m_axi_awaddr_o), .awlen_i(m_axi_awlen_o),
+    .wvalid_i(m_axi_wvalid_o), .wready_i(m_axi_wready_i), .bvalid_i(m_axi_bvalid_i), .bready_i(m_axi_bready_o)
+  );
+
   // AXI: a source holds VALID and its payload stable until the handshake (AMBA AXI A3.2.1); the
   // DRAM and host models rely on it as a real interconnect would.
   ArStable: assert property (@(posedge clk_i) disable iff (!rst_ni) m_axi_arvalid_o && !m_axi_arready_i |=>

@@ -8,7 +8,8 @@ set -euo pipefail
 # tessera serve, remote: targets); OpenSSL's libcrypto, libssl-dev (remote execution's HMAC-SHA-256
 # challenge-response); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
 # are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks, the Xilinx resource
-# report, gate-level netlists) and Z3 (the SMT solver of yosys-smtbmc's formal proofs, tests/formal); nextpnr-ice40 and fpga-icestorm (the iCE40 fit check); Python 3 (the
+# report, gate-level netlists) and Z3 (the SMT solver of yosys-smtbmc's formal proofs, tests/formal);
+# lcov (genhtml: the HTML report of tessera coverage); nextpnr-ice40 and fpga-icestorm (the iCE40 fit check); Python 3 (the
 # HLS synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
@@ -24,7 +25,7 @@ packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
   libboost-program-options-dev libboost1.74-dev libssl-dev nlohmann-json3-dev
-  verilator zlib1g-dev libsystemc-dev yosys z3 nextpnr-ice40 fpga-icestorm
+  verilator zlib1g-dev libsystemc-dev yosys z3 lcov nextpnr-ice40 fpga-icestorm
   python3 tcl
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev
   libonnx-testdata dataset-fashion-mnist

@@ -48,6 +48,7 @@ int cmdAsm(const std::vector<std::string>& args);
 int cmdSim(const std::vector<std::string>& args);
 int cmdDemo(const std::vector<std::string>& args);
 int cmdRegress(const std::vector<std::string>& args);
+int cmdCoverage(const std::vector<std::string>& args);
 int cmdBench(const std::vector<std::string>& args);
 int cmdCompile(const std::vector<std::string>& args);
 int cmdRunOp(const std::vector<std::string>& args);

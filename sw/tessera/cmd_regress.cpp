@@ -26,6 +26,32 @@ std::string defaultTargets(const hw::Config& cfg) {
   return "fsim,fsim:kernels=generic";
 }
 
+// --coverage DIR: the RTL targets of the list become tsim-cov, which counts coverage into DIR
+// (tsim-cov:coverage=DIR); a list without one is refused, as it would count nothing.
+std::string withCoverage(const std::string& targets, const std::string& dir) {
+  std::string out;
+  bool rtl = false;
+  size_t from = 0;
+  while (from <= targets.size()) {
+    size_t comma = targets.find(',', from);
+    if (comma == std::string::npos) comma = targets.size();
+    std::string item = targets.substr(from, comma - from);
+    const std::string name = item.substr(0, item.find(':'));
+    if (name == "tsim" || name == "tsim-cov") {
+      if (item.find(":coverage=") != std::string::npos)
+        throw po::error("--coverage and the target option coverage= of '" + item + "' say the same twice: give one");
+      item = "tsim-cov" + item.substr(name.size()) + ":coverage=" + dir;
+      rtl = true;
+    }
+    out += (out.empty() ? "" : ",") + item;
+    from = comma + 1;
+  }
+  if (!rtl)
+    throw po::error("--coverage counts the RTL's coverage on tsim-cov: the targets '" + targets +
+                    "' have no tsim or tsim-cov to count it on");
+  return out;
+}
+
 // "I/N" of --shard: shard I (0-based) of N.
 void parseShard(const std::string& text, uint64_t* index, uint64_t* count) {
   const size_t slash = text.find('/');
@@ -61,7 +87,7 @@ std::string clock(double seconds) {
 
 int cmdRegress(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, targets, size, shard, junit, reproducers;
+  std::string config, targets, size, shard, junit, reproducers, coverageDir;
   uint64_t programs = 0, seed = 0;
   size_t shrinkRuns = 0;
   addConfigOption(opts, &config);
@@ -82,11 +108,14 @@ int cmdRegress(const std::vector<std::string>& args) {
       ("reproducers", po::value<std::string>(&reproducers)->default_value("tessera-reproducers"),
        "DIR: write each mismatch, shrunk, as a reproducer file (replay: tessera sim --repro FILE)")
       ("no-reproducers", "write no reproducer files")
-      ("quiet,q", "no line per agreeing program: only mismatches and the summary");
+      ("quiet,q", "no line per agreeing program: only mismatches and the summary")
+      ("coverage", po::value<std::string>(&coverageDir),
+       "DIR: run the RTL with coverage (tsim becomes tsim-cov) and write this process's counts to DIR when it ends "
+       "(tessera coverage report DIR)");
   po::variables_map vm;
   if (!parse("regress", "[--programs N] [--seed S] [--targets A,B] [--config C] [--size small|medium|large] "
                         "[--keep-going] [--print-program] [--no-shrink] [--shrink-runs N] [--shard I/N] [--junit FILE] "
-                        "[--reproducers DIR | --no-reproducers] [--quiet]",
+                        "[--reproducers DIR | --no-reproducers] [--quiet] [--coverage DIR]",
              args, opts, nullptr, &vm))
     return 0;
 
@@ -95,6 +124,10 @@ int cmdRegress(const std::vector<std::string>& args) {
   try {
     o.cfg = hw::Config::load(config);
     if (targets.empty()) targets = defaultTargets(o.cfg);
+    if (vm.count("coverage")) {
+      if (coverageDir.empty()) throw po::error("--coverage: empty directory name");
+      targets = withCoverage(targets, coverageDir);
+    }
     o.size = regress::parseSize(size);
     o.targets = regress::parseTargetList(targets);
     // A target may support only some configs (the RTL is built per config): find out now rather

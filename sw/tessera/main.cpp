@@ -14,6 +14,7 @@ const std::vector<Command>& commands() {
       {"sim", "load files into simulated DRAM, run a program on a target, dump memory", cmdSim},
       {"demo", "run a blocked int8 GEMM with requantization through the runtime and check it", cmdDemo},
       {"regress", "run random programs on several targets and compare them; shrink mismatches", cmdRegress},
+      {"coverage", "report the RTL coverage tsim-cov counted (tessera regress --coverage DIR): per module, lcov, HTML", cmdCoverage},
       {"compile", "compile an ONNX model to a compiled model file, or one quantized operator to a program; print every stage", cmdCompile},
       {"run", "run an ONNX or compiled model on a target: its answer (top-5 or tensors) and a per-layer table", cmdRun},
       {"eval", "accuracy of a model on an IDX data set: quantized on the accelerator next to float on the host", cmdEval},

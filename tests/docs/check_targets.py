@@ -4,7 +4,8 @@ the build writes (build/lib/tessera/tessera-NAME.targets, at configure time).
 
 A plugin's row says, in its role cell, "`tessera-NAME.so`: `target`, `target` (a device)" or
 "every `PREFIX*` name". For every plugin of the table the build made, the row must name exactly its
-manifest's entries: its targets, with "(a device)" after each one the manifest marks `device`, and
+manifest's entries: its targets, with "(a device)" (or "(by name only...)", for a target that is
+not a device but cannot run without an option either) after each one the manifest marks `device`, and
 its name prefixes. A plugin the build did not make is not checked, nor one the table lacks (its
 library missing from the table fails docs_layering). Each difference is printed as FILE:LINE: what,
 and the check fails.
@@ -39,7 +40,7 @@ def read_rows(path):
         m = re.match(r"`(tessera-[\w-]+\.so)`:\s*(.*)", built_only_with(cells[3])[1])
         if m:
             entries = {target + (" device" if device else "")
-                       for target, device in re.findall(r"`([^`]+)`(\s*\(a device\))?", m.group(2))}
+                       for target, device in re.findall(r"`([^`]+)`(\s*\((?:a device|by name only)[^)]*\))?", m.group(2))}
             rows[m.group(1)] = (entries, line)
     return rows
 

@@ -258,6 +258,24 @@ TEST(Tsim, DramErrorResponsesFaultWithInstructionAndAddress) {
   }
 }
 
+// A load FINISH does not wait for still runs after the host registers saw done, which then take no
+// fault: an error response to it must fail the run all the same, not pass with bad data.
+TEST(Tsim, DramErrorAfterFinishFailsTheRun) {
+  Machine s;
+  const uint32_t n = s.place("LOAD.INP deps=- sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1\nFINISH\n");
+  Options o;
+  o.memory.faultPage = 0x30000;  // the load's bytes: 0x3000 inputs of 16 bytes
+  Simulator sim(s.cfg, s.dram, o);
+  const Error e = errorOf([&] { sim.run(kInsnAddr, n); });
+  EXPECT_NE(e.reason().find("DRAM error response after FINISH"), std::string::npos) << e.what();
+  EXPECT_NE(e.reason().find("read burst at 0x30000"), std::string::npos) << e.what();
+  // Without the injected error the same program passes.
+  Machine clean;
+  clean.place("LOAD.INP deps=- sram_base=0 dram_base=0x3000 y_size=1 x_size=1 x_stride=1\nFINISH\n");
+  Simulator ok(clean.cfg, clean.dram);
+  EXPECT_NO_THROW(ok.run(kInsnAddr, n));
+}
+
 TEST(Tsim, WatchdogNamesTheWaitingModuleAndQueue) {
   Machine s;
   const uint32_t n = s.place("GEMM deps=pop_prev uop_bgn=0 uop_end=0 iter_out=1 iter_in=1\nFINISH\n");

@@ -132,6 +132,16 @@ struct BuiltModel {
 extern const BuiltModel kBuiltModels[];
 extern const int kBuiltModelCount;
 
+// The RTL verilated with coverage (tsim/coverage), in the tsim-cov plugin's build only: its config
+// and its factory, whose model adds its counts to the process's, written to `coverageDir` when the
+// process exits (tsim/coverage/coverage_totals.h).
+struct BuiltCoverageModel {
+  const char* config;
+  std::unique_ptr<Model> (*create)(Bench& bench, int busBytes, const std::string& coverageDir);
+};
+extern const BuiltCoverageModel kBuiltCoverageModels[];
+extern const int kBuiltCoverageModelCount;
+
 // A gate-level netlist of the RTL (gls/), verilated like the RTL and clocked by the same harness:
 // its config, its flavour (the engine it is for) and its factory. tsim's own build has none; the gls
 // plugin's build has no RTL models.

@@ -55,6 +55,8 @@ const std::vector<std::pair<std::string, std::string>>& Options::keys() {
       {"mem-outstanding", "N: read bursts, and write bursts, the DRAM accepts at once (default " +
                               std::to_string(kDefaults.maxBursts) + ")"},
       {"mem-fault-page", "ADDR: answer SLVERR to every burst touching this 4 KiB page (tests the fault path)"},
+      {"coverage", "DIR (tsim-cov only, required): the directory the process's coverage file goes to when it exits "
+                   "(tsim-cov_CONFIG_HOST_PID.dat; tessera coverage report DIR reads them)"},
       {"watchdog-cycles", "N: cycles without progress before a run is reported as a deadlock (default 1000000, at "
                           "least 4 DRAM latencies; 0: never)"},
   };
@@ -84,6 +86,9 @@ Options Options::parse(const std::map<std::string, std::string>& keyValues) {
       if (value.empty() || *end != '\0' || errno == ERANGE || v == 0 || v >= (1ull << 32))
         throw Error(where(key, value), "expected a byte address in [1, 2^32), decimal or 0x hex");
       o.memory.faultPage = v;
+    } else if (key == "coverage") {
+      if (value.empty()) throw Error(where(key, value), "expected a directory");
+      o.coverage = value;
     } else if (key == "watchdog-cycles") {
       o.watchdogCycles = parseInteger(key, value, 0, uint64_t(1) << 40);
     } else {

@@ -48,7 +48,7 @@ bool fileExists(const std::string& path) {
 // The configs each engine was built for, computed once.
 const hw::BuiltConfigs& builtFor(Engine engine) {
   static const auto kAll = [] {
-    std::vector<std::vector<std::string>> names(5);
+    std::vector<std::vector<std::string>> names(6);
     for (int i = 0; i < kBuiltModelCount; ++i) {
       names[0].push_back(kBuiltModels[i].config);
 #ifdef TESSERA_HAVE_RTL_SC
@@ -60,9 +60,11 @@ const hw::BuiltConfigs& builtFor(Engine engine) {
 #endif
     for (int i = 0; i < kBuiltGlsModelCount; ++i)
       names[static_cast<int>(kBuiltGlsModels[i].engine)].push_back(kBuiltGlsModels[i].config);
-    return std::vector<hw::BuiltConfigs>{hw::BuiltConfigs(names[0]), hw::BuiltConfigs(names[1]),
-                                         hw::BuiltConfigs(names[2]), hw::BuiltConfigs(names[3]),
-                                         hw::BuiltConfigs(names[4])};
+    for (int i = 0; i < kBuiltCoverageModelCount; ++i)
+      names[static_cast<int>(Engine::kCoverage)].push_back(kBuiltCoverageModels[i].config);
+    std::vector<hw::BuiltConfigs> all;
+    for (const auto& n : names) all.emplace_back(n);
+    return all;
   }();
   return kAll[static_cast<int>(engine)];
 }
@@ -185,7 +187,17 @@ struct Simulator::Impl {
     const uint32_t st = s.state(m);
     const std::string insn = nameOf(prog, s.insn[m]);
     switch (st) {
-      case kIdle: return mod + " idle";
+      case kIdle:
+        // Idle with instructions queued: the module did not take its head (a hardware bug the
+        // words above cannot name), so say what waits there and what the token queues hold.
+        if (m != 0 && s.queue[m - 1] != 0) {
+          std::string tokens;
+          for (uint32_t q = 0; q < kTokenQueues; ++q)
+            tokens += (tokens.empty() ? "" : ", ") + queueName(q) + " " + std::to_string(s.tokens[q]);
+          return mod + " idle with " + std::to_string(s.queue[m - 1]) + " instruction(s) queued (head " + insn +
+                 "; tokens: " + tokens + ")";
+        }
+        return mod + " idle";
       case kBusy:
         if (m == 0) return "fetch busy reading instructions (next to dispatch: " + insn + ")";
         return mod + " busy with " + insn;
@@ -358,6 +370,12 @@ struct Simulator::Impl {
       throw Error("CTRL register", "irq_o is high but CTRL reads " + hex(ctrl) +
                                        ", neither done (bit 1) nor fault (bit 2): docs/rtl.md says irq_o = done | fault");
     drain();
+    // The host registers take no fault once the run is done, so an error response to an access
+    // FINISH did not wait for (a load or store with no token to FINISH) sets no bit; the memory
+    // model saw it, and the run must not pass as if the data were good.
+    if (!bench.mem.firstError().empty())
+      throw Error("run of " + std::to_string(count) + " instructions",
+                  "DRAM error response after FINISH, to an access FINISH did not wait for: " + bench.mem.firstError());
     checkBalanced(prog);
 
     hw::Counters c = hw::countProgram(prog, cfg);
@@ -396,6 +414,7 @@ const char* engineTarget(Engine engine) {
     case Engine::kHlsSystemC: return "hls-sc";
     case Engine::kGateLevel: return "gls";
     case Engine::kGateLevelIce40: return "gls-ice40";
+    case Engine::kCoverage: return "tsim-cov";
     default: return "tsim";
   }
 }
@@ -407,12 +426,24 @@ Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& optio
     throw Error("trace " + options.trace, "rtl-sc writes no waveforms; trace the same RTL with the tsim target");
   if (engine == Engine::kHlsSystemC && !options.trace.empty())
     throw Error("trace " + options.trace, "hls-sc writes no waveforms");
+  if (engine == Engine::kCoverage && !options.trace.empty())
+    throw Error("trace " + options.trace, "tsim-cov writes no waveforms; trace the same RTL with the tsim target");
+  if (engine != Engine::kCoverage && !options.coverage.empty())
+    throw Error("target option coverage=" + options.coverage,
+                std::string(engineTarget(engine)) + " counts no coverage; the tsim-cov target does");
   if (!options.trace.empty() && !options.traceForce && fileExists(options.trace))
     throw Error("trace " + options.trace, "refusing to overwrite an existing file (give trace-force=1 to replace it)");
   impl_ = std::make_unique<Impl>(cfg, dram, options, engine);
   const int index = builtFor(engine).indexOf(cfg);
   impl_->built = builtFor(engine).names()[index];
-  if (isGateLevel(engine)) {
+  if (engine == Engine::kCoverage) {
+    if (options.coverage.empty())
+      throw Error("target tsim-cov", "needs the directory its coverage goes to: target option coverage=DIR "
+                                     "(tessera regress --coverage DIR sets it)");
+    for (int i = 0; i < kBuiltCoverageModelCount; ++i)
+      if (impl_->built == kBuiltCoverageModels[i].config)
+        impl_->model = kBuiltCoverageModels[i].create(impl_->bench, cfg.busBytes, options.coverage);
+  } else if (isGateLevel(engine)) {
     for (int i = 0; i < kBuiltGlsModelCount; ++i)
       if (kBuiltGlsModels[i].engine == engine && impl_->built == kBuiltGlsModels[i].config)
         impl_->model = kBuiltGlsModels[i].create(impl_->bench, cfg.busBytes, options.trace);
@@ -476,6 +507,11 @@ std::string Simulator::unsupportedReason(const hw::Config& cfg, Engine engine) {
     if (builtFor(engine).empty())
       return target + " is not built in this library (the gls plugin has the gate-level models: gls/README.md)";
     return builtFor(engine).unsupportedReason(cfg, target, "gate-level netlist", "TESSERA_GLS_CONFIGS");
+  }
+  if (engine == Engine::kCoverage) {
+    if (builtFor(engine).empty())
+      return target + " is not built in this library (the tsim-cov plugin has the coverage models: tsim/README.md)";
+    return builtFor(engine).unsupportedReason(cfg, target, "coverage model", "TESSERA_TSIM_COV_CONFIGS");
   }
   if (builtFor(engine).empty() && engine != Engine::kVerilator)
     return target + " is not built (it needs SystemC: apt-get install libsystemc-dev, then reconfigure)";

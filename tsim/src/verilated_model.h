@@ -146,6 +146,9 @@ class VerilatedModel final : public Model {
     trace_.reset();
   }
 
+  // The verilated design (tsim-cov reads its coverage counters).
+  V& top() { return *m_; }
+
  private:
   // A failing assertion's $error flags the thread's current context (the last one constructed),
   // so a model makes its own current before it evaluates: gotError() then names the right model.

@@ -45,8 +45,10 @@ enum class Engine {
                 // annotation"; the design itself: hls/README.md)
   kGateLevel,       // gls: the Yosys-synthesized generic gate netlist of the RTL, verilated (gls/)
   kGateLevelIce40,  // gls-ice40: the iCE40-mapped netlist with Yosys' cell models, verilated (gls/)
+  kCoverage,        // tsim-cov: the RTL verilated with line, toggle and cover-point coverage
+                    // (tsim/coverage; docs/verification.md)
 };
-// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc", "gls", "gls-ice40").
+// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc", "gls", "gls-ice40", "tsim-cov").
 const char* engineTarget(Engine engine);
 // Whether an engine simulates a gate-level netlist (gls, gls-ice40).
 bool isGateLevel(Engine engine);
@@ -56,6 +58,7 @@ struct Options {
   bool traceForce = false; // replace an existing trace file instead of refusing
   MemoryTiming memory;
   uint64_t watchdogCycles = 1000000;  // cycles without progress that make a run a deadlock; 0: never
+  std::string coverage;    // tsim-cov: the directory its coverage file goes to (required there)
 
   // Options from target-option strings (`tessera sim --target-option k=v`,
   // TESSERA_TARGET_OPTIONS). Throws tessera::Error naming an unknown key or a bad value.

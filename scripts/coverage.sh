@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The standard coverage regression of the RTL on tsim-cov (make coverage): random programs, the runtime suite and directed programs, merged into one report.
+#
+#   scripts/coverage.sh [BUILD_DIR] [OUT_DIR]      (defaults: build, BUILD_DIR/coverage)
+#
+# TESSERA_COVERAGE_PROGRAMS (default 300) scales the random part: that many small programs with
+# the default DRAM timing, a third as many with a slow, one-burst DRAM (the AXI stalls), a fifth
+# as many medium and a fifteenth as many large ones. Every step writes its counts to OUT_DIR/dat;
+# `tessera coverage report` merges them, leaves out tests/coverage/exclusions.txt, writes the
+# table, OUT_DIR/report/coverage.info and OUT_DIR/report/html, and fails if a cover point was
+# never hit (docs/verification.md).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$(realpath "${1:-$root/build}")"
+out="$(realpath -m "${2:-$build/coverage}")"
+tessera="$build/sw/tessera"
+[ -x "$tessera" ] || { echo "coverage.sh: $tessera not built (make build)" >&2; exit 2; }
+n="${TESSERA_COVERAGE_PROGRAMS:-300}"
+case "$n" in '' | *[!0-9]*) echo "coverage.sh: TESSERA_COVERAGE_PROGRAMS='$n' is not a number" >&2; exit 2 ;; esac
+[ "$n" -ge 15 ] || { echo "coverage.sh: TESSERA_COVERAGE_PROGRAMS must be at least 15" >&2; exit 2; }
+
+rm -rf "$out"
+mkdir -p "$out/dat"
+dat="$out/dat"
+start=$(date +%s)
+step() { echo "coverage: $*"; }
+
+# Random programs, two processes at a time (each writes its own file).
+slow="mem-outstanding=1:mem-bytes-per-cycle=1:mem-latency=40:mem-write-latency=30"
+step "$n small programs and $((n / 3)) on a slow DRAM"
+"$tessera" regress --quiet --no-reproducers --programs "$n" --seed 1 --coverage "$dat" &
+a=$!
+"$tessera" regress --quiet --no-reproducers --programs $((n / 3)) --seed 100001 --targets "fsim,tsim:$slow" --coverage "$dat"
+wait $a
+step "$((n / 5)) medium and $((n / 15)) large programs"
+"$tessera" regress --quiet --no-reproducers --programs $((n / 5)) --size medium --seed 200001 --coverage "$dat" &
+a=$!
+"$tessera" regress --quiet --no-reproducers --programs $((n / 15)) --size large --seed 300001 --coverage "$dat"
+wait $a
+
+# VTA's hardware tests through the runtime (several runs a session, faults, register reads).
+step "the runtime suite on tsim-cov"
+TESSERA_TEST_TARGETS=tsim-cov TESSERA_TARGET_OPTIONS="coverage=$dat" \
+  "$build/tests/runtime/tessera_runtime_tests" --gtest_brief=1 --gtest_filter='*/tsim_cov_*'
+
+# What random programs do not reach: every register word, full queues, each fault cause.
+step "directed tests"
+TESSERA_TEST_COVERAGE_DIR="$dat" "$build/tests/coverage/tessera_coverage_register_tests" --gtest_brief=1
+bash "$root/tests/coverage/directed.sh" "$tessera" "$dat"
+
+step "report ($(( $(date +%s) - start )) s of simulation)"
+"$tessera" coverage report "$dat" --out "$out/report" --exclusions "$root/tests/coverage/exclusions.txt" \
+  --require-covers "${@:3}"
