@@ -9,7 +9,8 @@ set -euo pipefail
 # challenge-response); nlohmann-json (configs); Verilator and zlib (tsim: FST waveforms
 # are compressed); SystemC (rtl-sc, hls-sc); Yosys (RTL synthesis checks, the Xilinx resource
 # report, gate-level netlists) and Z3 (the SMT solver of yosys-smtbmc's formal proofs, tests/formal);
-# lcov (genhtml: the HTML report of tessera coverage); nextpnr-ice40 and fpga-icestorm (the iCE40 fit check); Python 3 (the
+# lcov (genhtml: the HTML report of tessera coverage); slurm-wlm and munge (the farm test, a scratch
+# single-node Slurm cluster that runs scripts/regress-slurm.sh); nextpnr-ice40 and fpga-icestorm (the iCE40 fit check); Python 3 (the
 # HLS synthesizable-subset check, CLI tests); tclsh (FPGA flow checks); ONNX and protobuf (the model
 # importer), libpng (image inputs), the ONNX backend node tests and Fashion-MNIST (conformance and
 # model tests); NumPy, PyTorch, torchvision and the onnx module (scripts/models, which train and
@@ -26,6 +27,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   libboost-program-options-dev libboost1.74-dev libssl-dev nlohmann-json3-dev
   verilator zlib1g-dev libsystemc-dev yosys z3 lcov nextpnr-ice40 fpga-icestorm
+  slurm-wlm munge
   python3 tcl
   libonnx-dev libprotobuf-dev protobuf-compiler libpng-dev
   libonnx-testdata dataset-fashion-mnist

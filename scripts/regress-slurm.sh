@@ -16,8 +16,11 @@
 #   REGRESS_PROGRAMS  programs over all tasks (default: 100000)
 #   REGRESS_SEED      seed of program 0 (default: 1)
 #   REGRESS_OUT       directory for the reports, logs and reproducers (default: regress-JOBID)
+#   REGRESS_COVERAGE  a directory: run the RTL with coverage (tessera regress --coverage), each task
+#                     writing its counts there (tessera coverage report merges them)
 # Each task writes REGRESS_OUT/shard-I.xml (JUnit), shard-I.log, and reproducers of its mismatches
 # under REGRESS_OUT/reproducers; it exits 1 on a mismatch, so Slurm marks the task failed.
+# `tessera regress --merge-junit REGRESS_OUT/merged.xml REGRESS_OUT/shard-*.xml` joins the reports.
 set -euo pipefail
 
 if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
@@ -40,6 +43,7 @@ args=(regress --config "${REGRESS_CONFIG:-default}" --size "${REGRESS_SIZE:-smal
       --programs "${REGRESS_PROGRAMS:-100000}" --seed "${REGRESS_SEED:-1}" --shard "$shard/$count"
       --keep-going --quiet --junit "$out/shard-$shard.xml" --reproducers "$out/reproducers")
 if [ -n "${REGRESS_TARGETS:-}" ]; then args+=(--targets "$REGRESS_TARGETS"); fi
+if [ -n "${REGRESS_COVERAGE:-}" ]; then args+=(--coverage "$REGRESS_COVERAGE"); fi
 
 echo "task $SLURM_ARRAY_TASK_ID on $(hostname): $tessera ${args[*]}"
 rc=0

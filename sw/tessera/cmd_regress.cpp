@@ -87,7 +87,8 @@ std::string clock(double seconds) {
 
 int cmdRegress(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string config, targets, size, shard, junit, reproducers, coverageDir;
+  std::string config, targets, size, shard, junit, reproducers, coverageDir, mergeJunit;
+  std::vector<std::string> reports;
   uint64_t programs = 0, seed = 0;
   size_t shrinkRuns = 0;
   addConfigOption(opts, &config);
@@ -111,13 +112,30 @@ int cmdRegress(const std::vector<std::string>& args) {
       ("quiet,q", "no line per agreeing program: only mismatches and the summary")
       ("coverage", po::value<std::string>(&coverageDir),
        "DIR: run the RTL with coverage (tsim becomes tsim-cov) and write this process's counts to DIR when it ends "
-       "(tessera coverage report DIR)");
+       "(tessera coverage report DIR)")
+      ("merge-junit", po::value<std::string>(&mergeJunit),
+       "OUT: run nothing; join the JUnit reports of a run's shards (the files after the options) into OUT")
+      ("reports", po::value<std::vector<std::string>>(&reports), "shard reports for --merge-junit");
+  po::positional_options_description pos;
+  pos.add("reports", -1);
   po::variables_map vm;
   if (!parse("regress", "[--programs N] [--seed S] [--targets A,B] [--config C] [--size small|medium|large] "
                         "[--keep-going] [--print-program] [--no-shrink] [--shrink-runs N] [--shard I/N] [--junit FILE] "
-                        "[--reproducers DIR | --no-reproducers] [--quiet] [--coverage DIR]",
-             args, opts, nullptr, &vm))
+                        "[--reproducers DIR | --no-reproducers] [--quiet] [--coverage DIR] | --merge-junit OUT SHARD.xml...",
+             args, opts, &pos, &vm))
     return 0;
+
+  if (vm.count("merge-junit")) {
+    if (reports.empty()) throw po::error("--merge-junit: give the shard reports after the options");
+    regress::checkJunitPath(mergeJunit);
+    const regress::MergedJunit m = regress::mergeJunit(reports);
+    regress::writeJunitFile(mergeJunit, m.xml);
+    std::cout << "merged " << m.shards << " shard report(s) into " << mergeJunit << ": " << m.tests << " programs, "
+              << m.failures << " mismatch(es), " << m.errors << " generator error(s), " << m.skipped << " not run\n";
+    return m.failures || m.errors ? 1 : 0;
+  }
+  if (!reports.empty())
+    throw po::error("unexpected argument '" + reports.front() + "' (shard reports go with --merge-junit OUT)");
 
   // Names that do not resolve are bad arguments (exit 2), like a malformed option.
   regress::RegressOptions o;

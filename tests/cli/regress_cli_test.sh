@@ -70,6 +70,28 @@ junit_check single.xml 23 0 0 0 > single.names && ok || bad "single.xml: $(cat s
 for i in 0 1 2 3; do junit_check shard$i.xml "$(grep -c '| ok$' shard$i.txt)" 0 0 0; done > shards.names \
   && ok || bad "shard reports: $(tail -3 shards.names)"
 [ "$(sort single.names)" = "$(sort shards.names)" ] && ok || bad "JUnit test cases of the shards differ from the single run's"
+# Merged, the shards' reports are one report of the run's 23 programs with the same test cases.
+expect 0 "merged 4 shard report\\(s\\) into merged.xml: 23 programs, 0 mismatch" -- \
+  "$TESSERA" regress --merge-junit merged.xml shard2.xml shard0.xml shard3.xml shard1.xml
+# One <testsuites> with the run's counts over the four <testsuite>s, every suite's counts its own.
+"$PYTHON" - merged.xml > merged.names <<'PY' && ok || bad "merged report: $(tail -3 merged.names)"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites" and (root.get("tests"), root.get("failures"), root.get("errors")) == ("23", "0", "0"), root.attrib
+suites = root.findall("testsuite")
+assert len(suites) == 4, len(suites)
+assert sum(int(s.get("tests")) for s in suites) == 23
+for s in suites:
+    assert int(s.get("tests")) == len(s.findall("testcase")), s.attrib
+print("\n".join(c.get("name") for c in root.iter("testcase")))
+PY
+[ "$(sort single.names)" = "$(sort merged.names)" ] && ok || bad "the merged report's test cases differ from the single run's"
+expect 1 "shard 3/4 of .* is missing" -- "$TESSERA" regress --merge-junit m.xml shard0.xml shard1.xml shard2.xml
+expect 1 "shard1.xml: shard 1/4 again" -- "$TESSERA" regress --merge-junit m.xml shard0.xml shard1.xml shard1.xml shard2.xml shard3.xml
+expect 1 "single.xml: is a shard of another run" -- "$TESSERA" regress --merge-junit m.xml shard0.xml single.xml
+expect 1 "shard0.txt: is not a report of one tessera regress run" -- "$TESSERA" regress --merge-junit m.xml shard0.txt
+expect 2 "give the shard reports" -- "$TESSERA" regress --merge-junit m.xml
+expect 2 "unexpected argument 'shard0.xml'" -- "$TESSERA" regress shard0.xml
 # More shards than programs: the extra shards run nothing, and say so.
 expect 0 "regress: 0 programs .*shard 5/8 \(0 of 3 programs\)" -- "$TESSERA" regress --config small --targets $targets --programs 3 --shard 5/8
 

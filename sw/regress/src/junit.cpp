@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -168,6 +170,93 @@ void writeJunitFile(const std::string& path, const std::string& xml) {
     std::remove(tmp.c_str());
     throw Error(path, std::string("cannot write the JUnit report: ") + std::strerror(e));
   }
+}
+
+
+namespace {
+
+// The value of attribute `name` in the tag starting at `at`, or empty.
+std::string attribute(const std::string& text, size_t at, const std::string& name) {
+  const size_t end = text.find('>', at);
+  const std::string key = " " + name + "=\"";
+  const size_t k = text.find(key, at);
+  if (k == std::string::npos || k > end) return "";
+  const size_t v = k + key.size();
+  return text.substr(v, text.find('"', v) - v);
+}
+
+uint64_t number(const std::string& value, const std::string& path, const char* what) {
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 18)
+    throw Error(path, std::string("the testsuite's ") + what + " '" + value + "' is not a count");
+  return std::stoull(value);
+}
+
+// A <property name="NAME" value="..."/> of the suite.
+std::string property(const std::string& text, const std::string& name) {
+  const size_t at = text.find("<property name=\"" + name + "\"");
+  return at == std::string::npos ? "" : attribute(text, at, "value");
+}
+
+}  // namespace
+
+MergedJunit mergeJunit(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw Error("--merge-junit", "give the shard reports to merge");
+  MergedJunit m;
+  std::string run;  // config, size, targets, first seed, programs: the same for every shard
+  uint64_t shardCount = 0;
+  std::vector<std::string> shardFile;
+  double time = 0;
+  std::string suites;
+  for (const std::string& path : paths) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error(path, "cannot read the JUnit report");
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t top = text.find("<testsuites name=\"tessera regress\"");
+    const size_t open = text.find("<testsuite ");
+    const size_t close = text.find("</testsuite>");
+    if (top == std::string::npos || open == std::string::npos || close == std::string::npos ||
+        text.find("<testsuite ", open + 1) != std::string::npos)
+      throw Error(path, "is not a report of one tessera regress run or shard (--junit)");
+    const std::string shard = property(text, "shard");
+    const size_t slash = shard.find('/');
+    if (slash == std::string::npos) throw Error(path, "its testsuite has no shard property");
+    const uint64_t index = number(shard.substr(0, slash), path, "shard index");
+    const uint64_t count = number(shard.substr(slash + 1), path, "shard count");
+    const std::string thisRun = "config " + property(text, "config") + ", size " + property(text, "size") +
+                                ", targets " + property(text, "targets") + ", first seed " +
+                                property(text, "first-seed") + ", " + property(text, "programs") + " programs";
+    if (m.shards == 0) {
+      run = thisRun;
+      shardCount = count;
+      shardFile.assign(count, "");
+      m.programs = number(property(text, "programs"), path, "program count");
+    } else if (thisRun != run || count != shardCount) {
+      throw Error(path, "is a shard of another run (" + thisRun + ", " + std::to_string(count) + " shards) than " +
+                            paths.front() + " (" + run + ", " + std::to_string(shardCount) + " shards)");
+    }
+    if (index >= count) throw Error(path, "shard " + shard + " is out of range");
+    if (!shardFile[index].empty())
+      throw Error(path, "shard " + shard + " again (" + shardFile[index] + " has it too)");
+    shardFile[index] = path;
+    m.tests += number(attribute(text, open, "tests"), path, "tests");
+    m.failures += number(attribute(text, open, "failures"), path, "failures");
+    m.errors += number(attribute(text, open, "errors"), path, "errors");
+    m.skipped += number(attribute(text, open, "skipped"), path, "skipped");
+    time += std::strtod(attribute(text, open, "time").c_str(), nullptr);
+    suites += "  " + text.substr(open, close + std::string("</testsuite>").size() - open) + "\n";
+    ++m.shards;
+  }
+  for (uint64_t i = 0; i < shardCount; ++i)
+    if (shardFile[i].empty())
+      throw Error("--merge-junit", "shard " + std::to_string(i) + "/" + std::to_string(shardCount) + " of " + run +
+                                       " is missing");
+  if (m.tests != m.programs)
+    throw Error("--merge-junit", "the shards hold " + std::to_string(m.tests) + " test cases, but the run has " +
+                                     std::to_string(m.programs) + " programs");
+  m.xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tessera regress\" tests=\"" +
+          std::to_string(m.tests) + "\" failures=\"" + std::to_string(m.failures) + "\" errors=\"" +
+          std::to_string(m.errors) + "\" time=\"" + seconds(time) + "\">\n" + suites + "</testsuites>\n";
+  return m;
 }
 
 }  // namespace tessera::regress

@@ -1,7 +1,9 @@
 // JUnit XML reports of a regression run, in the dialect Jenkins and GitLab read.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/regress/runner.h"
 
@@ -23,5 +25,15 @@ void checkJunitPath(const std::string& path);
 // whole: the text goes to a temporary file next to it, renamed over it once complete. Throws
 // tessera::Error naming the path on any failure.
 void writeJunitFile(const std::string& path, const std::string& xml);
+
+// The reports of the shards of one run (formatJunit's, one <testsuite> each) joined into one
+// <testsuites>: the run's report. Every file must be a shard of the same run (config, size,
+// targets, first seed, program count, shard count) and every shard 0..N-1 must be there once;
+// otherwise throws tessera::Error naming the file and what differs or is missing.
+struct MergedJunit {
+  std::string xml;
+  uint64_t tests = 0, failures = 0, errors = 0, skipped = 0, shards = 0, programs = 0;
+};
+MergedJunit mergeJunit(const std::vector<std::string>& paths);
 
 }  // namespace tessera::regress
