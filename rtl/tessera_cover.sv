@@ -6,6 +6,9 @@
 // instructions are decoded where their module takes them from its queue.
 `include "tessera_config.svh"
 
+// Simulation only, the whole module: synthesis reads no trace of it (tessera_top instantiates it
+// under the same guard).
+`ifndef SYNTHESIS
 module tessera_cover #(
   parameter int EntryWidth = 32 + tessera_config_pkg::INS_WIDTH,
   parameter int NumInsnQueues = 3,
@@ -48,7 +51,6 @@ module tessera_cover #(
   input logic                                   bready_i
 );
 
-`ifndef SYNTHESIS
   localparam int InsWidth = tessera_config_pkg::INS_WIDTH;
   localparam int QLoad = tessera_host_pkg::InsnQueueLoad;
   localparam int QCompute = tessera_host_pkg::InsnQueueCompute;
@@ -237,6 +239,6 @@ module tessera_cover #(
     else if (running_i && (finish_i || fault_i)) ended_q <= 1'b1;
   end
   BackToBackRuns: cover property (@(posedge clk_i) disable iff (!rst_ni) start_i && ended_q);
-`endif
 
 endmodule
+`endif
