@@ -398,6 +398,19 @@ TEST(Tsim, OptionsNameBadKeysAndValues) {
   EXPECT_EQ(errorOf([] { Options::parse({{"mem-bytes-per-cycle", "-1"}}); }).where(),
             "target option mem-bytes-per-cycle=-1");
   EXPECT_EQ(errorOf([] { Options::parse({{"trace-force", "maybe"}}); }).where(), "target option trace-force=maybe");
+  EXPECT_EQ(Options::parse({}).mutant, -1) << "no mutant unless asked";
+  EXPECT_EQ(Options::parse({{"mutant", "7"}}).mutant, 7);
+  EXPECT_EQ(errorOf([] { Options::parse({{"mutant", "65536"}}); }).where(), "target option mutant=65536");
+  EXPECT_EQ(errorOf([] { Options::parse({{"mutant", "-1"}}); }).where(), "target option mutant=-1");
+}
+
+TEST(Tsim, OnlyTsimMutTakesAMutant) {
+  Machine m("default");
+  Options o;
+  o.mutant = 1;
+  const Error e = errorOf([&] { Simulator sim(m.cfg, m.dram, o); });
+  EXPECT_EQ(e.where(), "target option mutant=1");
+  EXPECT_NE(e.reason().find("the tsim-mut target does"), std::string::npos) << e.what();
 }
 
 TEST(Tsim, SmallConfigRunsWithANarrowBus) {

@@ -142,6 +142,17 @@ struct BuiltCoverageModel {
 extern const BuiltCoverageModel kBuiltCoverageModels[];
 extern const int kBuiltCoverageModelCount;
 
+// The RTL with planted mutations (tsim/mutation), in the tsim-mut plugin's build only: its config,
+// how many mutations it carries (known once the build planted them), and its factory, whose model
+// activates mutation `mutant` (1 to mutants(); 0: none).
+struct BuiltMutantModel {
+  const char* config;
+  int (*mutants)();
+  std::unique_ptr<Model> (*create)(Bench& bench, int busBytes, int mutant);
+};
+extern const BuiltMutantModel kBuiltMutantModels[];
+extern const int kBuiltMutantModelCount;
+
 // A gate-level netlist of the RTL (gls/), verilated like the RTL and clocked by the same harness:
 // its config, its flavour (the engine it is for) and its factory. tsim's own build has none; the gls
 // plugin's build has no RTL models.

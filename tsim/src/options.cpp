@@ -57,6 +57,8 @@ const std::vector<std::pair<std::string, std::string>>& Options::keys() {
       {"mem-fault-page", "ADDR: answer SLVERR to every burst touching this 4 KiB page (tests the fault path)"},
       {"coverage", "DIR (tsim-cov only, required): the directory the process's coverage file goes to when it exits "
                    "(tsim-cov_CONFIG_HOST_PID.dat; tessera coverage report DIR reads them)"},
+      {"mutant", "N (tsim-mut only, required): the planted mutation to activate, 1 to the build's count, 0 for the "
+                 "unmutated netlist (tsim/mutation, docs/verification.md)"},
       {"watchdog-cycles", "N: cycles without progress before a run is reported as a deadlock (default 1000000, at "
                           "least 4 DRAM latencies; 0: never)"},
   };
@@ -89,6 +91,8 @@ Options Options::parse(const std::map<std::string, std::string>& keyValues) {
     } else if (key == "coverage") {
       if (value.empty()) throw Error(where(key, value), "expected a directory");
       o.coverage = value;
+    } else if (key == "mutant") {
+      o.mutant = static_cast<int64_t>(parseInteger(key, value, 0, 65535));
     } else if (key == "watchdog-cycles") {
       o.watchdogCycles = parseInteger(key, value, 0, uint64_t(1) << 40);
     } else {

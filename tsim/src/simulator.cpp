@@ -48,7 +48,7 @@ bool fileExists(const std::string& path) {
 // The configs each engine was built for, computed once.
 const hw::BuiltConfigs& builtFor(Engine engine) {
   static const auto kAll = [] {
-    std::vector<std::vector<std::string>> names(6);
+    std::vector<std::vector<std::string>> names(7);
     for (int i = 0; i < kBuiltModelCount; ++i) {
       names[0].push_back(kBuiltModels[i].config);
 #ifdef TESSERA_HAVE_RTL_SC
@@ -62,6 +62,8 @@ const hw::BuiltConfigs& builtFor(Engine engine) {
       names[static_cast<int>(kBuiltGlsModels[i].engine)].push_back(kBuiltGlsModels[i].config);
     for (int i = 0; i < kBuiltCoverageModelCount; ++i)
       names[static_cast<int>(Engine::kCoverage)].push_back(kBuiltCoverageModels[i].config);
+    for (int i = 0; i < kBuiltMutantModelCount; ++i)
+      names[static_cast<int>(Engine::kMutant)].push_back(kBuiltMutantModels[i].config);
     std::vector<hw::BuiltConfigs> all;
     for (const auto& n : names) all.emplace_back(n);
     return all;
@@ -415,6 +417,7 @@ const char* engineTarget(Engine engine) {
     case Engine::kGateLevel: return "gls";
     case Engine::kGateLevelIce40: return "gls-ice40";
     case Engine::kCoverage: return "tsim-cov";
+    case Engine::kMutant: return "tsim-mut";
     default: return "tsim";
   }
 }
@@ -428,6 +431,11 @@ Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& optio
     throw Error("trace " + options.trace, "hls-sc writes no waveforms");
   if (engine == Engine::kCoverage && !options.trace.empty())
     throw Error("trace " + options.trace, "tsim-cov writes no waveforms; trace the same RTL with the tsim target");
+  if (engine == Engine::kMutant && !options.trace.empty())
+    throw Error("trace " + options.trace, "tsim-mut writes no waveforms; trace the RTL with the tsim target");
+  if (engine != Engine::kMutant && options.mutant >= 0)
+    throw Error("target option mutant=" + std::to_string(options.mutant),
+                std::string(engineTarget(engine)) + " plants no mutations; the tsim-mut target does");
   if (engine != Engine::kCoverage && !options.coverage.empty())
     throw Error("target option coverage=" + options.coverage,
                 std::string(engineTarget(engine)) + " counts no coverage; the tsim-cov target does");
@@ -443,6 +451,18 @@ Simulator::Simulator(const hw::Config& cfg, hw::Dram& dram, const Options& optio
     for (int i = 0; i < kBuiltCoverageModelCount; ++i)
       if (impl_->built == kBuiltCoverageModels[i].config)
         impl_->model = kBuiltCoverageModels[i].create(impl_->bench, cfg.busBytes, options.coverage);
+  } else if (engine == Engine::kMutant) {
+    for (int i = 0; i < kBuiltMutantModelCount; ++i) {
+      if (impl_->built != kBuiltMutantModels[i].config) continue;
+      const int count = kBuiltMutantModels[i].mutants();
+      if (options.mutant < 0)
+        throw Error("target tsim-mut", "needs the mutation to activate: target option mutant=N, 1 to " +
+                                           std::to_string(count) + " (0: none; docs/verification.md)");
+      if (options.mutant > count)
+        throw Error("target option mutant=" + std::to_string(options.mutant),
+                    "the " + impl_->built + " mutant model carries mutations 1 to " + std::to_string(count));
+      impl_->model = kBuiltMutantModels[i].create(impl_->bench, cfg.busBytes, static_cast<int>(options.mutant));
+    }
   } else if (isGateLevel(engine)) {
     for (int i = 0; i < kBuiltGlsModelCount; ++i)
       if (kBuiltGlsModels[i].engine == engine && impl_->built == kBuiltGlsModels[i].config)
@@ -507,6 +527,11 @@ std::string Simulator::unsupportedReason(const hw::Config& cfg, Engine engine) {
     if (builtFor(engine).empty())
       return target + " is not built in this library (the gls plugin has the gate-level models: gls/README.md)";
     return builtFor(engine).unsupportedReason(cfg, target, "gate-level netlist", "TESSERA_GLS_CONFIGS");
+  }
+  if (engine == Engine::kMutant) {
+    if (builtFor(engine).empty())
+      return target + " is not built in this library (the tsim-mut plugin has the mutant models: tsim/README.md)";
+    return builtFor(engine).unsupportedReason(cfg, target, "mutant model", "TESSERA_TSIM_MUT_CONFIGS");
   }
   if (engine == Engine::kCoverage) {
     if (builtFor(engine).empty())

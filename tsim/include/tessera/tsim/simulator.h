@@ -47,8 +47,11 @@ enum class Engine {
   kGateLevelIce40,  // gls-ice40: the iCE40-mapped netlist with Yosys' cell models, verilated (gls/)
   kCoverage,        // tsim-cov: the RTL verilated with line, toggle and cover-point coverage
                     // (tsim/coverage; docs/verification.md)
+  kMutant,          // tsim-mut: the RTL with Yosys-planted mutations, one selected per simulator
+                    // (tsim/mutation; docs/verification.md)
 };
-// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc", "gls", "gls-ice40", "tsim-cov").
+// The runtime target name of an engine ("tsim", "rtl-sc", "hls-sc", "gls", "gls-ice40", "tsim-cov",
+// "tsim-mut").
 const char* engineTarget(Engine engine);
 // Whether an engine simulates a gate-level netlist (gls, gls-ice40).
 bool isGateLevel(Engine engine);
@@ -59,6 +62,7 @@ struct Options {
   MemoryTiming memory;
   uint64_t watchdogCycles = 1000000;  // cycles without progress that make a run a deadlock; 0: never
   std::string coverage;    // tsim-cov: the directory its coverage file goes to (required there)
+  int64_t mutant = -1;     // tsim-mut: the planted mutation that is active, 0 for none (required there)
 
   // Options from target-option strings (`tessera sim --target-option k=v`,
   // TESSERA_TARGET_OPTIONS). Throws tessera::Error naming an unknown key or a bad value.

@@ -40,12 +40,12 @@ inline std::string builtConfigList(Engine engine) {
 }
 
 // `engine` as a registrable target. Only engines that write waveforms (`traces`) offer tsim's
-// trace options, and only tsim-cov its coverage directory.
+// trace options, only tsim-cov its coverage directory and only tsim-mut its mutant.
 inline runtime::TargetInfo simulatorTargetInfo(Engine engine, std::string description, bool traces) {
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& k : Options::keys())
     if ((traces || (k.first != "trace" && k.first != "trace-force")) &&
-        (engine == Engine::kCoverage || k.first != "coverage"))
+        (engine == Engine::kCoverage || k.first != "coverage") && (engine == Engine::kMutant || k.first != "mutant"))
       keys.push_back(k);
   return {engineTarget(engine), std::move(description),
           [engine](const hw::Config& cfg, hw::Dram& dram, const runtime::TargetOptions& options) {
