@@ -46,7 +46,7 @@ TESSERA_TEST_TARGETS=tsim-cov TESSERA_TARGET_OPTIONS="coverage=$dat" \
 # What random programs do not reach: every register word, full queues, each fault cause.
 step "directed tests"
 TESSERA_TEST_COVERAGE_DIR="$dat" "$build/tests/coverage/tessera_coverage_register_tests" --gtest_brief=1
-bash "$root/tests/coverage/directed.sh" "$tessera" "$dat"
+bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-cov:coverage=$dat"
 
 step "report ($(( $(date +%s) - start )) s of simulation)"
 "$tessera" coverage report "$dat" --out "$out/report" --exclusions "$root/tests/coverage/exclusions.txt" \

@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Directed programs for the cover points random programs cannot reach: full instruction and token queues, each fault cause.
-# Usage: directed.sh PATH/TO/tessera COVERAGE_DIR
-# Each program is written as text, assembled and run on tsim-cov (coverage=COVERAGE_DIR); every run
-# must end as the program intends (a clean finish, or the fault it plants).
+# Directed programs for what random programs cannot reach: full instruction and token queues, each fault cause, deadlocks.
+# Usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...]
+# e.g. tsim-cov:coverage=DIR (scripts/coverage.sh) or tsim-mut:mutant=N (tests/mutation/mutate.sh).
+# Each program is written as text, assembled and run on the target; every run must end as the
+# program intends (a clean finish, or the fault it plants) and, where fsim can run it too, leave
+# the same DRAM as fsim.
 set -euo pipefail
-TESSERA=$(realpath "${1:?usage: directed.sh PATH/TO/tessera COVERAGE_DIR}")
-COV=$(realpath -m "${2:?usage: directed.sh PATH/TO/tessera COVERAGE_DIR}")
+TESSERA=$(realpath "${1:?usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...]}")
+SPEC=${2:?usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...]}
+IFS=: read -r -a spec_parts <<<"$SPEC"
+TARGET=${spec_parts[0]}
+TARGET_OPTS=()
+for kv in "${spec_parts[@]:1}"; do
+  case "$kv" in
+    coverage=*) TARGET_OPTS+=(-o "coverage=$(realpath -m "${kv#coverage=}")") ;;
+    *=*) TARGET_OPTS+=(-o "$kv") ;;
+    *) echo "directed.sh: '$kv' in $SPEC is not KEY=VALUE" >&2; exit 2 ;;
+  esac
+done
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
@@ -17,24 +29,70 @@ long_gemm='GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=1000 iter_in=60'
 small_load() { echo "LOAD.INP deps=$1 sram_base=0 dram_base=0x1000 y_size=1 x_size=1 x_stride=1"; }
 small_store() { echo "STORE.OUT deps=$1 sram_base=0 dram_base=0x10000 y_size=1 x_size=1 x_stride=1"; }
 
-# run NAME EXPECT_EXIT PATTERN [target options...]: assemble NAME.s and run it on tsim-cov.
-run() {
-  local name=$1 code=$2 pattern=$3
-  shift 3
-  local uops=()
+# The DRAM the programs store to (STORE.OUT at 0x10000, up to 128 x 16 rows of 16 bytes).
+STORE_DUMP=0x10000:0x8000
+# assemble NAME: NAME.s to NAME.bin (and NAME.uops); sets `uops` to the options that place them.
+assemble() {
+  local name=$1
+  uops=()
   if grep -q '^UOP' "$name.s"; then
     "$TESSERA" asm "$name.s" -o "$name.bin" -u "$name.uops" > /dev/null
     uops=(--load "$name.uops@0x20000")
   else
     "$TESSERA" asm "$name.s" -o "$name.bin" > /dev/null
   fi
+}
+
+# run NAME EXPECT_EXIT PATTERN [target options...]: assemble NAME.s and run it on the target; a
+# program that finishes must leave the stored DRAM as fsim does (fsim runs it without the options,
+# which set DRAM timing or faults it does not model).
+run() {
+  local name=$1 code=$2 pattern=$3
+  shift 3
+  assemble "$name"
   local out rc=0
-  out=$("$TESSERA" sim --target tsim-cov -o "coverage=$COV" "$@" "${uops[@]}" --insn "$name.bin" 2>&1) || rc=$?
+  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" "$@" "${uops[@]}" --insn "$name.bin" \
+        --dump "$STORE_DUMP:$name.dram" 2>&1) || rc=$?
   if [ "$rc" -ne "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
     echo "directed program $name: exit $rc (expected $code), output: ${out:0:2000}" >&2
     exit 1
   fi
-  echo "directed program $name: $(tail -1 <<<"$out")"
+  if [ "$code" -eq 0 ]; then
+    "$TESSERA" sim --target fsim "${uops[@]}" --insn "$name.bin" --dump "$STORE_DUMP:$name.fsim.dram" > /dev/null
+    if ! cmp -s "$name.dram" "$name.fsim.dram"; then
+      echo "directed program $name: the stored DRAM differs from fsim's ($(cmp "$name.dram" "$name.fsim.dram" 2>&1 | head -1))" >&2
+      exit 1
+    fi
+  fi
+  echo "directed program $name: $(grep -m1 -E -- "$pattern" <<<"$out")"
+}
+
+# Each module's wait in a deadlock report, one per line, sorted: "load instruction 1 (LOAD.INP)
+# waits for ..." (fsim writes "load stage: instruction ..."). Fetch's stall is left out: when compute
+# waits to push to store, the RTL's fetch stalls one instruction later than fsim reports, a
+# difference not yet explained (docs/verification.md).
+waits() { grep -oE '(load|compute|store)( stage:)? instruction [0-9]+ \([A-Z.]+\) waits for [^;]*' | sed 's/ stage:/ /; s/  */ /g' | sort; }
+
+# deadlock NAME: NAME.s is balanced but deadlocks; the target must report the deadlock (its
+# watchdog set short) naming, module by module, the same waits as fsim: the RTL's status registers
+# say what each module waits for.
+deadlock() {
+  local name=$1 out ref rc=0
+  assemble "$name"
+  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" -o watchdog-cycles=3000 "${uops[@]}" --insn "$name.bin" 2>&1) || rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -q 'deadlock after' <<<"$out"; then
+    echo "directed program $name: exit $rc (expected 1 and a deadlock report), output: ${out:0:2000}" >&2
+    exit 1
+  fi
+  ref=$("$TESSERA" sim --target fsim "${uops[@]}" --insn "$name.bin" 2>&1 || true)
+  grep -q 'deadlock at' <<<"$ref" || { echo "directed program $name: fsim does not deadlock: ${ref:0:1000}" >&2; exit 1; }
+  if [ "$(waits <<<"$out")" != "$(waits <<<"$ref")" ] || [ -z "$(waits <<<"$ref")" ]; then
+    echo "directed program $name: the deadlock report names other waits than fsim's" >&2
+    echo "  $TARGET: $(waits <<<"$out" | tr '\n' ';')" >&2
+    echo "  fsim: $(waits <<<"$ref" | tr '\n' ';')" >&2
+    exit 1
+  fi
+  echo "directed program $name: deadlock, $(waits <<<"$out" | tr '\n' ';')"
 }
 
 # Compute busy on a long GEMM: load fills l2g (its $N pushes wait for compute's pops), then fetch
@@ -100,3 +158,32 @@ run read_fault 1 "DRAM read error response" -o mem-fault-page=0x10000
   echo "FINISH deps=pop_next"
 } > write_fault.s
 run write_fault 1 "DRAM write error response" -o mem-fault-page=0x100000
+
+# Deadlocks of balanced programs, each module waiting on each queue it pops or pushes: circular
+# pops between load and compute and between compute and store, and each pair's two queues full
+# (N > 512 tokens pushed each way before the pops).
+gemm_tok() { echo "GEMM deps=$1 reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=1"; }
+{
+  echo "$uop"; small_load "pop_next|push_next"; gemm_tok "pop_prev|push_prev"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > deadlock_pop_load_compute.s
+deadlock deadlock_pop_load_compute
+{
+  echo "$uop"; gemm_tok "pop_next|push_next"; small_store "pop_prev|push_prev"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > deadlock_pop_compute_store.s
+deadlock deadlock_pop_compute_store
+{
+  echo "$uop"
+  for _ in $(seq 513); do small_load push_next; gemm_tok push_prev; done
+  for _ in $(seq 513); do small_load pop_next; gemm_tok pop_prev; done
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > deadlock_full_load_compute.s
+deadlock deadlock_full_load_compute
+{
+  echo "$uop"
+  for _ in $(seq 513); do gemm_tok push_next; small_store push_prev; done
+  for _ in $(seq 513); do gemm_tok pop_next; small_store pop_prev; done
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > deadlock_full_compute_store.s
+deadlock deadlock_full_compute_store
