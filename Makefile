@@ -1,6 +1,6 @@
 # Tessera's entry points: `make demo` (the main job) and `make test` (the whole test suite).
 # Both install missing Debian packages, configure and build as needed.
-.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz test-zoo fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker formal coverage
+.PHONY: all deps configure configure-debug build demo test test-all test-release test-sanitize test-sanitize-core test-fuzz test-zoo fuzz bench fresh-check clean fpga-report gls ice40-fit bitstream-icebreaker formal coverage mutate
 
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
@@ -49,6 +49,12 @@ formal: build
 # (scripts/coverage.sh, docs/verification.md); TESSERA_COVERAGE_PROGRAMS scales it.
 coverage: build
 	@bash scripts/coverage.sh build build/coverage
+
+# Mutation testing: each mutant of tsim-mut (Yosys-planted, tsim/mutation) against 200 random
+# programs and the directed programs, with the per-module score in build/mutation/default/report.md
+# (tests/mutation/mutate.sh, docs/verification.md); ctest runs the same as label mutation-full.
+mutate: build
+	@bash tests/mutation/mutate.sh --build build
 
 # Unit, runtime, regression, compiler, network, ONNX, CLI and fuzz-corpus tests again in the debug
 # preset (build-debug/: -O1 -fsanitize=address,undefined, UBSan fatal), so a sanitizer finding fails
