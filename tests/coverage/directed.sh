@@ -29,8 +29,12 @@ long_gemm='GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=1000 iter_in=60'
 small_load() { echo "LOAD.INP deps=$1 sram_base=0 dram_base=0x1000 y_size=1 x_size=1 x_stride=1"; }
 small_store() { echo "STORE.OUT deps=$1 sram_base=0 dram_base=0x10000 y_size=1 x_size=1 x_stride=1"; }
 
-# The DRAM the programs store to (STORE.OUT at 0x10000, up to 128 x 16 rows of 16 bytes).
-STORE_DUMP=0x10000:0x8000
+# The DRAM the programs store to (STORE.OUT at OUT element 0x10000, byte 0x100000: up to 128 x 16
+# rows of 16 bytes), and data some load (2047 accumulator rows of 64 bytes at byte 0x200000, ACC
+# element 0x8000).
+STORE_DUMP=0x100000:0x8000
+{ yes 'Tessera directed-test accumulator data, 0123456789.' || true; } | head -c $((2047 * 64)) > acc.bin
+DATA=(--load "$WORK/acc.bin@0x200000")
 # assemble NAME: NAME.s to NAME.bin (and NAME.uops); sets `uops` to the options that place them.
 assemble() {
   local name=$1
@@ -51,14 +55,14 @@ run() {
   shift 3
   assemble "$name"
   local out rc=0
-  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" "$@" "${uops[@]}" --insn "$name.bin" \
+  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" "$@" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" \
         --dump "$STORE_DUMP:$name.dram" 2>&1) || rc=$?
   if [ "$rc" -ne "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
     echo "directed program $name: exit $rc (expected $code), output: ${out:0:2000}" >&2
     exit 1
   fi
   if [ "$code" -eq 0 ]; then
-    "$TESSERA" sim --target fsim "${uops[@]}" --insn "$name.bin" --dump "$STORE_DUMP:$name.fsim.dram" > /dev/null
+    "$TESSERA" sim --target fsim "${uops[@]}" "${DATA[@]}" --insn "$name.bin" --dump "$STORE_DUMP:$name.fsim.dram" > /dev/null
     if ! cmp -s "$name.dram" "$name.fsim.dram"; then
       echo "directed program $name: the stored DRAM differs from fsim's ($(cmp "$name.dram" "$name.fsim.dram" 2>&1 | head -1))" >&2
       exit 1
@@ -127,14 +131,18 @@ run load_queue 0 "ran"
 
 # Store busy on a long, slow store: compute fills g2s, fetch fills store's queue; then compute
 # works on a long GEMM while store's pushes fill s2g, and pops them afterwards.
+# The first store writes data, not zeros, so that the comparison with fsim sees the values: rows 1
+# to 2047 of the accumulator loaded from a text pattern, 3 added by the ALU (written to OUT too).
 {
-  echo "$uop"
-  echo "STORE.OUT deps=- sram_base=0 dram_base=0x10000 y_size=128 x_size=16 x_stride=16"
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2"
+  echo "LOAD.ACC deps=- sram_base=1 dram_base=0x8000 y_size=1 x_size=2047 x_stride=2047"
+  echo "ALU.ADD deps=push_next uop_bgn=1 uop_end=2 iter_out=2047 iter_in=1 dst_factor_out=1 src_factor_out=1 use_imm=1 imm=3"
+  echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=128 x_size=16 x_stride=16"
   for _ in $(seq $N); do tiny_gemm push_next; done
   for _ in $(seq $N); do small_store "pop_prev|push_prev"; done
   echo "$long_gemm"
   for _ in $(seq $N); do tiny_gemm pop_next; done
-  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"; echo "UOP dst=1 src=1 wgt=0"
 } > store_queue_g2s_s2g.s
 run store_queue_g2s_s2g 0 "ran" -o mem-bytes-per-cycle=1
 
