@@ -28,11 +28,13 @@ import os
 import re
 import sys
 
-# Written by the build or by a run, not kept in the tree (hw/README.md, docs/graph.md, gls/README.md).
+# Written by the build or by a run, not kept in the tree (hw/README.md, docs/graph.md, gls/README.md,
+# tsim/README.md).
 GENERATED = {
     "tessera_config.h", "tessera_config.svh", "tessera_config.tcl", "hls_config.h",
     "host_registers.md", "hls_registers.md", "shipped_configs.cpp", "layering.txt",
     "netlist.ys", "netlist.v", "report.txt", "manifest.txt", "config.json", "yosys.log",
+    "mutants.v", "mutant_count.h",
 }
 GENERATED_PREFIXES = ("tessera/gen/", "gen/")
 # Other projects' files the docs name: VTA's, standalone-vta's, Yosys', Xilinx's.
