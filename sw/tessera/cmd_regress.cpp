@@ -97,7 +97,8 @@ int cmdRegress(const std::vector<std::string>& args) {
       ("seed,s", po::value<uint64_t>(&seed)->default_value(1), "seed of the first program; program i uses seed + i")
       ("targets,t", po::value<std::string>(&targets),
        "comma-separated targets to compare, each NAME[:key=value]... (fsim:kernels=SET for one fsim kernel set); "
-       "the first is the reference. Default: fsim,tsim if tsim runs the config, else fsim,fsim:kernels=generic")
+       "the first is the reference; counters=exact on a target also compares its counters, cycles included, with "
+       "the nearest earlier cycle-counting target's (e.g. fsim,tsim,rtl-sc:counters=exact). Default: fsim,tsim if tsim runs the config, else fsim,fsim:kernels=generic")
       ("size", po::value<std::string>(&size)->default_value("small"), "program size: small, medium or large")
       ("keep-going,k", "continue after a mismatch (default: stop at the first)")
       ("print-program,p", "print each program's listing before running it")

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Directed programs for what random programs cannot reach: full instruction and token queues, each fault cause, deadlocks.
-# Usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...]
-# e.g. tsim-cov:coverage=DIR (scripts/coverage.sh) or tsim-mut:mutant=N (tests/mutation/mutate.sh).
+# Usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...] [COUNTER_REFERENCE]
+# e.g. tsim-cov:coverage=DIR (scripts/coverage.sh) or tsim-mut:mutant=N tsim (tests/mutation/mutate.sh).
 # Each program is written as text, assembled and run on the target; every run must end as the
 # program intends (a clean finish, or the fault it plants) and, where fsim can run it too, leave
-# the same DRAM as fsim.
+# the same DRAM as fsim. With COUNTER_REFERENCE (a target cycle-exact with TARGET, such as tsim for
+# tsim-mut), each finished run's counters, cycles included, must also equal that target's.
 set -euo pipefail
 TESSERA=$(realpath "${1:?usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...]}")
-SPEC=${2:?usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...]}
+SPEC=${2:?usage: directed.sh PATH/TO/tessera TARGET[:KEY=VALUE...] [COUNTER_REFERENCE]}
+COUNTER_REF=${3:-}
 IFS=: read -r -a spec_parts <<<"$SPEC"
 TARGET=${spec_parts[0]}
 TARGET_OPTS=()
@@ -56,7 +58,7 @@ run() {
   assemble "$name"
   local out rc=0
   out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" "$@" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" \
-        --dump "$STORE_DUMP:$name.dram" 2>&1) || rc=$?
+        --dump "$STORE_DUMP:$name.dram" --stats 2>&1) || rc=$?
   if [ "$rc" -ne "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
     echo "directed program $name: exit $rc (expected $code), output: ${out:0:2000}" >&2
     exit 1
@@ -66,6 +68,15 @@ run() {
     if ! cmp -s "$name.dram" "$name.fsim.dram"; then
       echo "directed program $name: the stored DRAM differs from fsim's ($(cmp "$name.dram" "$name.fsim.dram" 2>&1 | head -1))" >&2
       exit 1
+    fi
+    if [ -n "$COUNTER_REF" ]; then
+      local ref
+      ref=$("$TESSERA" sim --target "$COUNTER_REF" "$@" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" --stats 2>&1)
+      # The counter block: from "instructions:" to the end.
+      if ! diff <(sed -n '/^instructions:$/,$p' <<<"$ref") <(sed -n '/^instructions:$/,$p' <<<"$out") > "$name.counters.diff"; then
+        echo "directed program $name: the counters differ from $COUNTER_REF's: $(grep -m2 '^[<>]' "$name.counters.diff" | tr '\n' ' ')" >&2
+        exit 1
+      fi
     fi
   fi
   echo "directed program $name: $(grep -m1 -E -- "$pattern" <<<"$out")"

@@ -6,9 +6,10 @@
 #             [--out DIR] [--survivors FILE] [--require-score PCT]
 #
 # For each mutant (all of the build's, or LIST: numbers and ranges, "1-20,37"): `tessera regress`
-# of N programs from seed S against fsim (stopping at the first mismatch), then, if it agreed, the
-# directed programs (tests/coverage/directed.sh), compared with fsim where fsim runs them. A mismatch,
-# a fault, a deadlock or a hang kills the mutant. Mutant 0, the netlist with no mutation, must pass
+# of N programs from seed S against fsim (stopping at the first mismatch), its counters (cycles
+# included) against unmutated tsim's, then, if it agreed, the directed programs
+# (tests/coverage/directed.sh), compared with fsim where fsim runs them and with tsim's counters. A
+# mismatch, a counter differing from tsim's, a fault, a deadlock or a hang kills the mutant. Mutant 0, the netlist with no mutation, must pass
 # everything first: otherwise the netlist itself disagrees with fsim and no kill would mean anything.
 #
 # Survivors must each be listed in FILE (default tests/mutation/survivors.tsv) as equivalent, with
@@ -55,10 +56,10 @@ run_one() {
   local k=$1 dir=$2 log rc=0
   log="$dir/$k.log"
   "$tessera" regress --config "$config" --programs "$programs" --seed "$seed" --quiet --no-reproducers --no-shrink \
-    --targets "fsim,tsim-mut:mutant=$k:$watch" > "$log" 2>&1 || rc=$?
+    --targets "fsim,tsim,tsim-mut:mutant=$k:counters=exact:$watch" > "$log" 2>&1 || rc=$?
   if [ "$rc" -eq 1 ] && grep -q '^MISMATCH seed' "$log"; then
     local what
-    what=$(grep -m1 '^MISMATCH seed' "$log" | sed -E 's/^MISMATCH seed ([0-9]+).*: (tsim-mut:[^ ]* )?/regress seed \1: /')
+    what=$(grep -m1 '^MISMATCH seed' "$log" | sed -E 's/^MISMATCH seed ([0-9]+), config [^,]*, size [^,]*, targets [^ ]*: /regress seed \1: /; s/tsim-mut:[^ ,]*/the mutant/g')
     printf '%s\tkilled\t%s\n' "$k" "${what:0:160}" > "$dir/$k.tsv"
     return 0
   elif [ "$rc" -ne 0 ]; then
@@ -67,7 +68,7 @@ run_one() {
     return 1
   fi
   rc=0
-  bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" >> "$log" 2>&1 || rc=$?
+  bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
   if [ "$rc" -eq 1 ] && grep -q '^directed program ' "$log"; then
     local what
     what=$(grep '^directed program ' "$log" | tail -1 | cut -d: -f1)
@@ -77,7 +78,7 @@ run_one() {
     tail -5 "$log" >&2
     return 1
   else
-    printf '%s\tsurvived\t%s programs from seed %s and the directed programs agree with fsim\n' \
+    printf '%s\tsurvived\t%s programs from seed %s and the directed programs agree with fsim, counters with tsim\n' \
       "$k" "$programs" "$seed" > "$dir/$k.tsv"
   fi
 }

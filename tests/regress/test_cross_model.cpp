@@ -61,8 +61,8 @@ TEST(CrossModel, FsimAgainstTsimOnSmall) {
   crossRun("small", "fsim,tsim", Size::kMedium, 4000001, programs(1000) / 10);
 }
 
-// rtl-sc (the same RTL in the SystemC testbench) on random programs: fsim's DRAM, and in total
-// exactly tsim's cycles. A modest count: rtl-sc simulates about a third as fast as tsim.
+// rtl-sc (the same RTL in the SystemC testbench) on random programs: fsim's DRAM, and program by
+// program exactly tsim's counters, cycles included (counters=exact). A modest count: rtl-sc simulates about a third as fast as tsim.
 TEST(CrossModel, FsimTsimAndRtlSc) {
   for (const char* config : {"default", "small"}) {
     bool rtlSc = false;
@@ -74,10 +74,10 @@ TEST(CrossModel, FsimTsimAndRtlSc) {
     o.seed = std::string(config) == "default" ? 9000001 : 9500001;
     o.programs = programs(1000) / 5;
     o.size = Size::kSmall;
-    o.targets = parseTargetList("fsim,tsim,rtl-sc");
+    o.targets = parseTargetList("fsim,tsim,rtl-sc:counters=exact");
     o.keepGoing = true;
     o.maxShrinkCandidates = 1500;
-    o.reproduce = std::string("tessera regress --config ") + config + " --size small --targets fsim,tsim,rtl-sc";
+    o.reproduce = std::string("tessera regress --config ") + config + " --size small --targets fsim,tsim,rtl-sc:counters=exact";
     std::ostringstream out;
     const RegressSummary s = runRegression(o, out);
     const std::string text = out.str();
@@ -91,7 +91,8 @@ TEST(CrossModel, FsimTsimAndRtlSc) {
 }
 
 // The gate-level netlists (gls: Yosys' generic gates; gls-ice40: its iCE40 cells) on random
-// programs: fsim's DRAM, and in total exactly tsim's cycles, from random power-up state. A short run:
+// programs: fsim's DRAM, and program by program exactly tsim's counters (counters=exact), from
+// random power-up state. A short run:
 // a netlist simulates far slower than the RTL.
 TEST(CrossModel, FsimTsimAndGateLevel) {
   const Config cfg = Config::load("small");
@@ -100,7 +101,7 @@ TEST(CrossModel, FsimTsimAndGateLevel) {
   for (const char* name : {"gls", "gls-ice40"})
     for (const auto* t : tessera::runtime::availableTargets())
       if (t->name == name && t->supports(cfg)) {
-        targets += std::string(",") + name;
+        targets += std::string(",") + name + ":counters=exact";
         ++gateLevel;
       }
   if (gateLevel == 0 || !tsimRuns(cfg)) GTEST_SKIP() << "gls, gls-ice40 or tsim is not built for config small";

@@ -282,4 +282,46 @@ TEST(TargetSpecs, ParseNamesAndOptions) {
   EXPECT_EQ(parseTargetList("fsim,fsim,fsim:kernels=avx2").size(), 3u);
 }
 
+TEST(TargetSpecs, CountersExactIsTheRegressionsOwnKey) {
+  EXPECT_FALSE(parseTargetSpec("fsim").exactCounters);
+  EXPECT_TRUE(parseTargetSpec("fsim:counters=exact").exactCounters);
+  EXPECT_THROW(parseTargetSpec("fsim:counters=close"), tessera::Error);
+  // Nothing before the first target to compare its counters with.
+  EXPECT_THROW(parseTargetList("fsim:counters=exact,fsim"), tessera::Error);
+}
+
+// Outcomes made by hand: the comparison of counters, apart from any simulator.
+TEST(Runner, CountersExactComparesWithTheNearestEarlierTimedTarget) {
+  const Config cfg = Config::load("default");
+  const Program p = generate(cfg, 1, Size::kSmall);
+  Outcome untimed, timed;
+  for (const auto& r : p.regions) untimed.regions.push_back(r.init);
+  untimed.counters.insns[0] = 3;
+  timed = untimed;
+  timed.counters.cycles = 1000;
+  timed.counters.busyCycles[tessera::hw::Counters::kCompute] = 400;
+  const auto targets = parseTargetList("fsim,fsim,fsim:counters=exact");
+
+  EXPECT_FALSE(compare(p, targets, {untimed, timed, timed}).has_value());
+  // Compared with the timed second target, not the untimed first.
+  Outcome slower = timed;
+  slower.counters.cycles = 1006;
+  auto m = compare(p, targets, {untimed, timed, slower});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->target, "fsim:counters=exact");
+  EXPECT_NE(m->summary.find("report different counters (timing): cycles 1000 against cycles 1006"), std::string::npos)
+      << m->summary;
+  Outcome busier = timed;
+  busier.counters.busyCycles[tessera::hw::Counters::kCompute] = 401;
+  m = compare(p, targets, {untimed, timed, busier});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->summary.find("compute busy 400 against compute busy 401"), std::string::npos) << m->summary;
+  // Without the key, counters are not compared.
+  EXPECT_FALSE(compare(p, parseTargetList("fsim,fsim,fsim"), {untimed, timed, slower}).has_value());
+  // No earlier target counted cycles: said, not passed.
+  m = compare(p, parseTargetList("fsim,fsim:counters=exact"), {untimed, timed});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->summary.find("no earlier target counted cycles"), std::string::npos) << m->summary;
+}
+
 }  // namespace

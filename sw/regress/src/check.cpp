@@ -289,12 +289,14 @@ HappensBefore::HappensBefore(const Program& p) {
 void checkProgram(const Program& p) {
   if (p.regions.empty() || p.insnRegion().kind != RegionKind::kInsn)
     throw Error("program seed " + std::to_string(p.seed), "the last region must be the instruction region");
-  // Regions: inside [page 1, 4 GiB), page aligned, disjoint.
+  // Regions: inside [page 1, 4 GiB), disjoint, page aligned but for the instruction stream, which
+  // only needs whole instructions.
   for (size_t i = 0; i < p.regions.size(); ++i) {
     const Region& r = p.regions[i];
-    if (r.base % 4096 || r.base < 4096 || r.end() > (uint64_t(1) << 32) || r.init.empty())
-      throw Error("region " + r.name, "[" + hex(r.base) + ", " + hex(r.end()) +
-                                          ") is empty, not page aligned or not inside [0x1000, 4 GiB)");
+    const uint64_t align = r.kind == RegionKind::kInsn ? 16 : 4096;
+    if (r.base % align || r.base < 4096 || r.end() > (uint64_t(1) << 32) || r.init.empty())
+      throw Error("region " + r.name, "[" + hex(r.base) + ", " + hex(r.end()) + ") is empty, not " +
+                                          (align == 16 ? "16-byte" : "page") + " aligned or not inside [0x1000, 4 GiB)");
     for (size_t j = 0; j < i; ++j)
       if (r.base < p.regions[j].end() && p.regions[j].base < r.end())
         throw Error("region " + r.name, "overlaps region " + p.regions[j].name);

@@ -180,7 +180,11 @@ class Generator {
     Region insn;
     insn.name = "insn";
     insn.kind = RegionKind::kInsn;
-    insn.base = cur;
+    // Half the streams start inside a page rather than at its first byte (a runtime may place a
+    // stream at any 16-byte boundary), so fetch's bursts meet the 4 KiB boundary at every offset.
+    // Drawn from a generator of its own: the rest of each seed's program stays as it was.
+    Rng placement(prog_.seed ^ 0x1f83d9abfb41bd6bull);
+    insn.base = cur + (placement.chance(50) ? 16 * placement.range(1, kPage / 16 - 1) : 0);
     prog_.regions.push_back(std::move(insn));
   }
 

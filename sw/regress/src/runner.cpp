@@ -70,6 +70,7 @@ TargetSpec parseTargetSpec(const std::string& text) {
   runtime::findTarget(name);  // throws, listing the built targets, if there is none of that name
   runtime::TargetOptions options;
   std::string fault;
+  bool exactCounters = false;
   for (size_t pos = colon; pos != std::string::npos && pos < text.size();) {
     const size_t next = text.find(':', pos + 1);
     const std::string item = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
@@ -83,10 +84,17 @@ TargetSpec parseTargetSpec(const std::string& text) {
         throw Error("target '" + text + "'", "fault '" + fault + "' is unknown (the one fault is flip-stored-byte)");
       continue;
     }
+    if (item.substr(0, eq) == "counters") {
+      if (item.substr(eq + 1) != "exact")
+        throw Error("target '" + text + "'", "counters '" + item.substr(eq + 1) + "' is unknown (the one value is exact)");
+      exactCounters = true;
+      continue;
+    }
     options[item.substr(0, eq)] = item.substr(eq + 1);
   }
   TargetSpec spec;
   spec.label = text;
+  spec.exactCounters = exactCounters;
   spec.create = [name, options, fault](const hw::Config& cfg, hw::Dram& dram) {
     std::unique_ptr<runtime::Target> t = runtime::createTarget(name, cfg, dram, options);
     if (!fault.empty()) t.reset(new FlipStoredByteTarget(std::move(t), cfg, dram));
@@ -107,6 +115,9 @@ std::vector<TargetSpec> parseTargetList(const std::string& text) {
     start = comma + 1;
   }
   if (specs.size() < 2) throw Error("targets '" + text + "'", "give at least two targets to compare");
+  if (specs[0].exactCounters)
+    throw Error("targets '" + text + "'", "counters=exact on the first target: it compares a target's counters with an "
+                                          "earlier one's, and the first has none before it");
   return specs;
 }
 
@@ -152,6 +163,51 @@ std::string storeOf(const Program& p, uint64_t addr) {
     }
   }
   return "";
+}
+
+}  // namespace
+
+namespace {
+
+// counters=exact: target t's counters against those of the nearest earlier target that counts
+// cycles, line by line as Counters::format prints them, the first differing line reported.
+std::optional<Mismatch> compareCounters(const std::vector<TargetSpec>& targets, const std::vector<Outcome>& outcomes,
+                                        size_t t) {
+  size_t r = t;
+  while (r-- > 0)
+    if (!outcomes[r].failed && outcomes[r].counters.cycles) break;
+  Mismatch m;
+  m.target = targets[t].label;
+  if (r == SIZE_MAX) {
+    m.summary = targets[t].label + " has counters=exact but no earlier target counted cycles";
+    m.firstDifference = m.summary;
+    m.detail = "  put a cycle-accurate target (tsim, rtl-sc, gls) before it in the list\n";
+    return m;
+  }
+  const std::string a = outcomes[r].counters.format(), b = outcomes[t].counters.format();
+  if (a == b) return std::nullopt;
+  size_t pa = 0, pb = 0;
+  std::string la, lb, section;
+  for (;;) {
+    const size_t ea = a.find('\n', pa), eb = b.find('\n', pb);
+    la = a.substr(pa, ea == std::string::npos ? std::string::npos : ea - pa);
+    lb = b.substr(pb, eb == std::string::npos ? std::string::npos : eb - pb);
+    if (la != lb || ea == std::string::npos || eb == std::string::npos) break;
+    if (!la.empty() && la[0] != ' ') section = la.substr(0, la.find(':'));
+    pa = ea + 1;
+    pb = eb + 1;
+  }
+  auto trim = [](std::string x) {
+    x.erase(0, x.find_first_not_of(' '));
+    while (x.find("  ") != std::string::npos) x.erase(x.find("  "), 1);
+    return x;
+  };
+  m.summary = targets[r].label + " and " + targets[t].label + " report different counters (" + section + "): " +
+              trim(la) + " against " + trim(lb);
+  m.firstDifference = "counters differ (" + section + "): " + targets[r].label + " " + trim(la) + ", " +
+                      targets[t].label + " " + trim(lb);
+  m.detail = "  " + targets[r].label + ":\n" + a + "  " + targets[t].label + ":\n" + b;
+  return m;
 }
 
 }  // namespace
@@ -214,6 +270,9 @@ std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>&
       m.target = lb;
       m.firstDifference = firstLine;
       return m;
+    }
+    if (targets[t].exactCounters) {
+      if (std::optional<Mismatch> m = compareCounters(targets, outcomes, t)) return m;
     }
   }
   return std::nullopt;

@@ -22,6 +22,8 @@ namespace tessera::regress {
 struct TargetSpec {
   std::string label;
   std::function<std::unique_ptr<runtime::Target>(const hw::Config&, hw::Dram&)> create;
+  // counters=exact: this target's counters must equal the nearest earlier cycle-counting target's.
+  bool exactCounters = false;
 };
 
 // "NAME[:key=value]...": a target and its target options (runtime::TargetOptions, checked when
@@ -29,10 +31,13 @@ struct TargetSpec {
 // One key belongs to the regression itself, for testing the harness: fault=flip-stored-byte runs
 // the target and then flips bit 6 of the first byte the stream's last STORE wrote, a deliberate
 // disagreement that stays as long as the program stores anything. Never on unless spelled out.
-// Throws tessera::Error naming the spec if there is no such target, an option is not key=value,
+// Another is counters=exact: besides DRAM, every counter of this target (hw::Counters, cycles and
+// per-module busy and stall cycles included) must equal the nearest earlier target's that counts
+// cycles, for RTL models of one design and memory timing, which agree cycle for cycle (tsim,
+// tsim-cov, tsim-mut, rtl-sc, gls). Throws tessera::Error naming the spec if there is no such target, an option is not key=value,
 // or the fault is not one of those.
 TargetSpec parseTargetSpec(const std::string& text);
-// Comma-separated specs, at least two.
+// Comma-separated specs, at least two; counters=exact not on the first.
 std::vector<TargetSpec> parseTargetList(const std::string& text);
 
 // One run of a program on one target.
@@ -58,7 +63,8 @@ struct Mismatch {
 };
 
 // Compares every target's outcome with the first one's: one failing while another completes,
-// or any byte of any region different. nullopt if they agree.
+// or any byte of any region different; and a counters=exact target's counters with the nearest
+// earlier cycle-counting target's. nullopt if they agree.
 std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>& targets,
                                 const std::vector<Outcome>& outcomes);
 
