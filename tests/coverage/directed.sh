@@ -157,6 +157,20 @@ run load_queue 0 "ran"
 } > store_queue_g2s_s2g.s
 run store_queue_g2s_s2g 0 "ran" -o mem-bytes-per-cycle=1
 
+# Strides at and near their field's limit (16 bits), which random programs keep to their regions'
+# sizes: accumulator rows 2047 and 65535 elements apart, then stores 65535 and 4095 OUT elements
+# apart (rows of one store 1 MiB apart, inside this program's wider dump window).
+{
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2"
+  echo "LOAD.ACC deps=- sram_base=0 dram_base=0x8000 y_size=3 x_size=2 x_stride=0x7ff"
+  echo "LOAD.ACC deps=- sram_base=6 dram_base=0x8001 y_size=2 x_size=1 x_stride=0xffff"
+  echo "ALU.ADD deps=push_next uop_bgn=1 uop_end=2 iter_out=8 iter_in=1 dst_factor_out=1 src_factor_out=1 use_imm=1 imm=3"
+  echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=2 x_size=3 x_stride=0xffff"
+  echo "STORE.OUT deps=- sram_base=2 dram_base=0x10801 y_size=3 x_size=2 x_stride=0x0fff"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"; echo "UOP dst=0 src=0 wgt=0"
+} > long_strides.s
+STORE_DUMP=0x100000:0x100000 run long_strides 0 "ran"
+
 # A GEMM whose third outer iteration writes past the accumulator: the SRAM index fault.
 {
   echo "$uop"
