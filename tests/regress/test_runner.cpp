@@ -318,6 +318,25 @@ TEST(Runner, CountersExactComparesWithTheNearestEarlierTimedTarget) {
   EXPECT_NE(m->summary.find("compute busy 400 against compute busy 401"), std::string::npos) << m->summary;
   // Without the key, counters are not compared.
   EXPECT_FALSE(compare(p, parseTargetList("fsim,fsim,fsim"), {untimed, timed, slower}).has_value());
+  // Equal counters, different instruction spans: compared where both targets recorded them.
+  Outcome tracedA = timed, tracedB = timed;
+  tracedA.traced = tracedB.traced = true;
+  tessera::hw::RunSpans run;
+  run.cycles = 1000;
+  run.insnCount = 1;
+  run.spans = {{0, 0, 0, 40}, {0, 1, 3, 20}};
+  tracedA.spans = {run};
+  run.spans[1].end = 21;
+  tracedB.spans = {run};
+  m = compare(p, targets, {untimed, tracedA, tracedB});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->summary.find("different instruction spans: instruction 0 on trace unit 1 cycles [3, 20) against "
+                            "instruction 0 on trace unit 1 cycles [3, 21)"),
+            std::string::npos)
+      << m->summary;
+  EXPECT_FALSE(compare(p, targets, {untimed, tracedA, tracedA}).has_value());
+  tracedB.traced = false;  // one side without spans (a target that cannot trace): counters only
+  EXPECT_FALSE(compare(p, targets, {untimed, tracedA, tracedB}).has_value());
   // No earlier target counted cycles: said, not passed.
   m = compare(p, parseTargetList("fsim,fsim:counters=exact"), {untimed, timed});
   ASSERT_TRUE(m.has_value());

@@ -121,7 +121,7 @@ std::vector<TargetSpec> parseTargetList(const std::string& text) {
   return specs;
 }
 
-Outcome execute(const Program& p, const TargetSpec& target) {
+Outcome execute(const Program& p, const TargetSpec& target, bool traceSpans) {
   Outcome o;
   hw::Dram dram(p.cfg);
   for (const auto& r : p.regions) dram.write(r.base, r.init.data(), r.init.size(), "region " + r.name);
@@ -130,7 +130,9 @@ Outcome execute(const Program& p, const TargetSpec& target) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     t = target.create(p.cfg, dram);
+    if (traceSpans) o.traced = t->traceInstructions(true);
     t->run(p.insnBase(), p.insnCount(), static_cast<uint32_t>(watchdog));
+    if (o.traced) o.spans = t->takeInstructionSpans();
   } catch (const std::exception& e) {
     o.failed = true;
     o.error = e.what();
@@ -169,6 +171,38 @@ std::string storeOf(const Program& p, uint64_t addr) {
 
 namespace {
 
+// counters=exact, once the counters agree: target t's instruction spans against reference r's,
+// when both recorded them; the first span that differs is reported.
+std::optional<Mismatch> compareSpans(const std::vector<TargetSpec>& targets, const std::vector<Outcome>& outcomes,
+                                     size_t r, size_t t) {
+  const Outcome &a = outcomes[r], &b = outcomes[t];
+  if (!a.traced || !b.traced) return std::nullopt;
+  auto spanText = [](const hw::InsnSpan& s) {
+    return "instruction " + std::to_string(s.insn) + " on trace unit " + std::to_string(s.unit) + " cycles [" +
+           std::to_string(s.begin) + ", " + std::to_string(s.end) + ")";
+  };
+  std::string first;
+  if (a.spans.size() != b.spans.size()) {
+    first = std::to_string(a.spans.size()) + " traced runs against " + std::to_string(b.spans.size());
+  } else {
+    for (size_t k = 0; k < a.spans.size() && first.empty(); ++k) {
+      const auto &x = a.spans[k].spans, &y = b.spans[k].spans;
+      for (size_t i = 0; i < std::max(x.size(), y.size()) && first.empty(); ++i) {
+        if (i < x.size() && i < y.size() && x[i] == y[i]) continue;
+        first = (i < x.size() ? spanText(x[i]) : std::string("no span")) + " against " +
+                (i < y.size() ? spanText(y[i]) : std::string("no span"));
+      }
+    }
+  }
+  if (first.empty()) return std::nullopt;
+  Mismatch m;
+  m.target = targets[t].label;
+  m.summary = targets[r].label + " and " + targets[t].label + " report different instruction spans: " + first;
+  m.firstDifference = "instruction spans differ: " + first;
+  m.detail = "  " + first + " (the first span, by unit, begin cycle and instruction, that differs)\n";
+  return m;
+}
+
 // counters=exact: target t's counters against those of the nearest earlier target that counts
 // cycles, line by line as Counters::format prints them, the first differing line reported.
 std::optional<Mismatch> compareCounters(const std::vector<TargetSpec>& targets, const std::vector<Outcome>& outcomes,
@@ -185,7 +219,7 @@ std::optional<Mismatch> compareCounters(const std::vector<TargetSpec>& targets, 
     return m;
   }
   const std::string a = outcomes[r].counters.format(), b = outcomes[t].counters.format();
-  if (a == b) return std::nullopt;
+  if (a == b) return compareSpans(targets, outcomes, r, t);
   size_t pa = 0, pb = 0;
   std::string la, lb, section;
   for (;;) {
@@ -280,7 +314,9 @@ std::optional<Mismatch> compare(const Program& p, const std::vector<TargetSpec>&
 
 Trial runTrial(const Program& p, const std::vector<TargetSpec>& targets) {
   Trial t;
-  for (const auto& spec : targets) t.outcomes.push_back(execute(p, spec));
+  // Spans are recorded only when a counters=exact target will compare them.
+  const bool spans = std::any_of(targets.begin(), targets.end(), [](const TargetSpec& s) { return s.exactCounters; });
+  for (const auto& spec : targets) t.outcomes.push_back(execute(p, spec, spans));
   t.mismatch = compare(p, targets, t.outcomes);
   return t;
 }

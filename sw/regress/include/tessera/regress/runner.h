@@ -12,6 +12,7 @@
 #include "tessera/hw/config.h"
 #include "tessera/hw/counters.h"
 #include "tessera/hw/dram.h"
+#include "tessera/hw/insn_trace.h"
 #include "tessera/regress/generator.h"
 #include "tessera/regress/program.h"
 #include "tessera/runtime/target.h"
@@ -32,9 +33,10 @@ struct TargetSpec {
 // the target and then flips bit 6 of the first byte the stream's last STORE wrote, a deliberate
 // disagreement that stays as long as the program stores anything. Never on unless spelled out.
 // Another is counters=exact: besides DRAM, every counter of this target (hw::Counters, cycles and
-// per-module busy and stall cycles included) must equal the nearest earlier target's that counts
-// cycles, for RTL models of one design and memory timing, which agree cycle for cycle (tsim,
-// tsim-cov, tsim-mut, rtl-sc, gls). Throws tessera::Error naming the spec if there is no such target, an option is not key=value,
+// per-module busy and stall cycles included) and, where both record them, every instruction's
+// span on each unit must equal those of the nearest earlier target that counts cycles, for RTL
+// models of one design and memory timing, which agree cycle for cycle (tsim, tsim-cov, tsim-mut,
+// rtl-sc, gls). Throws tessera::Error naming the spec if there is no such target, an option is not key=value,
 // or the fault is not one of those.
 TargetSpec parseTargetSpec(const std::string& text);
 // Comma-separated specs, at least two; counters=exact not on the first.
@@ -47,11 +49,14 @@ struct Outcome {
   std::vector<std::vector<uint8_t>> regions;  // final bytes of every region of the program
   hw::Counters counters;
   double seconds = 0;                         // wall time of Target::run
+  bool traced = false;                        // the target recorded instruction spans (timed targets)
+  std::vector<hw::RunSpans> spans;            // of the run, when traced
 };
 
 // Fresh DRAM holding the program's regions, a fresh target, one run. The watchdog (wait_cycles)
-// is 50x the program's cycle estimate, at least 10^6 cycles.
-Outcome execute(const Program& p, const TargetSpec& target);
+// is 50x the program's cycle estimate, at least 10^6 cycles. With `traceSpans`, a timed target
+// also records every instruction's span on its units (Target::traceInstructions).
+Outcome execute(const Program& p, const TargetSpec& target, bool traceSpans = false);
 
 // Why two targets disagree.
 struct Mismatch {
