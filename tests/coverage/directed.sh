@@ -196,27 +196,26 @@ run write_fault 1 "DRAM write error response" -o mem-fault-page=0x100000
 # pops between load and compute and between compute and store, and each pair's two queues full
 # (N > 512 tokens pushed each way before the pops).
 gemm_tok() { echo "GEMM deps=$1 reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=1"; }
-{
-  echo "$uop"; small_load "pop_next|push_next"; gemm_tok "pop_prev|push_prev"
-  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
-} > deadlock_pop_load_compute.s
-deadlock deadlock_pop_load_compute
-{
-  echo "$uop"; gemm_tok "pop_next|push_next"; small_store "pop_prev|push_prev"
-  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
-} > deadlock_pop_compute_store.s
-deadlock deadlock_pop_compute_store
-{
-  echo "$uop"
-  for _ in $(seq 513); do small_load push_next; gemm_tok push_prev; done
-  for _ in $(seq 513); do small_load pop_next; gemm_tok pop_prev; done
-  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
-} > deadlock_full_load_compute.s
-deadlock deadlock_full_load_compute
-{
-  echo "$uop"
-  for _ in $(seq 513); do gemm_tok push_next; small_store push_prev; done
-  for _ in $(seq 513); do gemm_tok pop_next; small_store pop_prev; done
-  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
-} > deadlock_full_compute_store.s
-deadlock deadlock_full_compute_store
+# pair_program NAME UPSTREAM DOWNSTREAM BODY: NAME.s holding the micro-op load, BODY's instructions
+# of the two modules (each an instruction maker taking its dependency flags), FINISH and the
+# micro-op; then the deadlock check on it.
+pair_program() {
+  local name=$1 up=$2 down=$3 body=$4
+  {
+    echo "$uop"
+    "$body" "$up" "$down"
+    echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+  } > "$name.s"
+  deadlock "$name"
+}
+# Each module pops the other's token before pushing its own.
+circular_pops() { "$1" "pop_next|push_next"; "$2" "pop_prev|push_prev"; }
+# 513 tokens pushed each way, one more than a queue holds, before the pops.
+both_queues_full() {
+  for _ in $(seq 513); do "$1" push_next; "$2" push_prev; done
+  for _ in $(seq 513); do "$1" pop_next; "$2" pop_prev; done
+}
+pair_program deadlock_pop_load_compute small_load gemm_tok circular_pops
+pair_program deadlock_pop_compute_store gemm_tok small_store circular_pops
+pair_program deadlock_full_load_compute small_load gemm_tok both_queues_full
+pair_program deadlock_full_compute_store gemm_tok small_store both_queues_full
