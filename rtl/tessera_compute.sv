@@ -217,11 +217,11 @@ module tessera_compute #(
   logic [1:0]  pipe_busy, pipe_waiting, pipe_started, pipe_done, pipe_fault;
   logic [1:0]  pipe_start, pipe_go, pipe_retire, pipe_exec_begin, pipe_exec_end;
   logic [1:0]  fp_valid, fp_in_range, fp_empty, fp_src_acc;
-  logic [31:0] fp_dst_lo [2];
-  logic [31:0] fp_dst_hi [2];
-  logic [31:0] fp_src_lo [2];
-  logic [31:0] fp_src_hi [2];
-  logic [31:0] pipe_fault_info [2];
+  logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_dst_lo [2];
+  logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_dst_hi [2];
+  logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_src_lo [2];
+  logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_src_hi [2];
+  logic [tessera_config_pkg::INSN_GEMM_UOP_END_W+1:0] pipe_fault_info [2];
   // Per slot: the instruction's index and the tokens it pushes when it retires.
   logic [31:0] slot_index_q [2];
   logic [1:0]  slot_push_prev_q, slot_push_next_q;
@@ -306,8 +306,10 @@ module tessera_compute #(
   assign pipe_start = dispatch ? (2'b01 << target) : 2'b00;
 
   // ------------------------------------------------------------ when a scanned instruction goes
-  function automatic logic apart(input logic [31:0] lo_a, input logic [31:0] hi_a,
-                                 input logic [31:0] lo_b, input logic [31:0] hi_b);
+  function automatic logic apart(input logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] lo_a,
+                                 input logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] hi_a,
+                                 input logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] lo_b,
+                                 input logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] hi_b);
     apart = hi_a < lo_b || hi_b < lo_a;
   endfunction
 
@@ -438,13 +440,13 @@ module tessera_compute #(
       .halt_i(any_fault),
       .gemm_i(opcode == tessera_config_pkg::OPCODE_GEMM), .reset_i(gemm_insn.reset), .use_imm_i(alu_insn.use_imm),
       .alu_op_i(alu_insn.alu_opcode), .imm_i(head_imm),
-      .uop_bgn_i(32'(gemm_insn.uop_bgn)), .uop_end_i(32'(gemm_insn.uop_end)),
+      .uop_bgn_i(gemm_insn.uop_bgn), .uop_end_i(gemm_insn.uop_end),
       .iter_out_i(gemm_insn.iter_out), .iter_in_i(gemm_insn.iter_in),
-      .dst_fo_i(32'(gemm_insn.dst_factor_out)), .dst_fi_i(32'(gemm_insn.dst_factor_in)),
-      .src_fo_i(32'(gemm_insn.src_factor_out)), .src_fi_i(32'(gemm_insn.src_factor_in)),
+      .dst_fo_i(gemm_insn.dst_factor_out), .dst_fi_i(gemm_insn.dst_factor_in),
+      .src_fo_i(gemm_insn.src_factor_out), .src_fi_i(gemm_insn.src_factor_in),
       // ALU instructions have no weight factors; their fields there hold the ALU opcode.
-      .wgt_fo_i(opcode == tessera_config_pkg::OPCODE_GEMM ? 32'(gemm_insn.wgt_factor_out) : '0),
-      .wgt_fi_i(opcode == tessera_config_pkg::OPCODE_GEMM ? 32'(gemm_insn.wgt_factor_in) : '0),
+      .wgt_fo_i(opcode == tessera_config_pkg::OPCODE_GEMM ? gemm_insn.wgt_factor_out : '0),
+      .wgt_fi_i(opcode == tessera_config_pkg::OPCODE_GEMM ? gemm_insn.wgt_factor_in : '0),
       .busy_o(pipe_busy[p]), .waiting_o(pipe_waiting[p]), .started_o(pipe_started[p]), .done_o(pipe_done[p]),
       .exec_begin_o(pipe_exec_begin[p]), .exec_end_o(pipe_exec_end[p]),
       .fp_valid_o(fp_valid[p]), .fp_in_range_o(fp_in_range[p]), .fp_empty_o(fp_empty[p]),
@@ -610,7 +612,7 @@ module tessera_compute #(
   assign busy_o = (state_q == StLoad) || (state_q == StPush) || pipe_busy != '0;
   assign stall_o = (state_q == StIdle) && hd_valid_q && !deps_ready && pipe_busy == '0;
   assign fault_o = any_fault;
-  assign fault_info_o = pipe_fault_info[fault_pipe];
+  assign fault_info_o = 32'(pipe_fault_info[fault_pipe]);
   always_comb begin
     status_o = '0;
     if (state_q == StFinish) status_o.state = tessera_host_pkg::StateHaltedAtFinish;

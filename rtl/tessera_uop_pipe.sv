@@ -44,16 +44,16 @@ module tessera_uop_pipe #(
   input  logic                                   use_imm_i,
   input  tessera_config_pkg::alu_op_e            alu_op_i,
   input  logic [31:0]                            imm_i,
-  input  logic [31:0]                            uop_bgn_i,
-  input  logic [31:0]                            uop_end_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_UOP_BGN_W-1:0] uop_bgn_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_UOP_END_W-1:0] uop_end_i,
   input  logic [tessera_config_pkg::LOOP_ITER_WIDTH-1:0] iter_out_i,
   input  logic [tessera_config_pkg::LOOP_ITER_WIDTH-1:0] iter_in_i,
-  input  logic [31:0]                            dst_fo_i,
-  input  logic [31:0]                            dst_fi_i,
-  input  logic [31:0]                            src_fo_i,
-  input  logic [31:0]                            src_fi_i,
-  input  logic [31:0]                            wgt_fo_i,
-  input  logic [31:0]                            wgt_fi_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_DST_FACTOR_OUT_W-1:0] dst_fo_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_DST_FACTOR_IN_W-1:0]  dst_fi_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_SRC_FACTOR_OUT_W-1:0] src_fo_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_SRC_FACTOR_IN_W-1:0]  src_fi_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_WGT_FACTOR_OUT_W-1:0] wgt_fo_i,
+  input  logic [tessera_config_pkg::INSN_GEMM_WGT_FACTOR_IN_W-1:0]  wgt_fi_i,
   // Where the instruction is.
   output logic                                   busy_o,     // holds an instruction
   output logic                                   waiting_o,  // scanned, waiting for go_i
@@ -63,15 +63,15 @@ module tessera_uop_pipe #(
   // it becomes done this cycle (an instruction without micro-ops does both at once).
   output logic                                   exec_begin_o,
   output logic                                   exec_end_o,
-  // Footprint.
+  // Footprint: its rows are compared only while it is in range, so they fit an accumulator index.
   output logic                                   fp_valid_o,
   output logic                                   fp_in_range_o,
   output logic                                   fp_empty_o,
   output logic                                   fp_src_acc_o,  // reads accumulator rows as vector sources
-  output logic [31:0]                            fp_dst_lo_o,
-  output logic [31:0]                            fp_dst_hi_o,
-  output logic [31:0]                            fp_src_lo_o,
-  output logic [31:0]                            fp_src_hi_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_dst_lo_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_dst_hi_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_src_lo_o,
+  output logic [tessera_config_pkg::LOG_ACC_BUFF_DEPTH-1:0] fp_src_hi_o,
   // Micro-op SRAM read port.
   output logic                                   uop_re_o,
   output logic [tessera_config_pkg::LOG_UOP_BUFF_DEPTH-1:0] uop_raddr_o,
@@ -100,7 +100,8 @@ module tessera_uop_pipe #(
   output logic                                   uop_o,       // a micro-op was written
   output logic                                   uop_gemm_o,  // ... of a GEMM (reset included)
   output logic                                   fault_o,
-  output logic [31:0]                            fault_info_o
+  // FAULT_INFO of an SRAM index fault: the micro-op index above a two-bit field code.
+  output logic [tessera_config_pkg::INSN_GEMM_UOP_END_W+1:0] fault_info_o
 );
 
   localparam int AccWidth = tessera_config_pkg::ACC_MATRIX_WIDTH;
@@ -109,8 +110,23 @@ module tessera_uop_pipe #(
   localparam int InpAw = tessera_config_pkg::LOG_INP_BUFF_DEPTH;
   localparam int WgtAw = tessera_config_pkg::LOG_WGT_BUFF_DEPTH;
   localparam int SrcAw = (InpAw > AccAw) ? InpAw : AccAw;  // a source indexes inputs or accumulators
-  // FAULT_INFO of an SRAM index fault: the field code in the low bits, the micro-op index above.
-  localparam int FaultFieldBits = 2;
+  // Every field and count is as wide as the instruction and micro-op formats make it, and every
+  // sum as wide as its largest value (VTA's fields are unsigned, so nothing wraps): an index is a
+  // micro-op field plus iter_out-1 outer and iter_in-1 inner steps of at most 2^factor-1 each.
+  localparam int IterW = tessera_config_pkg::LOOP_ITER_WIDTH;
+  localparam int UopW = tessera_config_pkg::INSN_GEMM_UOP_END_W;  // a micro-op index, below uop_end
+  localparam int DstFW = tessera_config_pkg::INSN_GEMM_DST_FACTOR_OUT_W;
+  localparam int SrcFW = tessera_config_pkg::INSN_GEMM_SRC_FACTOR_OUT_W;
+  localparam int WgtFW = tessera_config_pkg::INSN_GEMM_WGT_FACTOR_OUT_W;
+  localparam int DstOffW = IterW + DstFW + 1;  // a loop offset (and reach): two products' sum
+  localparam int SrcOffW = IterW + SrcFW + 1;
+  localparam int WgtOffW = IterW + WgtFW + 1;
+  localparam int UopDstW = tessera_config_pkg::UOP_DST_W;
+  localparam int UopSrcW = tessera_config_pkg::UOP_SRC_W;
+  localparam int UopWgtW = tessera_config_pkg::UOP_WGT_W;
+  localparam int DstIdxW = ((DstOffW > UopDstW) ? DstOffW : UopDstW) + 1;  // field plus offset
+  localparam int SrcIdxW = ((SrcOffW > UopSrcW) ? SrcOffW : UopSrcW) + 1;
+  localparam int WgtIdxW = ((WgtOffW > UopWgtW) ? WgtOffW : UopWgtW) + 1;
 
   // Where the pipe is: idle; scanning the kernel; scanned, waiting to run; running; done.
   typedef enum logic [2:0] {PIdle, PScan, PWait, PRun, PDone} pipe_state_e;
@@ -122,32 +138,40 @@ module tessera_uop_pipe #(
   logic        gemm_q, reset_q, use_imm_q;
   tessera_config_pkg::alu_op_e alu_op_q;
   logic [31:0] imm_q;
-  logic [31:0] uop_bgn_q, uop_end_q, iter_out_q, iter_in_q;
-  logic [31:0] dst_fo_q, dst_fi_q, src_fo_q, src_fi_q, wgt_fo_q, wgt_fi_q;
+  logic [tessera_config_pkg::INSN_GEMM_UOP_BGN_W-1:0] uop_bgn_q;
+  logic [UopW-1:0]  uop_end_q;
+  logic [IterW-1:0] iter_out_q, iter_in_q;
+  logic [DstFW-1:0] dst_fo_q, dst_fi_q;
+  logic [SrcFW-1:0] src_fo_q, src_fi_q;
+  logic [WgtFW-1:0] wgt_fo_q, wgt_fi_q;
 
   logic alu_vector;
   assign alu_vector = !gemm_q && !use_imm_q;
 
   // An instruction without micro-ops only needs to retire.
   logic start_empty;
-  assign start_empty = iter_out_i == '0 || iter_in_i == '0 || !(uop_bgn_i < uop_end_i);
+  assign start_empty = iter_out_i == '0 || iter_in_i == '0 || !(UopW'(uop_bgn_i) < uop_end_i);
 
   // ------------------------------------------------------------ stage registers
   // S0: loop walk.
   logic        s0_active_q, s0_scan_q;
-  logic [31:0] s0_uop_q, s0_i_q, s0_j_q;
-  logic [31:0] s0_dst_out_q, s0_src_out_q, s0_wgt_out_q;  // offsets of the outer iteration
-  logic [31:0] s0_dst_q, s0_src_q, s0_wgt_q;              // offsets of the current iteration
+  logic [UopW-1:0]    s0_uop_q;
+  logic [IterW-1:0]   s0_i_q, s0_j_q;
+  logic [DstOffW-1:0] s0_dst_out_q, s0_dst_q;  // offsets of the outer and of the current iteration
+  logic [SrcOffW-1:0] s0_src_out_q, s0_src_q;
+  logic [WgtOffW-1:0] s0_wgt_out_q, s0_wgt_q;
   // D: the micro-op arrives from its SRAM; its indices are computed and checked.
   logic        d_valid_q, d_first_q, d_scan_q;
-  logic [31:0] d_uop_q, d_dst_off_q, d_src_off_q, d_wgt_off_q;
+  logic [UopW-1:0]    d_uop_q;
+  logic [DstOffW-1:0] d_dst_off_q;
+  logic [SrcOffW-1:0] d_src_off_q;
+  logic [WgtOffW-1:0] d_wgt_off_q;
   // S1: bank request and SRAM reads.
   logic        s1_valid_q, s1_phase_q, s1_first_q, s1_scan_q;
-  // Micro-op indices are below the micro-op buffer depth; FAULT_INFO keeps 30 bits of them.
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0] s1_uop_q;
-  /* verilator lint_on UNUSEDSIGNAL */
-  logic [31:0]      s1_uop_dst_q, s1_uop_src_q, s1_uop_wgt_q;  // the micro-op's fields, for the footprint
+  logic [UopW-1:0]    s1_uop_q;
+  logic [UopDstW-1:0] s1_uop_dst_q;  // the micro-op's fields, for the footprint
+  logic [UopSrcW-1:0] s1_uop_src_q;
+  logic [UopWgtW-1:0] s1_uop_wgt_q;
   logic [AccAw-1:0] s1_idx_dst_q;
   logic [SrcAw-1:0] s1_idx_src_q;
   logic [WgtAw-1:0] s1_idx_wgt_q;
@@ -169,19 +193,29 @@ module tessera_uop_pipe #(
   logic             src_hold_valid_q;
   logic [AccAw-1:0] src_hold_idx_q;
   // Footprint of the kernel (the micro-op fields' extremes) and whether the pass has seen it all.
-  logic [31:0] k_dst_min_q, k_dst_max_q, k_src_min_q, k_src_max_q, k_wgt_max_q;
+  logic [UopDstW-1:0] k_dst_min_q, k_dst_max_q;
+  logic [UopSrcW-1:0] k_src_min_q, k_src_max_q;
+  logic [UopWgtW-1:0] k_wgt_max_q;
   logic        k_done_q;
   logic        fault_q;
-  logic [31:0] fault_info_q;
+  logic [UopW+1:0] fault_info_q;
 
   logic        s0_active_d, s0_scan_d;
-  logic [31:0] s0_uop_d, s0_i_d, s0_j_d;
-  logic [31:0] s0_dst_out_d, s0_src_out_d, s0_wgt_out_d;
-  logic [31:0] s0_dst_d, s0_src_d, s0_wgt_d;
+  logic [UopW-1:0]    s0_uop_d;
+  logic [IterW-1:0]   s0_i_d, s0_j_d;
+  logic [DstOffW-1:0] s0_dst_out_d, s0_dst_d;
+  logic [SrcOffW-1:0] s0_src_out_d, s0_src_d;
+  logic [WgtOffW-1:0] s0_wgt_out_d, s0_wgt_d;
   logic        d_valid_d, d_first_d, d_scan_d;
-  logic [31:0] d_uop_d, d_dst_off_d, d_src_off_d, d_wgt_off_d;
+  logic [UopW-1:0]    d_uop_d;
+  logic [DstOffW-1:0] d_dst_off_d;
+  logic [SrcOffW-1:0] d_src_off_d;
+  logic [WgtOffW-1:0] d_wgt_off_d;
   logic        s1_valid_d, s1_phase_d, s1_first_d, s1_scan_d;
-  logic [31:0] s1_uop_d, s1_uop_dst_d, s1_uop_src_d, s1_uop_wgt_d;
+  logic [UopW-1:0]    s1_uop_d;
+  logic [UopDstW-1:0] s1_uop_dst_d;
+  logic [UopSrcW-1:0] s1_uop_src_d;
+  logic [UopWgtW-1:0] s1_uop_wgt_d;
   logic [AccAw-1:0] s1_idx_dst_d;
   logic [SrcAw-1:0] s1_idx_src_d;
   logic [WgtAw-1:0] s1_idx_wgt_d;
@@ -197,14 +231,20 @@ module tessera_uop_pipe #(
   logic             src_read_d;
   logic             src_hold_valid_d;
   logic [AccAw-1:0] src_hold_idx_d;
-  logic [31:0] k_dst_min_d, k_dst_max_d, k_src_min_d, k_src_max_d, k_wgt_max_d;
+  logic [UopDstW-1:0] k_dst_min_d, k_dst_max_d;
+  logic [UopSrcW-1:0] k_src_min_d, k_src_max_d;
+  logic [UopWgtW-1:0] k_wgt_max_d;
   logic        k_done_d;
   logic        fault_d;
-  logic [31:0] fault_info_d;
+  logic [UopW+1:0] fault_info_d;
 
   // ------------------------------------------------------------ D: indices and checks
-  logic [31:0] uop_dst, uop_src, uop_wgt;
-  logic [31:0] idx_dst, idx_src, idx_wgt;
+  logic [UopDstW-1:0] uop_dst;
+  logic [UopSrcW-1:0] uop_src;
+  logic [UopWgtW-1:0] uop_wgt;
+  logic [DstIdxW-1:0] idx_dst;
+  logic [SrcIdxW-1:0] idx_src;
+  logic [WgtIdxW-1:0] idx_wgt;
   logic        bad_dst, bad_src, bad_wgt, s1_run, s1_fault;
   // Smaller configurations leave the micro-op word's top bits unused.
   /* verilator lint_off UNUSEDSIGNAL */
@@ -212,17 +252,18 @@ module tessera_uop_pipe #(
   /* verilator lint_on UNUSEDSIGNAL */
   assign uop = uop_rdata_i;
   always_comb begin
-    uop_dst = 32'(uop.dst);
-    uop_src = 32'(uop.src);
-    uop_wgt = 32'(uop.wgt);
-    idx_dst = uop_dst + d_dst_off_q;
-    idx_src = uop_src + d_src_off_q;
-    idx_wgt = uop_wgt + d_wgt_off_q;
+    uop_dst = uop.dst;
+    uop_src = uop.src;
+    uop_wgt = uop.wgt;
+    idx_dst = DstIdxW'(uop_dst) + DstIdxW'(d_dst_off_q);
+    idx_src = SrcIdxW'(uop_src) + SrcIdxW'(d_src_off_q);
+    idx_wgt = WgtIdxW'(uop_wgt) + WgtIdxW'(d_wgt_off_q);
     // The same checks as the behavioral simulator: a reset GEMM only writes the accumulator.
-    bad_dst = idx_dst >= tessera_config_pkg::ACC_BUFF_DEPTH;
+    bad_dst = idx_dst >= DstIdxW'(tessera_config_pkg::ACC_BUFF_DEPTH);
     bad_src = !(gemm_q && reset_q) && (gemm_q || !use_imm_q) &&
-              (idx_src >= (gemm_q ? tessera_config_pkg::INP_BUFF_DEPTH : tessera_config_pkg::ACC_BUFF_DEPTH));
-    bad_wgt = gemm_q && !reset_q && (idx_wgt >= tessera_config_pkg::WGT_BUFF_DEPTH);
+              (idx_src >= (gemm_q ? SrcIdxW'(tessera_config_pkg::INP_BUFF_DEPTH)
+                                  : SrcIdxW'(tessera_config_pkg::ACC_BUFF_DEPTH)));
+    bad_wgt = gemm_q && !reset_q && (idx_wgt >= WgtIdxW'(tessera_config_pkg::WGT_BUFF_DEPTH));
   end
 
   // ------------------------------------------------------------ S1: bank request
@@ -328,16 +369,18 @@ module tessera_uop_pipe #(
 
   // ------------------------------------------------------------ footprint
   logic reach_done_dst, reach_done_src, reach_done_wgt;
-  logic [31:0] reach_dst, reach_src, reach_wgt;
-  tessera_loop_reach u_reach_dst (
+  logic [DstOffW-1:0] reach_dst;
+  logic [SrcOffW-1:0] reach_src;
+  logic [WgtOffW-1:0] reach_wgt;
+  tessera_loop_reach #(.FactorWidth(DstFW), .ReachWidth(DstOffW)) u_reach_dst (
     .clk_i, .rst_ni, .start_i, .iter_out_i, .iter_in_i, .factor_out_i(dst_fo_i), .factor_in_i(dst_fi_i),
     .done_o(reach_done_dst), .reach_o(reach_dst)
   );
-  tessera_loop_reach u_reach_src (
+  tessera_loop_reach #(.FactorWidth(SrcFW), .ReachWidth(SrcOffW)) u_reach_src (
     .clk_i, .rst_ni, .start_i, .iter_out_i, .iter_in_i, .factor_out_i(src_fo_i), .factor_in_i(src_fi_i),
     .done_o(reach_done_src), .reach_o(reach_src)
   );
-  tessera_loop_reach u_reach_wgt (
+  tessera_loop_reach #(.FactorWidth(WgtFW), .ReachWidth(WgtOffW)) u_reach_wgt (
     .clk_i, .rst_ni, .start_i, .iter_out_i, .iter_in_i, .factor_out_i(wgt_fo_i), .factor_in_i(wgt_fi_i),
     .done_o(reach_done_wgt), .reach_o(reach_wgt)
   );
@@ -347,22 +390,24 @@ module tessera_uop_pipe #(
   // pipe's start. While it is valid its inputs no longer change (the kernel's extremes and the
   // loops' reach are final), and it only becomes invalid when the pipe goes idle, when the
   // compute module no longer reads it.
-  logic [31:0] fp_dst_hi, fp_src_hi, fp_wgt_hi;
+  logic [DstIdxW-1:0] fp_dst_hi;
+  logic [SrcIdxW-1:0] fp_src_hi;
+  logic [WgtIdxW-1:0] fp_wgt_hi;
   logic        fp_empty_q, fp_empty_d;
   logic        fp_valid, fp_in_range;
   logic        fp_valid_q, fp_in_range_q;
-  logic [31:0] fp_dst_hi_q, fp_src_hi_q;
-  assign fp_dst_hi = k_dst_max_q + reach_dst;
-  assign fp_src_hi = k_src_max_q + reach_src;
-  assign fp_wgt_hi = k_wgt_max_q + reach_wgt;
+  logic [AccAw-1:0] fp_dst_hi_q, fp_src_hi_q;
+  assign fp_dst_hi = DstIdxW'(k_dst_max_q) + DstIdxW'(reach_dst);
+  assign fp_src_hi = SrcIdxW'(k_src_max_q) + SrcIdxW'(reach_src);
+  assign fp_wgt_hi = WgtIdxW'(k_wgt_max_q) + WgtIdxW'(reach_wgt);
   assign fp_valid = (pstate_q != PIdle) && (fp_empty_q || (k_done_q && reach_done_dst && reach_done_src && reach_done_wgt));
   always_comb begin
-    fp_in_range = fp_dst_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+    fp_in_range = fp_dst_hi < DstIdxW'(tessera_config_pkg::ACC_BUFF_DEPTH);
     if (gemm_q && !reset_q)
-      fp_in_range = fp_in_range && fp_src_hi < tessera_config_pkg::INP_BUFF_DEPTH &&
-                    fp_wgt_hi < tessera_config_pkg::WGT_BUFF_DEPTH;
+      fp_in_range = fp_in_range && fp_src_hi < SrcIdxW'(tessera_config_pkg::INP_BUFF_DEPTH) &&
+                    fp_wgt_hi < WgtIdxW'(tessera_config_pkg::WGT_BUFF_DEPTH);
     else if (alu_vector)
-      fp_in_range = fp_in_range && fp_src_hi < tessera_config_pkg::ACC_BUFF_DEPTH;
+      fp_in_range = fp_in_range && fp_src_hi < SrcIdxW'(tessera_config_pkg::ACC_BUFF_DEPTH);
     if (fp_empty_q) fp_in_range = 1'b1;
   end
   always_ff @(posedge clk_i) begin
@@ -374,17 +419,17 @@ module tessera_uop_pipe #(
     end else begin
       fp_valid_q    <= fp_valid;
       fp_in_range_q <= fp_in_range;
-      fp_dst_hi_q   <= fp_dst_hi;
-      fp_src_hi_q   <= fp_src_hi;
+      fp_dst_hi_q   <= fp_dst_hi[AccAw-1:0];
+      fp_src_hi_q   <= fp_src_hi[AccAw-1:0];
     end
   end
   assign fp_empty_o = fp_empty_q;
   assign fp_valid_o = fp_valid_q;
   assign fp_in_range_o = fp_in_range_q;
   assign fp_src_acc_o = alu_vector;
-  assign fp_dst_lo_o = k_dst_min_q;
+  assign fp_dst_lo_o = AccAw'(k_dst_min_q);
   assign fp_dst_hi_o = fp_dst_hi_q;
-  assign fp_src_lo_o = k_src_min_q;
+  assign fp_src_lo_o = AccAw'(k_src_min_q);
   assign fp_src_hi_o = fp_src_hi_q;
 
   // ------------------------------------------------------------ sequencing
@@ -474,7 +519,7 @@ module tessera_uop_pipe #(
     if ((pstate_q == PIdle && start_i && !start_empty) || s0_restart) begin
       s0_active_d  = 1'b1;
       s0_scan_d    = pstate_q == PIdle && scan_i;
-      s0_uop_d     = pstate_q == PIdle ? uop_bgn_i : uop_bgn_q;
+      s0_uop_d     = pstate_q == PIdle ? UopW'(uop_bgn_i) : UopW'(uop_bgn_q);
       s0_i_d       = '0;
       s0_j_d       = '0;
       s0_dst_out_d = '0;
@@ -489,20 +534,20 @@ module tessera_uop_pipe #(
       end else if (s0_scan_q) begin
         s0_active_d = 1'b0;  // a scan walks the kernel once
       end else begin
-        s0_uop_d = uop_bgn_q;
+        s0_uop_d = UopW'(uop_bgn_q);
         if (s0_j_q + 1 < iter_in_q) begin
           s0_j_d   = s0_j_q + 1;
-          s0_dst_d = s0_dst_q + dst_fi_q;
-          s0_src_d = s0_src_q + src_fi_q;
-          s0_wgt_d = s0_wgt_q + wgt_fi_q;
+          s0_dst_d = s0_dst_q + DstOffW'(dst_fi_q);
+          s0_src_d = s0_src_q + SrcOffW'(src_fi_q);
+          s0_wgt_d = s0_wgt_q + WgtOffW'(wgt_fi_q);
         end else begin
           s0_j_d = '0;
-          s0_dst_out_d = s0_dst_out_q + dst_fo_q;
-          s0_src_out_d = s0_src_out_q + src_fo_q;
-          s0_wgt_out_d = s0_wgt_out_q + wgt_fo_q;
-          s0_dst_d = s0_dst_out_q + dst_fo_q;
-          s0_src_d = s0_src_out_q + src_fo_q;
-          s0_wgt_d = s0_wgt_out_q + wgt_fo_q;
+          s0_dst_out_d = s0_dst_out_q + DstOffW'(dst_fo_q);
+          s0_src_out_d = s0_src_out_q + SrcOffW'(src_fo_q);
+          s0_wgt_out_d = s0_wgt_out_q + WgtOffW'(wgt_fo_q);
+          s0_dst_d = s0_dst_out_q + DstOffW'(dst_fo_q);
+          s0_src_d = s0_src_out_q + SrcOffW'(src_fo_q);
+          s0_wgt_d = s0_wgt_out_q + WgtOffW'(wgt_fo_q);
           if (s0_i_q + 1 < iter_out_q) s0_i_d = s0_i_q + 1;
           else s0_active_d = 1'b0;
         end
@@ -547,7 +592,7 @@ module tessera_uop_pipe #(
     if (s1_fault) begin
       s1_valid_d = 1'b0;
       fault_d = 1'b1;
-      fault_info_d = {s1_uop_q[31-FaultFieldBits:0],
+      fault_info_d = {s1_uop_q,
                       s1_bad_dst_q ? tessera_host_pkg::FaultFieldDst
                                    : (s1_bad_src_q ? tessera_host_pkg::FaultFieldSrc : tessera_host_pkg::FaultFieldWgt)};
     end
@@ -625,8 +670,8 @@ module tessera_uop_pipe #(
       imm_q <= imm_i;
       uop_bgn_q <= uop_bgn_i;
       uop_end_q <= uop_end_i;
-      iter_out_q <= 32'(iter_out_i);
-      iter_in_q <= 32'(iter_in_i);
+      iter_out_q <= iter_out_i;
+      iter_in_q <= iter_in_i;
       dst_fo_q <= dst_fo_i;
       dst_fi_q <= dst_fi_i;
       src_fo_q <= src_fo_i;

@@ -179,6 +179,68 @@ STORE_DUMP=0x100000:0x100000 run long_strides 0 "ran"
 } > sram_index_fault.s
 run sram_index_fault 1 "accumulator \\(dst\\) index goes past the buffer depth"
 
+# Fields at their widths' limits, which random programs keep inside their buffers: index faults on
+# each field of each pipe, at micro-ops high in the micro-op buffer, after loops with the largest
+# counts and factors (the footprints' sums reach their widest values); and a clean run whose
+# unchecked operands (a reset GEMM's source and weight) walk far past their buffers.
+far_fault() {  # far_fault NAME FIELD_PATTERN UOP_BASE INSTRUCTION UOPS...
+  local name=$1 pattern=$2 base=$3 insn=$4
+  shift 4
+  {
+    echo "LOAD.UOP deps=- sram_base=$base dram_base=0x8000 y_size=1 x_size=$# x_stride=$#"
+    echo "$insn"
+    echo "FINISH deps=-"
+    printf 'UOP %s\n' "$@"
+  } > "$name.s"
+  run "$name" 1 "$pattern"
+}
+far_fault far_gemm_dst_fault "accumulator \\(dst\\) index goes past" 0x1554 \
+  "GEMM deps=- reset=0 uop_bgn=0x1554 uop_end=0x1558 iter_out=0x3fff iter_in=0x2aab dst_factor_out=0x7ff dst_factor_in=0x2aa src_factor_out=0x555 src_factor_in=0x1 wgt_factor_out=0x3ff wgt_factor_in=0x1" \
+  "dst=0x7fe src=0 wgt=0" "dst=0 src=0x7ff wgt=0x3ff" "dst=0x555 src=0x2aa wgt=0x155" "dst=0x2aa src=0x555 wgt=0x2aa"
+far_fault far_gemm_src_fault "\\(src\\) index goes past" 0x0aa8 \
+  "GEMM deps=- reset=0 uop_bgn=0x0aa8 uop_end=0x0aac iter_out=0x2aab iter_in=0x1555 dst_factor_out=0x0 dst_factor_in=0x0 src_factor_out=0x2aa src_factor_in=0x7ff wgt_factor_out=0x155 wgt_factor_in=0x0" \
+  "dst=0x7ff src=0 wgt=0x3ff" "dst=0x555 src=0 wgt=0" "dst=0x2aa src=0 wgt=0x155" "dst=0x1 src=0x7ff wgt=0x2aa"
+far_fault far_gemm_wgt_fault "\\(wgt\\) index goes past" 0x1ffc \
+  "GEMM deps=- reset=0 uop_bgn=0x1ffc uop_end=0x2000 iter_out=0x3fff iter_in=0x3fff dst_factor_out=0x0 dst_factor_in=0x0 src_factor_out=0x0 src_factor_in=0x0 wgt_factor_out=0x3ff wgt_factor_in=0x2aa" \
+  "dst=0 src=0 wgt=0" "dst=0 src=0 wgt=0" "dst=0 src=0 wgt=0" "dst=0x7ff src=0x7ff wgt=0x3ff"
+far_fault far_alu_src_fault "\\(src\\) index goes past" 0x1555 \
+  "ALU.ADD deps=- uop_bgn=0x1555 uop_end=0x1557 iter_out=0x3fff iter_in=0x2aab dst_factor_out=0x0 dst_factor_in=0x0 src_factor_out=0x555 src_factor_in=0x7ff use_imm=0 imm=0" \
+  "dst=0x555 src=0x2aa wgt=0" "dst=0x7ff src=0x7ff wgt=0"
+far_fault far_alu_dst_fault "accumulator \\(dst\\) index goes past" 0x0aaa \
+  "ALU.MAX deps=- uop_bgn=0x0aaa uop_end=0x0aac iter_out=0x2aab iter_in=0x3fff dst_factor_out=0x555 dst_factor_in=0x7ff src_factor_out=0x2aa src_factor_in=0x7ff use_imm=1 imm=-21846" \
+  "dst=0x2aa src=0x555 wgt=0" "dst=0x7ff src=0 wgt=0"
+{
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
+  echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0x3fff iter_in=1 dst_factor_out=0 dst_factor_in=0 src_factor_out=0x7ff src_factor_in=0 wgt_factor_out=0x3ff wgt_factor_in=0"
+  echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=0x3fff dst_factor_out=0 dst_factor_in=0 src_factor_out=0 src_factor_in=0x7ff wgt_factor_out=0 wgt_factor_in=0x3ff"
+  echo "ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=0x3fff iter_in=1 dst_factor_out=0 dst_factor_in=0 src_factor_out=0 src_factor_in=0 use_imm=1 imm=3"
+  echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=1 x_size=1 x_stride=1"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > far_operands.s
+run far_operands 0 "ran [0-9]+ instructions"
+
+# Whole buffers in one row and in one column: loads and stores at the sizes that fill each SRAM
+# (the longest bursts, the largest beat and row counts; sizes of all ones and bases at the top of
+# the SRAMs), which random programs keep small.
+{
+  echo "LOAD.UOP deps=- sram_base=1 dram_base=0x8000 y_size=1 x_size=8191 x_stride=8191"
+  echo "LOAD.UOP deps=- sram_base=0x1fff dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
+  echo "LOAD.WGT deps=- sram_base=1 dram_base=0x100 y_size=1 x_size=1023 x_stride=1023"
+  echo "LOAD.WGT deps=- sram_base=1 dram_base=0x100 y_size=1023 x_size=1 x_stride=0x3ff"
+  echo "LOAD.INP deps=- sram_base=1 dram_base=0x1000 y_size=1 x_size=2047 x_stride=2047"
+  echo "LOAD.INP deps=- sram_base=1 dram_base=0x1000 y_size=2047 x_size=1 x_stride=0x7ff"
+  echo "LOAD.INP deps=- sram_base=0x7ff dram_base=0x1000 y_size=1 x_size=1 x_stride=1"
+  echo "LOAD.ACC deps=- sram_base=1 dram_base=0x8000 y_size=1 x_size=2047 x_stride=2047"
+  echo "LOAD.ACC deps=- sram_base=1 dram_base=0x8000 y_size=2047 x_size=1 x_stride=1"
+  echo "LOAD.ACC deps=- sram_base=0x7ff dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
+  echo "ALU.ADD deps=push_next uop_bgn=1 uop_end=2 iter_out=2048 iter_in=1 dst_factor_out=1 src_factor_out=1 use_imm=1 imm=5"
+  echo "STORE.OUT deps=pop_prev sram_base=1 dram_base=0x10000 y_size=1 x_size=2047 x_stride=2047"
+  echo "STORE.OUT deps=- sram_base=1 dram_base=0x10000 y_size=2047 x_size=1 x_stride=1"
+  echo "STORE.OUT deps=- sram_base=0x7ff dram_base=0x107ff y_size=1 x_size=1 x_stride=1"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > full_buffers.s
+run full_buffers 0 "ran [0-9]+ instructions"
+
 # DRAM error responses: on a load's page, then on a store's (FINISH waits for each, so the
 # accelerator faults while it runs).
 {
