@@ -92,20 +92,28 @@ module tessera_store #(
   aw_state_e            aw_state_q, aw_state_d;
   logic [SizeWidth-1:0] aw_rows_left_q, aw_rows_left_d, x_size_q, x_size_d;
   logic [StrideWidth-1:0] x_stride_q, x_stride_d;
-  logic [31:0]          aw_row_elem_q, aw_row_elem_d, aw_addr_q, aw_addr_d, aw_beats_left_q, aw_beats_left_d;
-  logic [31:0]          page_beats, burst_beats;
-  // The burst is sized into a register in the cycle after the address and beat count move, and
-  // sent from the next, so sizing and the update on AWREADY are not one path.
+  // The beats left of a row (x_size elements of ElemBeats beats each) and of a page.
+  localparam int RowBeatsWidth = SizeWidth + LogElemBytes - LogBusBytes;
+  localparam int PageBeatsWidth = PageBits - LogBusBytes + 1;
   localparam int MaxBurstBeats = tessera_config_pkg::AXI_MAX_BURST_BEATS;
   localparam int BurstWidth = $clog2(MaxBurstBeats + 1);
+  localparam int CapWidth = (PageBeatsWidth > BurstWidth) ? PageBeatsWidth : BurstWidth;
+  logic [31:0]              aw_row_elem_q, aw_row_elem_d, aw_addr_q, aw_addr_d;
+  logic [RowBeatsWidth-1:0] aw_beats_left_q, aw_beats_left_d;
+  logic [PageBits:0]         page_bytes;
+  logic [PageBeatsWidth-1:0] page_beats;
+  logic [BurstWidth-1:0]     burst_beats;
+  // The burst is sized into a register in the cycle after the address and beat count move, and
+  // sent from the next, so sizing and the update on AWREADY are not one path.
   logic                  aw_sized_q, aw_sized_d, aw_row_end_q, aw_row_end_d;
   logic [BurstWidth-1:0] aw_burst_q, aw_burst_d;
 
   always_comb begin
-    page_beats = (32'(tessera_config_pkg::AXI_PAGE_BYTES) - 32'(aw_addr_q[PageBits-1:0])) >> LogBusBytes;
-    burst_beats = aw_beats_left_q;
-    if (burst_beats > MaxBurstBeats) burst_beats = MaxBurstBeats;
-    if (burst_beats > page_beats) burst_beats = page_beats;
+    page_bytes = (PageBits + 1)'(tessera_config_pkg::AXI_PAGE_BYTES) - (PageBits + 1)'(aw_addr_q[PageBits-1:0]);
+    page_beats = PageBeatsWidth'(page_bytes >> LogBusBytes);
+    burst_beats = (aw_beats_left_q > RowBeatsWidth'(MaxBurstBeats)) ? BurstWidth'(MaxBurstBeats)
+                                                                  : BurstWidth'(aw_beats_left_q);
+    if (CapWidth'(burst_beats) > CapWidth'(page_beats)) burst_beats = BurstWidth'(page_beats);
   end
 
   // Burst lengths for the data side, which marks the last beat of each burst.
@@ -155,7 +163,7 @@ module tessera_store #(
           aw_state_d = AwIdle;
         end else begin
           aw_addr_d = aw_row_elem_q << LogElemBytes;
-          aw_beats_left_d = 32'(x_size_q) << (LogElemBytes - LogBusBytes);
+          aw_beats_left_d = RowBeatsWidth'(x_size_q) << (LogElemBytes - LogBusBytes);
           aw_row_elem_d = aw_row_elem_q + 32'(x_stride_q);
           aw_rows_left_d = aw_rows_left_q - 1'b1;
           aw_state_d = AwBurst;
@@ -166,11 +174,12 @@ module tessera_store #(
           aw_sized_d = 1'b1;
           aw_burst_d = BurstWidth'(burst_beats);
           // The row's last burst: what is left fits both caps (compared side by side, not after the min).
-          aw_row_end_d = aw_beats_left_q <= MaxBurstBeats && aw_beats_left_q <= page_beats;
+          aw_row_end_d = aw_beats_left_q <= RowBeatsWidth'(MaxBurstBeats) &&
+                         aw_beats_left_q <= RowBeatsWidth'(page_beats);
         end else if (length_push) begin
           aw_sized_d = 1'b0;
           aw_addr_d = aw_addr_q + (32'(aw_burst_q) << LogBusBytes);
-          aw_beats_left_d = aw_beats_left_q - 32'(aw_burst_q);
+          aw_beats_left_d = aw_beats_left_q - RowBeatsWidth'(aw_burst_q);
           if (aw_row_end_q) aw_state_d = AwRow;
         end
       end

@@ -182,7 +182,8 @@ run sram_index_fault 1 "accumulator \\(dst\\) index goes past the buffer depth"
 # Fields at their widths' limits, which random programs keep inside their buffers: index faults on
 # each field of each pipe, at micro-ops high in the micro-op buffer, after loops with the largest
 # counts and factors (the footprints' sums reach their widest values); and a clean run whose
-# unchecked operands (a reset GEMM's source and weight) walk far past their buffers.
+# unchecked operands (a reset GEMM's source and weight) walk far past their buffers, and whose
+# GEMMs count their loops to the largest counts.
 far_fault() {  # far_fault NAME FIELD_PATTERN UOP_BASE INSTRUCTION UOPS...
   local name=$1 pattern=$2 base=$3 insn=$4
   shift 4
@@ -213,6 +214,11 @@ far_fault far_alu_dst_fault "accumulator \\(dst\\) index goes past" 0x0aaa \
   echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
   echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0x3fff iter_in=1 dst_factor_out=0 dst_factor_in=0 src_factor_out=0x7ff src_factor_in=0 wgt_factor_out=0x3ff wgt_factor_in=0"
   echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=0x3fff dst_factor_out=0 dst_factor_in=0 src_factor_out=0 src_factor_in=0x7ff wgt_factor_out=0 wgt_factor_in=0x3ff"
+  # GEMMs on data (the text pattern at 0x200000) whose loops run to the largest counts in place.
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x20000 y_size=1 x_size=1 x_stride=1"
+  echo "LOAD.WGT deps=- sram_base=0 dram_base=0x2000 y_size=1 x_size=1 x_stride=1"
+  echo "GEMM deps=- reset=0 uop_bgn=0 uop_end=1 iter_out=0x3fff iter_in=1 dst_factor_out=0 dst_factor_in=0 src_factor_out=0 src_factor_in=0 wgt_factor_out=0 wgt_factor_in=0"
+  echo "GEMM deps=- reset=0 uop_bgn=0 uop_end=1 iter_out=2 iter_in=0x3fff dst_factor_out=0 dst_factor_in=0 src_factor_out=0 src_factor_in=0 wgt_factor_out=0 wgt_factor_in=0"
   echo "ALU.ADD deps=push_next uop_bgn=0 uop_end=1 iter_out=0x3fff iter_in=1 dst_factor_out=0 dst_factor_in=0 src_factor_out=0 src_factor_in=0 use_imm=1 imm=3"
   echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=1 x_size=1 x_stride=1"
   echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
@@ -225,11 +231,16 @@ run far_operands 0 "ran [0-9]+ instructions"
 {
   echo "LOAD.UOP deps=- sram_base=1 dram_base=0x8000 y_size=1 x_size=8191 x_stride=8191"
   echo "LOAD.UOP deps=- sram_base=0x1fff dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=8192 x_stride=8192"
   echo "LOAD.WGT deps=- sram_base=1 dram_base=0x100 y_size=1 x_size=1023 x_stride=1023"
   echo "LOAD.WGT deps=- sram_base=1 dram_base=0x100 y_size=1023 x_size=1 x_stride=0x3ff"
   echo "LOAD.INP deps=- sram_base=1 dram_base=0x1000 y_size=1 x_size=2047 x_stride=2047"
   echo "LOAD.INP deps=- sram_base=1 dram_base=0x1000 y_size=2047 x_size=1 x_stride=0x7ff"
   echo "LOAD.INP deps=- sram_base=0x7ff dram_base=0x1000 y_size=1 x_size=1 x_stride=1"
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x1000 y_size=2047 x_size=1 x_stride=1 y_pad_0=1"
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x1000 y_size=2 x_size=1 x_stride=0xffff"
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x1000 y_size=1 x_size=2048 x_stride=2048"
+  echo "LOAD.ACC deps=- sram_base=0 dram_base=0x8000 y_size=2048 x_size=1 x_stride=1"
   echo "LOAD.ACC deps=- sram_base=1 dram_base=0x8000 y_size=1 x_size=2047 x_stride=2047"
   echo "LOAD.ACC deps=- sram_base=1 dram_base=0x8000 y_size=2047 x_size=1 x_stride=1"
   echo "LOAD.ACC deps=- sram_base=0x7ff dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
@@ -237,9 +248,26 @@ run far_operands 0 "ran [0-9]+ instructions"
   echo "STORE.OUT deps=pop_prev sram_base=1 dram_base=0x10000 y_size=1 x_size=2047 x_stride=2047"
   echo "STORE.OUT deps=- sram_base=1 dram_base=0x10000 y_size=2047 x_size=1 x_stride=1"
   echo "STORE.OUT deps=- sram_base=0x7ff dram_base=0x107ff y_size=1 x_size=1 x_stride=1"
+  echo "STORE.OUT deps=- sram_base=0 dram_base=0x10000 y_size=1 x_size=2048 x_stride=2048"
+  echo "STORE.OUT deps=- sram_base=0 dram_base=0x10000 y_size=2048 x_size=1 x_stride=1"
   echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
 } > full_buffers.s
 run full_buffers 0 "ran [0-9]+ instructions"
+
+# A program of 2^20 + 1 instructions (16 MiB of them: micro-op-free GEMMs and, one in eight, one-element
+# loads and stores) whose instruction before FINISH faults, so that every module's instruction indices, the
+# instruction count, the cycle counter and FAULT_INSN carry bits 11 to 19, as random programs of a
+# few thousand instructions never do; a one-cycle DRAM latency lets fetch stream them at the bus's
+# rate.
+{
+  echo "$uop"
+  empty_gemm="GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1"
+  block=$(small_load -; small_store -; for _ in $(seq 14); do echo "$empty_gemm"; done)
+  yes "$block" | head -n $(((1 << 20) - 2)) || true
+  echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=3 iter_in=1 dst_factor_out=2000"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > long_program.s
+run long_program 1 "instruction 1048575 \\(GEMM\\), micro-op 0 with field dst_factor_out/dst_factor_in" -o mem-latency=1
 
 # DRAM error responses: on a load's page, then on a store's (FINISH waits for each, so the
 # accelerator faults while it runs).

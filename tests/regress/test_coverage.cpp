@@ -125,6 +125,47 @@ TEST_F(CoverageFiles, ExclusionsLeaveOutTheirPointsAndNeedAReason) {
   }
 }
 
+TEST_F(CoverageFiles, ExclusionsNameBitRangesAndInstances) {
+  const std::string head = "# SystemC::Coverage-3\n";
+  std::string text = head;
+  for (int bit = 0; bit < 4; ++bit)
+    for (const char* scope : {"TOP.top.g_pipe[0].u_pipe", "TOP.top.g_pipe[1].u_pipe"})
+      text += "C '" + key("/rtl/pipe.sv", 7, "v_toggle/tessera_pipe", "offset_q[" + std::to_string(bit) + "]", scope) +
+              "' 0\n";
+  text += "C '" + key("/rtl/pipe.sv", 8, "v_toggle/tessera_pipe", "offset_qq[2]", "TOP.top.g_pipe[0].u_pipe") + "' 0\n";
+  write("p.dat", text);
+  cov::Data d;
+  d.addDirectory(dir_.string());
+  const auto ex = cov::readExclusions(write("excl.txt", "toggle tessera_pipe offset_q[3:2]@g_pipe[0] -- bounded\n"));
+  ASSERT_EQ(ex.size(), 1u);
+  EXPECT_EQ(ex[0].signal, "offset_q");
+  EXPECT_EQ(ex[0].bitLo, 2);
+  EXPECT_EQ(ex[0].bitHi, 3);
+  EXPECT_EQ(ex[0].instance, "g_pipe[0]");
+  size_t excluded = 0;
+  for (const auto& [k, p] : d.points()) excluded += cov::excludes(ex[0], p);
+  EXPECT_EQ(excluded, 2u);  // bits 2 and 3 of g_pipe[0]'s offset_q, not g_pipe[1]'s nor offset_qq
+  EXPECT_EQ(cov::summarize(d, ex).back().toggle.total, 7u);
+  // An instance names whole components: g_pipe is not g_pipe[0], nor a prefix of it.
+  for (const char* partial : {"g_pipe", "pipe[0]"}) {
+    const auto none = cov::readExclusions(write("excl3.txt", std::string("toggle tessera_pipe offset_q[3:2]@") + partial +
+                                                                 " -- bounded\n"));
+    EXPECT_EQ(cov::summarize(d, none).back().toggle.total, 9u) << partial;
+  }
+  // Without the instance, both pipes' bits; low bit first is the same range.
+  const auto both = cov::readExclusions(write("excl2.txt", "toggle tessera_pipe offset_q[2:3] -- bounded\n"));
+  EXPECT_EQ(cov::summarize(d, both).back().toggle.total, 5u);
+  for (const char* bad : {"toggle tessera_pipe offset_q[3:x] -- why\n", "toggle tessera_pipe offset_q[3:2]@ -- why\n",
+                          "toggle tessera_pipe [3:2] -- why\n"}) {
+    try {
+      cov::readExclusions(write("bad.txt", bad));
+      FAIL() << "accepted: " << bad;
+    } catch (const tessera::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.txt:1"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(CoverageFiles, WritesLcovLinesAndBranches) {
   writeShards();
   cov::Data d;

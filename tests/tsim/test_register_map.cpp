@@ -77,6 +77,11 @@ TEST_F(RegisterMap, EveryRegisterReadsItsResetValue) {
 
 TEST_F(RegisterMap, WritesReachOnlyTheWritableRegistersUnderTheirStrobes) {
   Simulator sim(cfg, dram, engineOptions(), kEngine);
+  // Every bit of both ways: the complements first, then the values the checks below keep.
+  sim.writeRegister(host::kRegInsnCount, 0xedcba987);
+  sim.writeRegister(host::kRegInsnAddr, 0x6543210f);
+  EXPECT_EQ(sim.readRegister(host::kRegInsnCount), 0xedcba987u);
+  EXPECT_EQ(sim.readRegister(host::kRegInsnAddr), 0x6543210fu);
   sim.writeRegister(host::kRegInsnCount, 0x12345678);
   sim.writeRegister(host::kRegInsnAddr, 0x9abcdef0);
   EXPECT_EQ(sim.readRegister(host::kRegInsnCount), 0x12345678u);

@@ -2,6 +2,7 @@
 #include "tessera/coverage/coverage.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -213,6 +214,25 @@ std::vector<Exclusion> readExclusions(const std::string& path) {
     else if (kind == "toggle") e.kind = Kind::kToggle;
     else if (kind == "cover") e.kind = Kind::kUser;
     else throw Error(where, "unknown kind '" + kind + "' (line, branch, toggle or cover)");
+    if (e.kind == Kind::kToggle || e.kind == Kind::kUser) {
+      const size_t at = e.pattern.find('@');
+      if (at != std::string::npos) {
+        e.instance = e.pattern.substr(at + 1);
+        e.pattern.resize(at);
+        if (e.instance.empty() || e.pattern.empty()) throw Error(where, "expected PATTERN@INSTANCE, both non-empty");
+      }
+      const size_t open = e.pattern.rfind('['), colon = e.pattern.rfind(':');
+      if (open != std::string::npos && colon != std::string::npos && colon > open) {
+        unsigned hi = 0, lo = 0;
+        char close = 0, tail = 0;
+        if (std::sscanf(e.pattern.c_str() + open, "[%u:%u%c%c", &hi, &lo, &close, &tail) != 3 || close != ']' ||
+            open == 0 || hi > 65535 || lo > 65535)
+          throw Error(where, "expected SIGNAL[HI:LO] (a bit range), not '" + e.pattern + "'");
+        e.signal = e.pattern.substr(0, open);
+        e.bitLo = int(std::min(hi, lo));
+        e.bitHi = int(std::max(hi, lo));
+      }
+    }
     e.reason = trim(t.substr(dashes + 4));
     e.sourceLine = lineNo;
     out.push_back(std::move(e));
@@ -227,6 +247,19 @@ bool excludes(const Exclusion& e, const Point& p) {
     const size_t colon = e.pattern.find(':');
     if (colon == std::string::npos) return std::to_string(p.line) == e.pattern;
     return std::to_string(p.line) == e.pattern.substr(0, colon) && p.comment == e.pattern.substr(colon + 1);
+  }
+  // INSTANCE names whole components of the hierarchy (u_load is not u_loader).
+  if (!e.instance.empty() && ("." + p.scope + ".").find("." + e.instance + ".") == std::string::npos) return false;
+  if (e.bitLo >= 0) {
+    // SIGNAL[k] with LO <= k <= HI.
+    const std::string& c = p.comment;
+    if (c.size() < e.signal.size() + 3 || c.compare(0, e.signal.size(), e.signal) != 0 || c[e.signal.size()] != '[' ||
+        c.back() != ']')
+      return false;
+    const std::string digits = c.substr(e.signal.size() + 1, c.size() - e.signal.size() - 2);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 5) return false;
+    const int bit = std::stoi(digits);
+    return bit >= e.bitLo && bit <= e.bitHi;
   }
   if (!e.pattern.empty() && e.pattern.back() == '*')
     return p.comment.compare(0, e.pattern.size() - 1, e.pattern, 0, e.pattern.size() - 1) == 0;
