@@ -7,8 +7,10 @@
 # the default DRAM timing, a third as many with a slow, one-burst DRAM (the AXI stalls), a fifth
 # as many medium and a fifteenth as many large ones. Every step writes its counts to OUT_DIR/dat;
 # `tessera coverage report` merges them, leaves out tests/coverage/exclusions.txt, writes the
-# table, OUT_DIR/report/coverage.info and OUT_DIR/report/html, and fails if a cover point was
-# never hit (docs/verification.md).
+# table, OUT_DIR/report/coverage.info and OUT_DIR/report/html, and fails unless closure holds:
+# every cover point hit, line coverage at least 98%, toggle coverage at least 90%
+# (docs/verification.md); a smaller TESSERA_COVERAGE_PROGRAMS than the standard 300 may fall
+# short of it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(realpath "${1:-$root/build}")"
@@ -50,4 +52,4 @@ bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-cov:coverage=$dat"
 
 step "report ($(( $(date +%s) - start )) s of simulation)"
 "$tessera" coverage report "$dat" --out "$out/report" --exclusions "$root/tests/coverage/exclusions.txt" \
-  --require-covers "${@:3}"
+  --require-covers --require-line 98 --require-toggle 90 "${@:3}"

@@ -24,6 +24,10 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 N=600  # more than the queues' 512 entries (INSN_QUEUE_DEPTH, DEP_QUEUE_DEPTH of config default)
+# A bound on each run, so that a target which keeps making progress without ending (a livelocked
+# mutant) fails instead of hanging: the longest program takes about 3.1 million cycles.
+WAIT=${TESSERA_DIRECTED_WAIT_CYCLES:-10000000}
+case "$WAIT" in '' | *[!0-9]*) echo "directed.sh: TESSERA_DIRECTED_WAIT_CYCLES='$WAIT' is not a number" >&2; exit 2 ;; esac
 
 uop='LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1'
 tiny_gemm() { echo "GEMM deps=$1 reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=1"; }
@@ -57,7 +61,7 @@ run() {
   shift 3
   assemble "$name"
   local out rc=0
-  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" "$@" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" \
+  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" --wait-cycles "$WAIT" "$@" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" \
         --dump "$STORE_DUMP:$name.dram" --stats 2>&1) || rc=$?
   if [ "$rc" -ne "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
     echo "directed program $name: exit $rc (expected $code), output: ${out:0:2000}" >&2
@@ -94,7 +98,7 @@ waits() { grep -oE '(load|compute|store)( stage:)? instruction [0-9]+ \([A-Z.]+\
 deadlock() {
   local name=$1 out ref rc=0
   assemble "$name"
-  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" -o watchdog-cycles=3000 "${uops[@]}" --insn "$name.bin" 2>&1) || rc=$?
+  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" -o watchdog-cycles=3000 --wait-cycles "$WAIT" "${uops[@]}" --insn "$name.bin" 2>&1) || rc=$?
   if [ "$rc" -ne 1 ] || ! grep -q 'deadlock after' <<<"$out"; then
     echo "directed program $name: exit $rc (expected 1 and a deadlock report), output: ${out:0:2000}" >&2
     exit 1
@@ -249,25 +253,28 @@ run far_operands 0 "ran [0-9]+ instructions"
   echo "STORE.OUT deps=- sram_base=1 dram_base=0x10000 y_size=2047 x_size=1 x_stride=1"
   echo "STORE.OUT deps=- sram_base=0x7ff dram_base=0x107ff y_size=1 x_size=1 x_stride=1"
   echo "STORE.OUT deps=- sram_base=0 dram_base=0x10000 y_size=1 x_size=2048 x_stride=2048"
-  echo "STORE.OUT deps=- sram_base=0 dram_base=0x10000 y_size=2048 x_size=1 x_stride=1"
-  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+  echo "STORE.OUT deps=push_prev sram_base=0 dram_base=0x10000 y_size=2048 x_size=1 x_stride=1"
+  echo "FINISH deps=pop_next"; echo "UOP dst=0 src=0 wgt=0"
 } > full_buffers.s
 run full_buffers 0 "ran [0-9]+ instructions"
 
-# A program of 2^20 + 1 instructions (16 MiB of them: micro-op-free GEMMs and, one in eight, one-element
-# loads and stores) whose instruction before FINISH faults, so that every module's instruction indices, the
-# instruction count, the cycle counter and FAULT_INSN carry bits 11 to 19, as random programs of a
-# few thousand instructions never do; a one-cycle DRAM latency lets fetch stream them at the bus's
-# rate.
+# A program of 2^20 + 1 instructions (16 MiB of them: micro-op-free GEMMs and, one in eight,
+# one-element loads and stores) whose instruction before FINISH faults, so that every module's
+# instruction indices, the instruction count, the cycle counter and FAULT_INSN carry bits 11 to 19,
+# as random programs of a few thousand instructions never do; a one-cycle DRAM latency lets fetch
+# stream them at the bus's rate. TESSERA_DIRECTED_LONG_LOG2 (default 20) sets the size: mutation
+# testing runs 2^14, as its mutant model is too slow for 3 million cycles a mutant.
+long_log2=${TESSERA_DIRECTED_LONG_LOG2:-20}
+case "$long_log2" in [4-9] | 1[0-9] | 2[0-4]) ;; *) echo "directed.sh: TESSERA_DIRECTED_LONG_LOG2='$long_log2' is not 4 to 24" >&2; exit 2 ;; esac
 {
   echo "$uop"
   empty_gemm="GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1"
   block=$(small_load -; small_store -; for _ in $(seq 14); do echo "$empty_gemm"; done)
-  yes "$block" | head -n $(((1 << 20) - 2)) || true
+  yes "$block" | head -n $(((1 << long_log2) - 2)) || true
   echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=3 iter_in=1 dst_factor_out=2000"
   echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
 } > long_program.s
-run long_program 1 "instruction 1048575 \\(GEMM\\), micro-op 0 with field dst_factor_out/dst_factor_in" -o mem-latency=1
+run long_program 1 "instruction $(((1 << long_log2) - 1)) \\(GEMM\\), micro-op 0 with field dst_factor_out/dst_factor_in" -o mem-latency=1
 
 # DRAM error responses: on a load's page, then on a store's (FINISH waits for each, so the
 # accelerator faults while it runs).

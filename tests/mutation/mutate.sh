@@ -49,6 +49,10 @@ done
 # Hung mutants: a deadlock shows in 20,000 cycles without progress (tsim's watchdog), a livelock
 # at regress' bound on the run.
 watch=watchdog-cycles=20000
+# The directed programs' long program at 2^14 instructions, not 2^20 (3 million cycles would take
+# the mutant model about 45 s each), and each directed run bounded at a million cycles (the longest
+# then takes about 150,000), so a livelocked mutant is killed in seconds.
+export TESSERA_DIRECTED_LONG_LOG2=14 TESSERA_DIRECTED_WAIT_CYCLES=1000000
 
 # run_one K DIR: K's verdict line, "K<TAB>killed|survived<TAB>how", to DIR/K.tsv. A tool failure that
 # is not a verdict (usage, a missing file, a crash) exits non-zero and stops the whole run.

@@ -108,6 +108,10 @@ TEST_F(CoverageFiles, ExclusionsLeaveOutTheirPointsAndNeedAReason) {
   EXPECT_EQ(rows.back().user.total, 0u);
   EXPECT_EQ(rows.back().line.total, 1u);
 
+  // A line in one instance only.
+  EXPECT_EQ(cov::summarize(d, cov::readExclusions(write("l0.txt", "line tessera_fifo 10@q0 -- why\n"))).back().line.total, 0u);
+  EXPECT_EQ(cov::summarize(d, cov::readExclusions(write("l1.txt", "line tessera_fifo 10@q1 -- why\n"))).back().line.total, 1u);
+
   const std::string noReason = write("bad1.txt", "toggle tessera_fifo count_q[0]\n");
   try {
     cov::readExclusions(noReason);

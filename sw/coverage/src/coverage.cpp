@@ -214,13 +214,13 @@ std::vector<Exclusion> readExclusions(const std::string& path) {
     else if (kind == "toggle") e.kind = Kind::kToggle;
     else if (kind == "cover") e.kind = Kind::kUser;
     else throw Error(where, "unknown kind '" + kind + "' (line, branch, toggle or cover)");
+    const size_t at = e.pattern.find('@');
+    if (at != std::string::npos) {
+      e.instance = e.pattern.substr(at + 1);
+      e.pattern.resize(at);
+      if (e.instance.empty() || e.pattern.empty()) throw Error(where, "expected PATTERN@INSTANCE, both non-empty");
+    }
     if (e.kind == Kind::kToggle || e.kind == Kind::kUser) {
-      const size_t at = e.pattern.find('@');
-      if (at != std::string::npos) {
-        e.instance = e.pattern.substr(at + 1);
-        e.pattern.resize(at);
-        if (e.instance.empty() || e.pattern.empty()) throw Error(where, "expected PATTERN@INSTANCE, both non-empty");
-      }
       const size_t open = e.pattern.rfind('['), colon = e.pattern.rfind(':');
       if (open != std::string::npos && colon != std::string::npos && colon > open) {
         unsigned hi = 0, lo = 0;
@@ -242,14 +242,14 @@ std::vector<Exclusion> readExclusions(const std::string& path) {
 
 bool excludes(const Exclusion& e, const Point& p) {
   if (e.kind != p.kind || e.module != p.module) return false;
+  // INSTANCE names whole components of the hierarchy (u_load is not u_loader).
+  if (!e.instance.empty() && ("." + p.scope + ".").find("." + e.instance + ".") == std::string::npos) return false;
   if (e.kind == Kind::kLine || e.kind == Kind::kBranch) {
     // LINE, or LINE:WHAT for one of the points on a line (a branch's if or else, a case arm).
     const size_t colon = e.pattern.find(':');
     if (colon == std::string::npos) return std::to_string(p.line) == e.pattern;
     return std::to_string(p.line) == e.pattern.substr(0, colon) && p.comment == e.pattern.substr(colon + 1);
   }
-  // INSTANCE names whole components of the hierarchy (u_load is not u_loader).
-  if (!e.instance.empty() && ("." + p.scope + ".").find("." + e.instance + ".") == std::string::npos) return false;
   if (e.bitLo >= 0) {
     // SIGNAL[k] with LO <= k <= HI.
     const std::string& c = p.comment;

@@ -52,8 +52,8 @@ struct Exclusion {
   std::string module;
   std::string pattern;  // line, branch: LINE or LINE:WHAT (if, else, case, ...); toggle, cover: the signal bit or
                         // point name, `*` at the end matching a prefix, or SIGNAL[HI:LO] for a range of bits;
-                        // either may end in @INSTANCE, matching only points whose hierarchy has INSTANCE
-                        // as whole components (g_pipe[0], u_load.u_loader)
+                        // any may end in @INSTANCE, matching only points whose hierarchy has INSTANCE as
+                        // whole components (g_pipe[0], u_load.u_loader)
   std::string instance;  // the part after '@', if any
   std::string signal;    // SIGNAL of a SIGNAL[HI:LO] pattern, with the range's bits below
   int bitLo = -1, bitHi = -1;
