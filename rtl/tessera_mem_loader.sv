@@ -82,16 +82,17 @@ module tessera_mem_loader #(
   localparam int JobWidth = SramAddrWidth + DramAddrWidth + 2 * SizeWidth + StrideWidth + 4 * PadWidth +
                             LogElemBytesWidth + TagWidth;
 
-  // Beat-aligned start address and beat count of one DRAM row.
+  // Beat-aligned start address and beat count of one DRAM row: the row's bytes counted from the
+  // start of its first beat, rounded up to whole beats (the row's offset in that beat plus its
+  // size, not its end less its aligned start: no address-wide subtraction on the way to the count).
+  localparam int SpanWidth = RowBeatsWidth + LogBusBytes;
   function automatic logic [32+RowBeatsWidth-1:0] row_span(input logic [31:0] elem, input logic [LogElemBytesWidth-1:0] log_elem_bytes,
                                            input logic [SizeWidth-1:0] x_size);
-    logic [32:0] first, last, aligned;
-    first = {1'b0, elem << log_elem_bytes};
-    last = first + (33'(x_size) << log_elem_bytes);
-    // The cast in parentheses: Yosys 0.23 drops a ~ applied directly to a size cast (~33'(x) is x
-    // there), which made every DRAM row start at 0 in synthesized netlists (gls/README.md).
-    aligned = first & ~(33'(BusBytes - 1));
-    row_span = {aligned[31:0], RowBeatsWidth'((last - aligned + 33'(BusBytes - 1)) >> LogBusBytes)};
+    logic [31:0] first;
+    logic [SpanWidth-1:0] span;
+    first = elem << log_elem_bytes;
+    span = SpanWidth'(first[LogBusBytes-1:0]) + (SpanWidth'(x_size) << log_elem_bytes) + SpanWidth'(BusBytes - 1);
+    row_span = {first[31:LogBusBytes], {LogBusBytes{1'b0}}, RowBeatsWidth'(span >> LogBusBytes)};
   endfunction
 
   // ---------------------------------------------------------------- request side
