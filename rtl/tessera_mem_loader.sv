@@ -67,32 +67,21 @@ module tessera_mem_loader #(
   localparam int MaxBurstBeats = tessera_config_pkg::AXI_MAX_BURST_BEATS;
   localparam int PageBits = tessera_config_pkg::AXI_PAGE_BITS;
   localparam int BurstWidth = $clog2(MaxBurstBeats + 1);
-  // The beats left of a page (at most a page of them) and of a row: x_size elements of the widest
-  // element any memory type has, plus a beat for an unaligned start.
-  localparam int PageBeatsWidth = PageBits - LogBusBytes + 1;
-  localparam int CapWidth = (PageBeatsWidth > BurstWidth) ? PageBeatsWidth : BurstWidth;
-  localparam int WgtAccElemBytes = (tessera_config_pkg::WGT_ELEM_BYTES > tessera_config_pkg::ACC_ELEM_BYTES)
-                                   ? tessera_config_pkg::WGT_ELEM_BYTES : tessera_config_pkg::ACC_ELEM_BYTES;
-  localparam int MaxElemBytes = (tessera_config_pkg::INP_ELEM_BYTES > WgtAccElemBytes)
-                                ? tessera_config_pkg::INP_ELEM_BYTES : WgtAccElemBytes;  // micro-ops are narrower
-  localparam int RowBeatsShift = ($clog2(MaxElemBytes) > LogBusBytes) ? $clog2(MaxElemBytes) - LogBusBytes : 0;
-  localparam int RowBeatsWidth = SizeWidth + RowBeatsShift + 1;
   // A tile's rows (columns): padding, size and padding.
   localparam int WalkWidth = SizeWidth + 1;
   localparam int JobWidth = SramAddrWidth + DramAddrWidth + 2 * SizeWidth + StrideWidth + 4 * PadWidth +
                             LogElemBytesWidth + TagWidth;
 
-  // Beat-aligned start address and beat count of one DRAM row: the row's bytes counted from the
-  // start of its first beat, rounded up to whole beats (the row's offset in that beat plus its
-  // size, not its end less its aligned start: no address-wide subtraction on the way to the count).
-  localparam int SpanWidth = RowBeatsWidth + LogBusBytes;
-  function automatic logic [32+RowBeatsWidth-1:0] row_span(input logic [31:0] elem, input logic [LogElemBytesWidth-1:0] log_elem_bytes,
+  // Beat-aligned start address and beat count of one DRAM row.
+  function automatic logic [63:0] row_span(input logic [31:0] elem, input logic [LogElemBytesWidth-1:0] log_elem_bytes,
                                            input logic [SizeWidth-1:0] x_size);
-    logic [31:0] first;
-    logic [SpanWidth-1:0] span;
-    first = elem << log_elem_bytes;
-    span = SpanWidth'(first[LogBusBytes-1:0]) + (SpanWidth'(x_size) << log_elem_bytes) + SpanWidth'(BusBytes - 1);
-    row_span = {first[31:LogBusBytes], {LogBusBytes{1'b0}}, RowBeatsWidth'(span >> LogBusBytes)};
+    logic [32:0] first, last, aligned;
+    first = {1'b0, elem << log_elem_bytes};
+    last = first + (33'(x_size) << log_elem_bytes);
+    // The cast in parentheses: Yosys 0.23 drops a ~ applied directly to a size cast (~33'(x) is x
+    // there), which made every DRAM row start at 0 in synthesized netlists (gls/README.md).
+    aligned = first & ~(33'(BusBytes - 1));
+    row_span = {aligned[31:0], 32'((last - aligned + 33'(BusBytes - 1)) >> LogBusBytes)};
   endfunction
 
   // ---------------------------------------------------------------- request side
@@ -101,8 +90,7 @@ module tessera_mem_loader #(
   logic [StrideWidth-1:0]       request_x_stride_q, request_x_stride_d;
   logic [LogElemBytesWidth-1:0] request_log_elem_bytes_q, request_log_elem_bytes_d;
   logic [31:0]                  request_next_elem_q, request_next_elem_d;  // element address of the next row
-  logic [31:0]                  request_addr_q, request_addr_d;
-  logic [RowBeatsWidth-1:0]     request_beats_left_q, request_beats_left_d;
+  logic [31:0]                  request_addr_q, request_addr_d, request_beats_left_q, request_beats_left_d;
 
   logic        jobs_push, jobs_pop, jobs_empty, jobs_full;
   logic [JobWidth-1:0] jobs_head;
@@ -110,14 +98,17 @@ module tessera_mem_loader #(
   assign job_ready_o = !request_active_q && !jobs_full;
   assign jobs_push = job_valid_i && job_ready_o;
 
+  // The beats left of a page (at most a page of them).
+  localparam int PageBeatsWidth = PageBits - LogBusBytes + 1;
+  localparam int CapWidth = (PageBeatsWidth > BurstWidth) ? PageBeatsWidth : BurstWidth;
   logic [PageBits:0]         page_bytes;
   logic [PageBeatsWidth-1:0] page_beats;
   logic [BurstWidth-1:0]     burst_beats;
   always_comb begin
     page_bytes = (PageBits + 1)'(tessera_config_pkg::AXI_PAGE_BYTES) - (PageBits + 1)'(request_addr_q[PageBits-1:0]);
     page_beats = PageBeatsWidth'(page_bytes >> LogBusBytes);
-    burst_beats = (request_beats_left_q > RowBeatsWidth'(MaxBurstBeats)) ? BurstWidth'(MaxBurstBeats)
-                                                                       : BurstWidth'(request_beats_left_q);
+    burst_beats = (request_beats_left_q > 32'(MaxBurstBeats)) ? BurstWidth'(MaxBurstBeats)
+                                                            : BurstWidth'(request_beats_left_q);
     if (CapWidth'(burst_beats) > CapWidth'(page_beats)) burst_beats = BurstWidth'(page_beats);
   end
 
@@ -130,7 +121,7 @@ module tessera_mem_loader #(
   assign req_addr_o = request_addr_q;
   assign req_len_o = 8'(request_burst_q - 1'b1);
 
-  logic [32+RowBeatsWidth-1:0] first_row, next_row;
+  logic [63:0] first_row, next_row;
   assign first_row = row_span(dram_base_i, log_elem_bytes_i, x_size_i);
   assign next_row = row_span(request_next_elem_q, request_log_elem_bytes_q, request_x_size_q);
 
@@ -155,25 +146,24 @@ module tessera_mem_loader #(
       request_x_stride_d = x_stride_i;
       request_log_elem_bytes_d = log_elem_bytes_i;
       request_next_elem_d = dram_base_i + 32'(x_stride_i);
-      request_addr_d = first_row[RowBeatsWidth +: 32];
-      request_beats_left_d = first_row[RowBeatsWidth-1:0];
+      request_addr_d = first_row[63:32];
+      request_beats_left_d = first_row[31:0];
     end else if (request_active_q && !request_sized_q) begin
       request_sized_d = 1'b1;
       request_burst_d = BurstWidth'(burst_beats);
       // The row's last burst: what is left fits both caps (compared side by side, not after the min).
-      request_row_end_d = request_beats_left_q <= RowBeatsWidth'(MaxBurstBeats) &&
-                          request_beats_left_q <= RowBeatsWidth'(page_beats);
+      request_row_end_d = request_beats_left_q <= 32'(MaxBurstBeats) && request_beats_left_q <= 32'(page_beats);
     end else if (req_valid_o && req_ready_i) begin
       request_sized_d = 1'b0;
       if (!request_row_end_q) begin
         request_addr_d = request_addr_q + (32'(request_burst_q) << LogBusBytes);
-        request_beats_left_d = request_beats_left_q - RowBeatsWidth'(request_burst_q);
+        request_beats_left_d = request_beats_left_q - 32'(request_burst_q);
       end else if (request_rows_left_q == '0) begin
         request_active_d = 1'b0;
       end else begin
         // The next row starts in the very next cycle.
-        request_addr_d = next_row[RowBeatsWidth +: 32];
-        request_beats_left_d = next_row[RowBeatsWidth-1:0];
+        request_addr_d = next_row[63:32];
+        request_beats_left_d = next_row[31:0];
         request_next_elem_d = request_next_elem_q + 32'(request_x_stride_q);
         request_rows_left_d = request_rows_left_q - 1'b1;
       end
