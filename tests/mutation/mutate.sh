@@ -3,7 +3,7 @@
 # tsim-mut and reports which the regression kills, per RTL module (make mutate, docs/verification.md).
 #
 #   mutate.sh --build DIR [--config C] [--programs N] [--seed S] [--mutants LIST] [--jobs J]
-#             [--out DIR] [--survivors FILE] [--require-score PCT]
+#             [--out DIR] [--survivors FILE] [--require-score PCT] [--resume]
 #
 # For each mutant (all of the build's, or LIST: numbers and ranges, "1-20,37"): `tessera regress`
 # of N programs from seed S against fsim (stopping at the first mismatch), its counters (cycles
@@ -16,10 +16,13 @@
 # the mutation as mutants.tsv describes it and the reason; a listed mutant that the run kills is a stale entry. The run fails if a survivor is
 # unlisted, an entry is stale, or the score (killed / (mutants - equivalent)) is below PCT (95).
 # Writes OUT/results.tsv (one line per mutant) and OUT/report.md (the per-module table).
+# --resume keeps the verdicts already in OUT/runs (an interrupted run, or a review of the same
+# verdicts against another survivors file) and runs only the mutants without one; it refuses a
+# directory whose verdicts came from another table, config, program count or seed.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build="" config=default programs=200 seed=1 spec="" jobs=2 out="" require=95
+build="" config=default programs=200 seed=1 spec="" jobs=2 out="" require=95 resume=0
 survivors="$root/tests/mutation/survivors.tsv"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --survivors) survivors=$2; shift 2 ;;
     --require-score) require=$2; shift 2 ;;
+    --resume) resume=1; shift ;;
     # One mutant, for the parallel workers below: --one K WORKDIR.
     --one) one=$2; work=$3; shift 3 ;;
     *) echo "mutate.sh: unknown argument '$1' (see the usage at the top of $0)" >&2; exit 2 ;;
@@ -117,20 +121,36 @@ out=${out:-$build/mutation/$config}
 mkdir -p "$out"
 out=$(realpath "$out")
 work="$out/runs"
-rm -rf "$work"
-mkdir -p "$work"
-
-echo "mutate.sh: config $config, $(wc -w <<<"$mutants") of $count mutants, $programs programs from seed $seed and the directed programs each, $jobs at a time"
-start=$(date +%s)
-# The netlist with no mutation must agree with fsim everywhere the mutants are judged.
-run_one 0 "$work"
-if [ "$(cut -f2 "$work/0.tsv")" != survived ]; then
-  echo "mutate.sh: the unmutated netlist (mutant 0) fails: $(cut -f3 "$work/0.tsv") (log: $work/0.log)" >&2
-  exit 1
+# What the verdicts depend on, so a resumed run never mixes verdicts of two different runs.
+stamp="config $config, $programs programs from seed $seed, long program 2^$TESSERA_DIRECTED_LONG_LOG2, table $(md5sum < "$table" | cut -c1-32)"
+if [ "$resume" = 1 ] && [ -d "$work" ]; then
+  if [ "$(cat "$work/stamp" 2>/dev/null)" != "$stamp" ]; then
+    echo "mutate.sh: --resume: $work holds verdicts of another run ($(cat "$work/stamp" 2>/dev/null || echo 'no stamp')), not of this one ($stamp): drop --resume or choose another --out" >&2
+    exit 2
+  fi
+else
+  rm -rf "$work"
+  mkdir -p "$work"
+  printf '%s\n' "$stamp" > "$work/stamp"
 fi
-rm "$work/0.tsv"
-tr ' ' '\n' <<<"$mutants" | xargs -P "$jobs" -I{} bash "$0" --build "$build" --config "$config" \
-  --programs "$programs" --seed "$seed" --one {} "$work"
+todo=$(for k in $mutants; do [ -f "$work/$k.tsv" ] || echo "$k"; done)
+
+echo "mutate.sh: config $config, $(wc -w <<<"$mutants") of $count mutants ($(wc -w <<<"$todo") to run), $programs programs from seed $seed and the directed programs each, $jobs at a time"
+start=$(date +%s)
+# The netlist with no mutation must agree with fsim everywhere the mutants are judged (its verdict
+# is kept as 0.tsv, so a resumed run does not repeat it).
+if [ -n "$todo" ] && [ ! -f "$work/0.tsv" ]; then
+  run_one 0 "$work"
+  if [ "$(cut -f2 "$work/0.tsv")" != survived ]; then
+    echo "mutate.sh: the unmutated netlist (mutant 0) fails: $(cut -f3 "$work/0.tsv") (log: $work/0.log)" >&2
+    rm "$work/0.tsv"
+    exit 1
+  fi
+fi
+if [ -n "$todo" ]; then
+  tr ' ' '\n' <<<"$todo" | xargs -P "$jobs" -I{} bash "$0" --build "$build" --config "$config" \
+    --programs "$programs" --seed "$seed" --one {} "$work"
+fi
 elapsed=$(($(date +%s) - start))
 
 # Results in mutant order, joined with the table's module, mode, cell and source.

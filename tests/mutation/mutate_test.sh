@@ -51,22 +51,32 @@ printf '# none\n' > none.tsv
 expect 0 "score 100.00%" bash "$root/tests/mutation/mutate.sh" --build "$build" --mutants "$killed" --programs 20 \
   --survivors none.tsv --out out1
 awk -F'\t' -v k="$killed" '$1 == k && $3 == "killed"' out1/results.tsv | grep -q . || fail "mutant $killed not reported killed"
-# Listed as equivalent although killed: a stale entry fails the run.
+# Listed as equivalent although killed: a stale entry fails the run. The review reuses out1's
+# verdicts (--resume: nothing is simulated again).
 printf '%s\t%s\tequivalent\tstale on purpose\n' "$killed" "$(desc "$killed")" > stale.tsv
+cp -r out1 out2
 expect 1 "mutant $killed is listed as equivalent .* but was killed" bash "$root/tests/mutation/mutate.sh" --build "$build" \
-  --mutants "$killed" --programs 20 --survivors stale.tsv --out out2
+  --mutants "$killed" --programs 20 --survivors stale.tsv --out out2 --resume
+grep -q "(0 to run)" <(bash "$root/tests/mutation/mutate.sh" --build "$build" --mutants "$killed" --programs 20 \
+  --survivors none.tsv --out out2 --resume 2>&1) || fail "--resume ran mutant $killed again"
+# Verdicts of another run are never mixed in.
+expect 2 "holds verdicts of another run" bash "$root/tests/mutation/mutate.sh" --build "$build" \
+  --mutants "$killed" --programs 21 --survivors none.tsv --out out2 --resume
 
-# A survivor: the first mutant listed as equivalent. Unlisted it fails the run; listed under
-# another mutation's description it asks for review; listed it counts as equivalent.
+# A survivor: the first mutant listed as equivalent (run once, resuming out1: mutant 0 is not run
+# again). Listed it counts as equivalent; unlisted it fails the run; listed under another
+# mutation's description it asks for review.
 survivor=$(awk -F'\t' '!/^#/ && NF == 4 { print $1; exit }' "$root/tests/mutation/survivors.tsv")
 [ -n "$survivor" ] || fail "tests/mutation/survivors.tsv lists no equivalent mutant"
+expect 0 "score 100.00%" bash "$root/tests/mutation/mutate.sh" --build "$build" --mutants "$survivor" --programs 20 \
+  --out out1 --resume
+awk -F'\t' -v k="$survivor" '$1 == k && $3 == "equivalent"' out1/results.tsv | grep -q . || fail "mutant $survivor not reported equivalent"
+cp -r out1 out3
 expect 1 "mutant $survivor .* survives and is not in" bash "$root/tests/mutation/mutate.sh" --build "$build" \
-  --mutants "$survivor" --programs 20 --survivors none.tsv --out out3
+  --mutants "$survivor" --programs 20 --survivors none.tsv --out out3 --resume
 printf '%s\tinv $nothing A[0] at nowhere.sv:1\tequivalent\twrong on purpose\n' "$survivor" > wrong.tsv
 expect 1 "mutant $survivor is now .*: review the entry" bash "$root/tests/mutation/mutate.sh" --build "$build" \
-  --mutants "$survivor" --programs 20 --survivors wrong.tsv --out out4
-expect 0 "score 100.00%" bash "$root/tests/mutation/mutate.sh" --build "$build" --mutants "$survivor" --programs 20 --out out5
-awk -F'\t' -v k="$survivor" '$1 == k && $3 == "equivalent"' out5/results.tsv | grep -q . || fail "mutant $survivor not reported equivalent"
+  --mutants "$survivor" --programs 20 --survivors wrong.tsv --out out3 --resume
 
 # Bad arguments name what is wrong.
 expect 2 "'0' is outside 1-$count" bash "$root/tests/mutation/mutate.sh" --build "$build" --mutants 0
