@@ -26,8 +26,9 @@ std::string defaultTargets(const hw::Config& cfg) {
   return "fsim,fsim:kernels=generic";
 }
 
-// --coverage DIR: the RTL targets of the list become tsim-cov, which counts coverage into DIR
-// (tsim-cov:coverage=DIR); a list without one is refused, as it would count nothing.
+// --coverage DIR: the RTL targets of the list become their coverage builds, which count into DIR
+// (tsim becomes tsim-cov:coverage=DIR, icebreaker-sim icebreaker-sim-cov:coverage=DIR); a list
+// without one is refused, as it would count nothing.
 std::string withCoverage(const std::string& targets, const std::string& dir) {
   std::string out;
   bool rtl = false;
@@ -37,18 +38,19 @@ std::string withCoverage(const std::string& targets, const std::string& dir) {
     if (comma == std::string::npos) comma = targets.size();
     std::string item = targets.substr(from, comma - from);
     const std::string name = item.substr(0, item.find(':'));
-    if (name == "tsim" || name == "tsim-cov") {
+    const bool tsim = name == "tsim" || name == "tsim-cov", board = name == "icebreaker-sim" || name == "icebreaker-sim-cov";
+    if (tsim || board) {
       if (item.find(":coverage=") != std::string::npos)
         throw po::error("--coverage and the target option coverage= of '" + item + "' say the same twice: give one");
-      item = "tsim-cov" + item.substr(name.size()) + ":coverage=" + dir;
+      item = (tsim ? "tsim-cov" : "icebreaker-sim-cov") + item.substr(name.size()) + ":coverage=" + dir;
       rtl = true;
     }
     out += (out.empty() ? "" : ",") + item;
     from = comma + 1;
   }
   if (!rtl)
-    throw po::error("--coverage counts the RTL's coverage on tsim-cov: the targets '" + targets +
-                    "' have no tsim or tsim-cov to count it on");
+    throw po::error("--coverage counts the RTL's coverage on tsim-cov or icebreaker-sim-cov: the targets '" + targets +
+                    "' have no tsim, icebreaker-sim or their coverage builds to count it on");
   return out;
 }
 
@@ -112,7 +114,7 @@ int cmdRegress(const std::vector<std::string>& args) {
       ("no-reproducers", "write no reproducer files")
       ("quiet,q", "no line per agreeing program: only mismatches and the summary")
       ("coverage", po::value<std::string>(&coverageDir),
-       "DIR: run the RTL with coverage (tsim becomes tsim-cov) and write this process's counts to DIR when it ends "
+       "DIR: run the RTL with coverage (tsim becomes tsim-cov, icebreaker-sim icebreaker-sim-cov) and write this process's counts to DIR when it ends "
        "(tessera coverage report DIR)")
       ("merge-junit", po::value<std::string>(&mergeJunit),
        "OUT: run nothing; join the JUnit reports of a run's shards (the files after the options) into OUT")

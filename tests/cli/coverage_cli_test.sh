@@ -38,7 +38,7 @@ expect 0 "" -- "$TESSERA" coverage report one --no-html --require-line 1
 expect 0 "not hit:" -- "$TESSERA" coverage report one --no-html --uncovered
 
 # --- bad input: named, never a crash
-expect 2 "no tsim or tsim-cov" -- "$TESSERA" regress --programs 1 --targets fsim,fsim --coverage x
+expect 2 "no tsim, icebreaker-sim or their coverage builds" -- "$TESSERA" regress --programs 1 --targets fsim,fsim --coverage x
 expect 2 "empty directory name" -- "$TESSERA" regress --programs 1 --coverage ""
 expect 2 "say the same twice" -- "$TESSERA" regress --programs 1 --targets fsim,tsim-cov:coverage=a --coverage b
 expect 2 "needs the directory its coverage goes to" -- "$TESSERA" regress --programs 1 --targets fsim,tsim-cov

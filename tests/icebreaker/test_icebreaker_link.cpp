@@ -5,6 +5,11 @@
 #include <vector>
 
 #include "sim_board.h"
+#if TESSERA_TEST_COVERAGE
+#include <cstdlib>
+
+#include "coverage_board_model.h"
+#endif
 #include "tessera/gen/host_interface.h"
 #include "tessera/hw/asm.h"
 #include "tessera/hw/config.h"
@@ -17,10 +22,21 @@ namespace ib = tessera::runtime::icebreaker;
 using tessera::icebreaker_sim::SimChannel;
 using tessera::icebreaker_sim::SimulatedBoard;
 
+// The plain board model, or (tessera_icebreaker_coverage_tests, scripts/coverage.sh) the coverage
+// one counting into $TESSERA_TEST_COVERAGE_DIR.
+std::shared_ptr<SimulatedBoard> makeBoard() {
+#if TESSERA_TEST_COVERAGE
+  const char* dir = std::getenv("TESSERA_TEST_COVERAGE_DIR");
+  if (!dir || !*dir) throw tessera::Error("TESSERA_TEST_COVERAGE_DIR", "not set: the directory the coverage goes to");
+  return std::make_shared<SimulatedBoard>(tessera::icebreaker_sim::makeCoverageBoardModel(dir));
+#else
+  return std::make_shared<SimulatedBoard>();
+#endif
+}
+
 class IcebreakerLink : public ::testing::Test {
  protected:
-  IcebreakerLink()
-      : channel_(std::make_shared<SimulatedBoard>()), link_(channel_, std::chrono::milliseconds(2000)) {}
+  IcebreakerLink() : channel_(makeBoard()), link_(channel_, std::chrono::milliseconds(2000)) {}
   // Hello still answers: the link is in sync.
   void expectInSync() {
     const ib::BoardInfo info = link_.hello();
@@ -65,6 +81,13 @@ TEST_F(IcebreakerLink, RegistersReadBackThroughTheAcceleratorsHostPort) {
   EXPECT_EQ(link_.readReg(tessera::host::kRegInsnCount), 0x1234u);
   EXPECT_EQ(link_.readReg(tessera::host::kRegInsnAddr), 0xabcd0u);
   EXPECT_EQ(link_.readReg(tessera::host::kRegCtrl), 0u);  // idle, never run
+  // Every bit both ways, as tessera_top's register map test writes them.
+  for (const uint32_t v : {0xffffffffu, 0u, 0xedcba987u, 0x6543210fu}) {
+    link_.writeReg(tessera::host::kRegInsnCount, v);
+    link_.writeReg(tessera::host::kRegInsnAddr, ~v);
+    EXPECT_EQ(link_.readReg(tessera::host::kRegInsnCount), v);
+    EXPECT_EQ(link_.readReg(tessera::host::kRegInsnAddr), ~v);
+  }
 }
 
 TEST_F(IcebreakerLink, UnknownCommandIsRefusedAndTheLinkResyncs) {
@@ -121,6 +144,19 @@ TEST_F(IcebreakerLink, GarbageThenQuietThenHelloResyncs) {
   expectInSync();
 }
 
+TEST_F(IcebreakerLink, AGlitchShorterThanHalfABitIsNotAStartBit) {
+  link_.status();  // clears what an earlier request left
+  // One cycle low, then a bit time high, then a request: the receiver re-samples the line half a
+  // bit after the glitch, finds it high and is idle again when the request's start bit comes. Taken
+  // for a start bit, the glitch would have the receiver mid-byte then, and the request would desync.
+  channel_.board().sendBreak(1);
+  channel_.quiet(1);
+  expectInSync();
+  const ib::BoardStatus s = link_.status();
+  EXPECT_FALSE(s.frameErrorSeen);
+  EXPECT_EQ(s.errors, 0u);
+}
+
 TEST_F(IcebreakerLink, WithoutTheQuietTimeGarbageDesyncsTheNextRequest) {
   // The resync rule is needed: a stray sync byte right before a request swallows its first bytes.
   const uint8_t stray = ib::kRequestSync;
@@ -153,6 +189,15 @@ class PicoFaults : public IcebreakerLink {
  protected:
   // Assembles `text` for config pico, writes it at `at` and starts it; returns CTRL once done or faulted.
   uint32_t run(const std::string& text, uint32_t at, uint32_t count = 0) {
+    start(text, at, count);
+    for (int poll = 0; poll < 200; ++poll) {
+      const uint32_t ctrl = link_.readReg(tessera::host::kRegCtrl);
+      if (ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault)) return ctrl;
+    }
+    ADD_FAILURE() << "no done or fault after 200 polls";
+    return 0;
+  }
+  void start(const std::string& text, uint32_t at, uint32_t count = 0) {
     const tessera::hw::Isa isa(tessera::hw::Config::load("pico"));
     const tessera::hw::Assembly prog = tessera::hw::assemble(isa, text, "test");
     std::vector<uint8_t> bytes(16 * prog.insns.size());
@@ -165,12 +210,6 @@ class PicoFaults : public IcebreakerLink {
     link_.writeReg(tessera::host::kRegInsnAddr, at);
     link_.writeReg(tessera::host::kRegInsnCount, count ? count : static_cast<uint32_t>(prog.insns.size()));
     link_.writeReg(tessera::host::kRegCtrl, tessera::host::kCtrlStart);
-    for (int poll = 0; poll < 200; ++poll) {
-      const uint32_t ctrl = link_.readReg(tessera::host::kRegCtrl);
-      if (ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault)) return ctrl;
-    }
-    ADD_FAILURE() << "no done or fault after 200 polls";
-    return 0;
   }
   void expectFault(uint32_t cause, uint32_t insn, uint32_t info) {
     EXPECT_EQ(link_.readReg(tessera::host::kRegFaultCause), cause);
@@ -178,6 +217,24 @@ class PicoFaults : public IcebreakerLink {
     EXPECT_EQ(link_.readReg(tessera::host::kRegFaultInfo), info);
   }
 };
+
+TEST_F(PicoFaults, ADeadlockWithAFullQueueStaysVisibleInTheStatusRegisters) {
+  // Every LOAD pops a token compute never pushes: the first waits, fetch fills the load queue and
+  // stalls on it, and nothing can move. The core neither finishes nor faults; the status words say
+  // why, as tessera_top's do.
+  const int depth = tessera::hw::Config::load("pico").insnQueueDepth;
+  std::string text;
+  for (int i = 0; i < depth + 2; ++i) text += "LOAD.INP deps=pop_next sram_base=0 dram_base=0x1000 y_size=1 x_size=1 x_stride=1\n";
+  text += "FINISH\n";
+  start(text, 0x4000);
+  uint32_t fetch = 0;
+  for (int poll = 0; poll < 200 && (fetch & 0xf) != tessera::host::kStateFetchQueueFull; ++poll)
+    fetch = link_.readReg(tessera::host::kRegStatusFetch);
+  EXPECT_EQ(fetch & 0xf, tessera::host::kStateFetchQueueFull) << "fetch status " << fetch;
+  EXPECT_EQ(link_.readReg(tessera::host::kRegStatusLoad) & 0xf, tessera::host::kStateWaitPop);
+  const uint32_t ctrl = link_.readReg(tessera::host::kRegCtrl);
+  EXPECT_EQ(ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault), 0u) << "CTRL " << ctrl;
+}
 
 TEST_F(PicoFaults, LoadPastTheBoardMemoryIsADramReadFault) {
   // Input row 0x8000 starts at byte 0x20000, the first byte past the 128 KiB memory.

@@ -33,16 +33,60 @@ target_compile_definitions(tessera_icebreaker_rtl PRIVATE ${VL_DEFINES})
 target_link_libraries(tessera_icebreaker_rtl PUBLIC tessera_verilated)
 add_dependencies(tessera_icebreaker_rtl tessera_generated_headers)
 
-# The harness, over the iCEBreaker driver the icebreaker target links too (runtime/icebreaker).
-add_library(tessera_icebreaker_sim STATIC board/sim_board.cpp)
-target_include_directories(tessera_icebreaker_sim PUBLIC board)
+# The harness, over the iCEBreaker driver the icebreaker target links too (runtime/icebreaker): the
+# UART lines (no verilated header), then the plain model behind it.
+add_library(tessera_icebreaker_harness STATIC board/sim_board.cpp)
+target_include_directories(tessera_icebreaker_harness PUBLIC board)
+set_source_files_properties(board/sim_board.cpp PROPERTIES COMPILE_OPTIONS "-O3")
+target_link_libraries(tessera_icebreaker_harness PUBLIC tessera_icebreaker_driver)
+add_library(tessera_icebreaker_sim STATIC board/rtl_board_model.cpp)
 target_include_directories(tessera_icebreaker_sim SYSTEM PRIVATE "${ib_dir}" "${ib_mdir}")
-set_source_files_properties(board/sim_board.cpp PROPERTIES OBJECT_DEPENDS "${ib_dir}/${ib_prefix}__stamp.h"
+set_source_files_properties(board/rtl_board_model.cpp PROPERTIES OBJECT_DEPENDS "${ib_dir}/${ib_prefix}__stamp.h"
                             COMPILE_DEFINITIONS "${VL_DEFINES}" COMPILE_OPTIONS "-O3")
-target_link_libraries(tessera_icebreaker_sim PUBLIC tessera_icebreaker_driver PRIVATE tessera_icebreaker_rtl tessera_verilated)
+target_link_libraries(tessera_icebreaker_sim PUBLIC tessera_icebreaker_harness PRIVATE tessera_icebreaker_rtl tessera_verilated)
 
 tessera_add_target_plugin(icebreaker-sim TARGETS icebreaker-sim SOURCES board/target_plugin.cpp
                           LIBRARIES tessera_icebreaker_sim)
+
+# icebreaker-sim-cov: the board top verilated again with line, toggle and cover-point coverage
+# (tsim-cov's flags), behind the same harness; named only (it needs coverage=DIR). Built with tsim-cov
+# (not where TESSERA_TSIM_COV_CONFIGS is empty, as in the sanitizer preset).
+if(TARGET tessera_verilated_cov)
+set(ibc_dir "${CMAKE_CURRENT_BINARY_DIR}/icebreaker_cov")
+set(ibc_mdir "${ibc_dir}/verilated")
+set(ibc_prefix Vtessera_icebreaker_top_cov)
+add_custom_command(
+  OUTPUT "${ibc_dir}/${ibc_prefix}__fast.cpp" "${ibc_dir}/${ibc_prefix}__slow.cpp" "${ibc_dir}/${ibc_prefix}__stamp.h"
+  COMMAND "${VERILATOR_BIN}" --cc -O3 --assert --x-assign fast --x-initial fast -Wall
+          --coverage-line --coverage-toggle --coverage-user
+          --top-module tessera_icebreaker_top -GClksPerBit=4 ${TESSERA_TSIM_VERILATOR_FLAGS}
+          --prefix ${ibc_prefix} --Mdir "${ibc_mdir}"
+          "-I${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}" "-I${TESSERA_RTL_DIR}"
+          ${TESSERA_BOARD_RTL_SOURCES}
+  COMMAND "${CMAKE_COMMAND}" "-DMDIR=${ibc_mdir}" "-DPREFIX=${ibc_prefix}" "-DOUT_DIR=${ibc_dir}"
+          -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
+  DEPENDS ${TESSERA_BOARD_RTL_SOURCES} "${ib_svh}"
+          "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
+  COMMENT "Verilating tessera_icebreaker_top with coverage for config ${TESSERA_ICEBREAKER_CONFIG}"
+  VERBATIM)
+add_library(tessera_icebreaker_cov_rtl STATIC "${ibc_dir}/${ibc_prefix}__fast.cpp" "${ibc_dir}/${ibc_prefix}__slow.cpp")
+set_target_properties(tessera_icebreaker_cov_rtl PROPERTIES
+                      COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment"
+                      POSITION_INDEPENDENT_CODE ON)
+target_include_directories(tessera_icebreaker_cov_rtl SYSTEM PRIVATE "${ibc_mdir}")
+target_compile_definitions(tessera_icebreaker_cov_rtl PRIVATE ${COV_DEFINES})
+target_link_libraries(tessera_icebreaker_cov_rtl PUBLIC tessera_verilated_cov)
+add_dependencies(tessera_icebreaker_cov_rtl tessera_generated_headers)
+add_library(tessera_icebreaker_sim_cov STATIC board/coverage_board_model.cpp)
+target_include_directories(tessera_icebreaker_sim_cov SYSTEM PRIVATE "${ibc_dir}" "${ibc_mdir}")
+set_source_files_properties(board/coverage_board_model.cpp PROPERTIES OBJECT_DEPENDS "${ibc_dir}/${ibc_prefix}__stamp.h"
+                            COMPILE_DEFINITIONS "${COV_DEFINES}")
+target_link_libraries(tessera_icebreaker_sim_cov PUBLIC tessera_icebreaker_harness
+                      PRIVATE tessera_icebreaker_cov_rtl tessera_coverage_totals tessera_verilated_cov)
+tessera_add_target_plugin(icebreaker-sim-cov DEVICE_TARGETS icebreaker-sim-cov SOURCES board/target_plugin_cov.cpp
+                          LIBRARIES tessera_icebreaker_sim_cov)
+set(TESSERA_HAVE_ICEBREAKER_SIM_COV ON PARENT_SCOPE)
+endif()
 
 add_executable(tessera-fake-icebreaker board/fake_icebreaker.cpp)
 target_link_libraries(tessera-fake-icebreaker PRIVATE tessera_icebreaker_sim util)
@@ -88,14 +132,14 @@ if(TESSERA_BUILD_ICEBREAKER_GLS AND ICEBREAKER_YOSYS AND ICEBREAKER_ICE40_CELLS)
   target_compile_definitions(tessera_icebreaker_gls_model PRIVATE ${VL_DEFINES})
   target_link_libraries(tessera_icebreaker_gls_model PUBLIC tessera_verilated)
   # The harness compiled again against the netlist's model, over the same driver.
-  add_executable(tessera_icebreaker_gls_regress board/sim_board.cpp "${CMAKE_SOURCE_DIR}/tests/icebreaker/gls_regress.cpp")
+  add_executable(tessera_icebreaker_gls_regress board/rtl_board_model.cpp "${CMAKE_SOURCE_DIR}/tests/icebreaker/gls_regress.cpp")
   target_include_directories(tessera_icebreaker_gls_regress PRIVATE board)
   target_include_directories(tessera_icebreaker_gls_regress SYSTEM PRIVATE "${ibg_dir}" "${ibg_mdir}")
-  # sim_board.cpp's properties are the directory's (icebreaker-sim's model): the netlist's model
-  # header comes first through a target of its own.
+  # rtl_board_model.cpp's properties are the directory's (icebreaker-sim's model): the netlist's
+  # model header comes first through a target of its own.
   add_custom_target(tessera_icebreaker_gls_verilated DEPENDS "${ibg_dir}/${ib_prefix}__stamp.h")
   add_dependencies(tessera_icebreaker_gls_regress tessera_icebreaker_gls_verilated)
   target_compile_definitions(tessera_icebreaker_gls_regress PRIVATE ${VL_DEFINES})
-  target_link_libraries(tessera_icebreaker_gls_regress PRIVATE tessera_icebreaker_gls_model tessera_icebreaker_driver
+  target_link_libraries(tessera_icebreaker_gls_regress PRIVATE tessera_icebreaker_gls_model tessera_icebreaker_harness
                                                                tessera_regress tessera_verilated)
 endif()

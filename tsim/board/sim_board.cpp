@@ -1,11 +1,7 @@
 // The simulated iCEBreaker board: clocks the verilated board top and plays the host's UART on its lines.
 #include "sim_board.h"
 
-#include <verilated.h>
-
 #include <algorithm>
-
-#include "Vtessera_icebreaker_top__stamp.h"
 
 namespace tessera::icebreaker_sim {
 
@@ -15,23 +11,13 @@ constexpr int kDataBits = 8;
 constexpr int kStopBit = kDataBits + 1;
 }  // namespace
 
-struct SimulatedBoard::Model {
-  VerilatedContext ctx;
-  std::unique_ptr<Vtessera_icebreaker_top> top;
-  Model() : top(std::make_unique<Vtessera_icebreaker_top>(&ctx)) {}
-};
-
-SimulatedBoard::SimulatedBoard() : m_(std::make_unique<Model>()) {
-  auto& t = *m_->top;
-  t.uart_rx_i = 1;
-  t.rst_ni = 0;
-  t.clk_i = 0;
-  t.eval();
+SimulatedBoard::SimulatedBoard(std::unique_ptr<BoardModel> model) : m_(std::move(model)) {
+  m_->setReset(true);
   for (int i = 0; i < kResetCycles; ++i) tick();
-  t.rst_ni = 1;
+  m_->setReset(false);
 }
 
-SimulatedBoard::~SimulatedBoard() { m_->top->final(); }
+SimulatedBoard::~SimulatedBoard() = default;
 
 void SimulatedBoard::send(const uint8_t* data, size_t n) { txQueue_.insert(txQueue_.end(), data, data + n); }
 
@@ -49,10 +35,10 @@ void SimulatedBoard::step(uint64_t cycles) {
 }
 
 void SimulatedBoard::tick() {
-  auto& t = *m_->top;
   // Host to board: one bit every kClksPerBit cycles.
+  int rx = 1;
   if (breakCycles_) {
-    t.uart_rx_i = 0;
+    rx = 0;
     --breakCycles_;
   } else {
     if (txBit_ < 0 && !txQueue_.empty()) {
@@ -61,24 +47,17 @@ void SimulatedBoard::tick() {
       txBit_ = 0;
       txCycles_ = kClksPerBit;
     }
-    if (txBit_ < 0) t.uart_rx_i = 1;
-    else if (txBit_ == 0) t.uart_rx_i = 0;
-    else if (txBit_ <= kDataBits) t.uart_rx_i = (txByte_ >> (txBit_ - 1)) & 1;
-    else t.uart_rx_i = 1;
+    if (txBit_ == 0) rx = 0;
+    else if (txBit_ > 0 && txBit_ <= kDataBits) rx = (txByte_ >> (txBit_ - 1)) & 1;
     if (txBit_ >= 0 && --txCycles_ == 0) {
       txCycles_ = kClksPerBit;
       if (++txBit_ > kStopBit) txBit_ = -1;
     }
   }
-
-  t.clk_i = 1;
-  t.eval();
-  t.clk_i = 0;
-  t.eval();
+  const int line = m_->clock(rx);
   ++cycles_;
 
   // Board to host: a falling edge starts a frame, every bit is sampled in its middle.
-  const int line = t.uart_tx_o;
   if (rxBit_ < 0) {
     if (!line) {
       rxBit_ = 0;

@@ -16,9 +16,24 @@ namespace tessera::icebreaker_sim {
 // simulation runs the link as fast as the UART can be clocked.
 constexpr int kClksPerBit = 4;
 
+// One verilated board top behind the harness: its reset, one clock cycle with the host's line
+// driven, and its transmit line (verilated_board_model.h; a plain and a coverage model).
+class BoardModel {
+ public:
+  virtual ~BoardModel() = default;
+  virtual void setReset(bool asserted) = 0;
+  // One rising and falling edge with the receive line at `rx`; returns the transmit line after it.
+  virtual int clock(int rx) = 0;
+};
+
+// The board top verilated as the bitstream is built (rtl_board_model.cpp): icebreaker-sim's.
+std::unique_ptr<BoardModel> makeRtlBoardModel();
+
 class SimulatedBoard {
  public:
+  // Over the plain RTL model (makeRtlBoardModel), or over `model`.
   SimulatedBoard();
+  explicit SimulatedBoard(std::unique_ptr<BoardModel> model);
   ~SimulatedBoard();
   SimulatedBoard(const SimulatedBoard&) = delete;
   SimulatedBoard& operator=(const SimulatedBoard&) = delete;
@@ -38,8 +53,7 @@ class SimulatedBoard {
 
  private:
   void tick();
-  struct Model;
-  std::unique_ptr<Model> m_;
+  std::unique_ptr<BoardModel> m_;
   // Host-to-board line: the byte being sent, its bit (-1: idle; 0 start, 1-8 data, 9 stop) and
   // the cycles left of that bit.
   std::deque<uint8_t> txQueue_;

@@ -74,13 +74,19 @@ set(COV_DECLARATIONS "${cov_decls}")
 set(COV_ENTRIES "${cov_entries}")
 configure_file(coverage/registry.cpp.in "${CMAKE_CURRENT_BINARY_DIR}/coverage/registry.cpp" @ONLY)
 
+# The per-process totals every coverage model (tsim-cov's, icebreaker-sim-cov's) adds to.
+add_library(tessera_coverage_totals STATIC coverage/coverage_totals.cpp)
+set_target_properties(tessera_coverage_totals PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_include_directories(tessera_coverage_totals PUBLIC coverage)
+target_link_libraries(tessera_coverage_totals PRIVATE tessera_support)
+
 add_library(tessera_tsim_cov STATIC
-  src/simulator.cpp src/options.cpp src/axi_memory.cpp coverage/coverage_totals.cpp
+  src/simulator.cpp src/options.cpp src/axi_memory.cpp
   "${CMAKE_CURRENT_BINARY_DIR}/coverage/registry.cpp" ${cov_sources})
 set_target_properties(tessera_tsim_cov PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(tessera_tsim_cov PUBLIC include PRIVATE src coverage)
 target_include_directories(tessera_tsim_cov SYSTEM PRIVATE ${cov_includes})
-target_link_libraries(tessera_tsim_cov PUBLIC tessera_hw PRIVATE ${cov_libs} tessera_verilated_cov)
+target_link_libraries(tessera_tsim_cov PUBLIC tessera_hw PRIVATE ${cov_libs} tessera_coverage_totals tessera_verilated_cov)
 add_dependencies(tessera_tsim_cov tessera_generated_headers)
 
 # Listed by name only (as a board is): it cannot run without its coverage directory, so the

@@ -1,4 +1,4 @@
-// tsim-cov's per-process coverage totals and their file, written at exit.
+// The coverage models' per-process totals and their files, written at exit.
 #include "coverage_totals.h"
 
 #include <sys/stat.h>
@@ -18,7 +18,7 @@ namespace tessera::tsim {
 namespace {
 
 // A verilated model's counters vanish with it, and a regression makes a model per program: each
-// one that ran adds its counters here, so the process writes one file per config, and its counts
+// one that ran adds its counters here, so the process writes one file per design, and its counts
 // do not depend on how the programs were split between processes (each model starts from reset
 // with zeroed memories, as tsim's do). Never destroyed: the exit handler (which glibc also runs
 // at dlclose, should the plugin go first) and late-destroyed models may still use it.
@@ -33,28 +33,28 @@ class Totals {
     return *totals;
   }
 
-  void open(const std::string& config, const std::string& dir, CoverageWriter writer) {
+  void open(const std::string& design, const std::string& dir, CoverageWriter writer) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    auto it = configs_.find(config);
-    if (it != configs_.end()) {
+    auto it = designs_.find(design);
+    if (it != designs_.end()) {
       if (it->second.dir != dir)
-        throw Error("target option coverage=" + dir, "this process already writes tsim-cov's coverage of config " +
-                                                         config + " to " + it->second.dir + " (one directory a process)");
+        throw Error("target option coverage=" + dir, "this process already writes the coverage of " + design + " to " +
+                                                         it->second.dir + " (one directory a process)");
       return;
     }
     makeDirectory(dir);
-    configs_[config] = Config{dir, writer, {}};
+    designs_[design] = Design{dir, writer, {}};
   }
 
-  void add(const std::string& config, const std::vector<uint64_t>& counts) {
+  void add(const std::string& design, const std::vector<uint64_t>& counts) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    Config& c = configs_.at(config);
+    Design& c = designs_.at(design);
     if (c.sums.size() < counts.size()) c.sums.resize(counts.size());
     for (size_t i = 0; i < counts.size(); ++i) c.sums[i] += counts[i];
   }
 
  private:
-  struct Config {
+  struct Design {
     std::string dir;
     CoverageWriter writer = nullptr;
     std::vector<uint64_t> sums;
@@ -62,13 +62,13 @@ class Totals {
 
   void writeAll() {
     const std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [config, c] : configs_) {
-      const std::string path = c.dir + "/tsim-cov_" + config + "_" + host() + "_" + std::to_string(::getpid()) + ".dat";
+    for (const auto& [design, c] : designs_) {
+      const std::string path = c.dir + "/" + design + "_" + host() + "_" + std::to_string(::getpid()) + ".dat";
       try {
         c.writer(c.sums, path);
       } catch (const std::exception& e) {
         // Nobody can catch it at exit: say so rather than lose the counts silently.
-        std::fprintf(stderr, "tsim-cov: could not write %s: %s\n", path.c_str(), e.what());
+        std::fprintf(stderr, "%s: could not write %s: %s\n", design.c_str(), path.c_str(), e.what());
       }
     }
   }
@@ -92,15 +92,15 @@ class Totals {
   }
 
   std::mutex mutex_;
-  std::map<std::string, Config> configs_;
+  std::map<std::string, Design> designs_;
 };
 
 }  // namespace
 
-void openCoverage(const std::string& config, const std::string& dir, CoverageWriter writer) {
-  Totals::get().open(config, dir, writer);
+void openCoverage(const std::string& design, const std::string& dir, CoverageWriter writer) {
+  Totals::get().open(design, dir, writer);
 }
 
-void addCoverage(const std::string& config, const std::vector<uint64_t>& counts) { Totals::get().add(config, counts); }
+void addCoverage(const std::string& design, const std::vector<uint64_t>& counts) { Totals::get().add(design, counts); }
 
 }  // namespace tessera::tsim

@@ -15,6 +15,8 @@ namespace tessera::runtime::icebreaker {
 
 constexpr const char* kName = "icebreaker";
 constexpr const char* kSimName = "icebreaker-sim";
+// icebreaker-sim with coverage (tsim/board; needs coverage=DIR).
+constexpr const char* kSimCoverageName = "icebreaker-sim-cov";
 // The config the board top is built for (hw/configs/boards/pico.json, the pico core's): the only one
 // either target runs.
 constexpr const char* kBoardConfig = "pico";
