@@ -11,19 +11,12 @@ list(SORT TESSERA_BOARD_RTL_SOURCES)
 set(ib_svh "${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}/tessera_config.svh")
 # The simulated UART runs at 4 cycles a bit (sim_board.h, kClksPerBit); no waveform support, which
 # would only lengthen the compile.
-add_custom_command(
-  OUTPUT "${ib_dir}/${ib_prefix}__fast.cpp" "${ib_dir}/${ib_prefix}__slow.cpp" "${ib_dir}/${ib_prefix}__stamp.h"
-  COMMAND "${VERILATOR_BIN}" --cc -O3 --assert --x-assign fast --x-initial fast -Wall
-          --top-module tessera_icebreaker_top -GClksPerBit=4 ${TESSERA_TSIM_VERILATOR_FLAGS}
-          --prefix ${ib_prefix} --Mdir "${ib_mdir}"
-          "-I${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}" "-I${TESSERA_RTL_DIR}"
-          ${TESSERA_BOARD_RTL_SOURCES}
-  COMMAND "${CMAKE_COMMAND}" "-DMDIR=${ib_mdir}" "-DPREFIX=${ib_prefix}" "-DOUT_DIR=${ib_dir}"
-          -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-  DEPENDS ${TESSERA_BOARD_RTL_SOURCES} "${ib_svh}"
-          "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-  COMMENT "Verilating tessera_icebreaker_top for config ${TESSERA_ICEBREAKER_CONFIG}"
-  VERBATIM)
+set(IB_VERILATOR_FLAGS --cc -O3 --assert --x-assign fast --x-initial fast -Wall
+    --top-module tessera_icebreaker_top -GClksPerBit=4 ${TESSERA_TSIM_VERILATOR_FLAGS}
+    "-I${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}" "-I${TESSERA_RTL_DIR}")
+tessera_verilate(OUT_DIR "${ib_dir}" PREFIX ${ib_prefix} FLAGS ${IB_VERILATOR_FLAGS}
+                 SOURCES ${TESSERA_BOARD_RTL_SOURCES} DEPENDS "${ib_svh}"
+                 COMMENT "Verilating tessera_icebreaker_top for config ${TESSERA_ICEBREAKER_CONFIG}")
 add_library(tessera_icebreaker_rtl STATIC "${ib_dir}/${ib_prefix}__fast.cpp" "${ib_dir}/${ib_prefix}__slow.cpp")
 set_target_properties(tessera_icebreaker_rtl PROPERTIES COMPILE_OPTIONS "-w;-g0;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment")
 set_source_files_properties("${ib_dir}/${ib_prefix}__fast.cpp" PROPERTIES COMPILE_OPTIONS "${TESSERA_TSIM_OPT}")
@@ -55,20 +48,10 @@ if(TARGET tessera_verilated_cov)
 set(ibc_dir "${CMAKE_CURRENT_BINARY_DIR}/icebreaker_cov")
 set(ibc_mdir "${ibc_dir}/verilated")
 set(ibc_prefix Vtessera_icebreaker_top_cov)
-add_custom_command(
-  OUTPUT "${ibc_dir}/${ibc_prefix}__fast.cpp" "${ibc_dir}/${ibc_prefix}__slow.cpp" "${ibc_dir}/${ibc_prefix}__stamp.h"
-  COMMAND "${VERILATOR_BIN}" --cc -O3 --assert --x-assign fast --x-initial fast -Wall
-          --coverage-line --coverage-toggle --coverage-user
-          --top-module tessera_icebreaker_top -GClksPerBit=4 ${TESSERA_TSIM_VERILATOR_FLAGS}
-          --prefix ${ibc_prefix} --Mdir "${ibc_mdir}"
-          "-I${TESSERA_GENERATED_DIR}/${TESSERA_ICEBREAKER_CONFIG}" "-I${TESSERA_RTL_DIR}"
-          ${TESSERA_BOARD_RTL_SOURCES}
-  COMMAND "${CMAKE_COMMAND}" "-DMDIR=${ibc_mdir}" "-DPREFIX=${ibc_prefix}" "-DOUT_DIR=${ibc_dir}"
-          -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-  DEPENDS ${TESSERA_BOARD_RTL_SOURCES} "${ib_svh}"
-          "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-  COMMENT "Verilating tessera_icebreaker_top with coverage for config ${TESSERA_ICEBREAKER_CONFIG}"
-  VERBATIM)
+tessera_verilate(OUT_DIR "${ibc_dir}" PREFIX ${ibc_prefix}
+                 FLAGS ${IB_VERILATOR_FLAGS} --coverage-line --coverage-toggle --coverage-user
+                 SOURCES ${TESSERA_BOARD_RTL_SOURCES} DEPENDS "${ib_svh}"
+                 COMMENT "Verilating tessera_icebreaker_top with coverage for config ${TESSERA_ICEBREAKER_CONFIG}")
 add_library(tessera_icebreaker_cov_rtl STATIC "${ibc_dir}/${ibc_prefix}__fast.cpp" "${ibc_dir}/${ibc_prefix}__slow.cpp")
 set_target_properties(tessera_icebreaker_cov_rtl PROPERTIES
                       COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment"
@@ -116,16 +99,11 @@ if(TESSERA_BUILD_ICEBREAKER_GLS AND ICEBREAKER_YOSYS AND ICEBREAKER_ICE40_CELLS)
     COMMENT "Synthesizing the iCEBreaker board top to its iCE40 gate-level netlist (Yosys)"
     VERBATIM)
   # The netlist keeps the board top's ports, so the harness is icebreaker-sim's own.
-  add_custom_command(
-    OUTPUT "${ibg_dir}/${ib_prefix}__fast.cpp" "${ibg_dir}/${ib_prefix}__slow.cpp" "${ibg_dir}/${ib_prefix}__stamp.h"
-    COMMAND "${VERILATOR_BIN}" --cc -O1 --x-assign unique --x-initial unique -Wno-fatal -Wno-lint -Wno-style
-            --top-module tessera_icebreaker_top --prefix ${ib_prefix} --Mdir "${ibg_mdir}" -DNO_ICE40_DEFAULT_ASSIGNMENTS
-            "${ICEBREAKER_ICE40_CELLS}/ice40/cells_sim.v" "${ibg_dir}/netlist.v" > "${ibg_dir}/verilator.log" 2>&1
-    COMMAND "${CMAKE_COMMAND}" "-DMDIR=${ibg_mdir}" "-DPREFIX=${ib_prefix}" "-DOUT_DIR=${ibg_dir}"
-            -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    DEPENDS "${ibg_dir}/netlist.v" "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    COMMENT "Verilating the iCEBreaker gate-level netlist"
-    VERBATIM)
+  tessera_verilate(OUT_DIR "${ibg_dir}" PREFIX ${ib_prefix}
+                   FLAGS --cc -O1 --x-assign unique --x-initial unique -Wno-fatal -Wno-lint -Wno-style
+                         --top-module tessera_icebreaker_top -DNO_ICE40_DEFAULT_ASSIGNMENTS
+                   SOURCES "${ICEBREAKER_ICE40_CELLS}/ice40/cells_sim.v" "${ibg_dir}/netlist.v"
+                   LOG "${ibg_dir}/verilator.log" COMMENT "Verilating the iCEBreaker gate-level netlist")
   add_library(tessera_icebreaker_gls_model STATIC "${ibg_dir}/${ib_prefix}__fast.cpp" "${ibg_dir}/${ib_prefix}__slow.cpp")
   set_target_properties(tessera_icebreaker_gls_model PROPERTIES COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none")
   target_include_directories(tessera_icebreaker_gls_model SYSTEM PRIVATE "${ibg_mdir}")

@@ -37,15 +37,10 @@ foreach(cfg IN LISTS TESSERA_TSIM_COV_CONFIGS)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/coverage/${cfg}")
   set(mdir "${out}/verilated")
   set(svh "${TESSERA_GENERATED_DIR}/${cfg}/tessera_config.svh")
-  add_custom_command(
-    OUTPUT "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp" "${out}/${prefix}__stamp.h"
-    COMMAND "${VERILATOR_BIN}" ${COV_VERILATOR_FLAGS} --prefix ${prefix} --Mdir "${mdir}"
-            "-I${TESSERA_GENERATED_DIR}/${cfg}" "-I${TESSERA_RTL_DIR}" ${TESSERA_RTL_SOURCES}
-    COMMAND "${CMAKE_COMMAND}" "-DMDIR=${mdir}" "-DPREFIX=${prefix}" "-DOUT_DIR=${out}"
-            -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    DEPENDS ${TESSERA_RTL_SOURCES} ${TESSERA_RTL_INCLUDES} "${svh}" "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    COMMENT "Verilating tessera_top with coverage for config ${cfg}"
-    VERBATIM)
+  tessera_verilate(OUT_DIR "${out}" PREFIX ${prefix}
+                   FLAGS ${COV_VERILATOR_FLAGS} "-I${TESSERA_GENERATED_DIR}/${cfg}" "-I${TESSERA_RTL_DIR}"
+                   SOURCES ${TESSERA_RTL_SOURCES} DEPENDS ${TESSERA_RTL_INCLUDES} "${svh}"
+                   COMMENT "Verilating tessera_top with coverage for config ${cfg}")
   # Coverage code is mostly counter increments: -O1 compiles it several times faster than -O2 for
   # little speed (it runs a regression, not a network).
   add_library(tessera_tsim_cov_rtl_${cfg_id} STATIC "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")

@@ -46,15 +46,8 @@ foreach(cfg IN LISTS TESSERA_TSIM_MUT_CONFIGS)
     COMMENT "Planting mutations in tessera_top for config ${cfg} (Yosys mutate)"
     JOB_POOL tessera_yosys
     VERBATIM)
-  add_custom_command(
-    OUTPUT "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp" "${out}/${prefix}__stamp.h"
-    COMMAND "${VERILATOR_BIN}" ${MUT_VERILATOR_FLAGS} --prefix ${prefix} --Mdir "${mdir}" "${out}/mutants.v"
-            > "${out}/verilator.log" 2>&1
-    COMMAND "${CMAKE_COMMAND}" "-DMDIR=${mdir}" "-DPREFIX=${prefix}" "-DOUT_DIR=${out}"
-            -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    DEPENDS "${out}/mutants.v" "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    COMMENT "Verilating the mutant netlist of config ${cfg}"
-    VERBATIM)
+  tessera_verilate(OUT_DIR "${out}" PREFIX ${prefix} FLAGS ${MUT_VERILATOR_FLAGS} SOURCES "${out}/mutants.v"
+                   LOG "${out}/verilator.log" COMMENT "Verilating the mutant netlist of config ${cfg}")
   # Compile time over speed (a netlist, and most mutants die in the first program): -O1.
   add_library(tessera_tsim_mut_rtl_${cfg_id} STATIC "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")
   set_target_properties(tessera_tsim_mut_rtl_${cfg_id} PROPERTIES

@@ -13,16 +13,11 @@ macro(tessera_rtl_sc_model cfg cfg_id)
   set(sc_prefix "Vtessera_top_sc_${cfg_id}")
   set(sc_out "${CMAKE_CURRENT_BINARY_DIR}/${cfg}/sc")
   set(sc_mdir "${sc_out}/verilated")
-  add_custom_command(
-    OUTPUT "${sc_out}/${sc_prefix}__fast.cpp" "${sc_out}/${sc_prefix}__slow.cpp" "${sc_out}/${sc_prefix}__stamp.h"
-    COMMAND "${VERILATOR_BIN}" ${VERILATOR_SC_FLAGS} --prefix ${sc_prefix} --Mdir "${sc_mdir}"
-            "-I${TESSERA_GENERATED_DIR}/${cfg}" "-I${TESSERA_RTL_DIR}" ${TESSERA_RTL_SOURCES}
-    COMMAND "${CMAKE_COMMAND}" "-DMDIR=${sc_mdir}" "-DPREFIX=${sc_prefix}" "-DOUT_DIR=${sc_out}"
-            -P "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    DEPENDS ${TESSERA_RTL_SOURCES} ${TESSERA_RTL_INCLUDES} "${TESSERA_GENERATED_DIR}/${cfg}/tessera_config.svh"
-            "${CMAKE_CURRENT_SOURCE_DIR}/cmake/verilated_sources.cmake"
-    COMMENT "Verilating tessera_top to SystemC for config ${cfg}"
-    VERBATIM)
+  tessera_verilate(OUT_DIR "${sc_out}" PREFIX ${sc_prefix}
+                   FLAGS ${VERILATOR_SC_FLAGS} "-I${TESSERA_GENERATED_DIR}/${cfg}" "-I${TESSERA_RTL_DIR}"
+                   SOURCES ${TESSERA_RTL_SOURCES}
+                   DEPENDS ${TESSERA_RTL_INCLUDES} "${TESSERA_GENERATED_DIR}/${cfg}/tessera_config.svh"
+                   COMMENT "Verilating tessera_top to SystemC for config ${cfg}")
   # Generated code: Verilator's and SystemC's flags, not the project's warnings (as for tsim's models).
   add_library(tessera_rtl_sc_${cfg_id} STATIC "${sc_out}/${sc_prefix}__fast.cpp" "${sc_out}/${sc_prefix}__slow.cpp")
   set_target_properties(tessera_rtl_sc_${cfg_id} PROPERTIES COMPILE_OPTIONS "-w;-g0;-faligned-new;-fcf-protection=none")
