@@ -67,6 +67,16 @@ run() {
     echo "directed program $name: exit $rc (expected $code), output: ${out:0:2000}" >&2
     exit 1
   fi
+  # A fault's report (instruction, micro-op, field, cycle) must be the reference's word for word:
+  # fsim names the micro-op its static check finds, the RTL the one its walk faulted at.
+  if [ "$code" -ne 0 ] && [ -n "$COUNTER_REF" ]; then
+    local ref_error
+    ref_error=$("$TESSERA" sim --target "$COUNTER_REF" "$@" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" 2>&1 | grep 'error:' || true)
+    if [ "$(grep 'error:' <<<"$out")" != "$ref_error" ]; then
+      echo "directed program $name: the report differs from $COUNTER_REF's: $(grep 'error:' <<<"$out") / $ref_error" >&2
+      exit 1
+    fi
+  fi
   if [ "$code" -eq 0 ]; then
     "$TESSERA" sim --target fsim "${uops[@]}" "${DATA[@]}" --insn "$name.bin" --dump "$STORE_DUMP:$name.fsim.dram" > /dev/null
     if ! cmp -s "$name.dram" "$name.fsim.dram"; then
@@ -229,6 +239,35 @@ far_fault far_alu_dst_fault "accumulator \\(dst\\) index goes past" 0x0aaa \
 } > far_operands.s
 run far_operands 0 "ran [0-9]+ instructions"
 
+# Loop factors at the bits random programs leave low, on data: the GEMM's second outer iteration
+# reads input rows from 1,024 on (source factor 1,024) and weight rows from 256 on (weight factor
+# 256; offsets 0-63 and 256-319), with an ALU instruction on other rows of the same accumulator
+# bank behind it; every result is stored and compared with fsim.
+{
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x20000 y_size=1 x_size=1100 x_stride=1100"
+  echo "LOAD.WGT deps=push_next sram_base=0 dram_base=0x2000 y_size=1 x_size=320 x_stride=320"
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2"
+  echo "LOAD.ACC deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1024 x_stride=1024"
+  echo "GEMM deps=pop_prev reset=0 uop_bgn=0 uop_end=1 iter_out=2 iter_in=64 dst_factor_out=64 dst_factor_in=1 src_factor_out=1024 src_factor_in=1 wgt_factor_out=256 wgt_factor_in=1"
+  echo "ALU.ADD deps=push_next uop_bgn=1 uop_end=2 iter_out=512 iter_in=1 dst_factor_out=1 dst_factor_in=0 src_factor_out=1 src_factor_in=0 use_imm=1 imm=7"
+  echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=1 x_size=128 x_stride=128"
+  echo "STORE.OUT deps=- sram_base=500 dram_base=0x10080 y_size=1 x_size=512 x_stride=512"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"; echo "UOP dst=500 src=500 wgt=0"
+} > far_factors.s
+run far_factors 0 "ran [0-9]+ instructions"
+
+# The load module's strides with high bits set, on data: input rows 0x1001 and weight blocks 0x101
+# elements apart (random programs keep strides to their tiles), used by a GEMM and stored.
+{
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x20000 y_size=2 x_size=4 x_stride=0x1001"
+  echo "LOAD.WGT deps=push_next sram_base=0 dram_base=0x2000 y_size=2 x_size=2 x_stride=0x101"
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=1 x_stride=1"
+  echo "GEMM deps=pop_prev|push_next reset=0 uop_bgn=0 uop_end=1 iter_out=8 iter_in=4 dst_factor_out=4 dst_factor_in=1 src_factor_out=1 src_factor_in=0 wgt_factor_out=0 wgt_factor_in=1"
+  echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=1 x_size=32 x_stride=32"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > load_strides.s
+run load_strides 0 "ran [0-9]+ instructions"
+
 # Whole buffers in one row and in one column: loads and stores at the sizes that fill each SRAM
 # (the longest bursts, the largest beat and row counts; sizes of all ones and bases at the top of
 # the SRAMs), which random programs keep small.
@@ -316,3 +355,10 @@ pair_program deadlock_pop_load_compute small_load gemm_tok circular_pops
 pair_program deadlock_pop_compute_store gemm_tok small_store circular_pops
 pair_program deadlock_full_load_compute small_load gemm_tok both_queues_full
 pair_program deadlock_full_compute_store gemm_tok small_store both_queues_full
+# The circular pops between compute and store after 8,192 empty GEMMs: the waiting GEMM is
+# instruction 8,193, so the report's instruction index carries into bit 13.
+behind_long_prefix() { yes "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1" | head -n 8192 || true; circular_pops "$@"; }
+pair_program deadlock_after_8192 gemm_tok small_store behind_long_prefix
+# And between load and compute after 8,448: the waiting LOAD is instruction 8,449 (bits 8 and 13).
+behind_longer_prefix() { yes "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1" | head -n 8448 || true; circular_pops "$@"; }
+pair_program deadlock_load_compute_late small_load gemm_tok behind_longer_prefix
