@@ -133,13 +133,13 @@ else
   mkdir -p "$work"
   printf '%s\n' "$stamp" > "$work/stamp"
 fi
-todo=$(for k in $mutants; do [ -f "$work/$k.tsv" ] || echo "$k"; done)
+pending=$(for k in $mutants; do [ -f "$work/$k.tsv" ] || echo "$k"; done)
 
-echo "mutate.sh: config $config, $(wc -w <<<"$mutants") of $count mutants ($(wc -w <<<"$todo") to run), $programs programs from seed $seed and the directed programs each, $jobs at a time"
+echo "mutate.sh: config $config, $(wc -w <<<"$mutants") of $count mutants ($(wc -w <<<"$pending") to run), $programs programs from seed $seed and the directed programs each, $jobs at a time"
 start=$(date +%s)
 # The netlist with no mutation must agree with fsim everywhere the mutants are judged (its verdict
 # is kept as 0.tsv, so a resumed run does not repeat it).
-if [ -n "$todo" ] && [ ! -f "$work/0.tsv" ]; then
+if [ -n "$pending" ] && [ ! -f "$work/0.tsv" ]; then
   run_one 0 "$work"
   if [ "$(cut -f2 "$work/0.tsv")" != survived ]; then
     echo "mutate.sh: the unmutated netlist (mutant 0) fails: $(cut -f3 "$work/0.tsv") (log: $work/0.log)" >&2
@@ -147,8 +147,8 @@ if [ -n "$todo" ] && [ ! -f "$work/0.tsv" ]; then
     exit 1
   fi
 fi
-if [ -n "$todo" ]; then
-  tr ' ' '\n' <<<"$todo" | xargs -P "$jobs" -I{} bash "$0" --build "$build" --config "$config" \
+if [ -n "$pending" ]; then
+  tr ' ' '\n' <<<"$pending" | xargs -P "$jobs" -I{} bash "$0" --build "$build" --config "$config" \
     --programs "$programs" --seed "$seed" --one {} "$work"
 fi
 elapsed=$(($(date +%s) - start))

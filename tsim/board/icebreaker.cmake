@@ -28,7 +28,7 @@ add_dependencies(tessera_icebreaker_rtl tessera_generated_headers)
 
 # The harness, over the iCEBreaker driver the icebreaker target links too (runtime/icebreaker): the
 # UART lines (no verilated header), then the plain model behind it.
-add_library(tessera_icebreaker_harness STATIC board/sim_board.cpp)
+add_library(tessera_icebreaker_harness STATIC board/sim_board.cpp board/board_target.cpp)
 target_include_directories(tessera_icebreaker_harness PUBLIC board)
 set_source_files_properties(board/sim_board.cpp PROPERTIES COMPILE_OPTIONS "-O3")
 target_link_libraries(tessera_icebreaker_harness PUBLIC tessera_icebreaker_driver)
