@@ -171,6 +171,26 @@ TEST_F(IcebreakerLink, WithoutTheQuietTimeGarbageDesyncsTheNextRequest) {
   expectInSync();
 }
 
+TEST_F(IcebreakerLink, TheErrorCountSaturatesAt255) {
+  link_.status();
+  for (int i = 0; i < 260; ++i) EXPECT_EQ(link_.transact(0x7f, 0, 0, {}, 0).status, ib::kBadCommand);
+  EXPECT_EQ(link_.status().errors, 255u) << "the count wrapped or stopped short";
+  EXPECT_EQ(link_.status().errors, 0u);
+}
+
+TEST_F(IcebreakerLink, WritesToReadOnlyAndReservedRegistersAreIgnored) {
+  // Acknowledged and dropped: the last word of the register window, a counter, FAULT_INSN, CYCLES.
+  link_.writeReg((1u << tessera::host::kAddrWidth) - 4, 0xffffffffu);
+  link_.writeReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired, 0x1234u);
+  link_.writeReg(tessera::host::kRegFaultInsn, 0xffffffffu);
+  link_.writeReg(tessera::host::kRegCycles, 0xffffffffu);
+  EXPECT_EQ(link_.readReg((1u << tessera::host::kAddrWidth) - 4), 0u);
+  EXPECT_EQ(link_.readReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired), 0u);
+  EXPECT_EQ(link_.readReg(tessera::host::kRegFaultInsn), 0u);
+  EXPECT_EQ(link_.readReg(tessera::host::kRegCycles), 0u);
+  EXPECT_EQ(link_.readReg(tessera::host::kRegCtrl), 0u) << "a write to a reserved word started a run";
+}
+
 TEST_F(IcebreakerLink, NoReplyIsAClearErrorNotAHang) {
   // A link that never answers: a board held silent by a long break.
   channel_.board().sendBreak(uint64_t(1) << 40);
@@ -198,6 +218,14 @@ class PicoFaults : public IcebreakerLink {
     return 0;
   }
   void start(const std::string& text, uint32_t at, uint32_t count = 0) {
+    const uint32_t n = write(text, at);
+    link_.writeReg(tessera::host::kRegInsnAddr, at);
+    link_.writeReg(tessera::host::kRegInsnCount, count ? count : n);
+    link_.writeReg(tessera::host::kRegCtrl, tessera::host::kCtrlStart);
+  }
+  // Assembles `text` for config pico and writes its instructions at `at`, its micro-ops at 0x4000;
+  // returns the instruction count.
+  uint32_t write(const std::string& text, uint32_t at) {
     const tessera::hw::Isa isa(tessera::hw::Config::load("pico"));
     const tessera::hw::Assembly prog = tessera::hw::assemble(isa, text, "test");
     std::vector<uint8_t> bytes(16 * prog.insns.size());
@@ -207,9 +235,22 @@ class PicoFaults : public IcebreakerLink {
     for (size_t i = 0; i < prog.uops.size(); ++i)
       for (int b = 0; b < 4; ++b) uops[4 * i + b] = static_cast<uint8_t>(prog.uops[i] >> (8 * b));
     if (!uops.empty()) link_.writeMem(0x4000, uops.data(), uops.size());
-    link_.writeReg(tessera::host::kRegInsnAddr, at);
-    link_.writeReg(tessera::host::kRegInsnCount, count ? count : static_cast<uint32_t>(prog.insns.size()));
+    return static_cast<uint32_t>(prog.insns.size());
+  }
+  // Runs the whole 128 KiB memory as 8,192 instructions (its zeros are LOAD.UOPs of no elements)
+  // with `last` as the last one and no FINISH: the stream ends stuck once all of it retired, and
+  // the head position of `last`'s queue (INSN register of `module`) has walked to 8,192.
+  void expectHeadWalksTheWholeMemory(const std::string& last, uint32_t module) {
+    write(last + " deps=- sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0\n", 0x1fff0);
+    link_.writeReg(tessera::host::kRegInsnAddr, 0);
+    link_.writeReg(tessera::host::kRegInsnCount, 0x2000);
     link_.writeReg(tessera::host::kRegCtrl, tessera::host::kCtrlStart);
+    auto retired = [&] { return link_.readReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired); };
+    for (int poll = 0; poll < 5000 && retired() != 0x2000; ++poll) {
+    }
+    EXPECT_EQ(retired(), 0x2000u);
+    EXPECT_EQ(link_.readReg(tessera::host::kRegCtrl) & (tessera::host::kCtrlDone | tessera::host::kCtrlFault), 0u);
+    EXPECT_EQ(link_.readReg(tessera::host::kInsnBase + 4 * module), 0x2000u) << last;
   }
   void expectFault(uint32_t cause, uint32_t insn, uint32_t info) {
     EXPECT_EQ(link_.readReg(tessera::host::kRegFaultCause), cause);
@@ -290,6 +331,128 @@ TEST_F(PicoFaults, ARunCountsItsRetiredInstructionsAndMicroOps) {
             uint32_t(tessera::host::kStateHaltedAtFinish));
   EXPECT_EQ(link_.readReg(tessera::host::kInsnBase + 4 * tessera::host::kModuleCompute), 3u);
   EXPECT_GT(link_.readReg(tessera::host::kRegCycles), 12u * 26u);
+}
+
+TEST_F(PicoFaults, TokensAndQueuesFillToTheirDepths) {
+  // Fetch stalls on a full store queue, then on a full compute and a full load queue; every token
+  // queue fills to the 512 it holds, and the one push past that (the lone STORE's) waits, shown as
+  // WaitPush on s2g, until compute pops.
+  const int depth = tessera::hw::Config::load("pico").insnQueueDepth;
+  const std::string none = " sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0\n";
+  std::string text;
+  auto repeat = [&](int n, const std::string& line) {
+    for (int i = 0; i < n; ++i) text += line;
+  };
+  repeat(depth, "LOAD.INP deps=push_next" + none);
+  repeat(depth, "STORE.OUT deps=pop_prev|push_prev" + none);
+  repeat(depth, "LOAD.UOP deps=pop_prev|push_next" + none);
+  repeat(1, "STORE.OUT deps=push_prev" + none);
+  repeat(depth + 1, "LOAD.UOP deps=pop_next|push_prev" + none);
+  repeat(depth + 1, "LOAD.INP deps=pop_next" + none);
+  text += "FINISH\n";
+  uint32_t storeStatus = 0;
+  start(text, 0x100);
+  uint32_t ctrl = 0;
+  for (int poll = 0; poll < 2000 && !(ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault)); ++poll) {
+    ctrl = link_.readReg(tessera::host::kRegCtrl);
+    const uint32_t store = link_.readReg(tessera::host::kStatusBase + 4 * tessera::host::kModuleStore);
+    if ((store & 15u) == tessera::host::kStateWaitPush) storeStatus = store;
+  }
+  ASSERT_EQ(ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault), tessera::host::kCtrlDone);
+  EXPECT_EQ(storeStatus, (uint32_t(tessera::host::kRegTokensS2g - tessera::host::kTokensBase) / 4) << 4 |
+                             tessera::host::kStateWaitPush);
+  EXPECT_EQ(link_.readReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired),
+            uint32_t(5 * depth + 4));
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(link_.readReg(tessera::host::kTokensBase + 4 * t), 0u) << "token queue " << t;
+}
+
+TEST_F(PicoFaults, InstructionIndicesReachTheWholeBoardMemory) {
+  // 8,192 instructions fill the 128 KiB memory; its zeros are LOAD.UOPs of no elements. The last
+  // three are a LOAD, a STORE and FINISH, so each queue's head walks the whole stream.
+  write("LOAD.INP deps=- sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0\n"
+        "STORE.OUT deps=- sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0\nFINISH\n",
+        0x1ffd0);
+  const uint32_t count = 0x20000 / 16;
+  auto runFrom = [&](uint32_t addr, uint32_t n) {
+    link_.writeReg(tessera::host::kRegInsnAddr, addr);
+    link_.writeReg(tessera::host::kRegInsnCount, n);
+    link_.writeReg(tessera::host::kRegCtrl, tessera::host::kCtrlStart);
+    uint32_t ctrl = 0;
+    for (int poll = 0; poll < 5000 && !(ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault)); ++poll)
+      ctrl = link_.readReg(tessera::host::kRegCtrl);
+    return ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault);
+  };
+  ASSERT_EQ(runFrom(0x1ffd0, 3), tessera::host::kCtrlDone);
+  ASSERT_EQ(runFrom(0, count), tessera::host::kCtrlDone);
+  EXPECT_EQ(link_.readReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired), count);
+  EXPECT_EQ(link_.readReg(tessera::host::kInsnBase + 4 * tessera::host::kModuleFetch), count);
+  // One more instruction is past the memory: fetch faults at index 8,192, then (the stream moved up
+  // 16 bytes) at 8,191.
+  ASSERT_EQ(runFrom(0, count + 1), tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, count, tessera::host::kModuleFetch);
+  ASSERT_EQ(runFrom(0x10, count), tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, count - 1, tessera::host::kModuleFetch);
+  // A stream at the top of the 32-bit address space, not aligned: refused at its first read.
+  ASSERT_EQ(runFrom(0xfffffff3u, 1), tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, 0, tessera::host::kModuleFetch);
+}
+
+TEST_F(PicoFaults, TheLoadHeadWalksTheWholeMemory) {
+  expectHeadWalksTheWholeMemory("LOAD.INP", tessera::host::kModuleLoad);
+}
+TEST_F(PicoFaults, TheStoreHeadWalksTheWholeMemory) {
+  expectHeadWalksTheWholeMemory("STORE.OUT", tessera::host::kModuleStore);
+}
+TEST_F(PicoFaults, TheComputeHeadWalksTheWholeMemory) {
+  expectHeadWalksTheWholeMemory("LOAD.UOP", tessera::host::kModuleCompute);
+}
+
+TEST_F(PicoFaults, WalksAndLoopsAtTheirLongest) {
+  // Rows: 65,535 of one element re-read at stride 0 between 15 padding rows on each side (65,565
+  // rows); loops: 16,383 outer, then 16,383 inner iterations. Then a row of 65,535 elements with
+  // 15 padding columns each side (after the loops: it waits for their token), which faults at
+  // data element 32,768: byte 0x20000.
+  const std::string text =
+      "LOAD.INP deps=- sram_base=0 dram_base=0 y_size=65535 x_size=1 x_stride=0 y_pad_0=15 y_pad_1=15\n"
+      "ALU.ADD deps=- uop_bgn=0 uop_end=1 iter_out=16383 iter_in=1 use_imm=1 imm=1\n"
+      "ALU.ADD deps=push_prev uop_bgn=0 uop_end=1 iter_out=1 iter_in=16383 use_imm=1 imm=1\n"
+      "LOAD.INP deps=pop_next sram_base=0 dram_base=0 y_size=1 x_size=65535 x_stride=65535 x_pad_0=15 x_pad_1=15\n"
+      "FINISH\nUOP dst=0 src=0 wgt=0\n";
+  const uint32_t n = write(text, 0x5000);
+  link_.writeReg(tessera::host::kRegInsnAddr, 0x5000);
+  link_.writeReg(tessera::host::kRegInsnCount, n);
+  link_.writeReg(tessera::host::kRegCtrl, tessera::host::kCtrlStart);
+  uint32_t ctrl = 0;
+  for (int poll = 0; poll < 20000 && !(ctrl & (tessera::host::kCtrlDone | tessera::host::kCtrlFault)); ++poll)
+    ctrl = link_.readReg(tessera::host::kRegCtrl);
+  ASSERT_EQ(ctrl, tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultDramReadError, 3, tessera::host::kModuleLoad);
+  EXPECT_EQ(link_.readReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterAluUops), 2u * 16383u);
+  EXPECT_GT(link_.readReg(tessera::host::kRegCycles), 1u << 20);
+}
+
+TEST_F(PicoFaults, LoopOffsetsPastTheBufferFaultBeforeAnyWrite) {
+  // The largest destination offset, 2 * 150 = 300, and (sticky past the check width) 16,382 * 255.
+  for (const char* loop : {"iter_out=3 iter_in=1 dst_factor_out=150", "iter_out=16383 iter_in=1 dst_factor_out=255"}) {
+    const std::string text = "LOAD.UOP deps=- sram_base=0 dram_base=0x1000 y_size=1 x_size=1 x_stride=1\n"
+                             "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 " + std::string(loop) +
+                             "\nFINISH\nUOP dst=0 src=0 wgt=0\n";
+    EXPECT_EQ(run(text, 0x5000), tessera::host::kCtrlFault) << loop;
+    expectFault(tessera::host::kFaultSramIndex, 1, tessera::host::kFaultFieldDst);
+  }
+}
+
+TEST_F(PicoFaults, TheLastMicroOpOfTheBufferFaultsWithItsIndex) {
+  // 512 micro-ops fill the buffer; a GEMM over all of them runs, then one whose loop takes micro-op
+  // 511's weight index (127) to 128, past the 128 weight blocks.
+  std::string text =
+      "LOAD.UOP deps=- sram_base=0 dram_base=0x1000 y_size=1 x_size=512 x_stride=512\n"
+      "GEMM deps=- reset=0 uop_bgn=0 uop_end=512 iter_out=1 iter_in=1\n"
+      "GEMM deps=- reset=0 uop_bgn=0 uop_end=512 iter_out=2 iter_in=1 wgt_factor_out=1\nFINISH\n";
+  for (int u = 0; u < 511; ++u) text += "UOP dst=0 src=0 wgt=0\n";
+  text += "UOP dst=0 src=0 wgt=127\n";
+  EXPECT_EQ(run(text, 0x5000), tessera::host::kCtrlFault);
+  expectFault(tessera::host::kFaultSramIndex, 2, (511u << 2) | tessera::host::kFaultFieldWgt);
 }
 
 }  // namespace
