@@ -124,6 +124,46 @@ deadlock() {
   echo "directed program $name: deadlock, $(waits <<<"$out" | tr '\n' ';')"
 }
 
+# snapshot NAME CYCLES...: NAME.s runs longer than each CYCLES; stopped there by --wait-cycles, the
+# target must say so, and with COUNTER_REFERENCE its report (each module's state and instruction,
+# the bursts in flight) must be the reference's word for word: it shows the status registers while
+# the modules are busy, which a finished or deadlocked run never does.
+snapshot() {
+  local name=$1 cycles out ref rc
+  shift
+  assemble "$name"
+  for cycles in "$@"; do
+    rc=0
+    out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" --wait-cycles "$cycles" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" 2>&1) || rc=$?
+    if [ "$rc" -ne 1 ] || ! grep -q "exceeds wait_cycles=$cycles" <<<"$out"; then
+      echo "directed program $name: exit $rc (expected 1 and a stop at $cycles cycles), output: ${out:0:2000}" >&2
+      exit 1
+    fi
+    if [ -n "$COUNTER_REF" ]; then
+      ref=$("$TESSERA" sim --target "$COUNTER_REF" --wait-cycles "$cycles" "${uops[@]}" "${DATA[@]}" --insn "$name.bin" 2>&1 | grep 'error:' || true)
+      if [ "$(grep 'error:' <<<"$out")" != "$ref" ]; then
+        echo "directed program $name: the report at $cycles cycles differs from $COUNTER_REF's: $(grep 'error:' <<<"$out") / $ref" >&2
+        exit 1
+      fi
+    fi
+    echo "directed program $name: stopped at $cycles cycles, $(grep -oE 'fetch [^;]*' <<<"$out")"
+  done
+}
+
+# Every module busy: loads feeding GEMMs feeding stores, and a long load (about 9,500 cycles in
+# all), stopped at several points.
+{
+  echo "$uop"
+  for _ in $(seq 200); do
+    small_load push_next
+    echo "GEMM deps=pop_prev|push_next reset=1 uop_bgn=0 uop_end=1 iter_out=40 iter_in=1"
+    small_store pop_prev
+  done
+  echo "LOAD.INP deps=- sram_base=0 dram_base=0x1000 y_size=64 x_size=16 x_stride=16"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > busy.s
+snapshot busy 300 1000 3000 6000 9000
+
 # Compute busy on a long GEMM: load fills l2g (its $N pushes wait for compute's pops), then fetch
 # fills compute's instruction queue with the GEMMs that pop them.
 {
@@ -359,6 +399,30 @@ pair_program deadlock_full_compute_store gemm_tok small_store both_queues_full
 # instruction 8,193, so the report's instruction index carries into bit 13.
 behind_long_prefix() { yes "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1" | head -n 8192 || true; circular_pops "$@"; }
 pair_program deadlock_after_8192 gemm_tok small_store behind_long_prefix
+# A GEMM that waits to push while its other queue is full too, or while the token it pops is
+# there: the report must name the queue it waits on, not another it does not use at that moment.
+# (Fetch then fills compute's queue behind it, so the pops that would free it are never fetched.)
+compute_queue_behind() { yes "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=1" | head -n "$N" || true; }
+{
+  echo "$uop"
+  for _ in $(seq 512); do gemm_tok push_prev; done
+  for _ in $(seq 513); do gemm_tok push_next; done
+  compute_queue_behind
+  for _ in $(seq 512); do small_load pop_next; done
+  for _ in $(seq 513); do small_store pop_prev; done
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > deadlock_push_next_both_full.s
+deadlock deadlock_push_next_both_full
+{
+  echo "$uop"
+  small_store push_prev
+  for _ in $(seq 512); do gemm_tok push_next; done
+  gemm_tok "pop_next|push_next"
+  compute_queue_behind
+  for _ in $(seq 513); do small_store pop_prev; done
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+} > deadlock_push_with_token.s
+deadlock deadlock_push_with_token
 # And between load and compute after 8,448: the waiting LOAD is instruction 8,449 (bits 8 and 13).
 behind_longer_prefix() { yes "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1" | head -n 8448 || true; circular_pops "$@"; }
 pair_program deadlock_load_compute_late small_load gemm_tok behind_longer_prefix
