@@ -179,7 +179,10 @@ TEST_F(IcebreakerLink, TheErrorCountSaturatesAt255) {
 }
 
 TEST_F(IcebreakerLink, WritesToReadOnlyAndReservedRegistersAreIgnored) {
-  // Acknowledged and dropped: the last word of the register window, a counter, FAULT_INSN, CYCLES.
+  // Acknowledged and dropped: the last word of the register window, a counter, FAULT_INSN, CYCLES;
+  // the writable INSN_COUNT and INSN_ADDR keep what was written to them.
+  link_.writeReg(tessera::host::kRegInsnCount, 0x1234u);
+  link_.writeReg(tessera::host::kRegInsnAddr, 0x5670u);
   link_.writeReg((1u << tessera::host::kAddrWidth) - 4, 0xffffffffu);
   link_.writeReg(tessera::host::kCountersBase + 8 * tessera::host::kCounterRetired, 0x1234u);
   link_.writeReg(tessera::host::kRegFaultInsn, 0xffffffffu);
@@ -189,6 +192,8 @@ TEST_F(IcebreakerLink, WritesToReadOnlyAndReservedRegistersAreIgnored) {
   EXPECT_EQ(link_.readReg(tessera::host::kRegFaultInsn), 0u);
   EXPECT_EQ(link_.readReg(tessera::host::kRegCycles), 0u);
   EXPECT_EQ(link_.readReg(tessera::host::kRegCtrl), 0u) << "a write to a reserved word started a run";
+  EXPECT_EQ(link_.readReg(tessera::host::kRegInsnCount), 0x1234u);
+  EXPECT_EQ(link_.readReg(tessera::host::kRegInsnAddr), 0x5670u);
 }
 
 TEST_F(IcebreakerLink, NoReplyIsAClearErrorNotAHang) {
