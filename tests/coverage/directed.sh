@@ -355,6 +355,47 @@ case "$long_log2" in [4-9] | 1[0-9] | 2[0-4]) ;; *) echo "directed.sh: TESSERA_D
 } > long_program.s
 run long_program 1 "instruction $(((1 << long_log2) - 1)) \\(GEMM\\), micro-op 0 with field dst_factor_out/dst_factor_in" -o mem-latency=1
 
+# A one-micro-op GEMM scanned behind an ALU instruction: a load's token holds the GEMM back until
+# 17 to 22 cycles into the ALU's run (ALU.ADD of N iterations, then one of one), so that across the
+# sweep the ALU finishes in the cycles between the scan's last micro-op leaving S0 and the pipe
+# draining, where the scanned GEMM's wait and go are decided cycle by cycle.
+for n in 17 18 19 20 21 22; do
+  {
+    echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2"
+    echo "LOAD.INP deps=push_next sram_base=0 dram_base=0x1000 y_size=4 x_size=4 x_stride=4"
+    echo "ALU.ADD deps=- uop_bgn=1 uop_end=2 iter_out=$n iter_in=1 dst_factor_out=0 src_factor_out=0 use_imm=1 imm=3"
+    echo "ALU.ADD deps=- uop_bgn=1 uop_end=2 iter_out=1 iter_in=1 dst_factor_out=0 src_factor_out=0 use_imm=1 imm=3"
+    echo "GEMM deps=pop_prev reset=0 uop_bgn=1 uop_end=2 iter_out=1 iter_in=1"
+    echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"; echo "UOP dst=100 src=100 wgt=0"
+  } > "scan_window_$n.s"
+  run "scan_window_$n" 0 "ran"
+done
+
+# Loop reaches that decide whether a GEMM may overlap an older ALU instruction on accumulator
+# row 40 (300 iterations): a GEMM on rows 0-19 whose outer count (40, multiplier 39) walks the
+# reach's serial multiplier through its middle bits; GEMMs on row 0 whose weight index passes the
+# buffer (1,024 rows) at its last outer (9 x 128) or inner (6 x 205, an odd factor) iteration, so
+# they must wait for the ALU, then fault.
+{
+  echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2"
+  echo "ALU.ADD deps=- uop_bgn=1 uop_end=2 iter_out=300 iter_in=1 dst_factor_out=0 src_factor_out=0 use_imm=1 imm=3"
+  echo "GEMM deps=push_next reset=0 uop_bgn=0 uop_end=1 iter_out=40 iter_in=20 dst_factor_out=0 dst_factor_in=1"
+  echo "STORE.OUT deps=pop_prev sram_base=0 dram_base=0x10000 y_size=1 x_size=64 x_stride=64"
+  echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"; echo "UOP dst=40 src=40 wgt=0"
+} > reach_overlap.s
+run reach_overlap 0 "ran"
+reach_fault() {  # reach_fault NAME GEMM_LOOPS
+  {
+    echo "LOAD.UOP deps=- sram_base=0 dram_base=0x8000 y_size=1 x_size=2 x_stride=2"
+    echo "ALU.ADD deps=- uop_bgn=1 uop_end=2 iter_out=300 iter_in=1 dst_factor_out=0 src_factor_out=0 use_imm=1 imm=3"
+    echo "GEMM deps=- reset=0 uop_bgn=0 uop_end=1 $2"
+    echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"; echo "UOP dst=40 src=40 wgt=0"
+  } > "$1.s"
+  run "$1" 1 "instruction 2 \\(GEMM\\), micro-op 0 with field wgt_factor_out/wgt_factor_in"
+}
+reach_fault reach_wgt_out_fault "iter_out=9 iter_in=1 dst_factor_out=1 src_factor_out=1 wgt_factor_out=128"
+reach_fault reach_wgt_in_fault "iter_out=1 iter_in=6 dst_factor_in=1 src_factor_in=1 wgt_factor_in=205"
+
 # DRAM error responses: on a load's page, then on a store's (FINISH waits for each, so the
 # accelerator faults while it runs).
 {

@@ -12,9 +12,13 @@
 # mismatch, a counter differing from tsim's, a fault, a deadlock or a hang kills the mutant. Mutant 0, the netlist with no mutation, must pass
 # everything first: otherwise the netlist itself disagrees with fsim and no kill would mean anything.
 #
-# Survivors must each be listed in FILE (default tests/mutation/survivors.tsv) as equivalent, with
-# the mutation as mutants.tsv describes it and the reason; a listed mutant that the run kills is a stale entry. The run fails if a survivor is
-# unlisted, an entry is stale, or the score (killed / (mutants - equivalent)) is below PCT (95).
+# Survivors must each be listed in FILE (default tests/mutation/survivors.tsv), with the mutation as
+# mutants.tsv describes it, a verdict and the reason: equivalent (no run of the model can observe
+# it) or invalid-only (only a program the ISA's validation rejects, which no target is given, or
+# one larger than the 32-bit address space, could); a listed mutant that the run kills is a stale
+# entry. The run fails if a survivor is unlisted, an entry is stale, or the score (killed /
+# (mutants - equivalent - invalid-only)) is below PCT (95). The report also gives the strict
+# score, which counts the invalid-only mutants as survivors.
 # Writes OUT/results.tsv (one line per mutant) and OUT/report.md (the per-module table).
 # --resume keeps the verdicts already in OUT/runs (an interrupted run, or a review of the same
 # verdicts against another survivors file) and runs only the mutants without one; it refuses a
@@ -56,7 +60,17 @@ watch=watchdog-cycles=20000
 # The directed programs' long program at 2^14 instructions, not 2^20 (3 million cycles would take
 # the mutant model about 45 s each), and each directed run bounded at a million cycles (the longest
 # then takes about 150,000), so a livelocked mutant is killed in seconds.
+# The host registers' mutants run it at 2^18 (about 10 s): FAULT_INSN's bits 14 to 17 carry only
+# past 16,384 instructions.
 export TESSERA_DIRECTED_LONG_LOG2=14 TESSERA_DIRECTED_WAIT_CYCLES=1000000
+long_log2_host_regs=18
+long_log2_of() {
+  if [ "$(awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$table")" = tessera_host_regs ]; then
+    echo "$long_log2_host_regs"
+  else
+    echo "$TESSERA_DIRECTED_LONG_LOG2"
+  fi
+}
 
 # run_one K DIR: K's verdict line, "K<TAB>killed|survived<TAB>how", to DIR/K.tsv. A tool failure that
 # is not a verdict (usage, a missing file, a crash) exits non-zero and stops the whole run.
@@ -76,7 +90,8 @@ run_one() {
     return 1
   fi
   rc=0
-  bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
+  TESSERA_DIRECTED_LONG_LOG2=$(long_log2_of "$k") \
+    bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
   if [ "$rc" -eq 1 ] && grep -q '^directed program ' "$log"; then
     local what
     what=$(grep '^directed program ' "$log" | tail -1 | cut -d: -f1)
@@ -122,7 +137,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 work="$out/runs"
 # What the verdicts depend on, so a resumed run never mixes verdicts of two different runs.
-stamp="config $config, $programs programs from seed $seed, long program 2^$TESSERA_DIRECTED_LONG_LOG2, table $(md5sum < "$table" | cut -c1-32)"
+stamp="config $config, $programs programs from seed $seed, long program 2^$TESSERA_DIRECTED_LONG_LOG2 (2^$long_log2_host_regs for tessera_host_regs), table $(md5sum < "$table" | cut -c1-32)"
 if [ "$resume" = 1 ] && [ -d "$work" ]; then
   if [ "$(cat "$work/stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "mutate.sh: --resume: $work holds verdicts of another run ($(cat "$work/stamp" 2>/dev/null || echo 'no stamp')), not of this one ($stamp): drop --resume or choose another --out" >&2
@@ -161,8 +176,8 @@ done > "$out/verdicts.tsv"
 awk -F'\t' -v OFS='\t' -v survivors="$survivors" '
   FILENAME == survivors {
     if ($0 ~ /^#/ || $0 == "") next
-    if (NF != 4 || $3 != "equivalent" || $4 == "") { printf "mutate.sh: %s:%d: expected MUTANT<TAB>MUTATION<TAB>equivalent<TAB>REASON\n", survivors, FNR > "/dev/stderr"; bad = 1; next }
-    listed[$1] = $4; listedas[$1] = $2; line[$1] = FNR; next
+    if (NF != 4 || ($3 != "equivalent" && $3 != "invalid-only") || $4 == "") { printf "mutate.sh: %s:%d: expected MUTANT<TAB>MUTATION<TAB>equivalent|invalid-only<TAB>REASON\n", survivors, FNR > "/dev/stderr"; bad = 1; next }
+    listed[$1] = $4; listedas[$1] = $2; listedverdict[$1] = $3; line[$1] = FNR; next
   }
   FILENAME ~ /mutants.tsv$/ {
     if (FNR == 1) next
@@ -182,7 +197,8 @@ awk -F'\t' -v OFS='\t' -v survivors="$survivors" '
       killed[m]++; allkilled++
       if (k in listed) { printf "mutate.sh: mutant %s is listed as equivalent in %s but was killed (%s): remove the entry\n", k, survivors, note > "/dev/stderr"; bad = 1 }
     } else if (k in listed) {
-      verdict = "equivalent"; note = listed[k]; equiv[m]++; allequiv++
+      verdict = listedverdict[k]; note = listed[k]
+      if (verdict == "equivalent") { equiv[m]++; allequiv++ } else { invalid[m]++; allinvalid++ }
     } else {
       unlisted[m]++; allunlisted++
       printf "mutate.sh: mutant %s (%s, %s) survives and is not in %s: a testbench hole to close, or an equivalent mutant to list with the proof\n", k, m, desc[k], survivors > "/dev/stderr"
@@ -190,17 +206,19 @@ awk -F'\t' -v OFS='\t' -v survivors="$survivors" '
     print k, m, verdict, desc[k], note > results
   }
   END {
-    printf "| module | mutants | killed | equivalent | surviving | score |\n|---|---|---|---|---|---|\n" > report
+    printf "| module | mutants | killed | equivalent | invalid-only | surviving | score | strict score |\n|---|---|---|---|---|---|---|---|\n" > report
     n = 0
     for (m in total) names[++n] = m
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (names[j] < names[i]) { t = names[i]; names[i] = names[j]; names[j] = t }
     for (i = 1; i <= n; i++) {
-      m = names[i]; d = total[m] - equiv[m]
-      printf "| %s | %d | %d | %d | %d | %s |\n", m, total[m], killed[m], equiv[m], unlisted[m], d ? sprintf("%.1f%%", 100 * killed[m] / d) : "-" > report
+      m = names[i]; d = total[m] - equiv[m] - invalid[m]; ds = total[m] - equiv[m]
+      printf "| %s | %d | %d | %d | %d | %d | %s | %s |\n", m, total[m], killed[m], equiv[m], invalid[m], unlisted[m],
+        d ? sprintf("%.1f%%", 100 * killed[m] / d) : "-", ds ? sprintf("%.1f%%", 100 * killed[m] / ds) : "-" > report
     }
-    d = all - allequiv
+    d = all - allequiv - allinvalid; ds = all - allequiv
     score = d ? 100 * allkilled / d : 100
-    printf "| **all** | %d | %d | %d | %d | **%.1f%%** |\n", all, allkilled, allequiv, allunlisted, score > report
+    strict = ds ? 100 * allkilled / ds : 100
+    printf "| **all** | %d | %d | %d | %d | %d | **%.1f%%** | %.1f%% |\n", all, allkilled, allequiv, allinvalid, allunlisted, score, strict > report
     printf "%.2f %d\n", score, bad > status
   }
 ' results="$out/results.tsv" report="$out/report.md" status="$out/status" "$survivors" "$table" "$out/verdicts.tsv"

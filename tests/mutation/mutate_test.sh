@@ -77,6 +77,16 @@ expect 1 "mutant $survivor .* survives and is not in" bash "$root/tests/mutation
 printf '%s\tinv $nothing A[0] at nowhere.sv:1\tequivalent\twrong on purpose\n' "$survivor" > wrong.tsv
 expect 1 "mutant $survivor is now .*: review the entry" bash "$root/tests/mutation/mutate.sh" --build "$build" \
   --mutants "$survivor" --programs 20 --survivors wrong.tsv --out out3 --resume
+# Listed as invalid-only it leaves the score's denominator but counts against the strict score;
+# a verdict of another name is refused.
+printf '%s\t%s\tinvalid-only\ton purpose\n' "$survivor" "$(desc "$survivor")" > invalid.tsv
+expect 0 "score 100.00%" bash "$root/tests/mutation/mutate.sh" --build "$build" \
+  --mutants "$survivor" --programs 20 --survivors invalid.tsv --out out3 --resume
+awk -F'\t' -v k="$survivor" '$1 == k && $3 == "invalid-only"' out3/results.tsv | grep -q . || fail "mutant $survivor not reported invalid-only"
+grep -qF '| **100.0%** | 0.0% |' out3/report.md || fail "the strict score does not count the invalid-only mutant: $(tail -1 out3/report.md)"
+printf '%s\t%s\tunreachable\ton purpose\n' "$survivor" "$(desc "$survivor")" > verdict.tsv
+expect 1 "expected MUTANT<TAB>MUTATION<TAB>equivalent\\|invalid-only<TAB>REASON" bash "$root/tests/mutation/mutate.sh" \
+  --build "$build" --mutants "$survivor" --programs 20 --survivors verdict.tsv --out out3 --resume
 
 # Bad arguments name what is wrong.
 expect 2 "'0' is outside 1-$count" bash "$root/tests/mutation/mutate.sh" --build "$build" --mutants 0
