@@ -102,13 +102,14 @@ run() {
 # difference not yet explained (docs/verification.md).
 waits() { grep -oE '(load|compute|store)( stage:)? instruction [0-9]+ \([A-Z.]+\) waits for [^;]*' | sed 's/ stage:/ /; s/  */ /g' | sort; }
 
-# deadlock NAME: NAME.s is balanced but deadlocks; the target must report the deadlock (its
-# watchdog set short) naming, module by module, the same waits as fsim: the RTL's status registers
-# say what each module waits for.
+# deadlock NAME [target options...]: NAME.s is balanced but deadlocks; the target must report the
+# deadlock (its watchdog set short) naming, module by module, the same waits as fsim: the RTL's
+# status registers say what each module waits for.
 deadlock() {
   local name=$1 out ref rc=0
+  shift
   assemble "$name"
-  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" -o watchdog-cycles=3000 --wait-cycles "$WAIT" "${uops[@]}" --insn "$name.bin" 2>&1) || rc=$?
+  out=$("$TESSERA" sim --target "$TARGET" "${TARGET_OPTS[@]}" -o watchdog-cycles=3000 --wait-cycles "$WAIT" "$@" "${uops[@]}" --insn "$name.bin" 2>&1) || rc=$?
   if [ "$rc" -ne 1 ] || ! grep -q 'deadlock after' <<<"$out"; then
     echo "directed program $name: exit $rc (expected 1 and a deadlock report), output: ${out:0:2000}" >&2
     exit 1
@@ -149,6 +150,29 @@ snapshot() {
     echo "directed program $name: stopped at $cycles cycles, $(grep -oE 'fetch [^;]*' <<<"$out")"
   done
 }
+
+# TESSERA_DIRECTED_SET=index22 runs only this program, nothing else: a deadlock behind 2^22
+# instructions (no-op loads and stores and empty GEMMs, fetched at the bus's rate: 8.4 million
+# cycles), so that the report names compute's waiting GEMM as instruction 4,194,305 and the index
+# path carries bit 22. It takes about two minutes on the mutant model: mutation testing runs it for
+# the mutants of tessera_compute that survive everything else (tests/mutation/mutate.sh).
+case "${TESSERA_DIRECTED_SET:-all}" in
+  all) ;;
+  index22)
+    {
+      echo "$uop"
+      block=$(echo "LOAD.INP deps=- sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0"
+              echo "STORE.OUT deps=- sram_base=0 dram_base=0 y_size=0 x_size=0 x_stride=0"
+              echo "GEMM deps=- reset=1 uop_bgn=0 uop_end=1 iter_out=0 iter_in=1")
+      yes "$block" | head -n $((1 << 22)) || true
+      echo "GEMM deps=pop_next|push_next reset=1 uop_bgn=0 uop_end=1 iter_out=1 iter_in=1"
+      echo "STORE.OUT deps=pop_prev|push_prev sram_base=0 dram_base=0x10000 y_size=1 x_size=1 x_stride=1"
+      echo "FINISH deps=-"; echo "UOP dst=0 src=0 wgt=0"
+    } > deadlock_index22.s
+    WAIT=20000000 deadlock deadlock_index22 -o mem-latency=1
+    exit 0 ;;
+  *) echo "directed.sh: TESSERA_DIRECTED_SET='$TESSERA_DIRECTED_SET' is not all or index22" >&2; exit 2 ;;
+esac
 
 # Every module busy: loads feeding GEMMs feeding stores, and a long load (about 9,500 cycles in
 # all), stopped at several points.

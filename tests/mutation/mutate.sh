@@ -64,12 +64,22 @@ watch=watchdog-cycles=20000
 # past 16,384 instructions.
 export TESSERA_DIRECTED_LONG_LOG2=14 TESSERA_DIRECTED_WAIT_CYCLES=1000000
 long_log2_host_regs=18
+module_of() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$table"; }
 long_log2_of() {
-  if [ "$(awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$table")" = tessera_host_regs ]; then
+  if [ "$(module_of "$1")" = tessera_host_regs ]; then
     echo "$long_log2_host_regs"
   else
     echo "$TESSERA_DIRECTED_LONG_LOG2"
   fi
+}
+# A last, slow program for the mutants of tessera_compute that survive the rest (and for mutant 0,
+# which must pass it too): the deadlock behind 2^22 instructions (directed.sh's set index22, about
+# two minutes on the mutant model), whose report carries compute's instruction index to bit 22.
+# TESSERA_MUTATE_SLOW=0 leaves it out (the machinery's own test, ctest mutation_machinery).
+slow=${TESSERA_MUTATE_SLOW:-1}
+case "$slow" in 0 | 1) ;; *) echo "mutate.sh: TESSERA_MUTATE_SLOW='$slow' is not 0 or 1" >&2; exit 2 ;; esac
+slow_set_of() {
+  if [ "$slow" = 1 ] && { [ "$1" = 0 ] || [ "$(module_of "$1")" = tessera_compute ]; }; then echo index22; fi
 }
 
 # run_one K DIR: K's verdict line, "K<TAB>killed|survived<TAB>how", to DIR/K.tsv. A tool failure that
@@ -92,6 +102,12 @@ run_one() {
   rc=0
   TESSERA_DIRECTED_LONG_LOG2=$(long_log2_of "$k") \
     bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
+  local set
+  set=$(slow_set_of "$k")
+  if [ "$rc" -eq 0 ] && [ -n "$set" ]; then
+    TESSERA_DIRECTED_SET=$set \
+      bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
+  fi
   if [ "$rc" -eq 1 ] && grep -q '^directed program ' "$log"; then
     local what
     what=$(grep '^directed program ' "$log" | tail -1 | cut -d: -f1)
@@ -137,7 +153,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 work="$out/runs"
 # What the verdicts depend on, so a resumed run never mixes verdicts of two different runs.
-stamp="config $config, $programs programs from seed $seed, long program 2^$TESSERA_DIRECTED_LONG_LOG2 (2^$long_log2_host_regs for tessera_host_regs), table $(md5sum < "$table" | cut -c1-32)"
+stamp="config $config, $programs programs from seed $seed, long program 2^$TESSERA_DIRECTED_LONG_LOG2 (2^$long_log2_host_regs for tessera_host_regs), $([ "$slow" = 1 ] && echo "index22 for tessera_compute" || echo "no slow set"), table $(md5sum < "$table" | cut -c1-32)"
 if [ "$resume" = 1 ] && [ -d "$work" ]; then
   if [ "$(cat "$work/stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "mutate.sh: --resume: $work holds verdicts of another run ($(cat "$work/stamp" 2>/dev/null || echo 'no stamp')), not of this one ($stamp): drop --resume or choose another --out" >&2
