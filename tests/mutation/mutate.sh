@@ -102,10 +102,10 @@ run_one() {
   rc=0
   TESSERA_DIRECTED_LONG_LOG2=$(long_log2_of "$k") \
     bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
-  local set
-  set=$(slow_set_of "$k")
-  if [ "$rc" -eq 0 ] && [ -n "$set" ]; then
-    TESSERA_DIRECTED_SET=$set \
+  local slow_set
+  slow_set=$(slow_set_of "$k")
+  if [ "$rc" -eq 0 ] && [ -n "$slow_set" ]; then
+    TESSERA_DIRECTED_SET=$slow_set \
       bash "$root/tests/coverage/directed.sh" "$tessera" "tsim-mut:mutant=$k:$watch" tsim >> "$log" 2>&1 || rc=$?
   fi
   if [ "$rc" -eq 1 ] && grep -q '^directed program ' "$log"; then
@@ -211,7 +211,7 @@ awk -F'\t' -v OFS='\t' -v survivors="$survivors" '
     verdict = $2; note = $3
     if (verdict == "killed") {
       killed[m]++; allkilled++
-      if (k in listed) { printf "mutate.sh: mutant %s is listed as equivalent in %s but was killed (%s): remove the entry\n", k, survivors, note > "/dev/stderr"; bad = 1 }
+      if (k in listed) { printf "mutate.sh: mutant %s is listed as %s in %s but was killed (%s): remove the entry\n", k, listedverdict[k], survivors, note > "/dev/stderr"; bad = 1 }
     } else if (k in listed) {
       verdict = listedverdict[k]; note = listed[k]
       if (verdict == "equivalent") { equiv[m]++; allequiv++ } else { invalid[m]++; allinvalid++ }
