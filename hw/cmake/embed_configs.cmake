@@ -1,5 +1,6 @@
 # Writes a C++ source embedding every hw/configs/*.json and hw/configs/boards/*.json, so shipped and
-# board configs resolve by name. Invoked with -DCONFIG_DIR=... -DOUTPUT=...
+# board configs resolve by name, and the explored space hw/configs/space/explore.json. Invoked with
+# -DCONFIG_DIR=... -DOUTPUT=...
 function(embed_table dir out_var)
   file(GLOB files "${dir}/*.json")
   list(SORT files)
@@ -13,12 +14,14 @@ function(embed_table dir out_var)
 endfunction()
 embed_table("${CONFIG_DIR}" BODY)
 embed_table("${CONFIG_DIR}/boards" BOARD_BODY)
+file(READ "${CONFIG_DIR}/space/explore.json" SPACE_TEXT)
 set(CONTENT "// Generated from hw/configs/*.json by hw/cmake/embed_configs.cmake; do not edit.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include \"tessera/hw/config.h\"
+#include \"tessera/hw/config_space.h\"
 
 namespace tessera::hw {
 namespace {
@@ -57,6 +60,8 @@ std::string boardConfigJson(const std::string& name) {
     if (e.first == name) return e.second;
   return std::string();
 }
+
+std::string shippedSpaceJson() { return R\"tessera_json(${SPACE_TEXT})tessera_json\"; }
 }  // namespace tessera::hw
 ")
 # Only touch the file when it changes, so dependents are not rebuilt needlessly.

@@ -249,6 +249,14 @@ uint32_t Config::sramDepth(MemId id) const {
   return 0;
 }
 
+int* Config::intKey(const std::string& key) {
+  for (const auto& spec : kIntKeys)
+    if (key == spec.key) return &(this->*spec.field);
+  return nullptr;
+}
+
+const int* Config::intKey(const std::string& key) const { return const_cast<Config*>(this)->intKey(key); }
+
 std::string Config::toJson() const {
   nlohmann::ordered_json j;
   j["NAME"] = name;

@@ -1,13 +1,74 @@
 // tessera info: a configuration, its derived parameters and the instruction bit layouts.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "cli.h"
 #include "tessera/hw/config.h"
+#include "tessera/hw/config_space.h"
 #include "tessera/support/error.h"
 #include "tessera/hw/generate.h"
 #include "tessera/hw/isa.h"
 
 namespace tessera::cli {
+
+namespace {
+
+// --space: the explored configuration space, every coarse point with its buffers, or why it has
+// none, and the targets that cannot run it; --emit writes the points as config files.
+int printSpace(const std::string& emitDir, bool force) {
+  const hw::ConfigSpace space = hw::ConfigSpace::shipped();
+  const std::vector<hw::SpacePoint> points = space.points();
+  std::printf("explored space %s: %s\n", space.origin().c_str(), space.description().c_str());
+  std::printf("base config %s; coarse keys:", space.base().name.c_str());
+  for (const auto& r : space.coarse()) std::printf(" %s %d..%d", r.key.c_str(), r.min, r.max);
+  std::printf("\nbuffers (log2 bytes), the largest admitted within:");
+  for (const auto& r : space.buffers()) std::printf(" %s %d..%d", r.key.c_str(), r.min, r.max);
+  std::printf("\n\n%-14s %-9s %4s  %3s %3s %3s %3s  %s\n", "point", "GEMM", "bus", "uop", "inp", "wgt", "acc",
+              "not on (why: below)");
+  size_t valid = 0;
+  std::vector<std::string> reasons;
+  std::string tsv = "# point\tconfig file\trefused by (targets)\twhy the point has no config\n";
+  for (const auto& p : points) {
+    if (!p.valid) {
+      std::printf("%-14s refused: %s\n", p.name.c_str(), p.refusal.c_str());
+      tsv += p.name + "\t-\t-\t" + p.refusal + "\n";
+      continue;
+    }
+    ++valid;
+    const hw::Config& c = p.config;
+    std::string refusedBy;
+    for (const auto& t : space.limitedTargets()) {
+      const std::vector<std::string> why = space.refusals(c, t);
+      for (const auto& w : why)
+        if (std::find(reasons.begin(), reasons.end(), w) == reasons.end()) reasons.push_back(w);
+      if (!why.empty()) refusedBy += (refusedBy.empty() ? "" : ",") + t;
+    }
+    const std::string gemm = std::to_string(c.batch) + "x" + std::to_string(c.blockIn) + "x" + std::to_string(c.blockOut);
+    std::printf("%-14s %-9s %4d  %3d %3d %3d %3d  %s\n", p.name.c_str(), gemm.c_str(), c.busWidth, c.logUopBuffSize,
+                c.logInpBuffSize, c.logWgtBuffSize, c.logAccBuffSize, refusedBy.empty() ? "-" : refusedBy.c_str());
+    tsv += p.name + "\t" + p.name + ".json\t" + (refusedBy.empty() ? "-" : refusedBy) + "\t-\n";
+    if (!emitDir.empty()) {
+      const std::string path = emitDir + "/" + p.name + ".json";
+      if (!force && std::filesystem::exists(path)) throw Error(path, "exists (pass --force to overwrite)");
+      std::ofstream(path) << c.toJson() << "\n";
+    }
+  }
+  std::printf("\n%zu points: %zu with a config, %zu refused\n", points.size(), valid, points.size() - valid);
+  for (const auto& why : reasons) std::printf("  %s\n", why.c_str());
+  if (!emitDir.empty()) {
+    const std::string path = emitDir + "/points.tsv";
+    if (!force && std::filesystem::exists(path)) throw Error(path, "exists (pass --force to overwrite)");
+    std::ofstream out(path);
+    out << tsv;
+    if (!out) throw Error(path, "cannot write");
+    std::printf("wrote %zu configs and points.tsv to %s\n", valid, emitDir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
 
 int cmdInfo(const std::vector<std::string>& args) {
   po::options_description opts("options");
@@ -16,10 +77,27 @@ int cmdInfo(const std::vector<std::string>& args) {
   opts.add_options()
       ("format,f", po::value<std::string>(&format)->default_value("text"),
        "text, json, or a generated header: cpp, hls, sv, tcl")
-      ("list", "list the shipped configs, then the board configs");
+      ("list", "list the shipped configs, then the board configs")
+      ("space", "print the configuration space co-design explores (hw/configs/space/explore.json): each point, "
+                "its buffers, and the targets that cannot run it yet, with why")
+      ("emit", po::value<std::string>(), "with --space: write each point's config as DIR/POINT.json and DIR/points.tsv")
+      ("force", "with --emit: overwrite existing files");
   po::variables_map vm;
-  if (!parse("info", "[--config FILE|NAME] [--format text|json|cpp|hls|sv|tcl] [--list]", args, opts, nullptr, &vm))
+  if (!parse("info", "[--config FILE|NAME] [--format text|json|cpp|hls|sv|tcl] [--list] [--space [--emit DIR [--force]]]",
+             args, opts, nullptr, &vm))
     return 0;
+  if (vm.count("emit") && !vm.count("space")) throw Error("--emit", "only with --space");
+  if (vm.count("force") && !vm.count("emit")) throw Error("--force", "only with --emit");
+  if (vm.count("space")) {
+    std::string dir;
+    if (vm.count("emit")) {
+      dir = vm["emit"].as<std::string>();
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec || !std::filesystem::is_directory(dir)) throw Error("--emit " + dir, "cannot create the directory");
+    }
+    return printSpace(dir, vm.count("force") != 0);
+  }
   if (vm.count("list")) {
     for (const auto& n : hw::shippedConfigNames()) {
       auto c = hw::Config::load(n);

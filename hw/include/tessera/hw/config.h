@@ -55,6 +55,9 @@ struct Config {
   void derive(const std::string& origin);
   // Canonical JSON of the keys (what the generator and `tessera info` print).
   std::string toJson() const;
+  // The field of an integer JSON key (LOG_BATCH, LOG_BUS_WIDTH, ...); nullptr for any other key.
+  int* intKey(const std::string& key);
+  const int* intKey(const std::string& key) const;
 };
 
 // Names of the configs shipped in hw/configs, embedded at build time.

@@ -1,0 +1,89 @@
+// Unit tests of tessera::hw::ConfigSpace: the shipped explored space, its points, limits and parse errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tessera/hw/config_space.h"
+#include "tessera/support/error.h"
+
+namespace {
+
+using tessera::Error;
+using tessera::hw::ConfigSpace;
+
+// The message of the error `f` throws, or "" when it throws none.
+template <class F>
+std::string errorOf(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kSpace = R"({"BASE": "default",
+  "COARSE": {"LOG_BATCH": [0, 1], "LOG_BLOCK_IN": [4, 4], "LOG_BLOCK_OUT": [3, 4], "LOG_BUS_WIDTH": [6, 6]},
+  "BUFFERS": {"LOG_UOP_BUFF_SIZE": [13, 15], "LOG_INP_BUFF_SIZE": [12, 18], "LOG_WGT_BUFF_SIZE": [14, 18],
+              "LOG_ACC_BUFF_SIZE": [14, 17]},
+  "TARGET_LIMITS": [{"TARGETS": ["tsim"], "KEY": "LOG_BATCH", "MAX": 0, "REASON": "one row only"}]})";
+
+TEST(ConfigSpace, ShippedSpaceHoldsTheDefaultShapeAndRefusesWideBusesOnTheRtl) {
+  const ConfigSpace space = ConfigSpace::shipped();
+  const auto points = space.points();
+  EXPECT_EQ(points.size(), 81u);  // 3 batches x 3 x 3 block shapes x 3 buses
+  const auto p = space.point({0, 4, 4, 6});
+  ASSERT_TRUE(p.valid) << p.refusal;
+  EXPECT_EQ(p.name, "b0_i4_o4_w6");
+  EXPECT_EQ(p.config.batch * p.config.blockIn * p.config.blockOut, 256);
+  EXPECT_TRUE(space.refusals(p.config, "tsim").empty());
+  const auto wide = space.point({0, 4, 4, 7});
+  ASSERT_TRUE(wide.valid) << wide.refusal;
+  ASSERT_EQ(space.refusals(wide.config, "tsim").size(), 1u);
+  EXPECT_NE(space.refusals(wide.config, "tsim")[0].find("LOG_BUS_WIDTH 7"), std::string::npos);
+  EXPECT_TRUE(space.refusals(wide.config, "fsim").empty());
+  // A 256-bit bus is wider than a 1x8 input row: no buffer choice helps, and the reason is the ISA's.
+  const auto refused = space.point({0, 3, 3, 8});
+  EXPECT_FALSE(refused.valid);
+  EXPECT_NE(refused.refusal.find("LOG_BUS_WIDTH"), std::string::npos) << refused.refusal;
+}
+
+TEST(ConfigSpace, PointsTakeTheLargestBuffersWithEqualInputAndAccumulatorDepths) {
+  const ConfigSpace space = ConfigSpace::fromJson(kSpace, "test.json");
+  const auto points = space.points();
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].name, "b0_i4_o3_w6");
+  EXPECT_EQ(points[3].name, "b1_i4_o4_w6");
+  for (const auto& p : points) {
+    ASSERT_TRUE(p.valid) << p.name << ": " << p.refusal;
+    EXPECT_EQ(p.config.inpDepth, p.config.accDepth) << p.name;
+    EXPECT_LE(p.config.logAccBuffSize, 17) << p.name;
+  }
+  EXPECT_EQ(points[3].config.logAccBuffSize, 17);
+  EXPECT_EQ(space.refusals(points[0].config, "tsim").size(), 0u);
+  EXPECT_EQ(space.refusals(points[3].config, "tsim").size(), 1u);
+  EXPECT_NE(errorOf([&] { space.point({2, 4, 4, 6}); }).find("LOG_BATCH"), std::string::npos);
+}
+
+TEST(ConfigSpace, MalformedSpacesNameTheKey) {
+  auto parse = [](const std::string& text) { return errorOf([&] { ConfigSpace::fromJson(text, "s.json"); }); };
+  const std::string ranges = R"("COARSE": {"LOG_BATCH": [0, 1], "LOG_BLOCK_IN": [4, 4], "LOG_BLOCK_OUT": [4, 4], "LOG_BUS_WIDTH": [6, 6]},
+    "BUFFERS": {"LOG_UOP_BUFF_SIZE": [15, 15], "LOG_INP_BUFF_SIZE": [15, 15], "LOG_WGT_BUFF_SIZE": [18, 18], "LOG_ACC_BUFF_SIZE": [17, 17]})";
+  EXPECT_EQ(parse(R"({"BASE": "default", )" + ranges + "}"), "");
+  EXPECT_NE(parse("{").find("s.json"), std::string::npos);
+  EXPECT_NE(parse(R"({"BASE": "nope", )" + ranges + "}").find("BASE"), std::string::npos);
+  EXPECT_NE(parse(R"({"BASE": "default", "EXTRA": 1, )" + ranges + "}").find("EXTRA"), std::string::npos);
+  EXPECT_NE(parse(R"({"BASE": "default", "COARSE": {"LOG_BATCH": [2, 1]}, "BUFFERS": {}})").find("COARSE.LOG_BATCH"),
+            std::string::npos);
+  EXPECT_NE(parse(R"({"BASE": "default", "COARSE": {"LOG_BATCH": [0, 1]}, "BUFFERS": {}})").find("LOG_BLOCK_IN"),
+            std::string::npos);
+  EXPECT_NE(parse(R"({"BASE": "default", )" + ranges + R"(, "TARGET_LIMITS": [{"TARGETS": ["tsim"], "KEY": "LOG_BATCH", "MAX": 0}]})")
+                .find("TARGET_LIMITS[0].REASON"),
+            std::string::npos);
+  EXPECT_NE(parse(R"({"BASE": "default", )" + ranges + R"(, "TARGET_LIMITS": [{"TARGETS": ["tsim"], "KEY": "NOPE", "MAX": 0, "REASON": "x"}]})")
+                .find("TARGET_LIMITS[0].KEY"),
+            std::string::npos);
+}
+
+}  // namespace
