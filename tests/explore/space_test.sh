@@ -23,7 +23,7 @@ while IFS=$'\t' read -r name file refused _; do
   cfg=$work/points/$file
   case $mode in
     fsim)
-      if ! out=$("$tessera" regress --config "$cfg" -n 20 --seed "$points" --targets fsim,fsim:kernels=generic --quiet 2>&1); then
+      if ! out=$("$tessera" regress --config "$cfg" -n 20 --seed "$points" --targets fsim,fsim:kernels=generic --quiet --no-reproducers 2>&1); then
         fail "$name: regress: $(echo "$out" | tail -3)"
       fi
       if ! out=$("$tessera" bench --model "$m/fashion_cnn.onnx" --calibrate "$m/calib" --input "$m/sample_0.npy" \
