@@ -1,6 +1,7 @@
 // Matching a config to the model built for one with the same derived parameters.
 #include "tessera/hw/built_configs.h"
 
+#include "tessera/hw/config_space.h"
 #include "tessera/hw/generate.h"
 
 namespace tessera::hw {
@@ -33,8 +34,21 @@ std::string BuiltConfigs::unsupportedReason(const Config& cfg, const std::string
                 std::to_string(first[i].second) + " in " + names_.front();
       break;
     }
+  // A config the explored space says this target cannot run: rebuilding would not help, so say why.
+  const std::vector<std::string> limits = ConfigSpace::shipped().refusals(cfg, target);
+  if (!limits.empty()) {
+    std::string why;
+    for (const std::string& l : limits) why += (why.empty() ? "" : "; ") + l;
+    return target + " cannot run config '" + cfg.name + "' (hw/configs/space/explore.json): " + why;
+  }
+  // The CMake lists take shipped config names: a config of the user's own must become one first.
+  const std::string shipped = shippedConfigJson(cfg.name);
+  const bool isShipped = !shipped.empty() && derivedParameters(Config::fromJson(shipped, cfg.name)) == want;
   return target + " is not built for config '" + cfg.name + "': the " + model + " exists only for configs " + names +
-         differs + " (add the config to " + cmakeList + " and rebuild)";
+         differs +
+         (isShipped ? " (add the config to " + cmakeList + " and rebuild)"
+                    : " (save it as hw/configs/" + cfg.name + ".json, add '" + cfg.name + "' to " + cmakeList +
+                          " and rebuild)");
 }
 
 }  // namespace tessera::hw

@@ -430,6 +430,20 @@ TEST(BuiltConfigs, MatchesByDerivedParametersNotByName) {
   EXPECT_NE(why.find(" (add the config to LIST and rebuild)"), std::string::npos) << why;
   EXPECT_EQ(tessera::hw::BuiltConfigs({}).unsupportedReason(batch2, "t", "RTL model", "LIST"),
             "t is not built for any config (LIST is empty)");
+  // A config of the user's own: the list takes shipped names, so the advice says how to make it one.
+  tessera::hw::Config own = batch2;
+  own.name = "own";
+  EXPECT_NE(built.unsupportedReason(own, "t", "RTL model", "LIST").find("(save it as hw/configs/own.json, add 'own' to LIST and rebuild)"),
+            std::string::npos);
+  // A config the explored space refuses for the target: its reason, and no advice to rebuild.
+  tessera::hw::Config wide = tessera::hw::Config::load("default");
+  wide.name = "wide";
+  wide.logBusWidth = 7;
+  wide.derive("wide");
+  const std::string refused = built.unsupportedReason(wide, "tsim", "RTL model", "LIST");
+  EXPECT_EQ(refused.rfind("tsim cannot run config 'wide' (hw/configs/space/explore.json): LOG_BUS_WIDTH 7: ", 0), 0u) << refused;
+  EXPECT_EQ(refused.find("rebuild"), std::string::npos) << refused;
+  EXPECT_EQ(built.unsupportedReason(wide, "t", "RTL model", "LIST").find("cannot run"), std::string::npos);
 }
 
 }  // namespace
