@@ -1,14 +1,17 @@
 // Matching a config to the model built for one with the same derived parameters.
 #include "tessera/hw/built_configs.h"
 
+#include <optional>
+
 #include "tessera/hw/config_space.h"
 #include "tessera/hw/generate.h"
+#include "tessera/support/error.h"
 
 namespace tessera::hw {
 
 BuiltConfigs::BuiltConfigs(const std::vector<std::string>& names) : names_(names) {
   for (const std::string& name : names_)
-    parameters_.push_back(derivedParameters(Config::fromJson(shippedConfigJson(name), name)));
+    parameters_.push_back(derivedParameters(Config::load(name)));
 }
 
 int BuiltConfigs::indexOf(const Config& cfg) const {
@@ -41,9 +44,18 @@ std::string BuiltConfigs::unsupportedReason(const Config& cfg, const std::string
     for (const std::string& l : limits) why += (why.empty() ? "" : "; ") + l;
     return target + " cannot run config '" + cfg.name + "' (hw/configs/space/explore.json): " + why;
   }
-  // The CMake lists take shipped config names: a config of the user's own must become one first.
+  // The CMake lists take shipped configs' and explored points' names: a config of the user's own
+  // must become a shipped one first.
   const std::string shipped = shippedConfigJson(cfg.name);
-  const bool isShipped = !shipped.empty() && derivedParameters(Config::fromJson(shipped, cfg.name)) == want;
+  std::optional<Config> named;
+  if (!shipped.empty()) named = Config::fromJson(shipped, cfg.name);
+  else {
+    try {
+      named = ConfigSpace::shipped().pointNamed(cfg.name);
+    } catch (const Error&) {  // a refused point's name on a config of the user's own
+    }
+  }
+  const bool isShipped = named && derivedParameters(*named) == want;
   return target + " is not built for config '" + cfg.name + "': the " + model + " exists only for configs " + names +
          differs +
          (isShipped ? " (add the config to " + cmakeList + " and rebuild)"

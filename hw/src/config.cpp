@@ -1,6 +1,8 @@
 // Parsing, validation and derivation of hardware configurations.
 #include "tessera/hw/config.h"
 
+#include <optional>
+
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -8,6 +10,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "tessera/hw/config_space.h"
 #include "tessera/support/error.h"
 #include "tessera/hw/isa.h"
 #include "tessera/support/file_io.h"
@@ -127,13 +130,19 @@ Config Config::load(const std::string& pathOrName) {
   const std::string board = boardConfigJson(pathOrName);
   if (!board.empty()) return fromJson(board, "hw/configs/boards/" + pathOrName + ".json");
   struct stat st;
-  if (::stat(pathOrName.c_str(), &st) != 0) {
+  const bool exists = ::stat(pathOrName.c_str(), &st) == 0;
+  // A point of the explored space by its name (tessera info --space), e.g. b1_i4_o4_w6, unless a
+  // file has that name (a directory does not count: build trees have one per config).
+  if (!exists || !S_ISREG(st.st_mode))
+    if (std::optional<Config> point = ConfigSpace::shipped().pointNamed(pathOrName)) return *point;
+  if (!exists) {
     std::string names;
     for (const auto& n : shippedConfigNames()) names += (names.empty() ? "" : ", ") + n;
     std::string boards;
     for (const auto& n : boardConfigNames()) boards += (boards.empty() ? "" : ", ") + n;
     throw Error(pathOrName, "no such config file, and no shipped config of that name (shipped: " +
-                                names + "; board configs: " + boards + ")");
+                                names + "; board configs: " + boards +
+                                "; or a point of the explored space, such as b1_i4_o4_w6: tessera info --space)");
   }
   return fromJson(readTextFile(pathOrName), pathOrName);
 }

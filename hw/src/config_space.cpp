@@ -184,6 +184,28 @@ std::vector<SpacePoint> ConfigSpace::points() const {
   }
 }
 
+std::optional<Config> ConfigSpace::pointNamed(const std::string& name) const {
+  // b<LOG_BATCH>_i<LOG_BLOCK_IN>_o<LOG_BLOCK_OUT>_w<LOG_BUS_WIDTH>, each value in its range.
+  std::vector<int> values;
+  size_t pos = 0;
+  for (size_t k = 0; k < coarse_.size(); ++k) {
+    const std::string tag = (k ? "_" : "") + std::string(kCoarseTags[k]);
+    if (name.compare(pos, tag.size(), tag) != 0) return std::nullopt;
+    pos += tag.size();
+    size_t end = pos;
+    while (end < name.size() && end - pos < 2 && name[end] >= '0' && name[end] <= '9') ++end;
+    if (end == pos) return std::nullopt;
+    const int v = std::stoi(name.substr(pos, end - pos));
+    if (v < coarse_[k].min || v > coarse_[k].max) return std::nullopt;
+    values.push_back(v);
+    pos = end;
+  }
+  if (pos != name.size()) return std::nullopt;
+  SpacePoint p = point(values);
+  if (!p.valid) throw Error(name, "this point of the explored space has no config: " + p.refusal);
+  return p.config;
+}
+
 std::vector<std::string> ConfigSpace::refusals(const Config& config, const std::string& target) const {
   std::vector<std::string> why;
   for (const auto& l : limits_) {

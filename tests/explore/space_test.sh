@@ -3,11 +3,15 @@
 # point with a config runs random programs bit-exact on fsim's two kernel sets and a whole network
 # bit-exact with the host reference; and the RTL elaborates lint-clean for exactly the points its
 # targets are not refused for (a refusal that stops being true fails too, so it gets lifted).
-# Usage: space_test.sh TESSERA SOURCE_DIR MODE   (MODE: fsim or rtl-lint)
+# With MODE tsim, the points tsim was built for (TESSERA_TSIM_CONFIGS) run random programs
+# bit-exact on fsim, tsim and rtl-sc, and the whole network on tsim bit-exact with the reference.
+# Usage: space_test.sh TESSERA SOURCE_DIR MODE [POINTS]   (MODE: fsim, rtl-lint or tsim; POINTS:
+# for tsim, the comma-separated points tsim was built for)
 set -u
 tessera=$1
 src=$2
 mode=$3
+built=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -33,6 +37,19 @@ while IFS=$'\t' read -r name file refused _; do
         fail "$name: whole network not bit-exact with the host reference"
       fi
       ;;
+    tsim)
+      [[ ,$built, == *,$name,* ]] || { points=$((points - 1)); continue; }
+      if ! out=$("$tessera" regress --config "$name" -n 40 --seed "$points" --targets fsim,tsim,rtl-sc --quiet --no-reproducers 2>&1); then
+        fail "$name: regress on tsim and rtl-sc: $(echo "$out" | tail -3)"
+      fi
+      # The point's config file, not its name: a config of the same parameters runs on the built model.
+      if ! out=$("$tessera" bench --model "$m/fashion_cnn.onnx" --calibrate "$m/calib" --input "$m/sample_0.npy" \
+                   --config "$cfg" --target tsim 2>&1); then
+        fail "$name: whole network on tsim: $(echo "$out" | tail -3)"
+      elif ! grep -q "check against the host reference: bit-exact" <<<"$out"; then
+        fail "$name: whole network on tsim not bit-exact with the host reference"
+      fi
+      ;;
     rtl-lint)
       mkdir -p "$work/gen/$name"
       "$tessera" info --config "$cfg" --format sv > "$work/gen/$name/tessera_config.svh" || { fail "$name: sv header"; continue; }
@@ -46,6 +63,6 @@ while IFS=$'\t' read -r name file refused _; do
     *) echo "unknown mode $mode"; exit 2 ;;
   esac
 done < "$work/points/points.tsv"
-[[ $points -gt 0 ]] || fail "the space has no point with a config"
+[[ $points -gt 0 ]] || fail "no point of the space ran (mode $mode${built:+, built: $built})"
 echo "$mode: $points points, $failures failures"
 [[ $failures -eq 0 ]]

@@ -66,6 +66,23 @@ TEST(ConfigSpace, PointsTakeTheLargestBuffersWithEqualInputAndAccumulatorDepths)
   EXPECT_NE(errorOf([&] { space.point({2, 4, 4, 6}); }).find("LOG_BATCH"), std::string::npos);
 }
 
+TEST(ConfigSpace, PointsLoadByName) {
+  const tessera::hw::Config c = tessera::hw::Config::load("b1_i4_o3_w6");
+  EXPECT_EQ(c.name, "b1_i4_o3_w6");
+  EXPECT_EQ(c.batch, 2);
+  EXPECT_EQ(c.blockIn, 16);
+  EXPECT_EQ(c.blockOut, 8);
+  EXPECT_EQ(c.busWidth, 64);
+  const ConfigSpace space = ConfigSpace::shipped();
+  EXPECT_FALSE(space.pointNamed("b1_i4_o3").has_value());
+  EXPECT_FALSE(space.pointNamed("b1_i4_o3_w6x").has_value());
+  EXPECT_FALSE(space.pointNamed("b3_i4_o3_w6").has_value());  // LOG_BATCH outside the space
+  EXPECT_FALSE(space.pointNamed("default").has_value());
+  // A point without a config is refused by name with its reason, not taken for a missing file.
+  EXPECT_NE(errorOf([] { tessera::hw::Config::load("b0_i3_o3_w8"); }).find("has no config: "), std::string::npos);
+  EXPECT_NE(errorOf([] { tessera::hw::Config::load("b9_i4_o4_w6"); }).find("explored space"), std::string::npos);
+}
+
 TEST(ConfigSpace, MalformedSpacesNameTheKey) {
   auto parse = [](const std::string& text) { return errorOf([&] { ConfigSpace::fromJson(text, "s.json"); }); };
   const std::string ranges = R"("COARSE": {"LOG_BATCH": [0, 1], "LOG_BLOCK_IN": [4, 4], "LOG_BLOCK_OUT": [4, 4], "LOG_BUS_WIDTH": [6, 6]},

@@ -2,6 +2,7 @@
 // points as configs, and which targets cannot run a point yet and why.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ class ConfigSpace {
   std::vector<SpacePoint> points() const;
   // The point of these coarse values (one per coarse key), with its buffers chosen.
   SpacePoint point(const std::vector<int>& coarseValues) const;
+  // The config of the point named `name` (e.g. b1_i4_o4_w6); nullopt when no point has that name.
+  // Throws for a point of the space that has no config, with why.
+  std::optional<Config> pointNamed(const std::string& name) const;
   // Why `target` cannot run `config` (one line a limit it breaks); empty when it can.
   std::vector<std::string> refusals(const Config& config, const std::string& target) const;
   // Every target any limit names, in first-mentioned order.
