@@ -15,11 +15,14 @@ const char* const kBufferKeys[] = {"LOG_UOP_BUFF_SIZE", "LOG_INP_BUFF_SIZE", "LO
 // The coarse keys a point's name spells, in this order.
 const char* const kCoarseKeys[] = {"LOG_BATCH", "LOG_BLOCK_IN", "LOG_BLOCK_OUT", "LOG_BUS_WIDTH"};
 const char* const kCoarseTags[] = {"b", "i", "o", "w"};
+// Bound of any value in a space file, and the open side of a one-sided limit; far beyond every
+// config key's own range, so it never decides anything but keeps the arithmetic in int.
+constexpr int kUnbounded = 1000000;
 
 int asInt(const nlohmann::json& v, const std::string& where) {
   if (!v.is_number_integer()) throw Error(where, "must be an integer, got " + v.dump());
   const long long x = v.get<long long>();
-  if (x < -1000000 || x > 1000000) throw Error(where, "value " + std::to_string(x) + " is out of range");
+  if (x < -kUnbounded || x > kUnbounded) throw Error(where, "value " + std::to_string(x) + " is out of range");
   return static_cast<int>(x);
 }
 
@@ -98,8 +101,8 @@ ConfigSpace ConfigSpace::fromJson(const std::string& text, const std::string& or
         throw Error(at + ".KEY", "must name an integer config key");
       limit.key = l.at("KEY").get<std::string>();
       if (!l.contains("MIN") && !l.contains("MAX")) throw Error(at, "needs MIN, MAX or both");
-      limit.min = l.contains("MIN") ? asInt(l.at("MIN"), at + ".MIN") : -1000000;
-      limit.max = l.contains("MAX") ? asInt(l.at("MAX"), at + ".MAX") : 1000000;
+      limit.min = l.contains("MIN") ? asInt(l.at("MIN"), at + ".MIN") : -kUnbounded;
+      limit.max = l.contains("MAX") ? asInt(l.at("MAX"), at + ".MAX") : kUnbounded;
       if (limit.min > limit.max) throw Error(at, "MIN exceeds MAX");
       if (!l.contains("REASON") || !l.at("REASON").is_string() || l.at("REASON").get<std::string>().empty())
         throw Error(at + ".REASON", "must say why the targets cannot run such configs");
