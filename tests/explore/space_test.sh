@@ -16,6 +16,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# network NAME CONFIG TARGET: the Fashion-MNIST CNN compiled for CONFIG and run whole on TARGET,
+# bit-exact with the host reference.
+network() {
+  local out
+  if ! out=$("$tessera" bench --model "$m/fashion_cnn.onnx" --calibrate "$m/calib" --input "$m/sample_0.npy" \
+               --config "$2" --target "$3" 2>&1); then
+    fail "$1: whole network on $3: $(echo "$out" | tail -3)"
+  elif ! grep -q "check against the host reference: bit-exact" <<<"$out"; then
+    fail "$1: whole network on $3 not bit-exact with the host reference"
+  fi
+}
 
 "$tessera" info --space --emit "$work/points" > "$work/space.txt" || { cat "$work/space.txt"; echo "FAIL: tessera info --space"; exit 1; }
 tail -4 "$work/space.txt"
@@ -30,12 +41,7 @@ while IFS=$'\t' read -r name file refused _; do
       if ! out=$("$tessera" regress --config "$cfg" -n 20 --seed "$points" --targets fsim,fsim:kernels=generic --quiet --no-reproducers 2>&1); then
         fail "$name: regress: $(echo "$out" | tail -3)"
       fi
-      if ! out=$("$tessera" bench --model "$m/fashion_cnn.onnx" --calibrate "$m/calib" --input "$m/sample_0.npy" \
-                   --config "$cfg" --target fsim 2>&1); then
-        fail "$name: whole network: $(echo "$out" | tail -3)"
-      elif ! grep -q "check against the host reference: bit-exact" <<<"$out"; then
-        fail "$name: whole network not bit-exact with the host reference"
-      fi
+      network "$name" "$cfg" fsim
       ;;
     tsim)
       [[ ,$built, == *,$name,* ]] || { points=$((points - 1)); continue; }
@@ -43,12 +49,7 @@ while IFS=$'\t' read -r name file refused _; do
         fail "$name: regress on tsim and rtl-sc: $(echo "$out" | tail -3)"
       fi
       # The point's config file, not its name: a config of the same parameters runs on the built model.
-      if ! out=$("$tessera" bench --model "$m/fashion_cnn.onnx" --calibrate "$m/calib" --input "$m/sample_0.npy" \
-                   --config "$cfg" --target tsim 2>&1); then
-        fail "$name: whole network on tsim: $(echo "$out" | tail -3)"
-      elif ! grep -q "check against the host reference: bit-exact" <<<"$out"; then
-        fail "$name: whole network on tsim not bit-exact with the host reference"
-      fi
+      network "$name" "$cfg" tsim
       ;;
     rtl-lint)
       mkdir -p "$work/gen/$name"
