@@ -23,17 +23,19 @@ build: configure
 demo: build
 	@bash scripts/demo.sh build
 
-# The whole suite (CI runs this): the release build's every test (each harness's seed corpus
-# replayed included), then the unit, runtime, kernel, regression and simulator suites again under
-# ASan and UBSan (test-sanitize-core), then every libFuzzer harness fuzzed briefly from its corpus
-# (test-fuzz): three builds. `make test-release` is the first alone; `make test-all` runs the
-# sanitizers on every suite (test-sanitize) instead of the core ones.
-test: test-release test-sanitize-core test-fuzz
+# The whole suite (CI runs this) within its 35 minutes on the 2-core build machine: the release
+# build's every test but the long runs of label full (each harness's seed corpus replayed
+# included), then the clang build under ASan and UBSan (test-fuzz): every libFuzzer harness fuzzed
+# briefly from its corpus, and the core unit suites (support, hw, streams; label core). Two builds.
+# `make test-all` adds the long runs, the zoo, and every suite of the gcc debug preset under the
+# sanitizers (test-sanitize).
+test: test-release test-fuzz
 
 test-all: test-release test-sanitize test-fuzz test-zoo test-full
 
-# The long runs the default suite leaves out to keep `make test` within its 35 minutes (label full):
-# the iCEBreaker bitstream's place and route, the ViT's accuracy on all 10,000 test images.
+# The long runs the default suite leaves out to keep `make test` within its 35 minutes (label full;
+# docs/user-guide.md lists them): the larger sizes of checks the default suite runs small, and
+# checks whose every run is minutes of Yosys, Slurm or a cross build.
 test-full: build
 	@ctest --preset full
 
@@ -71,7 +73,7 @@ mutate: build
 # they would only repeat the release run;
 # install (a consumer project built without the sanitizers cannot link the instrumented libraries);
 # and cross (the armhf/arm64 builds use their toolchains' own flags: nothing of them is instrumented).
-# -O1 rather than -O0: at -O0 the instrumented RTL models ran ~30x slower than release.
+# -O1 rather than -O0, for the instrumented simulators' speed.
 # The preset builds no tsim-cov (TESSERA_TSIM_COV_CONFIGS empty): a second, coverage-instrumented RTL
 # model would lengthen the instrumented build, and tsim's tests run the harness it shares; the
 # coverage files' code runs instrumented in tessera_regress_tests (test_coverage.cpp).
@@ -80,8 +82,8 @@ test-sanitize: configure-debug
 	@ctest --preset debug
 
 # The same preset on the unit, runtime, kernel, regression and simulator (tsim, hls, hls-sc,
-# rtl-sc) suites only, building only what they run: part of `make test`, so of CI, where the whole
-# preset would take another ten minutes. The fuzz corpora run instrumented in test-fuzz. Labels aot
+# rtl-sc) suites only, building only what they run (24 minutes on the 2-core build machine, so not
+# part of `make test`). The fuzz corpora run instrumented in test-fuzz. Labels aot
 # and cross are left out although their tests also carry a target's label: they need the CLI and
 # the code generator, which this preset does not build.
 test-sanitize-core: configure-debug
@@ -92,8 +94,9 @@ configure-debug: deps
 	@cmake --preset debug > build-debug-configure.log 2>&1 || (cat build-debug-configure.log; exit 1)
 	@rm -f build-debug-configure.log
 
-# The libFuzzer harnesses (preset fuzz, build-fuzz/, clang-14) built, then each fuzzed for
-# TESSERA_FUZZ_CTEST_SECONDS (10) from its seed corpus by ctest (label fuzz).
+# The libFuzzer harnesses (preset fuzz, build-fuzz/, clang-14, ASan and UBSan) built, then each
+# fuzzed for TESSERA_FUZZ_CTEST_SECONDS (10) from its seed corpus by ctest (label fuzz); the same
+# build runs the core unit suites (label core), whose libraries it has compiled anyway.
 test-fuzz: deps
 	@cmake --preset fuzz > build-fuzz-configure.log 2>&1 || (cat build-fuzz-configure.log; exit 1)
 	@rm -f build-fuzz-configure.log

@@ -18,7 +18,7 @@ tessera_verilate(OUT_DIR "${ib_dir}" PREFIX ${ib_prefix} FLAGS ${IB_VERILATOR_FL
                  SOURCES ${TESSERA_BOARD_RTL_SOURCES} DEPENDS "${ib_svh}"
                  COMMENT "Verilating tessera_icebreaker_top for config ${TESSERA_ICEBREAKER_CONFIG}")
 add_library(tessera_icebreaker_rtl STATIC "${ib_dir}/${ib_prefix}__fast.cpp" "${ib_dir}/${ib_prefix}__slow.cpp")
-set_target_properties(tessera_icebreaker_rtl PROPERTIES COMPILE_OPTIONS "-w;-g0;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment")
+set_target_properties(tessera_icebreaker_rtl PROPERTIES COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS}")
 set_source_files_properties("${ib_dir}/${ib_prefix}__fast.cpp" PROPERTIES COMPILE_OPTIONS "${TESSERA_TSIM_OPT}")
 set_source_files_properties("${ib_dir}/${ib_prefix}__slow.cpp" PROPERTIES COMPILE_OPTIONS "-O1")
 target_include_directories(tessera_icebreaker_rtl SYSTEM PRIVATE "${ib_mdir}")
@@ -54,7 +54,7 @@ tessera_verilate(OUT_DIR "${ibc_dir}" PREFIX ${ibc_prefix}
                  COMMENT "Verilating tessera_icebreaker_top with coverage for config ${TESSERA_ICEBREAKER_CONFIG}")
 add_library(tessera_icebreaker_cov_rtl STATIC "${ibc_dir}/${ibc_prefix}__fast.cpp" "${ibc_dir}/${ibc_prefix}__slow.cpp")
 set_target_properties(tessera_icebreaker_cov_rtl PROPERTIES
-                      COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment"
+                      COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1"
                       POSITION_INDEPENDENT_CODE ON)
 target_include_directories(tessera_icebreaker_cov_rtl SYSTEM PRIVATE "${ibc_mdir}")
 target_compile_definitions(tessera_icebreaker_cov_rtl PRIVATE ${COV_DEFINES})
@@ -105,7 +105,7 @@ if(TESSERA_BUILD_ICEBREAKER_GLS AND ICEBREAKER_YOSYS AND ICEBREAKER_ICE40_CELLS)
                    SOURCES "${ICEBREAKER_ICE40_CELLS}/ice40/cells_sim.v" "${ibg_dir}/netlist.v"
                    LOG "${ibg_dir}/verilator.log" COMMENT "Verilating the iCEBreaker gate-level netlist")
   add_library(tessera_icebreaker_gls_model STATIC "${ibg_dir}/${ib_prefix}__fast.cpp" "${ibg_dir}/${ib_prefix}__slow.cpp")
-  set_target_properties(tessera_icebreaker_gls_model PROPERTIES COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none")
+  set_target_properties(tessera_icebreaker_gls_model PROPERTIES COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1")
   target_include_directories(tessera_icebreaker_gls_model SYSTEM PRIVATE "${ibg_mdir}")
   target_compile_definitions(tessera_icebreaker_gls_model PRIVATE ${VL_DEFINES})
   target_link_libraries(tessera_icebreaker_gls_model PUBLIC tessera_verilated)

@@ -45,7 +45,7 @@ foreach(cfg IN LISTS TESSERA_TSIM_COV_CONFIGS)
   # little speed (it runs a regression, not a network).
   add_library(tessera_tsim_cov_rtl_${cfg_id} STATIC "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")
   set_target_properties(tessera_tsim_cov_rtl_${cfg_id} PROPERTIES
-                        COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment"
+                        COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1"
                         POSITION_INDEPENDENT_CODE ON)
   target_include_directories(tessera_tsim_cov_rtl_${cfg_id} SYSTEM PRIVATE "${mdir}")
   target_compile_definitions(tessera_tsim_cov_rtl_${cfg_id} PRIVATE ${COV_DEFINES})

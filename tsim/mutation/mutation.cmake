@@ -51,7 +51,7 @@ foreach(cfg IN LISTS TESSERA_TSIM_MUT_CONFIGS)
   # Compile time over speed (a netlist, and most mutants die in the first program): -O1.
   add_library(tessera_tsim_mut_rtl_${cfg_id} STATIC "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")
   set_target_properties(tessera_tsim_mut_rtl_${cfg_id} PROPERTIES
-                        COMPILE_OPTIONS "-w;-g0;-O1;-faligned-new;-fcf-protection=none;-fno-sanitize=alignment"
+                        COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1"
                         POSITION_INDEPENDENT_CODE ON)
   target_include_directories(tessera_tsim_mut_rtl_${cfg_id} SYSTEM PRIVATE "${mdir}")
   target_compile_definitions(tessera_tsim_mut_rtl_${cfg_id} PRIVATE ${MUT_DEFINES})

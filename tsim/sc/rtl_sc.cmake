@@ -20,7 +20,7 @@ macro(tessera_rtl_sc_model cfg cfg_id)
                    COMMENT "Verilating tessera_top to SystemC for config ${cfg}")
   # Generated code: Verilator's and SystemC's flags, not the project's warnings (as for tsim's models).
   add_library(tessera_rtl_sc_${cfg_id} STATIC "${sc_out}/${sc_prefix}__fast.cpp" "${sc_out}/${sc_prefix}__slow.cpp")
-  set_target_properties(tessera_rtl_sc_${cfg_id} PROPERTIES COMPILE_OPTIONS "-w;-g0;-faligned-new;-fcf-protection=none")
+  set_target_properties(tessera_rtl_sc_${cfg_id} PROPERTIES COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS}")
   set_source_files_properties("${sc_out}/${sc_prefix}__fast.cpp" PROPERTIES COMPILE_OPTIONS "${TESSERA_TSIM_OPT}")
   set_source_files_properties("${sc_out}/${sc_prefix}__slow.cpp" PROPERTIES COMPILE_OPTIONS "-O1")
   target_include_directories(tessera_rtl_sc_${cfg_id} SYSTEM PRIVATE "${sc_mdir}" "${VL_INCLUDE}" "${VL_INCLUDE}/vltstd"
