@@ -446,6 +446,10 @@ int cmdCompileModel(const std::vector<std::string>& args) {
               m.segments.size(), placed.hostLayers(), 100.0 * placed.acceleratorMacShare(), thousands(insns).c_str(),
               thousands(m.constantImage.size()).c_str(), thousands(m.arenaBytes).c_str(),
               thousands(m.arenaBytesWithoutReuse).c_str());
+  if (onAccel)
+    std::printf("  predicted: %s accelerator cycles (the cost model's, without simulating; tessera bench --model "
+                "--target tsim measures them)\n",
+                thousands(static_cast<uint64_t>(compiler::model::predictedCycles(m))).c_str());
   for (const auto& q : m.quantizationNotes)
     std::printf("  quantization: %s: %s (max abs error %.3g)\n", q.tensor.c_str(), q.change.c_str(), q.maxAbsError);
   if (emit != "tsm") {
@@ -965,6 +969,9 @@ int cmdBenchModel(const std::vector<std::string>& args) {
   const double lanes = double(cfg.batch) * cfg.blockIn * cfg.blockOut;
   auto utilization = [&](uint64_t macs, uint64_t cycles) { return cycles ? double(macs) / (double(cycles) * lanes) : 0.0; };
   const compiler::model::Placement placement = compiler::model::placementOf(m);
+  const double predicted = compiler::model::predictedCycles(m);
+  // Signed relative error of the prediction against a timed target's count.
+  const double predictionError = r.counters.cycles ? (predicted - double(r.counters.cycles)) / double(r.counters.cycles) : 0.0;
   if (json) {
     nlohmann::json byKind = nlohmann::json::object();
     for (const auto& [name, k] : kinds) {
@@ -973,14 +980,16 @@ int cmdBenchModel(const std::vector<std::string>& args) {
       else if (k.cycles) j["cycles_run_alone"] = k.cycles, j["gemm_utilization"] = utilization(k.macs, k.cycles);
       byKind[name] = j;
     }
-    const nlohmann::json out = {{"benchmark", "model"}, {"model", a.model}, {"target", target}, {"config", cfg.name},
+    nlohmann::json out = {{"benchmark", "model"}, {"model", a.model}, {"target", target}, {"config", cfg.name},
                                 {"quantization", m.quantization}, {"layers", placement.layers},
                                 {"layers_on_accelerator", placement.acceleratorLayers}, {"segments", m.segments.size()},
                                 {"macs", placement.macs}, {"accelerator_macs", accelMacs},
                                 {"accelerator_mac_share", placement.acceleratorMacShare()}, {"cycles", r.counters.cycles},
+                                {"predicted_cycles", predicted},
                                 {"gemm_utilization", utilization(accelMacs, r.counters.cycles)},
                                 {"host_seconds", hostMicros / 1e6}, {"run_seconds", r.seconds},
                                 {"compile_seconds", compileSeconds}, {"bit_exact_with_host_reference", ok}, {"by_kind", byKind}};
+    if (r.counters.cycles) out["prediction_error"] = predictionError;
     std::printf("%s\n", out.dump(2).c_str());
     return ok ? 0 : 1;
   }
@@ -988,11 +997,14 @@ int cmdBenchModel(const std::vector<std::string>& args) {
               m.quantization.c_str());
   std::printf("  %s in %zu segment(s)\n", placementLabel(placement).c_str(), m.segments.size());
   if (r.counters.cycles)
-    std::printf("  whole network: %s cycles, GEMM-core utilization %.1f%% (%s accelerator MACs at %.0f per cycle)\n",
+    std::printf("  whole network: %s cycles, GEMM-core utilization %.1f%% (%s accelerator MACs at %.0f per cycle); "
+                "predicted %s (%+.1f%%)\n",
                 thousands(r.counters.cycles).c_str(), 100.0 * utilization(accelMacs, r.counters.cycles),
-                thousands(accelMacs).c_str(), lanes);
+                thousands(accelMacs).c_str(), lanes, thousands(static_cast<uint64_t>(predicted)).c_str(),
+                100.0 * predictionError);
   else
-    std::printf("  whole network: %s counts no cycles (an untimed target); pass --target tsim for them\n", target.c_str());
+    std::printf("  whole network: %s counts no cycles (an untimed target; pass --target tsim for them); predicted %s\n",
+                target.c_str(), thousands(static_cast<uint64_t>(predicted)).c_str());
   std::printf("  %-10s %7s %16s %14s %8s\n", "kind", "layers", "MACs", "cycles alone", "GEMM%");
   for (const auto& [name, k] : kinds) {
     if (name == "host") continue;

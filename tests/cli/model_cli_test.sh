@@ -84,7 +84,7 @@ expect_error "--calibrate on a compiled model" "compiled model" "$tessera" run "
 # bench --model: the whole network's cycles, GEMM utilization by layer kind and host time
 expect_error "bench --model without --input" "needs --input FILE" "$tessera" bench --model "$model" --calibrate "$calib"
 expect_ok "bench --model on fsim" "$tessera" bench --model "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy" --target fsim
-grep -q "counts no cycles (an untimed target)" "$work/out" || fail "bench --model on fsim: does not say fsim counts no cycles"
+grep -q "counts no cycles (an untimed target; .*); predicted [1-9][0-9,]*$" "$work/out" || fail "bench --model on fsim: does not say fsim counts no cycles, or no prediction"
 grep -q "6 of 9 layers, 100.0% of MACs on the accelerator in 1 segment(s)" "$work/out" || fail "bench --model: no placement line"
 if [[ ",$tsim_configs," == *,default,* ]]; then
   expect_ok "bench --model on tsim" "$tessera" bench --model "$model" --calibrate "$calib" --input "$src/models/fashion_mnist/sample_0.npy" --target tsim --json
@@ -92,6 +92,7 @@ if [[ ",$tsim_configs," == *,default,* ]]; then
 import json,sys
 d=json.load(open(sys.argv[1]))
 assert d['cycles']>0 and 0<d['gemm_utilization']<=1 and d['bit_exact_with_host_reference'], d
+assert d['predicted_cycles']>0 and abs(d['prediction_error'])<=0.05, (d['predicted_cycles'], d['cycles'])
 assert d['by_kind']['conv2d']['layers']==5 and d['by_kind']['conv2d']['cycles_run_alone']>0, d['by_kind']
 assert d['by_kind']['host']['layers']==3 and 'host_seconds' in d['by_kind']['host'], d['by_kind']
 " "$work/out" || fail "bench --model --json on tsim: not the expected figures"

@@ -4,7 +4,8 @@
 # bit-exact with the host reference; and the RTL elaborates lint-clean for exactly the points its
 # targets are not refused for (a refusal that stops being true fails too, so it gets lifted).
 # With MODE tsim, the points tsim was built for (TESSERA_TSIM_CONFIGS) run random programs
-# bit-exact on fsim, tsim and rtl-sc, and the whole network on tsim bit-exact with the reference.
+# bit-exact on fsim, tsim and rtl-sc, and the whole network on tsim bit-exact with the reference,
+# its cycles within 5% of the cost model's prediction.
 # Usage: space_test.sh TESSERA SOURCE_DIR MODE [POINTS]   (MODE: fsim, rtl-lint or tsim; POINTS:
 # for tsim, the comma-separated points tsim was built for)
 set -u
@@ -17,14 +18,22 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # network NAME CONFIG TARGET: the Fashion-MNIST CNN compiled for CONFIG and run whole on TARGET,
-# bit-exact with the host reference.
+# bit-exact with the host reference; on tsim, the cost model's predicted cycles within 5% of the
+# count (issue 32's bound).
 network() {
-  local out
+  local out err
   if ! out=$("$tessera" bench --model "$m/fashion_cnn.onnx" --calibrate "$m/calib" --input "$m/sample_0.npy" \
                --config "$2" --target "$3" 2>&1); then
     fail "$1: whole network on $3: $(echo "$out" | tail -3)"
   elif ! grep -q "check against the host reference: bit-exact" <<<"$out"; then
     fail "$1: whole network on $3 not bit-exact with the host reference"
+  elif [[ $3 == tsim ]]; then
+    err=$(sed -n 's/.*whole network: .*; predicted [0-9,]* (\([-+][0-9.]*\)%)$/\1/p' <<<"$out")
+    if [[ -z $err ]]; then
+      fail "$1: whole network on tsim: no predicted cycles in: $(grep 'whole network' <<<"$out")"
+    elif ! awk -v e="$err" 'BEGIN { exit !(e >= -5 && e <= 5) }'; then
+      fail "$1: whole network on tsim: predicted cycles off by $err% (bound 5%): $(grep 'whole network' <<<"$out")"
+    fi
   fi
 }
 

@@ -56,6 +56,8 @@ add_library(tessera_icebreaker_cov_rtl STATIC "${ibc_dir}/${ibc_prefix}__fast.cp
 set_target_properties(tessera_icebreaker_cov_rtl PROPERTIES
                       COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1"
                       POSITION_INDEPENDENT_CODE ON)
+# Its slow half runs once per model: -O0, as for tsim-cov (tsim/coverage/coverage.cmake).
+set_source_files_properties("${ibc_dir}/${ibc_prefix}__slow.cpp" PROPERTIES COMPILE_OPTIONS -O0)
 target_include_directories(tessera_icebreaker_cov_rtl SYSTEM PRIVATE "${ibc_mdir}")
 target_compile_definitions(tessera_icebreaker_cov_rtl PRIVATE ${COV_DEFINES})
 target_link_libraries(tessera_icebreaker_cov_rtl PUBLIC tessera_verilated_cov)

@@ -42,11 +42,13 @@ foreach(cfg IN LISTS TESSERA_TSIM_COV_CONFIGS)
                    SOURCES ${TESSERA_RTL_SOURCES} DEPENDS ${TESSERA_RTL_INCLUDES} "${svh}"
                    COMMENT "Verilating tessera_top with coverage for config ${cfg}")
   # Coverage code is mostly counter increments: -O1 compiles it several times faster than -O2 for
-  # little speed (it runs a regression, not a network).
+  # little speed (it runs a regression, not a network). Its slow half (construction, the
+  # registration of every coverage point) runs once per model and took most of the compile: -O0.
   add_library(tessera_tsim_cov_rtl_${cfg_id} STATIC "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")
   set_target_properties(tessera_tsim_cov_rtl_${cfg_id} PROPERTIES
                         COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1"
                         POSITION_INDEPENDENT_CODE ON)
+  set_source_files_properties("${out}/${prefix}__slow.cpp" PROPERTIES COMPILE_OPTIONS -O0)
   target_include_directories(tessera_tsim_cov_rtl_${cfg_id} SYSTEM PRIVATE "${mdir}")
   target_compile_definitions(tessera_tsim_cov_rtl_${cfg_id} PRIVATE ${COV_DEFINES})
   target_link_libraries(tessera_tsim_cov_rtl_${cfg_id} PUBLIC tessera_verilated_cov)

@@ -390,4 +390,11 @@ Placement placementOf(const CompiledModel& m) {
   return p;
 }
 
+double predictedCycles(const CompiledModel& m) {
+  double cycles = 0;
+  for (const LayerInfo& l : m.layers)
+    if (l.onAccelerator) cycles += l.estimatedCycles;
+  return cycles;
+}
+
 }  // namespace tessera::compiler::model

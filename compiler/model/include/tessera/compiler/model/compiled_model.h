@@ -108,4 +108,9 @@ struct Placement {
 };
 Placement placementOf(const CompiledModel& m);
 
+// The whole network's accelerator cycles as the operator compiler's cost model predicts them, without
+// simulating: its estimates for the accelerator layers' chosen tilings, summed (docs/explore.md
+// compares it with tsim's count across the explored space).
+double predictedCycles(const CompiledModel& m);
+
 }  // namespace tessera::compiler::model
