@@ -2,7 +2,7 @@
 foreach(test IN LISTS tessera_compiler_tests_TESTS)
   if(test MATCHES "ResNet18\\.EveryLayerMatchesTheReference/" AND NOT test MATCHES "/fsim_")
     if(test MATCHES "_default( |$)")  # discovered names end in "  # GetParam() = ..."
-      set_tests_properties("${test}" PROPERTIES LABELS "compiler;sanitizer-heavy")
+      set_tests_properties("${test}" PROPERTIES LABELS "compiler;sanitizer-heavy" COST 45)  # COST: tests/mutation/CMakeLists.txt
     else()
       set_tests_properties("${test}" PROPERTIES LABELS "compiler;sanitizer-heavy;full")
     endif()
