@@ -138,7 +138,7 @@ MAX_DEPTH ?=
 fpga-report: configure
 	@cmake --build --preset default --target tessera_generated_headers > /dev/null
 	@python3 scripts/fpga/yosys_report.py --gen build/generated/$(CONFIG) --rtl rtl \
-	  --boards scripts/fpga/boards.tcl --family $(FAMILY) --work build/fpga-report/$(CONFIG)-$(FAMILY) \
+	  --boards scripts/fpga/boards.tcl --parts hw/configs/space/parts.json --family $(FAMILY) --work build/fpga-report/$(CONFIG)-$(FAMILY) \
 	  --json build/fpga-report/$(CONFIG)-$(FAMILY)/report.json --check $(if $(MAX_DEPTH),--max-depth $(MAX_DEPTH))
 
 # Gate-level simulation (gls/README.md): turns TESSERA_BUILD_GLS on in build/, synthesizes and

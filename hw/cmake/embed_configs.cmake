@@ -1,5 +1,6 @@
 # Writes a C++ source embedding every hw/configs/*.json and hw/configs/boards/*.json, so shipped and
-# board configs resolve by name, and the explored space hw/configs/space/explore.json. Invoked with
+# board configs resolve by name, and the explored space's files hw/configs/space/{explore,parts,area}.json.
+# Invoked with
 # -DCONFIG_DIR=... -DOUTPUT=...
 function(embed_table dir out_var)
   file(GLOB files "${dir}/*.json")
@@ -15,11 +16,14 @@ endfunction()
 embed_table("${CONFIG_DIR}" BODY)
 embed_table("${CONFIG_DIR}/boards" BOARD_BODY)
 file(READ "${CONFIG_DIR}/space/explore.json" SPACE_TEXT)
+file(READ "${CONFIG_DIR}/space/parts.json" PARTS_TEXT)
+file(READ "${CONFIG_DIR}/space/area.json" AREA_TEXT)
 set(CONTENT "// Generated from hw/configs/*.json by hw/cmake/embed_configs.cmake; do not edit.
 #include <string>
 #include <utility>
 #include <vector>
 
+#include \"tessera/hw/area.h\"
 #include \"tessera/hw/config.h\"
 #include \"tessera/hw/config_space.h\"
 
@@ -62,6 +66,8 @@ std::string boardConfigJson(const std::string& name) {
 }
 
 std::string shippedSpaceJson() { return R\"tessera_json(${SPACE_TEXT})tessera_json\"; }
+std::string shippedPartsJson() { return R\"tessera_json(${PARTS_TEXT})tessera_json\"; }
+std::string shippedAreaJson() { return R\"tessera_json(${AREA_TEXT})tessera_json\"; }
 }  // namespace tessera::hw
 ")
 # Only touch the file when it changes, so dependents are not rebuilt needlessly.

@@ -15,6 +15,8 @@ const char* const kBufferKeys[] = {"LOG_UOP_BUFF_SIZE", "LOG_INP_BUFF_SIZE", "LO
 // The coarse keys a point's name spells, in this order.
 const char* const kCoarseKeys[] = {"LOG_BATCH", "LOG_BLOCK_IN", "LOG_BLOCK_OUT", "LOG_BUS_WIDTH"};
 const char* const kCoarseTags[] = {"b", "i", "o", "w"};
+// The buffer keys (kBufferKeys' order) a config's name spells after its point's.
+const char* const kBufferTags[] = {"u", "i", "w", "a"};
 // Bound of any value in a space file, and the open side of a one-sided limit; far beyond every
 // config key's own range, so it never decides anything but keeps the arithmetic in int.
 constexpr int kUnbounded = 1000000;
@@ -188,25 +190,62 @@ std::vector<SpacePoint> ConfigSpace::points() const {
 }
 
 std::optional<Config> ConfigSpace::pointNamed(const std::string& name) const {
-  // b<LOG_BATCH>_i<LOG_BLOCK_IN>_o<LOG_BLOCK_OUT>_w<LOG_BUS_WIDTH>, each value in its range.
-  std::vector<int> values;
   size_t pos = 0;
-  for (size_t k = 0; k < coarse_.size(); ++k) {
-    const std::string tag = (k ? "_" : "") + std::string(kCoarseTags[k]);
+  // Reads TAG then a number of one or two digits at `pos`; nullopt when the name does not go on so.
+  auto tagged = [&](const std::string& tag) -> std::optional<int> {
     if (name.compare(pos, tag.size(), tag) != 0) return std::nullopt;
     pos += tag.size();
     size_t end = pos;
     while (end < name.size() && end - pos < 2 && name[end] >= '0' && name[end] <= '9') ++end;
     if (end == pos) return std::nullopt;
     const int v = std::stoi(name.substr(pos, end - pos));
-    if (v < coarse_[k].min || v > coarse_[k].max) return std::nullopt;
-    values.push_back(v);
     pos = end;
+    return v;
+  };
+  // b<LOG_BATCH>_i<LOG_BLOCK_IN>_o<LOG_BLOCK_OUT>_w<LOG_BUS_WIDTH>, each value in its range.
+  std::vector<int> values;
+  for (size_t k = 0; k < coarse_.size(); ++k) {
+    const std::optional<int> v = tagged((k ? "_" : "") + std::string(kCoarseTags[k]));
+    if (!v || *v < coarse_[k].min || *v > coarse_[k].max) return std::nullopt;
+    values.push_back(*v);
   }
-  if (pos != name.size()) return std::nullopt;
+  // Optionally the buffers, as explore names a config whose buffers are not the point's largest:
+  // _u<LOG_UOP_BUFF_SIZE>_i<LOG_INP_BUFF_SIZE>_w<LOG_WGT_BUFF_SIZE>_a<LOG_ACC_BUFF_SIZE>.
+  std::vector<int> buffers;
+  if (pos != name.size()) {
+    for (size_t k = 0; k < buffers_.size(); ++k) {
+      const std::optional<int> v = tagged("_" + std::string(kBufferTags[k]));
+      if (!v) return std::nullopt;
+      if (*v < buffers_[k].min || *v > buffers_[k].max)
+        throw Error(name, buffers_[k].key + " " + std::to_string(*v) + " is outside the explored range [" +
+                              std::to_string(buffers_[k].min) + ", " + std::to_string(buffers_[k].max) + "] of " + origin_);
+      buffers.push_back(*v);
+    }
+    if (pos != name.size()) return std::nullopt;
+  }
   SpacePoint p = point(values);
   if (!p.valid) throw Error(name, "this point of the explored space has no config: " + p.refusal);
-  return p.config;
+  if (buffers.empty()) return p.config;
+  Config c = p.config;
+  for (size_t k = 0; k < buffers_.size(); ++k) *c.intKey(buffers_[k].key) = buffers[k];
+  c.name = name;
+  c.description = "explored point " + p.name + " of " + origin_ + " with buffers of 2^" + std::to_string(buffers[0]) + ", 2^" +
+                  std::to_string(buffers[1]) + ", 2^" + std::to_string(buffers[2]) + ", 2^" + std::to_string(buffers[3]) +
+                  " bytes (micro-op, input, weight, accumulator)";
+  c.derive(name);
+  return c;
+}
+
+std::string ConfigSpace::nameOf(const Config& c) const {
+  std::vector<int> values;
+  for (const KeyRange& r : coarse_) values.push_back(*c.intKey(r.key));
+  const SpacePoint p = point(values);
+  bool largest = p.valid;
+  for (const KeyRange& r : buffers_) largest = largest && *c.intKey(r.key) == *p.config.intKey(r.key);
+  if (largest) return p.name;
+  std::string name = p.name;
+  for (size_t k = 0; k < buffers_.size(); ++k) name += "_" + std::string(kBufferTags[k]) + std::to_string(*c.intKey(buffers_[k].key));
+  return name;
 }
 
 std::vector<std::string> ConfigSpace::refusals(const Config& config, const std::string& target) const {

@@ -7,22 +7,21 @@
 # hp_width    widest data width of the PS high-performance slave port the accelerator's master uses
 #             (S_AXI_HP0 on Zynq-7000: 64; S_AXI_HP0_FPD on MPSoC: 128)
 # family      Yosys synth_xilinx family of the part (xc7, xcup), for the resource report
-# luts ffs ramb36 dsps urams
-#             the part's capacity: LUTs, flip-flops, 36 Kb block RAMs, DSP slices (DSP48E1 on
-#             xc7, DSP48E2 on xcup), UltraRAMs; scripts/fpga/yosys_report.py checks fit against it
+# A part's capacity (LUTs, flip-flops, block RAMs, DSPs) is in hw/configs/space/parts.json, whose
+# part names prefix these part strings; scripts/fpga/yosys_report.py checks fit against it.
 set tessera_boards [dict create \
   pynq-z1 {
     part xc7z020clg400-1 board_part www.digilentinc.com:pynq-z1:part0:1.0 ps ps7
     clock_mhz 100 hp_width 64
-    family xc7 luts 53200 ffs 106400 ramb36 140 dsps 220 urams 0
+    family xc7
   } \
   ultra96v2 {
     part xczu3eg-sbva484-1-i board_part avnet.com:ultra96v2:part0:1.2 ps psu
     clock_mhz 100 hp_width 128
-    family xcup luts 70560 ffs 141120 ramb36 216 dsps 360 urams 0
+    family xcup
   } \
   zcu104 {
     part xczu7ev-ffvc1156-2-e board_part xilinx.com:zcu104:part0:1.1 ps psu
     clock_mhz 100 hp_width 128
-    family xcup luts 230400 ffs 460800 ramb36 312 dsps 1728 urams 96
+    family xcup
   }]

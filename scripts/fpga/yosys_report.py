@@ -6,7 +6,7 @@ tessera_config.svh (the trace port removed, as the Vivado flow leaves it unconne
 the mapped netlist and prints, per module instance and in total: LUTs (logic and memory), flip-flops,
 block RAMs (RAMB36/RAMB18), DSPs, distributed RAM, wide muxes and carry cells; how every memory
 of the design was mapped; the longest register-to-register path in LUT levels; and each board's
-part from scripts/fpga/boards.tcl with its capacity and the design's share of it. As a table on
+part from scripts/fpga/boards.tcl with its capacity (hw/configs/space/parts.json) and the design's share of it. As a table on
 stdout and as JSON (--json).
 
 Hierarchy is kept (Yosys' default for synth_xilinx), so each module is counted on its own and the
@@ -63,24 +63,39 @@ def die(msg):
     sys.exit(2)
 
 
-def board_table(boards_tcl):
-    """The board table of scripts/fpga/boards.tcl, read by tclsh itself."""
+def board_table(boards_tcl, parts_json):
+    """The board table of scripts/fpga/boards.tcl (read by tclsh itself), each board's part with its
+    capacity from hw/configs/space/parts.json (a board's part string starts with the part's name)."""
     script = ("source {%s}\n"
               "foreach b [lsort [dict keys $tessera_boards]] {\n"
               "  set d [dict get $tessera_boards $b]\n"
-              "  puts [list $b [dict get $d part] [dict get $d family] [dict get $d luts] [dict get $d ffs]"
-              " [dict get $d ramb36] [dict get $d dsps] [dict get $d urams]]\n"
+              "  puts [list $b [dict get $d part] [dict get $d family]]\n"
               "}\n") % boards_tcl
     try:
         out = subprocess.run(["tclsh"], input=script, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         die("cannot read the board table %s with tclsh: %s" % (boards_tcl, getattr(e, "stderr", e)))
+    try:
+        with open(parts_json) as f:
+            parts = json.load(f)["PARTS"]
+    except (OSError, ValueError, KeyError) as e:
+        die("cannot read the parts %s: %s" % (parts_json, e))
     boards = []
     for line in out.splitlines():
         f = line.split()
-        boards.append({"board": f[0], "part": f[1], "family": f[2], "luts": int(f[3]), "ffs": int(f[4]),
-                       "ramb36": int(f[5]), "dsps": int(f[6]), "urams": int(f[7])})
+        part = next((p for p in parts if f[1].lower().startswith(p["NAME"])), None)
+        if part is None:
+            die("board %s: part %s is not in %s" % (f[0], f[1], parts_json))
+        boards.append({"board": f[0], "part": f[1], "family": f[2], "luts": part["LUTS"], "ffs": part["FFS"],
+                       "ramb36": part["BRAM36"], "dsps": part["DSPS"], "urams": part.get("URAMS", 0)})
     return boards
+
+
+def yosys_version(yosys):
+    try:
+        return subprocess.run([yosys, "-V"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
 
 
 def run_yosys(args, work):
@@ -440,6 +455,7 @@ def main():
     ap.add_argument("--gen", required=True, help="generated config directory (tessera_config.svh)")
     ap.add_argument("--rtl", required=True)
     ap.add_argument("--boards", required=True, help="scripts/fpga/boards.tcl")
+    ap.add_argument("--parts", required=True, help="hw/configs/space/parts.json (each board part's capacity)")
     ap.add_argument("--family", default="xc7", choices=sorted(FAMILIES))
     ap.add_argument("--work", required=True, help="directory for the Yosys script, log and netlists")
     ap.add_argument("--yosys", default="yosys")
@@ -454,7 +470,7 @@ def main():
 
     config = os.path.basename(os.path.normpath(args.gen))
     os.makedirs(args.work, exist_ok=True)
-    boards = [b for b in board_table(args.boards) if b["family"] == args.family]
+    boards = [b for b in board_table(args.boards, args.parts) if b["family"] == args.family]
     if args.reuse:
         hier_json, flat_json, log, secs = (os.path.join(args.work, n) for n in
                                            ("netlist_hier.json", "netlist_flat.json", "yosys.log", "0"))
@@ -542,6 +558,7 @@ def main():
                                                      cell("ramb36"), cell("dsps"), "" if f["fits"] else "  OVERFLOW"))
 
     report = {"config": config, "family": args.family, "seconds": round(secs, 1), "hierarchy_kept": True,
+              "yosys_version": yosys_version(args.yosys),
               "total": total, "instances": rows, "memories": memories,
               "sram_arrays": sram_total, "sram_arrays_in_block_ram": sram_bram,
               "depth": depth, "boards": fits}

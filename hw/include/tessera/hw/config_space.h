@@ -51,9 +51,13 @@ class ConfigSpace {
   std::vector<SpacePoint> points() const;
   // The point of these coarse values (one per coarse key), with its buffers chosen.
   SpacePoint point(const std::vector<int>& coarseValues) const;
-  // The config of the point named `name` (e.g. b1_i4_o4_w6); nullopt when no point has that name.
-  // Throws for a point of the space that has no config, with why.
+  // The config of the point named `name` (e.g. b1_i4_o4_w6, its largest buffers), or of the point
+  // with the buffers a suffix names (b1_i4_o4_w6_u15_i15_w17_a17: log2 bytes of the micro-op, input,
+  // weight and accumulator buffers); nullopt when no point has that name. Throws for a point of
+  // the space that has no config, or buffers out of range or invalid, with why.
   std::optional<Config> pointNamed(const std::string& name) const;
+  // The name pointNamed() takes for `c` (its coarse keys in the space's ranges).
+  std::string nameOf(const Config& c) const;
   // Why `target` cannot run `config` (one line a limit it breaks); empty when it can.
   std::vector<std::string> refusals(const Config& config, const std::string& target) const;
   // Every target any limit names, in first-mentioned order.
