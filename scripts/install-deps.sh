@@ -21,7 +21,8 @@ set -euo pipefail
 # JIT, object files; docs/aot.md); Debian's armhf and arm64 cross compilers and qemu-user (the cross
 # builds of the runtime and an ahead-of-time compiled model, run under qemu by ctest label `cross`);
 # OpenBLAS (the host executor's float convolutions and matrix products when calibrating and in
-# eval's float reference; docs/graph.md).
+# eval's float reference; docs/graph.md; its LAPACK fits the area model, tessera-area-fit); gnuplot
+# (tessera explore's plot of the explored front; docs/explore.md).
 packages=(
   build-essential cmake ninja-build
   libgtest-dev libbenchmark-dev
@@ -35,7 +36,7 @@ packages=(
   pkg-config dpkg-dev file
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   llvm-14-dev g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user
-  libopenblas-dev
+  libopenblas-dev gnuplot-nox
 )
 
 missing=()

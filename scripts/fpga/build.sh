@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one board's bitstream flow (make bitstream-<board>): checks the Xilinx tools, generates the config's headers, runs the Tcl flows.
-# Usage: scripts/fpga/build.sh <board>   (environment: FLOW=hls|rtl CONFIG=<name>
+# Usage: scripts/fpga/build.sh <board>   (environment: FLOW=hls|rtl CONFIG=<name>|<file.json>
 #        HLS_SOURCES="hls/design/*.cpp" JOBS=<n> BUILD_DIR=build OUT_DIR=build/fpga/<board>-<flow>-<config>)
 # FLOW=hls synthesizes the design's four stage functions (fetch, load, compute, store) as four IPs.
 set -euo pipefail
@@ -37,10 +37,23 @@ if [ "$flow" = hls ]; then
   [ -n "$sources" ] || { echo "tessera: no HLS sources (hls/design/*.cpp or HLS_SOURCES)" >&2; exit 2; }
 fi
 
-# The flows read build/generated/<config>/, which the normal build writes.
+# The flows read build/generated/<config>/, which the normal build writes; a config given as a JSON
+# file (tessera explore's chosen.json) gets its headers generated into the output directory.
 make -C "$root" --no-print-directory configure
-cmake --build "$build_dir" --target tessera_generated_headers
-gen_dir="$build_dir/generated/$config"
+if [[ "$config" == *.json ]]; then
+  [ -f "$config" ] || { echo "tessera: CONFIG=$config: no such file" >&2; exit 2; }
+  config_file="$(cd "$(dirname "$config")" && pwd)/$(basename "$config")"
+  config="$(basename "$config" .json)"
+  out_dir="${OUT_DIR:-$build_dir/fpga/$board-$flow-$config}"
+  cmake --build "$build_dir" --target tessera-gen
+  gen_dir="$out_dir/generated"
+  mkdir -p "$gen_dir"
+  "$build_dir/hw/tessera-gen" --config "$config_file" --cpp "$gen_dir/tessera_config.h" --hls "$gen_dir/hls_config.h" \
+    --sv "$gen_dir/tessera_config.svh" --tcl "$gen_dir/tessera_config.tcl"
+else
+  cmake --build "$build_dir" --target tessera_generated_headers
+  gen_dir="$build_dir/generated/$config"
+fi
 [ -f "$gen_dir/tessera_config.tcl" ] || { echo "tessera: no config '$config' (hw/configs/$config.json)" >&2; exit 2; }
 
 mkdir -p "$out_dir"

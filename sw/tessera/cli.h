@@ -60,6 +60,8 @@ int cmdRun(const std::vector<std::string>& args);
 int cmdEval(const std::vector<std::string>& args);
 // tessera bench --model: a model file's whole-network cycles, GEMM utilization by layer kind and host time.
 int cmdBenchModel(const std::vector<std::string>& args);
+// tessera explore (cmd_explore.cpp, in the model module): co-design for a model and a part.
+int cmdExplore(const std::vector<std::string>& args);
 int cmdStream(const std::vector<std::string>& args);
 int cmdServe(const std::vector<std::string>& args);
 // tessera bench resnet18's whole-network part (cmd_bench_graph.cpp); returns non-zero on a mismatch.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "model_inputs.h"
 #include "sim_export.h"
 #include "tessera/compiler/codegen/codegen.h"
 #include "tessera/compiler/detection/grid_detector.h"
@@ -38,8 +39,7 @@ using compiler::model::CompiledModel;
 using compiler::ir::DType;
 using compiler::ir::Tensor;
 
-namespace {
-
+// Model inputs and calibration samples from files (model_inputs.h), shared with tessera explore.
 bool isOnnxFile(const std::string& path) {
   return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
@@ -188,6 +188,8 @@ CompiledModel describeInputs(const compiler::ir::Graph& g) {
   for (const std::string& in : g.inputs) m.inputs.push_back(g.tensor(in));
   return m;
 }
+
+namespace {
 
 // Where the layers ran, as the reports word it: "9 of 9 layers, 100.0% of MACs on the accelerator".
 std::string placementLabel(const compiler::model::Placement& p) {

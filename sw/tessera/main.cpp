@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"run-op", "compile (or load) an operator, run it on a target and check it against the reference", cmdRunOp},
       {"stream", "generate an instruction stream shaped like another VTA toolchain's, as a tessera sim export", cmdStream},
       {"bench", "benchmarks with cycles, GEMM-core utilization, DRAM traffic and simulation speed", cmdBench},
+      {"explore", "co-design: search the config space for a model and an FPGA part; verify the best with Yosys and tsim", cmdExplore},
       {"serve", "serve a target's device to remote:HOST:PORT clients over TCP", cmdServe},
   };
   return kCommands;

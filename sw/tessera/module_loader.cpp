@@ -60,6 +60,7 @@ int cmdCompileModel(const std::vector<std::string>& args) { return runInModule(k
 int cmdRun(const std::vector<std::string>& args) { return runInModule(kModelModule, "run", args); }
 int cmdEval(const std::vector<std::string>& args) { return runInModule(kModelModule, "eval", args); }
 int cmdBenchModel(const std::vector<std::string>& args) { return runInModule(kModelModule, "bench-model", args); }
+int cmdExplore(const std::vector<std::string>& args) { return runInModule(kModelModule, "explore", args); }
 int cmdServe(const std::vector<std::string>& args) { return runInModule(kServeModule, "serve", args); }
 
 }  // namespace tessera::cli

@@ -34,7 +34,7 @@ GENERATED = {
     "tessera_config.h", "tessera_config.svh", "tessera_config.tcl", "hls_config.h",
     "host_registers.md", "hls_registers.md", "shipped_configs.cpp", "layering.txt",
     "netlist.ys", "netlist.v", "report.txt", "manifest.txt", "config.json", "yosys.log",
-    "mutants.v", "mutant_count.h",
+    "mutants.v", "mutant_count.h", "chosen.json", "explore.json",
 }
 GENERATED_PREFIXES = ("tessera/gen/", "gen/")
 # Other projects' files the docs name: VTA's, standalone-vta's, Yosys', Xilinx's.
