@@ -22,8 +22,9 @@ function(tessera_write_layering output)
     get_filename_component(cfg "${cfg_file}" NAME_WE)
     list(APPEND config_names "${cfg}")
   endforeach()
-  # Points of the explored space (docs/explore.md) are configs too, by their names.
-  list(APPEND config_names "b[0-9]+_i[0-9]+_o[0-9]+_w[0-9]+")
+  # Points of the explored space (docs/explore.md) are configs too, by their names (with their buffers
+  # when tessera explore chose other than the largest).
+  list(APPEND config_names "b[0-9]+_i[0-9]+_o[0-9]+_w[0-9]+(_u[0-9]+_i[0-9]+_w[0-9]+_a[0-9]+)?")
   list(JOIN config_names "|" config_alternatives)
   tessera_collect_build_targets("${CMAKE_SOURCE_DIR}" all_targets)
   set(lines "")

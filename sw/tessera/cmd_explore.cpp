@@ -202,29 +202,28 @@ nlohmann::json resourcesJson(const hw::Resources& r) {
 }
 
 // The front as a gnuplot script: cycles against LUTs and against DSPs, the part's capacity a line.
-std::string plotScript(const ex::Exploration& e, const std::vector<Verified>& verified, const std::vector<size_t>& top,
-                       const hw::Part& part, const std::string& model, const fs::path& data, const fs::path& svg) {
+// The front is over cycles, LUTs, DSPs and block RAM at once, so its points are marked, not joined.
+std::string plotScript(const ex::Exploration& e, const hw::Part& part, const std::string& model, const fs::path& data,
+                       const fs::path& svg) {
+  double maxLut = double(part.luts), maxDsp = double(part.dsps);
+  for (const ex::Candidate& c : e.candidates)
+    if (c.evaluated) maxLut = std::max(maxLut, c.resources.lut), maxDsp = std::max(maxDsp, c.resources.dsp);
   std::ostringstream p;
   p << "# gnuplot script tessera explore wrote: the explored configs of " << model << " on " << part.name << "\n";
-  p << "set terminal svg size 1100,480 dynamic enhanced font 'sans,11'\nset output '" << svg.string() << "'\n";
+  p << "set terminal svg size 1100,480 dynamic noenhanced font 'sans,11'\nset output '" << svg.string() << "'\n";
   p << "set multiplot layout 1,2 title '" << fs::path(model).filename().string() << " on " << part.name
-    << ": predicted cycles (dots), Pareto front (line), verified on tsim (squares)'\n";
-  p << "set ylabel 'cycles per inference'\nset grid\nset key top right\nset format y '%.1s%c'\n";
-  (void)e;
-  (void)verified;
-  (void)top;
+    << ": predicted cycles of the configs that fit (dots), the Pareto front (circles), verified (squares: tsim cycles, Yosys counts)'\n";
+  p << "set ylabel 'cycles per inference'\nset grid\nset key top right\nset format y '%.1s%c'\nset yrange [0:*]\n";
   for (int panel = 0; panel < 2; ++panel) {
     const int col = panel == 0 ? 3 : 5;
     const double capacity = panel == 0 ? double(part.luts) : double(part.dsps);
-    p << "set xlabel '" << (panel == 0 ? "LUTs" : "DSPs") << "'\n";
-    p << "set arrow " << (panel + 1) << " from " << capacity << ", graph 0 to " << capacity
-      << ", graph 1 nohead lw 2 lc rgb '#cc0000'\n";
-    p << "set label " << (panel + 1) << " '" << part.name << " capacity' at " << capacity
-      << ", graph 0.95 right offset -0.5,0 tc rgb '#cc0000'\n";
-    p << "plot '" << data.string() << "' index 0 using " << col << ":2 with points pt 7 ps 0.6 lc rgb '#7777aa' title 'predicted', "
-      << "'' index 1 using " << col << ":2 with linespoints pt 7 lw 2 lc rgb '#0044aa' title 'Pareto front', "
-      << "'' index 2 using " << col << ":2 with points pt 5 ps 1.2 lc rgb '#009900' title 'verified (tsim, Yosys)'\n";
-    p << "unset arrow " << (panel + 1) << "\nunset label " << (panel + 1) << "\n";
+    p << "set xlabel '" << (panel == 0 ? "LUTs" : "DSPs") << "'\nset xrange [0:" << 1.08 * (panel == 0 ? maxLut : maxDsp) << "]\n";
+    p << "set arrow 1 from first " << capacity << ", graph 0 to first " << capacity << ", graph 1 nohead lw 2 lc rgb '#cc0000'\n";
+    p << "set label 1 '" << part.name << " capacity' at first " << capacity << ", graph 0.05 right offset -0.5,0 tc rgb '#cc0000'\n";
+    p << "plot '" << data.string() << "' index 0 using " << col << ":2 with points pt 7 ps 0.5 lc rgb '#7777aa' title 'predicted', "
+      << "'' index 1 using " << col << ":2 with points pt 6 ps 1.5 lw 2 lc rgb '#0044aa' title 'Pareto front', "
+      << "'' index 2 using " << col << ":2 with points pt 5 ps 1.2 lc rgb '#009900' title 'verified'\n";
+    p << "unset arrow 1\nunset label 1\n";
   }
   p << "unset multiplot\n";
   return p.str();
@@ -447,7 +446,7 @@ int cmdExplore(const std::vector<std::string>& args) {
     }
     if (!anyVerified) data << "none nan nan nan nan\n";
     writeFile(outDir / "front.dat", data.str());
-    writeFile(outDir / "front.gp", plotScript(e, verified, best, o.part, model, outDir / "front.dat", outDir / "front.svg"));
+    writeFile(outDir / "front.gp", plotScript(e, o.part, model, outDir / "front.dat", outDir / "front.svg"));
     const int rc = runTool({"gnuplot", (outDir / "front.gp").string()}, (outDir / "gnuplot.log").string());
     j["plot"] = rc == 0 ? (outDir / "front.svg").string()
                         : std::string(rc == 127 ? "not drawn: gnuplot not found (scripts/install-deps.sh installs gnuplot-nox)"
