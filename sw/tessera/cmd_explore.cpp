@@ -366,7 +366,8 @@ int cmdExplore(const std::vector<std::string>& args) {
   // The results as JSON (printed with --json, written to DIR/explore.json).
   nlohmann::json j = {{"model", model}, {"part", o.part.name}, {"family", o.part.family}, {"clock_mhz", o.part.clockMhz},
                       {"clock_basis", o.part.clockBasis}, {"objective", ex::objectiveName(o.objective)},
-                      {"budget", o.budget}, {"compilations", e.compilations}, {"images_per_run", o.imagesPerRun}};
+                      {"budget", o.budget}, {"compilations", e.compilations}, {"images_per_run", o.imagesPerRun},
+                      {"images_per_second_basis", "accelerator cycles only, at the part's assumed clock; the model's host steps are not counted"}};
   nlohmann::json cands = nlohmann::json::array();
   for (size_t i = 0; i < e.candidates.size(); ++i) {
     const ex::Candidate& c = e.candidates[i];
@@ -490,7 +491,7 @@ int cmdExplore(const std::vector<std::string>& args) {
               o.part.boards.c_str(), o.part.clockMhz, o.part.clockBasis.c_str());
   std::printf("  objective %s; %d of %d compilations spent; %zu configs evaluated, %zu fit\n", ex::objectiveName(o.objective).c_str(),
               e.compilations, o.budget, evaluated, fitting);
-  std::printf("\n  %-38s %14s %10s %38s  %s\n", "config (GEMM core)", "pred. cycles", "images/s", "predicted resources", "");
+  std::printf("\n  %-38s %14s %10s %38s  %s\n", "config (GEMM core)", "pred. cycles", "accel. img/s", "predicted resources", "");
   for (size_t r = 0; r < e.ranking.size(); ++r) {
     const ex::Candidate& c = e.candidates[e.ranking[r]];
     char core[32];
@@ -527,7 +528,7 @@ int cmdExplore(const std::vector<std::string>& args) {
     const Verified& v = verified[k];
     std::printf("  %zu. %s\n", k + 1, c.config.name.c_str());
     if (v.haveTsim)
-      std::printf("       tsim:  %s cycles (predicted %s, %+.1f%%), %.1f images/s at %.0f MHz, %s\n",
+      std::printf("       tsim:  %s cycles (predicted %s, %+.1f%%), %.1f images/s of accelerator time at an assumed %.0f MHz, %s\n",
                   thousands(uint64_t(v.tsimCycles)).c_str(), thousands(uint64_t(c.predictedCycles)).c_str(),
                   100.0 * (c.predictedCycles - v.tsimCycles) / v.tsimCycles, ex::imagesPerSecond(v.tsimCycles, o),
                   o.part.clockMhz, v.bitExact ? "bit-exact with the host reference" : "MISMATCH with the host reference");
