@@ -60,7 +60,9 @@ coverage: build
 # Mutation testing: each mutant of tsim-mut (Yosys-planted, tsim/mutation) against 200 random
 # programs and the directed programs, with the per-module score in build/mutation/default/report.md
 # (tests/mutation/mutate.sh, docs/verification.md); ctest runs the same as label mutation-full.
+# tsim-mut is built on request: here first.
 mutate: build
+	@cmake --build --preset default --target tessera_plugin_tsim-mut
 	@bash tests/mutation/mutate.sh --build build
 
 # Unit, runtime, regression, compiler, network, ONNX, CLI and fuzz-corpus tests again in the debug

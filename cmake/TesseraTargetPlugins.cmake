@@ -24,14 +24,24 @@ add_custom_target(tessera_target_plugins)
 # under extreme timings. EXPORTS: C symbols a library the plugin loads looks up in it (libsystemc
 # calls the program's sc_main).
 function(tessera_add_target_plugin name)
-  cmake_parse_arguments(arg "" "" "TARGETS;DEVICE_TARGETS;NAME_PREFIXES;SOURCES;LIBRARIES;MEMORY_TIMING_TARGETS;EXPORTS"
+  cmake_parse_arguments(arg "ON_REQUEST" "" "TARGETS;DEVICE_TARGETS;NAME_PREFIXES;SOURCES;LIBRARIES;MEMORY_TIMING_TARGETS;EXPORTS"
                         ${ARGN})
   if(NOT (arg_TARGETS OR arg_DEVICE_TARGETS OR arg_NAME_PREFIXES) OR NOT arg_SOURCES)
     message(FATAL_ERROR "tessera_add_target_plugin(${name}): SOURCES and one of TARGETS, DEVICE_TARGETS and "
                         "NAME_PREFIXES are required")
   endif()
   set(lib tessera_plugin_${name})
-  add_library(${lib} MODULE ${arg_SOURCES})
+  set(header "# Targets registered by tessera-${name}.so, one a line: NAME, NAME device (needs a device, not listed) or PREFIX* (written by the build)")
+  set(optional "")
+  if(arg_ON_REQUEST)
+    # Not part of the default build: the manifest says how to build it, and the runtime says so
+    # when one of its targets is named before it is built.
+    add_library(${lib} MODULE EXCLUDE_FROM_ALL ${arg_SOURCES})
+    string(APPEND header "\n# build: cmake --build ${CMAKE_BINARY_DIR} --target ${lib}")
+    set(optional OPTIONAL)
+  else()
+    add_library(${lib} MODULE ${arg_SOURCES})
+  endif()
   set_target_properties(${lib} PROPERTIES PREFIX "" OUTPUT_NAME "tessera-${name}" SUFFIX ".so"
                         LIBRARY_OUTPUT_DIRECTORY "${TESSERA_PLUGIN_DIR}"
                         CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
@@ -54,9 +64,11 @@ function(tessera_add_target_plugin name)
   endforeach()
   string(JOIN "\n" entries ${entries})
   file(GENERATE OUTPUT "${TESSERA_PLUGIN_DIR}/tessera-${name}.targets"
-       CONTENT "# Targets registered by tessera-${name}.so, one a line: NAME, NAME device (needs a device, not listed) or PREFIX* (written by the build)\n${entries}\n")
-  add_dependencies(tessera_target_plugins ${lib})
-  install(TARGETS ${lib} LIBRARY DESTINATION "${TESSERA_PLUGIN_INSTALL_DIR}")
+       CONTENT "${header}\n${entries}\n")
+  if(NOT arg_ON_REQUEST)
+    add_dependencies(tessera_target_plugins ${lib})
+  endif()
+  install(TARGETS ${lib} LIBRARY DESTINATION "${TESSERA_PLUGIN_INSTALL_DIR}" ${optional})
   install(FILES "${TESSERA_PLUGIN_DIR}/tessera-${name}.targets" DESTINATION "${TESSERA_PLUGIN_INSTALL_DIR}")
   set_property(GLOBAL APPEND PROPERTY TESSERA_TARGETS ${arg_TARGETS})
   set_property(GLOBAL APPEND PROPERTY TESSERA_MEMORY_TIMING_TARGETS ${arg_MEMORY_TIMING_TARGETS})

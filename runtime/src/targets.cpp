@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -59,6 +60,7 @@ TargetInfo fsimTarget() {
 }
 
 constexpr const char* kManifestSuffix = ".targets";
+constexpr const char* kBuildHintPrefix = "# build: ";
 constexpr const char* kPluginSuffix = ".so";
 
 bool endsWith(const std::string& s, const std::string& tail) {
@@ -79,6 +81,7 @@ struct ManifestEntry {
 // A plugin as its manifest describes it; loaded on first use.
 struct Plugin {
   std::string manifest, library;
+  std::string buildHint;  // the manifest's "# build: COMMAND" line: how to build a plugin built on request
   std::vector<ManifestEntry> entries;
   bool loaded = false;
 
@@ -268,6 +271,7 @@ class Registry final : public TargetRegistrar {
       for (int number = 1; std::getline(in, line); ++number) {
         line.erase(0, line.find_first_not_of(" \t"));
         line.erase(line.find_last_not_of(" \t\r") + 1);
+        if (startsWith(line, kBuildHintPrefix)) plugin.buildHint = line.substr(std::string(kBuildHintPrefix).size());
         if (line.empty() || line[0] == '#') continue;
         std::string problem;
         if (auto entry = parseManifestLine(line, &problem)) plugin.entries.push_back(*entry);
@@ -282,6 +286,10 @@ class Registry final : public TargetRegistrar {
   void load(Plugin& plugin, const std::string& wanted) {
     if (plugin.loaded) return;
     const std::string what = "target '" + wanted + "'";
+    // A plugin the build makes only on request has its manifest from configuration on: say how to build it.
+    if (::access(plugin.library.c_str(), F_OK) != 0 && !plugin.buildHint.empty())
+      throw Error(what, "plugin " + plugin.library + " (listed by " + plugin.manifest +
+                            ") is not built: the build makes it on request only (" + plugin.buildHint + ")");
     void* handle = ::dlopen(plugin.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
       throw Error(what, "plugin " + plugin.library + " (listed by " + plugin.manifest +

@@ -146,6 +146,10 @@ printf 'broken\n' > plugins/tessera-broken.targets
 echo 'not an ELF file' > plugins/tessera-broken.so
 expect 1 "target 'ghost': plugin $WORK/plugins/tessera-ghost.so \(listed by $WORK/plugins/tessera-ghost.targets\) cannot be loaded: .*No such file" \
   -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target ghost "${simargs[@]}"
+# A plugin built on request only (its manifest says how), not built yet: the error gives the command.
+printf '# test\n# build: make the-lazy-one\nlazy device\n' > plugins/tessera-lazy.targets
+expect 1 "target 'lazy': plugin $WORK/plugins/tessera-lazy.so \(listed by $WORK/plugins/tessera-lazy.targets\) is not built: the build makes it on request only \(make the-lazy-one\)" \
+  -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target lazy "${simargs[@]}"
 expect 1 "target 'broken': plugin $WORK/plugins/tessera-broken.so .* cannot be loaded: .*(invalid ELF header|file too short)" \
   -- env TESSERA_PLUGIN_PATH="$WORK/plugins" "$TESSERA" sim --target broken "${simargs[@]}"
 expect 1 "target 'warp': unknown or not built \(available: fsim,.*ghost.*\); no plugin manifest .* in $WORK/plugins, " \

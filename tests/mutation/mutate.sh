@@ -53,7 +53,7 @@ for n in "$programs" "$seed" "$jobs" "$require"; do
   case "$n" in ''|*[!0-9]*) echo "mutate.sh: '$n' is not a non-negative integer" >&2; exit 2 ;; esac
 done
 [ -x "$tessera" ] || { echo "mutate.sh: $tessera not built" >&2; exit 2; }
-[ -f "$table" ] || { echo "mutate.sh: $table not found: tsim-mut is not built for config $config (TESSERA_TSIM_MUT_CONFIGS)" >&2; exit 2; }
+[ -f "$table" ] || { echo "mutate.sh: $table not found: tsim-mut is not built for config $config (TESSERA_TSIM_MUT_CONFIGS; the build makes it on request: make mutate, or cmake --build $build --target tessera_plugin_tsim-mut)" >&2; exit 2; }
 # Hung mutants: a deadlock shows in 20,000 cycles without progress (tsim's watchdog), a livelock
 # at regress' bound on the run.
 watch=watchdog-cycles=20000

@@ -1,7 +1,8 @@
 # tsim-mut: the RTL with mutations planted by Yosys' mutate pass (tsim/mutation/plant.sh), verilated
 # once per config with every mutation in it, one selected per simulator by the target option
 # mutant=N; tsim's harness and run protocol unchanged. The mutation testing of the regression
-# (tests/mutation, `make mutate`) runs on it.
+# (tests/mutation, `make mutate`) runs on it. The default build leaves it out: the target
+# tessera_plugin_tsim-mut builds it.
 set(TESSERA_TSIM_MUT_CONFIGS "default" CACHE STRING
     "Shipped configs the RTL is planted with mutations for (the tsim-mut target; empty: none)")
 set(TESSERA_MUTATION_SEED "1" CACHE STRING "Seed of Yosys' sampling of the mutations tsim-mut plants")
@@ -49,7 +50,7 @@ foreach(cfg IN LISTS TESSERA_TSIM_MUT_CONFIGS)
   tessera_verilate(OUT_DIR "${out}" PREFIX ${prefix} FLAGS ${MUT_VERILATOR_FLAGS} SOURCES "${out}/mutants.v"
                    LOG "${out}/verilator.log" COMMENT "Verilating the mutant netlist of config ${cfg}")
   # Compile time over speed (a netlist, and most mutants die in the first program): -O1.
-  add_library(tessera_tsim_mut_rtl_${cfg_id} STATIC "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")
+  add_library(tessera_tsim_mut_rtl_${cfg_id} STATIC EXCLUDE_FROM_ALL "${out}/${prefix}__fast.cpp" "${out}/${prefix}__slow.cpp")
   set_target_properties(tessera_tsim_mut_rtl_${cfg_id} PROPERTIES
                         COMPILE_OPTIONS "${TESSERA_GENERATED_MODEL_OPTIONS};-O1"
                         POSITION_INDEPENDENT_CODE ON)
@@ -76,7 +77,7 @@ set(MUT_DECLARATIONS "${mut_decls}")
 set(MUT_ENTRIES "${mut_entries}")
 configure_file(mutation/registry.cpp.in "${CMAKE_CURRENT_BINARY_DIR}/mutation/registry.cpp" @ONLY)
 
-add_library(tessera_tsim_mut STATIC
+add_library(tessera_tsim_mut STATIC EXCLUDE_FROM_ALL
   src/simulator.cpp src/options.cpp src/axi_memory.cpp
   "${CMAKE_CURRENT_BINARY_DIR}/mutation/registry.cpp" ${mut_sources})
 set_target_properties(tessera_tsim_mut PROPERTIES POSITION_INDEPENDENT_CODE ON)
@@ -86,7 +87,9 @@ target_link_libraries(tessera_tsim_mut PUBLIC tessera_hw PRIVATE ${mut_libs} tes
 add_dependencies(tessera_tsim_mut tessera_generated_headers)
 
 # Listed by name only (as tsim-cov is): it cannot run without its mutant option, so the runtime
-# suites, which run on every listed target with no options, leave it out.
-tessera_add_target_plugin(tsim-mut DEVICE_TARGETS tsim-mut SOURCES mutation/target_plugin.cpp
+# suites, which run on every listed target with no options, leave it out. Built on request (make
+# mutate, and ctest's mutation tests through their fixture): the planting and the netlist's compile
+# are minutes the default build and suite leave out.
+tessera_add_target_plugin(tsim-mut ON_REQUEST DEVICE_TARGETS tsim-mut SOURCES mutation/target_plugin.cpp
                           LIBRARIES tessera_tsim_mut)
 endif()
