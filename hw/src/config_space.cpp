@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <set>
 
 #include "tessera/support/error.h"
 
@@ -234,6 +236,49 @@ std::optional<Config> ConfigSpace::pointNamed(const std::string& name) const {
                   " bytes (micro-op, input, weight, accumulator)";
   c.derive(name);
   return c;
+}
+
+std::vector<Config> ConfigSpace::draw(uint64_t seed, int count) const {
+  if (count < 0) throw Error("draw", "a count of " + std::to_string(count) + " configs");
+  std::vector<SpacePoint> valid;
+  for (SpacePoint& p : points())
+    if (p.valid) valid.push_back(std::move(p));
+  if (valid.empty() && count > 0) throw Error(origin_, "no point of the space has a config to draw from");
+  // mt19937_64's sequence is fixed by the standard; the reduction by modulo keeps the draw the same
+  // on every library (the distributions of <random> are not).
+  std::mt19937_64 engine(seed);
+  auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(engine() % static_cast<uint64_t>(hi - lo + 1)); };
+  // Most buffer draws are valid (the acc/inp depth rule refuses some); the bound only stops a
+  // space whose points admit almost nothing but their largest buffers from spinning.
+  constexpr int kAttemptsPerConfig = 1000;
+  std::vector<Config> drawn;
+  std::set<std::string> names;
+  // Distinct configs: a repeat is drawn again, up to a bound a space with fewer configs than
+  // `count` reaches.
+  for (long long draws = 0; static_cast<int>(drawn.size()) < count; ++draws) {
+    if (draws == static_cast<long long>(count) * kAttemptsPerConfig)
+      throw Error(origin_, "drew " + std::to_string(drawn.size()) + " distinct configs in " + std::to_string(draws) +
+                               " draws, not the " + std::to_string(count) + " asked for");
+    const SpacePoint& p = valid[static_cast<size_t>(uniform(0, static_cast<int>(valid.size()) - 1))];
+    for (int attempt = 0;; ++attempt) {
+      Config c = p.config;
+      for (const KeyRange& r : buffers_) {
+        int* v = c.intKey(r.key);
+        *v = uniform(r.min, *v);
+      }
+      if (attempt == kAttemptsPerConfig) c = p.config;  // its largest buffers are valid by construction
+      c.name = nameOf(c);
+      try {
+        if (std::optional<Config> named = pointNamed(c.name)) {
+          if (names.insert(named->name).second) drawn.push_back(*named);
+          break;
+        }
+      } catch (const Error&) {
+        // The ISA refuses this combination: draw again.
+      }
+    }
+  }
+  return drawn;
 }
 
 std::string ConfigSpace::nameOf(const Config& c) const {

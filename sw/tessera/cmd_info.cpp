@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "cli.h"
 #include "tessera/hw/config.h"
@@ -16,23 +17,41 @@ namespace tessera::cli {
 namespace {
 
 // --space: the explored configuration space, every coarse point with its buffers, or why it has
-// none, and the targets that cannot run it; --emit writes the points as config files.
-int printSpace(const std::string& emitDir, bool force) {
+// none, and the targets that cannot run it; --emit writes the points as config files. With
+// `draw` (--draw N --seed S), N configs drawn at random from the space, buffers included, instead.
+struct Draw {
+  int count = 0;
+  uint64_t seed = 1;
+};
+int printSpace(const std::string& emitDir, bool force, const std::optional<Draw>& draw) {
   const hw::ConfigSpace space = hw::ConfigSpace::shipped();
-  const std::vector<hw::SpacePoint> points = space.points();
+  std::vector<hw::SpacePoint> points;
+  if (draw) {
+    for (hw::Config& c : space.draw(draw->seed, draw->count)) {
+      hw::SpacePoint p;
+      p.name = c.name;
+      p.valid = true;
+      p.config = std::move(c);
+      points.push_back(std::move(p));
+    }
+  } else {
+    points = space.points();
+  }
   std::printf("explored space %s: %s\n", space.origin().c_str(), space.description().c_str());
   std::printf("base config %s; coarse keys:", space.base().name.c_str());
   for (const auto& r : space.coarse()) std::printf(" %s %d..%d", r.key.c_str(), r.min, r.max);
   std::printf("\nbuffers (log2 bytes), the largest admitted within:");
   for (const auto& r : space.buffers()) std::printf(" %s %d..%d", r.key.c_str(), r.min, r.max);
-  std::printf("\n\n%-14s %-9s %4s  %3s %3s %3s %3s  %s\n", "point", "GEMM", "bus", "uop", "inp", "wgt", "acc",
+  if (draw) std::printf("\n%d configs drawn with seed %llu", draw->count, static_cast<unsigned long long>(draw->seed));
+  const int nameWidth = draw ? 28 : 14;  // a drawn config's name carries its buffers
+  std::printf("\n\n%-*s %-9s %4s  %3s %3s %3s %3s  %s\n", nameWidth, "point", "GEMM", "bus", "uop", "inp", "wgt", "acc",
               "not on (why: below)");
   size_t valid = 0;
   std::vector<std::string> reasons;
   std::string tsv = "# point\tconfig file\trefused by (targets)\twhy the point has no config\n";
   for (const auto& p : points) {
     if (!p.valid) {
-      std::printf("%-14s refused: %s\n", p.name.c_str(), p.refusal.c_str());
+      std::printf("%-*s refused: %s\n", nameWidth, p.name.c_str(), p.refusal.c_str());
       tsv += p.name + "\t-\t-\t" + p.refusal + "\n";
       continue;
     }
@@ -46,7 +65,7 @@ int printSpace(const std::string& emitDir, bool force) {
       if (!why.empty()) refusedBy += (refusedBy.empty() ? "" : ",") + t;
     }
     const std::string gemm = std::to_string(c.batch) + "x" + std::to_string(c.blockIn) + "x" + std::to_string(c.blockOut);
-    std::printf("%-14s %-9s %4d  %3d %3d %3d %3d  %s\n", p.name.c_str(), gemm.c_str(), c.busWidth, c.logUopBuffSize,
+    std::printf("%-*s %-9s %4d  %3d %3d %3d %3d  %s\n", nameWidth, p.name.c_str(), gemm.c_str(), c.busWidth, c.logUopBuffSize,
                 c.logInpBuffSize, c.logWgtBuffSize, c.logAccBuffSize, refusedBy.empty() ? "-" : refusedBy.c_str());
     tsv += p.name + "\t" + p.name + ".json\t" + (refusedBy.empty() ? "-" : refusedBy) + "\t-\n";
     if (!emitDir.empty()) {
@@ -55,7 +74,8 @@ int printSpace(const std::string& emitDir, bool force) {
       std::ofstream(path) << c.toJson() << "\n";
     }
   }
-  std::printf("\n%zu points: %zu with a config, %zu refused\n", points.size(), valid, points.size() - valid);
+  if (draw) std::printf("\n%zu configs\n", points.size());
+  else std::printf("\n%zu points: %zu with a config, %zu refused\n", points.size(), valid, points.size() - valid);
   for (const auto& why : reasons) std::printf("  %s\n", why.c_str());
   if (!emitDir.empty()) {
     const std::string path = emitDir + "/points.tsv";
@@ -81,13 +101,22 @@ int cmdInfo(const std::vector<std::string>& args) {
       ("space", "print the configuration space co-design explores (hw/configs/space/explore.json): each point, "
                 "its buffers, and the targets that cannot run it yet, with why")
       ("emit", po::value<std::string>(), "with --space: write each point's config as DIR/POINT.json and DIR/points.tsv")
+      ("draw", po::value<int>(), "with --space: N configs drawn at random from the space, buffers included, instead of the points")
+      ("seed", po::value<uint64_t>(), "with --draw: the draw's seed (default 1)")
       ("force", "with --emit: overwrite existing files");
   po::variables_map vm;
-  if (!parse("info", "[--config FILE|NAME] [--format text|json|cpp|hls|sv|tcl] [--list] [--space [--emit DIR [--force]]]",
+  if (!parse("info", "[--config FILE|NAME] [--format text|json|cpp|hls|sv|tcl] [--list] [--space [--draw N [--seed S]] [--emit DIR [--force]]]",
              args, opts, nullptr, &vm))
     return 0;
   if (vm.count("emit") && !vm.count("space")) throw Error("--emit", "only with --space");
   if (vm.count("force") && !vm.count("emit")) throw Error("--force", "only with --emit");
+  if (vm.count("draw") && !vm.count("space")) throw Error("--draw", "only with --space");
+  if (vm.count("seed") && !vm.count("draw")) throw Error("--seed", "only with --draw");
+  std::optional<Draw> draw;
+  if (vm.count("draw")) {
+    draw = Draw{vm["draw"].as<int>(), vm.count("seed") ? vm["seed"].as<uint64_t>() : 1};
+    if (draw->count < 1) throw Error("--draw " + std::to_string(draw->count), "draws at least one config");
+  }
   if (vm.count("space")) {
     std::string dir;
     if (vm.count("emit")) {
@@ -96,7 +125,7 @@ int cmdInfo(const std::vector<std::string>& args) {
       std::filesystem::create_directories(dir, ec);
       if (ec || !std::filesystem::is_directory(dir)) throw Error("--emit " + dir, "cannot create the directory");
     }
-    return printSpace(dir, vm.count("force") != 0);
+    return printSpace(dir, vm.count("force") != 0, draw);
   }
   if (vm.count("list")) {
     for (const auto& n : hw::shippedConfigNames()) {

@@ -1,6 +1,9 @@
 // Unit tests of tessera::hw::ConfigSpace: the shipped explored space, its points, limits and parse errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +84,44 @@ TEST(ConfigSpace, PointsLoadByName) {
   // A point without a config is refused by name with its reason, not taken for a missing file.
   EXPECT_NE(errorOf([] { tessera::hw::Config::load("b0_i3_o3_w8"); }).find("has no config: "), std::string::npos);
   EXPECT_NE(errorOf([] { tessera::hw::Config::load("b9_i4_o4_w6"); }).find("explored space"), std::string::npos);
+}
+
+TEST(ConfigSpace, DrawsValidConfigsOverEveryBufferRangeTheSameForTheSameSeed) {
+  const ConfigSpace space = ConfigSpace::fromJson(kSpace, "test space");
+  const std::vector<tessera::hw::Config> drawn = space.draw(7, 200);
+  ASSERT_EQ(drawn.size(), 200u);
+  std::vector<int> lowest(4, 99), highest(4, 0);
+  for (const auto& c : drawn) {
+    // Loads again by its name, to the same parameters: the name is the whole config.
+    const std::optional<tessera::hw::Config> again = space.pointNamed(c.name);
+    ASSERT_TRUE(again.has_value()) << c.name;
+    EXPECT_EQ(again->toJson(), c.toJson()) << c.name;
+    EXPECT_EQ(space.nameOf(c), c.name);
+    const int buffers[] = {c.logUopBuffSize, c.logInpBuffSize, c.logWgtBuffSize, c.logAccBuffSize};
+    for (int k = 0; k < 4; ++k) {
+      lowest[k] = std::min(lowest[k], buffers[k]);
+      highest[k] = std::max(highest[k], buffers[k]);
+    }
+  }
+  // Over 200 draws every buffer's range is reached at its low end and well above it.
+  EXPECT_EQ(lowest, (std::vector<int>{13, 12, 14, 14}));
+  for (int k = 0; k < 4; ++k) EXPECT_GE(highest[k], lowest[k] + 2) << k;
+  std::vector<std::string> a, b, c;
+  for (const auto& x : drawn) a.push_back(x.name);
+  for (const auto& x : space.draw(7, 200)) b.push_back(x.name);
+  for (const auto& x : space.draw(8, 200)) c.push_back(x.name);
+  EXPECT_EQ(a, b) << "the same seed draws the same configs";
+  EXPECT_EQ(std::set<std::string>(a.begin(), a.end()).size(), a.size()) << "distinct configs";
+  EXPECT_NE(a, c);
+  EXPECT_NE(errorOf([&] { space.draw(1, -1); }).find("-1"), std::string::npos);
+  // A space of one config cannot give two distinct ones.
+  const ConfigSpace one = ConfigSpace::fromJson(R"({"BASE": "default",
+    "COARSE": {"LOG_BATCH": [0, 0], "LOG_BLOCK_IN": [4, 4], "LOG_BLOCK_OUT": [4, 4], "LOG_BUS_WIDTH": [6, 6]},
+    "BUFFERS": {"LOG_UOP_BUFF_SIZE": [15, 15], "LOG_INP_BUFF_SIZE": [15, 15], "LOG_WGT_BUFF_SIZE": [18, 18],
+                "LOG_ACC_BUFF_SIZE": [17, 17]}, "TARGET_LIMITS": []})", "one config");
+  EXPECT_EQ(one.draw(1, 1).size(), 1u);
+  EXPECT_NE(errorOf([&] { one.draw(1, 2); }).find("drew 1 distinct configs in 2000 draws, not the 2 asked for"),
+            std::string::npos) << errorOf([&] { one.draw(1, 2); });
 }
 
 TEST(ConfigSpace, MalformedSpacesNameTheKey) {

@@ -2,6 +2,7 @@
 // points as configs, and which targets cannot run a point yet and why.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ class ConfigSpace {
   // weight and accumulator buffers); nullopt when no point has that name. Throws for a point of
   // the space that has no config, or buffers out of range or invalid, with why.
   std::optional<Config> pointNamed(const std::string& name) const;
+  // `count` distinct configs drawn at random from the space, the same for the same `seed`: a coarse point
+  // uniformly among those with a config, then each buffer uniformly from its range up to that
+  // point's largest (combinations the ISA refuses are drawn again). Each is named as nameOf() names it.
+  std::vector<Config> draw(uint64_t seed, int count) const;
   // The name pointNamed() takes for `c` (its coarse keys in the space's ranges).
   std::string nameOf(const Config& c) const;
   // Why `target` cannot run `config` (one line a limit it breaks); empty when it can.
