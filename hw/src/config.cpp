@@ -147,6 +147,15 @@ Config Config::load(const std::string& pathOrName) {
   return fromJson(readTextFile(pathOrName), pathOrName);
 }
 
+Config Config::named(const std::string& name) {
+  const std::string shipped = shippedConfigJson(name);
+  if (!shipped.empty()) return fromJson(shipped, "hw/configs/" + name + ".json");
+  const std::string board = boardConfigJson(name);
+  if (!board.empty()) return fromJson(board, "hw/configs/boards/" + name + ".json");
+  if (std::optional<Config> point = ConfigSpace::shipped().pointNamed(name)) return *point;
+  throw Error(name, "is neither a shipped or board config nor a point of the explored space");
+}
+
 void Config::derive(const std::string& origin) {
   auto fail = [&](const char* key, const std::string& why) {
     throw Error(origin + ": key " + key, why);

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,6 +86,17 @@ TEST(ConfigSpace, PointsLoadByName) {
   // A point without a config is refused by name with its reason, not taken for a missing file.
   EXPECT_NE(errorOf([] { tessera::hw::Config::load("b0_i3_o3_w8"); }).find("has no config: "), std::string::npos);
   EXPECT_NE(errorOf([] { tessera::hw::Config::load("b9_i4_o4_w6"); }).find("explored space"), std::string::npos);
+  // By name only, as the simulators' models are registered: shipped, board, points with buffers;
+  // never a file.
+  EXPECT_EQ(tessera::hw::Config::named("small").blockIn, 4);
+  EXPECT_EQ(tessera::hw::Config::named("pico").name, "pico");
+  EXPECT_EQ(tessera::hw::Config::named("b0_i4_o3_w6_u14_i15_w15_a16").logWgtBuffSize, 15);
+  const std::string file = (std::filesystem::temp_directory_path() / "tessera_named_test.json").string();
+  std::ofstream(file) << tessera::hw::Config::load("small").toJson();
+  EXPECT_EQ(tessera::hw::Config::load(file).blockIn, 4);
+  EXPECT_NE(errorOf([&] { tessera::hw::Config::named(file); }).find("is neither"), std::string::npos);
+  std::filesystem::remove(file);
+  EXPECT_NE(errorOf([] { tessera::hw::Config::named("b9_i4_o4_w6"); }).find("is neither"), std::string::npos);
 }
 
 TEST(ConfigSpace, DrawsValidConfigsOverEveryBufferRangeTheSameForTheSameSeed) {

@@ -82,7 +82,7 @@ class HlsScModel final : public sc_core::sc_module, public HardwareModel {
 
   HlsScModel(sc_core::sc_module_name name, int busBytes)
       : sc_core::sc_module(name),
-        cfg_(hw::Config::fromJson(hw::shippedConfigJson(TESSERA_HLS_SC_CONFIG), TESSERA_HLS_SC_CONFIG)),
+        cfg_(hw::Config::named(TESSERA_HLS_SC_CONFIG)),
         isa_(cfg_),
         a_(new d::accel_t()),
         axi_(busBytes, shadow_.bytes()) {

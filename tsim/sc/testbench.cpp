@@ -282,12 +282,12 @@ Kernel::Kernel() : thread_(std::this_thread::get_id()) {
   for (int i = 0; i < kBuiltModelCount; ++i) {
     const BuiltModel& m = kBuiltModels[i];
     if (!m.createScHardware) continue;
-    const int busBytes = hw::Config::load(m.config).busBytes;
+    const int busBytes = hw::Config::named(m.config).busBytes;
     registerModel("rtl", m.config, busBytes, m.createScHardware);
   }
   for (int i = 0; i < kBuiltHlsScModelCount; ++i) {
     const BuiltHlsScModel& m = kBuiltHlsScModels[i];
-    const int busBytes = hw::Config::load(m.config).busBytes;
+    const int busBytes = hw::Config::named(m.config).busBytes;
     registerModel("hls", m.config, busBytes, m.createScHardware);
   }
   elaborated() = true;

@@ -49,6 +49,9 @@ struct Config {
 
   // Loads and validates a config; `pathOrName` is a JSON file or the name of a shipped config.
   static Config load(const std::string& pathOrName);
+  // The config a simulator was built for by name: shipped, board or a point of the explored space
+  // (never a file, whatever the working directory holds). Throws naming it when it is none of these.
+  static Config named(const std::string& name);
   // Parses and validates JSON text; `origin` names the source in error messages.
   static Config fromJson(const std::string& text, const std::string& origin);
   // Recomputes derived values and validates; throws tessera::Error naming the key and the reason.
