@@ -58,7 +58,8 @@ std::string BuiltConfigs::unsupportedReason(const Config& cfg, const std::string
   const bool isShipped = named && derivedParameters(*named) == want;
   return target + " is not built for config '" + cfg.name + "': the " + model + " exists only for configs " + names +
          differs +
-         (isShipped ? " (add the config to " + cmakeList + " and rebuild)"
+         (isShipped ? " (add the config to " + cmakeList + " and rebuild, or build its models on request: tessera build-models " +
+                          cfg.name + ")"
                     : " (save it as hw/configs/" + cfg.name + ".json, add '" + cfg.name + "' to " + cmakeList +
                           " and rebuild)");
 }

@@ -60,6 +60,8 @@ int cmdRun(const std::vector<std::string>& args);
 int cmdEval(const std::vector<std::string>& args);
 // tessera bench --model: a model file's whole-network cycles, GEMM utilization by layer kind and host time.
 int cmdBenchModel(const std::vector<std::string>& args);
+// tessera build-models (cmd_build_models.cpp, in the model module): RTL and HLS models for more configs.
+int cmdBuildModels(const std::vector<std::string>& args);
 // tessera explore (cmd_explore.cpp, in the model module): co-design for a model and a part.
 int cmdExplore(const std::vector<std::string>& args);
 int cmdStream(const std::vector<std::string>& args);

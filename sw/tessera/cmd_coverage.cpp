@@ -1,12 +1,11 @@
 // tessera coverage report: tsim-cov's coverage files merged, a per-module table, an lcov tracefile and an HTML report.
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 
 #include "cli.h"
+#include "subprocess.h"
 #include "tessera/coverage/coverage.h"
 #include "tessera/support/error.h"
 
@@ -20,25 +19,6 @@ std::string percent(const coverage::Tally& t) {
   std::snprintf(buf, sizeof buf, "%llu/%llu %5.1f%%", static_cast<unsigned long long>(t.hit),
                 static_cast<unsigned long long>(t.total), t.percent());
   return buf;
-}
-
-// Runs genhtml on the tracefile; false (with the reason on stderr) where it is missing or fails.
-bool runGenhtml(const std::string& info, const std::string& outDir) {
-  // The child's freopen would flush a copy of what stdout still buffers.
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    ::execlp("genhtml", "genhtml", "--quiet", "--branch-coverage", "--legend", "--title", "Tessera RTL coverage",
-             "--output-directory", outDir.c_str(), info.c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "tessera coverage: genhtml not found: install lcov (scripts/install-deps.sh)\n");
-    std::_Exit(127);
-  }
-  int status = 0;
-  if (::waitpid(pid, &status, 0) < 0) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace
@@ -129,10 +109,16 @@ int cmdCoverage(const std::vector<std::string>& args) {
   data.writeLcov(info);
   std::printf("wrote %s (merged) and %s (lcov)\n", merged.c_str(), info.c_str());
   if (!vm.count("no-html")) {
-    if (runGenhtml(info, out + "/html"))
+    const std::string log = out + "/genhtml.log";
+    const int rc = runTool({"genhtml", "--quiet", "--branch-coverage", "--legend", "--title", "Tessera RTL coverage",
+                            "--output-directory", out + "/html", info},
+                           log);
+    if (rc == 0)
       std::printf("wrote %s/html/index.html\n", out.c_str());
+    else if (rc == 127)
+      std::fprintf(stderr, "tessera coverage: genhtml not found: install lcov (scripts/install-deps.sh); the table and the tracefile above stand\n");
     else
-      std::fprintf(stderr, "tessera coverage: genhtml failed; the table and the tracefile above stand\n");
+      std::fprintf(stderr, "tessera coverage: genhtml failed (exit %d, %s); the table and the tracefile above stand\n", rc, log.c_str());
   }
 
   const coverage::ModuleRow& total = rows.back();

@@ -1,10 +1,9 @@
 // tessera explore: co-design for a model and a part: the space searched by prediction, the best configs verified with Yosys and tsim.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,8 +14,11 @@
 
 #include "cli.h"
 #include "model_inputs.h"
+#include "model_cache.h"
 #include "progress.h"
+#include "subprocess.h"
 #include "tessera/compiler/explore/explore.h"
+#include "tessera/compiler/io/tensor_io.h"
 #include "tessera/compiler/graph/compile.h"
 #include "tessera/compiler/model/run.h"
 #include "tessera/compiler/onnx/import.h"
@@ -48,26 +50,6 @@ const std::pair<const char*, int> kLutRamLuts[] = {
     {"RAM64X1D", 2}, {"RAM128X1D", 4}, {"RAM256X1D", 8}, {"RAM32M", 4},    {"RAM64M", 4},    {"RAM32M16", 8},
     {"RAM64M8", 8},  {"SRL16E", 1},    {"SRLC16E", 1},   {"SRLC32E", 1}};
 
-// Runs a program with its output to `log`; its exit status, 127 when it could not start.
-int runTool(const std::vector<std::string>& argv, const std::string& log) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return 127;
-  if (pid == 0) {
-    if (!std::freopen(log.c_str(), "w", stdout) || !std::freopen(log.c_str(), "a", stderr)) std::_Exit(127);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s\n", args[0]);
-    std::_Exit(127);
-  }
-  int status = 0;
-  if (::waitpid(pid, &status, 0) < 0) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 void writeFile(const fs::path& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   if (!f || !(f << text)) throw Error(path.string(), "cannot be written");
@@ -86,6 +68,8 @@ struct Verified {
   hw::Resources yosys;
   double tsimCycles = 0;
   std::string yosysNote, tsimNote;
+  std::string tsimModels;  // where tsim's model came from when this process's build had none
+
 };
 
 // Yosys synth_xilinx of the RTL for `cfg` (the script of scripts/fpga/yosys_report.py), its cells
@@ -190,6 +174,47 @@ void verifyOnTsim(const CompiledModel& m, const hw::Config& cfg, const std::map<
   }
 }
 
+// Whether this process's tsim has no model for `cfg` (its refusal says so and names the configs it
+// has); a config the space refuses for the RTL is not a missing model.
+bool tsimLacksModel(const hw::Config& cfg) {
+  try {
+    runtime::Session session("tsim", cfg);
+    return false;
+  } catch (const Error& e) {
+    return std::string(e.what()).find("is not built for config") != std::string::npos;
+  }
+}
+
+// The same verification in a child `tessera bench --json` whose plugin search path puts the model
+// cache's tsim first (this process has loaded its build's tsim, which lacks the model).
+void verifyOnCachedTsim(const CompiledModel& m, const hw::Config& cfg, const std::map<std::string, Tensor>& feeds,
+                        const std::string& pluginDir, const fs::path& work, Verified* v) {
+  fs::create_directories(work);
+  const fs::path tsm = work / "model.tsm", sample = work / "input.npy", config = work / "config.json", log = work / "tsim.log";
+  m.save(tsm.string(), true);
+  compiler::io::writeNpy(sample.string(), feeds.begin()->second, true);
+  writeFile(config, cfg.toJson() + "\n");
+  const char* old = std::getenv("TESSERA_PLUGIN_PATH");
+  const int rc = runTool({"/proc/self/exe", "bench", "--model", tsm.string(), "--config", config.string(), "--input", sample.string(),
+                          "--target", "tsim", "--json"},
+                         log.string(), {{"TESSERA_PLUGIN_PATH", pluginDir + (old && *old ? ":" + std::string(old) : "")}});
+  const std::string text = readFile(log);
+  const size_t open = text.find('{'), close = text.rfind('}');
+  if (rc != 0 || open == std::string::npos || close == std::string::npos) {
+    v->tsimNote = "not run: tessera bench on the cached model failed (exit " + std::to_string(rc) + "): see " + log.string();
+    return;
+  }
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text.substr(open, close - open + 1));
+    v->tsimCycles = j.at("cycles").get<double>();
+    v->bitExact = j.at("bit_exact_with_host_reference").get<bool>();
+    v->haveTsim = true;
+    v->tsimModels = pluginDir;
+  } catch (const nlohmann::json::exception& e) {
+    v->tsimNote = "not run: tessera bench on the cached model printed no figures (" + std::string(e.what()) + "): see " + log.string();
+  }
+}
+
 std::string resourcesText(const hw::Resources& r) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s LUT %s FF %.0f DSP %g BRAM36", thousands(uint64_t(std::lround(r.lut))).c_str(),
@@ -235,8 +260,9 @@ int cmdExplore(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string areaFile, model, partName, calibrate, objectiveText = "latency", out, pointsText, verifyText = "yosys,tsim", input;
   std::string yosys = "yosys", rtl = std::string(TESSERA_SOURCE_DIR).empty() ? "rtl" : std::string(TESSERA_SOURCE_DIR) + "/rtl";
+  std::string modelCacheDir, source;
   int budget = 40, top = 3, calibrationCount = 64;
-  bool json = false, force = false;
+  bool json = false, force = false, noModelBuild = false;
   opts.add_options()
       ("model", po::value<std::string>(&model), "the ONNX model (compiled for every config the search evaluates)")
       ("part", po::value<std::string>(&partName), "the FPGA part: xc7z020, xc7z010, xczu3eg, xczu7ev (hw/configs/space/parts.json)")
@@ -255,6 +281,10 @@ int cmdExplore(const std::vector<std::string>& args) {
       ("area-model", po::value<std::string>(&areaFile), "FILE: an area model tessera-area-fit wrote (default: the shipped hw/configs/space/area.json)")
       ("yosys", po::value<std::string>(&yosys)->default_value("yosys"), "the Yosys executable")
       ("rtl", po::value<std::string>(&rtl)->default_value(rtl), "the RTL sources Yosys synthesizes")
+      ("model-cache", po::value<std::string>(&modelCacheDir),
+       "DIR: where tsim's models for configs this build lacks are built and kept (as tessera build-models)")
+      ("source", po::value<std::string>(&source), "DIR: Tessera's source tree those models are built from")
+      ("no-model-build", po::bool_switch(&noModelBuild), "never build a model: configs tsim lacks stay unverified on tsim")
       ("json", po::bool_switch(&json), "print the results as one JSON object");
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -340,10 +370,30 @@ int cmdExplore(const std::vector<std::string>& args) {
     if (shape.inputs.size() != 1) throw Error(model, "takes several inputs; tessera explore verifies single-input models on tsim");
     feeds[shape.inputs[0].name] = input.empty() ? randomInput(shape.inputs[0]) : readInputFile(input, shape.inputs[0]);
   }
+  // tsim's models for the configs this build lacks, built once for all of them into the model cache.
+  std::vector<bool> lacking(best.size(), false);
+  std::vector<hw::Config> toBuild;
+  for (size_t k = 0; k < best.size() && verifyTsim; ++k)
+    if ((lacking[k] = tsimLacksModel(e.candidates[best[k]].config))) toBuild.push_back(e.candidates[best[k]].config);
+  std::string cachedPlugins, cacheProblem = "this build's tsim has no model for it and --no-model-build was given";
+  if (!toBuild.empty() && !noModelBuild) {
+    try {
+      cachedPlugins = buildModels(modelCache(modelCacheDir, source), toBuild,
+                                  [&](const std::string& s) { progress.set("explore: " + s); })
+                          .pluginDir;
+    } catch (const Error& err) {
+      cacheProblem = std::string("this build's tsim has no model for it, and building one failed: ") + err.what();
+    }
+  }
   for (size_t k = 0; k < best.size(); ++k) {
     const ex::Candidate& c = e.candidates[best[k]];
     Verified& v = verified[k];
-    if (verifyTsim) {
+    if (verifyTsim && lacking[k] && cachedPlugins.empty()) {
+      v.tsimNote = "not run: " + cacheProblem;
+    } else if (verifyTsim && lacking[k]) {
+      progress.set("explore: tsim runs " + c.config.name + " (model from the cache)");
+      verifyOnCachedTsim(compileFor(c.config), c.config, feeds, cachedPlugins, workRoot / c.config.name, &v);
+    } else if (verifyTsim) {
       progress.set("explore: tsim runs " + c.config.name);
       verifyOnTsim(compileFor(c.config), c.config, feeds, &v);
     } else {
@@ -390,6 +440,7 @@ int cmdExplore(const std::vector<std::string>& args) {
       cj["rank"] = it - best.begin() + 1;
       if (v.haveTsim) cj["tsim_cycles"] = v.tsimCycles, cj["tsim_bit_exact"] = v.bitExact;
       else cj["tsim_note"] = v.tsimNote;
+      if (!v.tsimModels.empty()) cj["tsim_models"] = v.tsimModels;
       if (v.haveYosys) cj["yosys_resources"] = resourcesJson(v.yosys), cj["yosys_fits"] = hw::fitOf(v.yosys, o.part).fits;
       else cj["yosys_note"] = v.yosysNote;
     }
@@ -532,6 +583,7 @@ int cmdExplore(const std::vector<std::string>& args) {
                   thousands(uint64_t(v.tsimCycles)).c_str(), thousands(uint64_t(c.predictedCycles)).c_str(),
                   100.0 * (c.predictedCycles - v.tsimCycles) / v.tsimCycles, ex::imagesPerSecond(v.tsimCycles, o),
                   o.part.clockMhz, v.bitExact ? "bit-exact with the host reference" : "MISMATCH with the host reference");
+    if (!v.tsimModels.empty()) std::printf("              (tsim's model built on request, from %s)\n", v.tsimModels.c_str());
     else
       std::printf("       tsim:  %s\n", v.tsimNote.c_str());
     if (v.haveYosys) {

@@ -1,4 +1,5 @@
 // tessera: the command-line tool; dispatches to one verb per subcommand.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +23,7 @@ const std::vector<Command>& commands() {
       {"stream", "generate an instruction stream shaped like another VTA toolchain's, as a tessera sim export", cmdStream},
       {"bench", "benchmarks with cycles, GEMM-core utilization, DRAM traffic and simulation speed", cmdBench},
       {"explore", "co-design: search the config space for a model and an FPGA part; verify the best with Yosys and tsim", cmdExplore},
+      {"build-models", "build the RTL and HLS simulators' models for more configs (points of the explored space), cached", cmdBuildModels},
       {"serve", "serve a target's device to remote:HOST:PORT clients over TCP", cmdServe},
   };
   return kCommands;
@@ -33,7 +35,9 @@ namespace {
 
 void printUsage(FILE* out) {
   std::fprintf(out, "usage: tessera <command> [options]\n\ncommands:\n");
-  for (const auto& c : tessera::cli::commands()) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  int width = 0;
+  for (const auto& c : tessera::cli::commands()) width = std::max(width, static_cast<int>(std::strlen(c.name)));
+  for (const auto& c : tessera::cli::commands()) std::fprintf(out, "  %-*s %s\n", width, c.name, c.summary);
   std::fprintf(out, "\nRun 'tessera <command> --help' for the options of a command.\n"
                     "Environment: TESSERA_TARGET and TESSERA_CONFIG select the default target and config.\n");
 }

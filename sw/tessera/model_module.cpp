@@ -12,6 +12,7 @@ extern "C" __attribute__((visibility("default"))) int tessera_cli_model_main(con
   if (!std::strcmp(verb, "run")) return runCommand(verb, cmdRun, args);
   if (!std::strcmp(verb, "eval")) return runCommand(verb, cmdEval, args);
   if (!std::strcmp(verb, "explore")) return runCommand(verb, cmdExplore, args);
+  if (!std::strcmp(verb, "build-models")) return runCommand(verb, cmdBuildModels, args);
   if (!std::strcmp(verb, "bench-model")) return runCommand("bench", cmdBenchModel, args);
   std::fprintf(stderr, "tessera %s: internal error: the model module has no such command\n", verb);
   return 1;

@@ -61,6 +61,7 @@ int cmdRun(const std::vector<std::string>& args) { return runInModule(kModelModu
 int cmdEval(const std::vector<std::string>& args) { return runInModule(kModelModule, "eval", args); }
 int cmdBenchModel(const std::vector<std::string>& args) { return runInModule(kModelModule, "bench-model", args); }
 int cmdExplore(const std::vector<std::string>& args) { return runInModule(kModelModule, "explore", args); }
+int cmdBuildModels(const std::vector<std::string>& args) { return runInModule(kModelModule, "build-models", args); }
 int cmdServe(const std::vector<std::string>& args) { return runInModule(kServeModule, "serve", args); }
 
 }  // namespace tessera::cli

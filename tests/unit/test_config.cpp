@@ -427,7 +427,8 @@ TEST(BuiltConfigs, MatchesByDerivedParametersNotByName) {
   const std::string why = built.unsupportedReason(batch2, "t", "RTL model", "LIST");
   EXPECT_EQ(why.rfind("t is not built for config 'batch2': the RTL model exists only for configs default, small; e.g. ", 0), 0u)
       << why;
-  EXPECT_NE(why.find(" (add the config to LIST and rebuild)"), std::string::npos) << why;
+  EXPECT_NE(why.find(" (add the config to LIST and rebuild, or build its models on request: tessera build-models batch2)"),
+            std::string::npos) << why;
   EXPECT_EQ(tessera::hw::BuiltConfigs({}).unsupportedReason(batch2, "t", "RTL model", "LIST"),
             "t is not built for any config (LIST is empty)");
   // A config of the user's own: the list takes shipped names, so the advice says how to make it one.
