@@ -324,7 +324,8 @@ int cmdExplore(const std::vector<std::string>& args) {
   const hw::ConfigSpace space = hw::ConfigSpace::shipped();
   if (!area.hasFamily(o.part.family))
     throw Error("--part " + o.part.name, "is an " + o.part.family + " part, and the area model (hw/configs/space/area.json) "
-                                         "has no fitted model for family " + o.part.family + " yet (tessera-area-fit fits one from Yosys reports; docs/explore.md)");
+                                         "has no fitted model for family " + o.part.family + " yet (tessera-area-fit fits one from Yosys reports; docs/explore.md" +
+                                         (o.part.family == "ice40" ? ", 'Parts': no point of the space fits an iCE40 UP5K" : "") + ")");
 
   const compiler::ir::Graph graph = compiler::onnx::importOnnx(model);
   compiler::graph::Calibration calibration;
