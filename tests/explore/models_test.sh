@@ -6,7 +6,8 @@
 # tessera explore verifies on tsim a config this build has no model for, through the same cache; a
 # second request is served from the cache; bad requests are refused naming why.
 # Usage: models_test.sh TESSERA SOURCE_DIR CACHE_DIR SEED RTL_COUNT WIDE_COUNT
-#   RTL_COUNT configs the RTL can run and WIDE_COUNT it refuses (HLS only), the first of 60 drawn.
+#   RTL_COUNT configs the RTL can run and WIDE_COUNT it refuses (HLS only), the first of 60 drawn,
+#   beside the point explore verifies (RTL and HLS models), which runs as they do.
 set -u
 tessera=$1
 src=$2
@@ -62,9 +63,9 @@ for c in $wide; do
 done
 
 run() { TESSERA_PLUGIN_PATH=$plugins "$tessera" "$@"; }
-for c in $rtl $wide; do
+for c in $explore_point $rtl $wide; do
   targets=fsim,hls,hls-sc
-  [[ " $rtl " == *" $c "* ]] && targets=$targets,tsim,rtl-sc
+  [[ " $explore_point $rtl " == *" $c "* ]] && targets=$targets,tsim,rtl-sc
   r=$(run regress --config "$c" -n 20 --seed 1 --targets "$targets" --quiet --no-reproducers 2>&1) || fail "$c: regress on $targets: $(tail -3 <<<"$r")"
   grep -q "targets $targets; .* 0 mismatches" <<<"$r" || fail "$c: regress on $targets: $(tail -1 <<<"$r")"
   for t in ${targets//,/ }; do
@@ -81,12 +82,13 @@ done
 # This build's own tsim has no model for them (unless its TESSERA_TSIM_CONFIGS lists them), and
 # says how to get one.
 c=${rtl%% *}
+c=${c:-$explore_point}
 if ! out=$("$tessera" regress --config "$c" -n 1 --targets fsim,tsim 2>&1); then
   grep -q "or build its models on request: tessera build-models $c" <<<"$out" || fail "tsim without a model for $c: $out"
 fi
 
 # A second request is served from the cache.
-out=$("$tessera" build-models $rtl --model-cache "$cache" -q 2>&1) || fail "build-models again: $out"
+out=$("$tessera" build-models $explore_point $rtl --model-cache "$cache" -q 2>&1) || fail "build-models again: $out"
 grep -q "all cached, checked" <<<"$out" || fail "build-models again compiled something: $out"
 
 # tessera explore verifies explore's point on tsim through the cache, as tsim counts it there.
