@@ -23,7 +23,7 @@ build: configure
 demo: build
 	@bash scripts/demo.sh build
 
-# The whole suite (CI runs this; 38.6 minutes from a fresh clone on the 2-core build machine,
+# The whole suite (CI runs this; 43.2 minutes from a fresh clone on the 2-core build machine,
 # docs/user-guide.md): the release build's every test but the long runs of label full (each
 # harness's seed corpus replayed included), then the clang build under ASan and UBSan (test-fuzz): every libFuzzer harness fuzzed
 # briefly from its corpus, and the core unit suites (support, hw, streams; label core). Two builds.
